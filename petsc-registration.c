@@ -1,0 +1,54 @@
+/* Entry points of the plugin: PETSc calls PetscDLLibraryRegister_petscgpustream() when a program loads
+   libpetscgpustream.so with -dll_append; programs linking the library call PetscGPUStreamInitializePackage(). */
+#include "src/sys/gpustreamimpl.h"
+
+PetscLogEvent GPUS_MatMult, GPUS_MatSync, GPUS_CopyVec, PCGF_Update, PCGF_SpMVDot, PCGF_Dot, PCGF_Reduce, PCGF_Iterations;
+
+static PetscBool PetscGPUStreamPackageInitialized = PETSC_FALSE;
+
+static PetscErrorCode PetscGPUStreamFinalizePackage(void)
+{
+  PetscFunctionBegin;
+  PetscGPUStreamPackageInitialized = PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@C
+   PetscGPUStreamInitializePackage - Registers `MATGPUSTREAM`, `KSPPIPECGFUSED` and the plugin's log events.
+
+   Not Collective
+
+   Level: developer
+
+   Note:
+   Called when the library is loaded with `-dll_append`; a program that links the library directly calls it
+   once after `PetscInitialize()`. Kokkos is initialized later, on first use, unless the program did it.
+
+.seealso: `MATGPUSTREAM`, `KSPPIPECGFUSED`
+@*/
+PetscErrorCode PetscGPUStreamInitializePackage(void)
+{
+  PetscFunctionBegin;
+  if (PetscGPUStreamPackageInitialized) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscGPUStreamPackageInitialized = PETSC_TRUE;
+  PetscCall(KSPInitializePackage());
+  PetscCall(MatRegister(MATGPUSTREAM, MatCreate_GPUStream));
+  PetscCall(KSPRegister(KSPPIPECGFUSED, KSPCreate_PIPECGFUSED));
+  PetscCall(PetscLogEventRegister("GPUSMatMult", MAT_CLASSID, &GPUS_MatMult));
+  PetscCall(PetscLogEventRegister("GPUSMatSync", MAT_CLASSID, &GPUS_MatSync));
+  PetscCall(PetscLogEventRegister("GPUSCopyVec", VEC_CLASSID, &GPUS_CopyVec));
+  PetscCall(PetscLogEventRegister("PCGFUpdate", KSP_CLASSID, &PCGF_Update));
+  PetscCall(PetscLogEventRegister("PCGFSpMVDot", KSP_CLASSID, &PCGF_SpMVDot));
+  PetscCall(PetscLogEventRegister("PCGFDot", KSP_CLASSID, &PCGF_Dot));
+  PetscCall(PetscLogEventRegister("PCGFReduce", KSP_CLASSID, &PCGF_Reduce));
+  PetscCall(PetscLogEventRegister("PCGFIterations", KSP_CLASSID, &PCGF_Iterations));
+  PetscCall(PetscRegisterFinalize(PetscGPUStreamFinalizePackage));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PETSC_EXTERN PetscErrorCode PetscDLLibraryRegister_petscgpustream(void)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscGPUStreamInitializePackage());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,0 +1,307 @@
+/* KSPPIPECGFUSED: pipelined CG with fused kernels (Algorithm 2 of Rupp, Tillet, Rudolf, Weinbub, Morhammer, Grasser,
+   Juengel, Selberherr, "Pipelined Iterative Solvers with Kernel Fusion for Graphics Processing Units", 2016).
+
+   The iteration vectors live on the device for the whole solve; b and x cross once each way per solve. Each
+   iteration is two kernels and one device-to-host copy: Update (x, r, p and the sums of <r,z> and the norm), SpMVDot
+   (w = A p and the sums of <p,w>, <w,D^{-1}w>) and Reduce. With z = D^{-1} r, A-conjugacy gives
+   <r_{i+1}, z_{i+1}> = alpha_i^2 <w_i, D^{-1} w_i> - <r_i, z_i>, so beta_i is known before r_{i+1} exists. */
+#include <petsc/private/kspimpl.h>
+#include "pipecgfusedimpl.h"
+
+typedef struct {
+  PCGFWork         work;
+  PetscInt         n;       /* local size the work vectors were made for */
+  PetscBool        jacobi;  /* PCJACOBI fused into the kernels (else PCNONE) */
+  Mat              dinvmat; /* the operator and state the device inverse diagonal was taken from */
+  PetscObjectState dinvstate;
+  PetscBool        fusedspmv;                           /* last solve ran the SpMV on the device (gpustream operator) */
+  PetscBool        solving;                             /* device x is newer than ksp->vec_sol */
+  PetscInt         passes, launches, transfers, copies; /* counted over the iteration loop of the last solve */
+} KSP_PIPECGFUSED;
+
+static PetscErrorCode KSPSetUp_PIPECGFUSED(KSP ksp)
+{
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject) ksp), &size));
+  PetscCheck(size == 1, PetscObjectComm((PetscObject) ksp), PETSC_ERR_SUP, "KSPPIPECGFUSED runs on one MPI process for now, not %d", (int) size);
+  PetscCall(KSPSetWorkVecs(ksp, 2));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Device work sized for the operator, and D^{-1} taken from the PC itself so PCJACOBI's own options hold */
+static PetscErrorCode KSPPIPECGFUSEDPrepare_Private(KSP ksp, Mat Pmat)
+{
+  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *) ksp->data;
+  PetscBool        jacobi, none;
+  PetscInt         n;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject) ksp->pc, PCJACOBI, &jacobi));
+  PetscCall(PetscObjectTypeCompare((PetscObject) ksp->pc, PCNONE, &none));
+  PetscCheck(jacobi || none, PetscObjectComm((PetscObject) ksp), PETSC_ERR_SUP, "KSPPIPECGFUSED fuses PCNONE and PCJACOBI into its kernels; PC type %s is not supported yet: use -pc_type jacobi or -pc_type none", ((PetscObject) ksp->pc)->type_name);
+  PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
+  if (cg->work && (cg->n != n || cg->jacobi != jacobi)) PetscCall(PCGFWorkDestroy(&cg->work));
+  if (!cg->work) {
+    PetscCall(PCGFWorkCreate(n, jacobi, &cg->work));
+    cg->n       = n;
+    cg->jacobi  = jacobi;
+    cg->dinvmat = NULL;
+  }
+  if (jacobi) {
+    PetscObjectState state;
+    PetscCall(PetscObjectStateGet((PetscObject) Pmat, &state));
+    if (cg->dinvmat != Pmat || cg->dinvstate != state) {
+      Vec                one = ksp->work[0], dinv = ksp->work[1];
+      const PetscScalar *a;
+      PetscCall(VecSet(one, 1.0));
+      PetscCall(PCApply(ksp->pc, one, dinv));
+      PetscCall(VecGetArrayRead(dinv, &a));
+      PetscCall(PCGFWorkSetVec(cg->work, PCGF_DINV, a));
+      PetscCall(VecRestoreArrayRead(dinv, &a));
+      cg->dinvmat   = Pmat;
+      cg->dinvstate = state;
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPPIPECGFUSEDLoad_Private(PCGFWork work, PCGFVec v, Vec x)
+{
+  const PetscScalar *a;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetArrayRead(x, &a));
+  PetscCall(PCGFWorkSetVec(work, v, a));
+  PetscCall(VecRestoreArrayRead(x, &a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPPIPECGFUSEDStore_Private(PCGFWork work, PCGFVec v, Vec x)
+{
+  PetscScalar *a;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetArrayWrite(x, &a));
+  PetscCall(PCGFWorkGetVec(work, v, a));
+  PetscCall(VecRestoreArrayWrite(x, &a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
+{
+  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *) ksp->data;
+  Mat              Amat, Pmat;
+  MatNullSpace     nsp;
+  GSDeviceMat      dA = NULL;
+  Vec              X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[0], P = ksp->work[0], W = ksp->work[1];
+  PetscScalar      s[PCGF_NSUMS], alpha = 0, beta = 0;
+  PetscReal        dp = 0;
+  PetscInt         k, l0, t0, c0;
+
+  PetscFunctionBegin;
+  PetscCheck(!ksp->transpose_solve, PetscObjectComm((PetscObject) ksp), PETSC_ERR_SUP, "KSPPIPECGFUSED has no transpose solve");
+  PetscCall(PCGetOperators(ksp->pc, &Amat, &Pmat));
+  PetscCall(MatGetNullSpace(Amat, &nsp));
+  PetscCheck(!nsp, PetscObjectComm((PetscObject) ksp), PETSC_ERR_SUP, "KSPPIPECGFUSED does not remove null spaces yet; remove the MatNullSpace or use KSPCG");
+  PetscCall(KSPPIPECGFUSEDPrepare_Private(ksp, Pmat));
+  PetscCall(PetscObjectTypeCompare((PetscObject) Amat, MATGPUSTREAM, &cg->fusedspmv));
+  if (cg->fusedspmv) PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA));
+
+  /* r = b - A x on the host, once; then everything moves to the device */
+  if (ksp->guess_zero) {
+    PetscCall(VecSet(X, 0.0));
+    PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_R, B));
+    PetscCall(PCGFWorkSetVec(cg->work, PCGF_X, NULL));
+  } else {
+    PetscCall(KSP_MatMult(ksp, Amat, X, R));
+    PetscCall(VecAYPX(R, -1.0, B));
+    PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_R, R));
+    PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_X, X));
+  }
+  PetscCall(PCGFWorkSetVec(cg->work, PCGF_P, NULL));
+  PetscCall(PCGFWorkSetVec(cg->work, PCGF_W, NULL));
+  cg->solving = PETSC_TRUE;
+
+  PetscCall(PCGFWorkGetCounts(cg->work, &l0, &t0, &c0));
+  PetscCall(PetscLogEventBegin(PCGF_Iterations, ksp, 0, 0, 0));
+  ksp->its = 0;
+  for (k = 0;; k++) {
+    /* Update makes x_k, r_k, p_k; SpMVDot makes w_k = A p_k, unless no iteration can follow */
+    PetscCall(PCGFUpdate(cg->work, alpha, beta, ksp->normtype));
+    if (k < ksp->max_it) {
+      if (dA)
+        PetscCall(PCGFSpMVDot(cg->work, dA));
+      else {
+        PetscCall(KSPPIPECGFUSEDStore_Private(cg->work, PCGF_P, P));
+        PetscCall(KSP_MatMult(ksp, Amat, P, W));
+        PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_W, W));
+        PetscCall(PCGFDot(cg->work));
+      }
+    }
+    PetscCall(PCGFReduce(cg->work, s));
+
+    switch (ksp->normtype) {
+    case KSP_NORM_PRECONDITIONED:
+    case KSP_NORM_UNPRECONDITIONED:
+      dp = PetscSqrtReal(PetscAbsReal(s[PCGF_NRM]));
+      break;
+    case KSP_NORM_NATURAL:
+      dp = PetscSqrtReal(PetscAbsReal(s[PCGF_RZ]));
+      break;
+    default:
+      dp = 0.0;
+    }
+    ksp->its   = k;
+    ksp->rnorm = dp;
+    PetscCall(KSPLogResidualHistory(ksp, dp));
+    PetscCall(KSPMonitor(ksp, k, dp));
+    PetscCall((*ksp->converged)(ksp, k, dp, &ksp->reason, ksp->cnvP));
+    if (!ksp->reason && PetscIsInfOrNanScalar(s[PCGF_RZ])) ksp->reason = KSP_DIVERGED_NANORINF;
+    if (ksp->reason) break;
+    if (k == ksp->max_it) {
+      ksp->reason = KSP_DIVERGED_ITS;
+      break;
+    }
+    if (s[PCGF_RZ] == 0.0) { /* exactly zero residual */
+      ksp->reason = KSP_CONVERGED_ATOL;
+      break;
+    }
+    if (PetscRealPart(s[PCGF_RZ]) < 0.0) {
+      ksp->reason = KSP_DIVERGED_INDEFINITE_PC;
+      break;
+    }
+    if (PetscIsInfOrNanScalar(s[PCGF_PW]) || PetscIsInfOrNanScalar(s[PCGF_WDW])) {
+      ksp->reason = KSP_DIVERGED_NANORINF;
+      break;
+    }
+    if (PetscRealPart(s[PCGF_PW]) <= 0.0) {
+      ksp->reason = KSP_DIVERGED_INDEFINITE_MAT;
+      break;
+    }
+    alpha = s[PCGF_RZ] / s[PCGF_PW];
+    beta  = alpha * alpha * s[PCGF_WDW] / s[PCGF_RZ] - 1.0;
+  }
+  PetscCall(PetscLogEventEnd(PCGF_Iterations, ksp, 0, 0, 0));
+  {
+    PetscInt l1, t1, c1;
+    PetscCall(PCGFWorkGetCounts(cg->work, &l1, &t1, &c1));
+    cg->passes    = k + 1;
+    cg->launches  = l1 - l0;
+    cg->transfers = t1 - t0;
+    cg->copies    = c1 - c0;
+  }
+  PetscCall(KSPPIPECGFUSEDStore_Private(cg->work, PCGF_X, X));
+  cg->solving = PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Monitors that need x mid-solve (-ksp_monitor_true_residual) get the device iterate */
+static PetscErrorCode KSPBuildSolution_PIPECGFUSED(KSP ksp, Vec v, Vec *V)
+{
+  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *) ksp->data;
+
+  PetscFunctionBegin;
+  if (cg->solving) PetscCall(KSPPIPECGFUSEDStore_Private(cg->work, PCGF_X, ksp->vec_sol));
+  if (v) {
+    PetscCall(VecCopy(ksp->vec_sol, v));
+    if (V) *V = v;
+  } else if (V)
+    *V = ksp->vec_sol;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPView_PIPECGFUSED(KSP ksp, PetscViewer viewer)
+{
+  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *) ksp->data;
+  PetscBool        isascii;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject) viewer, PETSCVIEWERASCII, &isascii));
+  if (!isascii) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  fused kernels on Kokkos %s\n", PetscGPUStreamExecutionSpace()));
+  if (!cg->work) PetscFunctionReturn(PETSC_SUCCESS);
+  {
+    PetscLogDouble bytes;
+    PetscCall(PCGFWorkGetMemory(cg->work, &bytes));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner fused into the kernels: %s; device work vectors %.6g MB\n", cg->jacobi ? "jacobi" : "none", bytes / 1048576.0));
+  }
+  if (cg->passes) {
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  SpMV: %s\n", cg->fusedspmv ? "fused gpustream device kernel" : "MatMult of the operator, vectors staged through the host"));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %" PetscInt_FMT " kernel launches, %" PetscInt_FMT " device-to-host reductions and %" PetscInt_FMT " vector copies in %" PetscInt_FMT " iterations (0 to %" PetscInt_FMT ")\n", cg->launches,
+                                     cg->transfers, cg->copies, cg->passes, cg->passes - 1));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  per iteration: %.3g kernel launches, %.3g device-to-host reductions, %.3g vector copies\n", (double) cg->launches / (double) cg->passes, (double) cg->transfers / (double) cg->passes,
+                                     (double) cg->copies / (double) cg->passes));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPReset_PIPECGFUSED(KSP ksp)
+{
+  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *) ksp->data;
+
+  PetscFunctionBegin;
+  PetscCall(PCGFWorkDestroy(&cg->work));
+  cg->n       = 0;
+  cg->dinvmat = NULL;
+  cg->passes  = 0;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
+{
+  PetscFunctionBegin;
+  PetscCall(KSPReset_PIPECGFUSED(ksp));
+  PetscCall(KSPDestroyDefault(ksp));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*MC
+   KSPPIPECGFUSED - KSPPIPECGFUSED = "pipecgfused" - Pipelined conjugate gradient with fused GPU kernels.
+
+   Each iteration is two Kokkos kernels and one device-to-host transfer: the vector updates of x, r and p with the
+   first stage of <r,z> and of the residual norm in one kernel; the SpMV with the first stage of <p,Ap> and
+   <Ap,D^{-1}Ap> in the other; the partial sums of both travel to the host in one copy. The iteration vectors
+   stay on the device from the start of `KSPSolve()` to its end.
+
+   Options Database Keys:
++  -ksp_type pipecgfused - selects this method
+-  -ksp_norm_type <preconditioned,unpreconditioned,natural,none> - the norm monitored and tested (all cost no extra kernel)
+
+   Level: intermediate
+
+   Notes:
+   The fused SpMV needs a `MATGPUSTREAM` operator; any other `Mat` works through `MatMult()` with the vectors copied
+   between host and device each iteration (correct, slower). The preconditioner must be `PCNONE` or `PCJACOBI`
+   (fused: D^{-1} is taken from the PC once per operator state, so `-pc_jacobi_type` and `-pc_jacobi_abs` apply);
+   other PCs stop with an error for now. Left preconditioning; one MPI process for now.
+   `-ksp_view` reports the kernel launches and transfers of the last solve; `-log_view` shows the events
+   PCGFUpdate, PCGFSpMVDot and PCGFReduce, one each per iteration.
+   Breakdowns: <p,Ap> <= 0 gives `KSP_DIVERGED_INDEFINITE_MAT`, <r,z> < 0 gives `KSP_DIVERGED_INDEFINITE_PC`, a
+   NaN or Inf gives `KSP_DIVERGED_NANORINF`.
+
+   Reference:
+.  * - K. Rupp et al., Pipelined Iterative Solvers with Kernel Fusion for Graphics Processing Units, ACM TOMS 43(2), 2016.
+
+.seealso: `KSPCG`, `KSPPIPECG`, `MATGPUSTREAM`, `KSPCreate()`, `KSPSetType()`
+M*/
+PETSC_EXTERN PetscErrorCode KSPCreate_PIPECGFUSED(KSP ksp)
+{
+  KSP_PIPECGFUSED *cg;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&cg));
+  ksp->data = (void *) cg;
+  PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_PRECONDITIONED, PC_LEFT, 2));
+  PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_LEFT, 2));
+  PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NATURAL, PC_LEFT, 2));
+  PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NONE, PC_LEFT, 1));
+  ksp->ops->setup         = KSPSetUp_PIPECGFUSED;
+  ksp->ops->solve         = KSPSolve_PIPECGFUSED;
+  ksp->ops->destroy       = KSPDestroy_PIPECGFUSED;
+  ksp->ops->view          = KSPView_PIPECGFUSED;
+  ksp->ops->reset         = KSPReset_PIPECGFUSED;
+  ksp->ops->buildsolution = KSPBuildSolution_PIPECGFUSED;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,0 +1,253 @@
+/* Fused kernels of KSPPIPECGFUSED on the default Kokkos execution space (see pipecgfusedimpl.h). Each reduction
+   writes one partial sum per team into a device buffer; Reduce() copies the partials of the whole iteration to
+   pinned host memory at once and sums them there in a fixed order, so results do not vary from run to run. */
+#include "../../mat/gpustream/devicemat.hpp"
+#include "pipecgfusedimpl.h"
+
+using namespace gpustream;
+
+struct _n_PCGFWork {
+  PetscInt                                 n = 0;
+  DView<PetscScalar>                       x, r, p, w, dinv;
+  DView<PetscScalar>                       partials; /* [Update: 2 x lu][SpMVDot or Dot: 2 x ls] */
+  Kokkos::View<PetscScalar *, PinnedSpace> hpartials;
+  int                                      tu = 1, lu = 1; /* launch shape of the vector kernels */
+  int                                      ls       = 0;   /* teams of the last SpMVDot/Dot, 0 if none since Reduce */
+  PetscInt                                 launches = 0, transfers = 0, copies = 0;
+};
+
+PetscErrorCode PCGFWorkCreate(PetscInt n, PetscBool jacobi, PCGFWork *work)
+{
+  PCGFWork W;
+
+  PetscFunctionBegin;
+  PetscCall(PetscGPUStreamKokkosInitialize());
+  PetscCallCXX(W = new _n_PCGFWork);
+  W->n             = n;
+  W->tu            = TeamThreads();
+  const PetscInt t = (n + W->tu - 1) / W->tu;
+  W->lu            = (int) PetscMax(1, PetscMin(t, (PetscInt) MaxTeams(W->tu)));
+  GSCallKokkos({
+    W->x    = DView<PetscScalar>("PipeCGFused::x", n);
+    W->r    = DView<PetscScalar>("PipeCGFused::r", n);
+    W->p    = DView<PetscScalar>("PipeCGFused::p", n);
+    W->w    = DView<PetscScalar>("PipeCGFused::w", n);
+    W->dinv = DView<PetscScalar>("PipeCGFused::dinv", jacobi ? n : 0);
+    /* an SpMV launch has at most MaxTeams(TeamThreads()) teams (see SpMVShape) */
+    const size_t cap = 2 * (size_t) W->lu + 2 * (size_t) PetscMax(W->lu, MaxTeams(TeamThreads()));
+    W->partials      = DView<PetscScalar>("PipeCGFused::partials", cap);
+    W->hpartials     = Kokkos::View<PetscScalar *, PinnedSpace>("PipeCGFused::hpartials", cap);
+  });
+  *work = W;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PCGFWorkDestroy(PCGFWork *W)
+{
+  PetscFunctionBegin;
+  if (!*W) PetscFunctionReturn(PETSC_SUCCESS);
+  GSCallKokkos(delete *W);
+  *W = nullptr;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static DView<PetscScalar> &Vec_(PCGFWork W, PCGFVec v)
+{
+  switch (v) {
+  case PCGF_X:
+    return W->x;
+  case PCGF_R:
+    return W->r;
+  case PCGF_P:
+    return W->p;
+  case PCGF_W:
+    return W->w;
+  default:
+    return W->dinv;
+  }
+}
+
+/* Host to device; a NULL array sets the vector to zero */
+PetscErrorCode PCGFWorkSetVec(PCGFWork W, PCGFVec v, const PetscScalar a[])
+{
+  DView<PetscScalar> &d = Vec_(W, v);
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(GPUS_CopyVec, 0, 0, 0, 0));
+  if (a) {
+    GSCallKokkos(Kokkos::deep_copy(d, HostUnmanaged<const PetscScalar>(a, d.extent(0))));
+    W->copies++;
+  } else
+    GSCallKokkos(Kokkos::deep_copy(d, PetscScalar(0)));
+  PetscCall(PetscLogEventEnd(GPUS_CopyVec, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PCGFWorkGetVec(PCGFWork W, PCGFVec v, PetscScalar a[])
+{
+  DView<PetscScalar> &d = Vec_(W, v);
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(GPUS_CopyVec, 0, 0, 0, 0));
+  GSCallKokkos(Kokkos::deep_copy(HostUnmanaged<PetscScalar>(a, d.extent(0)), d));
+  W->copies++;
+  PetscCall(PetscLogEventEnd(GPUS_CopyVec, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PCGFWorkGetCounts(PCGFWork W, PetscInt *launches, PetscInt *transfers, PetscInt *copies)
+{
+  PetscFunctionBegin;
+  *launches  = W->launches;
+  *transfers = W->transfers;
+  *copies    = W->copies;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PCGFWorkGetMemory(PCGFWork W, PetscLogDouble *bytes)
+{
+  PetscFunctionBegin;
+  *bytes = (PetscLogDouble) ((W->x.span() + W->r.span() + W->p.span() + W->w.span() + W->dinv.span() + W->partials.span()) * sizeof(PetscScalar));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+template <bool Jacobi, KSPNormType Norm> static void Update(PCGFWork W, PetscScalar alpha, PetscScalar beta)
+{
+  const DView<PetscScalar> x = W->x, r = W->r, p = W->p, w = W->w, d = W->dinv;
+  PetscScalar *const       out = W->partials.data();
+  const PetscInt           n   = W->n;
+  const int                T = W->tu, L = W->lu;
+
+  Kokkos::parallel_for(
+      "PipeCGFused::Update", TeamPol(L, T).set_scratch_size(0, Kokkos::PerTeam(2 * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+        PetscScalar    acc[2] = {0, 0};
+        const PetscInt stride = (PetscInt) L * T;
+        for (PetscInt i = (PetscInt) t.league_rank() * T + t.team_rank(); i < n; i += stride) {
+          const PetscScalar pi = p(i);
+          const PetscScalar ri = r(i) - alpha * w(i);
+          const PetscScalar zi = Jacobi ? d(i) * ri : ri;
+          x(i) += alpha * pi;
+          r(i) = ri;
+          p(i) = zi + beta * pi;
+          acc[0] += ri * zi;
+          if (Norm == KSP_NORM_PRECONDITIONED) acc[1] += zi * zi;
+          if (Norm == KSP_NORM_UNPRECONDITIONED) acc[1] += ri * ri;
+        }
+        TeamSumStore<2>(t, acc, out);
+      });
+}
+
+template <bool Jacobi> static void UpdateNorm(PCGFWork W, PetscScalar alpha, PetscScalar beta, KSPNormType normtype)
+{
+  switch (normtype) {
+  case KSP_NORM_PRECONDITIONED:
+    Update<Jacobi, KSP_NORM_PRECONDITIONED>(W, alpha, beta);
+    break;
+  case KSP_NORM_UNPRECONDITIONED:
+    Update<Jacobi, KSP_NORM_UNPRECONDITIONED>(W, alpha, beta);
+    break;
+  default: /* natural (from <r,z>) and none need no second sum */
+    Update<Jacobi, KSP_NORM_NONE>(W, alpha, beta);
+  }
+}
+
+PetscErrorCode PCGFUpdate(PCGFWork W, PetscScalar alpha, PetscScalar beta, KSPNormType normtype)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(PCGF_Update, 0, 0, 0, 0));
+  if (W->dinv.extent(0))
+    GSCallKokkos(UpdateNorm<true>(W, alpha, beta, normtype));
+  else
+    GSCallKokkos(UpdateNorm<false>(W, alpha, beta, normtype));
+  W->launches++;
+  PetscCall(PetscLogFlops(10.0 * W->n));
+  PetscCall(PetscLogEventEnd(PCGF_Update, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+template <bool Jacobi> static void SpMVDot(PCGFWork W, const CSR &A, const LaunchShape &s)
+{
+  const DView<PetscScalar> p = W->p, w = W->w, d = W->dinv;
+  PetscScalar *const       out = W->partials.data() + 2 * W->lu;
+
+  Kokkos::parallel_for(
+      "PipeCGFused::SpMVDot", TeamPol(s.league, s.team, s.vlen).set_scratch_size(0, Kokkos::PerTeam(2 * s.team * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+        PetscScalar acc[2] = {0, 0};
+        ForEachRowProduct(t, A, p, [&](const PetscInt row, const PetscScalar wi) {
+          Kokkos::single(Kokkos::PerThread(t), [&]() { w(row) = wi; });
+          acc[0] += p(row) * wi;
+          acc[1] += Jacobi ? wi * d(row) * wi : wi * wi;
+        });
+        TeamSumStore<2>(t, acc, out);
+      });
+}
+
+PetscErrorCode PCGFSpMVDot(PCGFWork W, GSDeviceMat A)
+{
+  PetscFunctionBegin;
+  PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
+  PetscCall(PetscLogEventBegin(PCGF_SpMVDot, 0, 0, 0, 0));
+  if (W->dinv.extent(0))
+    GSCallKokkos(SpMVDot<true>(W, A->csr, A->shape));
+  else
+    GSCallKokkos(SpMVDot<false>(W, A->csr, A->shape));
+  W->ls = A->shape.league;
+  W->launches++;
+  PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 5.0 * W->n));
+  PetscCall(PetscLogEventEnd(PCGF_SpMVDot, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+template <bool Jacobi> static void Dot(PCGFWork W)
+{
+  const DView<PetscScalar> p = W->p, w = W->w, d = W->dinv;
+  PetscScalar *const       out = W->partials.data() + 2 * W->lu;
+  const PetscInt           n   = W->n;
+  const int                T = W->tu, L = W->lu;
+
+  Kokkos::parallel_for(
+      "PipeCGFused::Dot", TeamPol(L, T).set_scratch_size(0, Kokkos::PerTeam(2 * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+        PetscScalar    acc[2] = {0, 0};
+        const PetscInt stride = (PetscInt) L * T;
+        for (PetscInt i = (PetscInt) t.league_rank() * T + t.team_rank(); i < n; i += stride) {
+          const PetscScalar wi = w(i);
+          acc[0] += p(i) * wi;
+          acc[1] += Jacobi ? wi * d(i) * wi : wi * wi;
+        }
+        TeamSumStore<2>(t, acc, out);
+      });
+}
+
+PetscErrorCode PCGFDot(PCGFWork W)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(PCGF_Dot, 0, 0, 0, 0));
+  if (W->dinv.extent(0))
+    GSCallKokkos(Dot<true>(W));
+  else
+    GSCallKokkos(Dot<false>(W));
+  W->ls = W->lu;
+  W->launches++;
+  PetscCall(PetscLogFlops(5.0 * W->n));
+  PetscCall(PetscLogEventEnd(PCGF_Dot, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PCGFReduce(PCGFWork W, PetscScalar sums[PCGF_NSUMS])
+{
+  const size_t       len = 2 * (size_t) W->lu + 2 * (size_t) W->ls;
+  const PetscScalar *h   = W->hpartials.data();
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(PCGF_Reduce, 0, 0, 0, 0));
+  GSCallKokkos(Kokkos::deep_copy(Kokkos::subview(W->hpartials, std::make_pair((size_t) 0, len)), Kokkos::subview(W->partials, std::make_pair((size_t) 0, len))));
+  W->transfers++;
+  for (int k = 0; k < PCGF_NSUMS; k++) sums[k] = 0;
+  for (int i = 0; i < W->lu; i++) sums[PCGF_RZ] += h[i];
+  for (int i = 0; i < W->lu; i++) sums[PCGF_NRM] += h[W->lu + i];
+  for (int i = 0; i < W->ls; i++) sums[PCGF_PW] += h[2 * W->lu + i];
+  for (int i = 0; i < W->ls; i++) sums[PCGF_WDW] += h[2 * W->lu + W->ls + i];
+  W->ls = 0;
+  PetscCall(PetscLogEventEnd(PCGF_Reduce, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,0 +1,45 @@
+/* The declared set of fused kernels of KSPPIPECGFUSED (Algorithm 2 of Rupp et al., with PCJACOBI fused in).
+   The solver loop in pipecgfused.c is written once against these; pipecgfused.kokkos.cxx implements them on the
+   default Kokkos execution space and pipecgfusedref.c holds their serial reference twins for the tests.
+
+   One iteration, with D^{-1} the Jacobi inverse diagonal (the identity without a preconditioner):
+     Update:  x += alpha p;  r -= alpha w;  z = D^{-1} r;  p = z + beta p;   partial sums of <r,z> and of the norm
+              (<z,z> preconditioned, <r,r> unpreconditioned, nothing for natural or none)
+     SpMVDot: w = A p;   partial sums of <p,w> and <w, D^{-1} w>
+     Dot:     the partial sums of SpMVDot for a w computed elsewhere (operators that are not gpustream)
+     Reduce:  every partial sum of the iteration in one device-to-host copy, summed on the host */
+#pragma once
+
+#include "../../sys/gpustreamimpl.h"
+
+#if defined(PETSC_USE_COMPLEX)
+#  error "PETSc GPUStream supports real scalars only"
+#endif
+
+typedef enum {
+  PCGF_RZ,  /* <r,z> */
+  PCGF_NRM, /* the squared norm the KSP monitors */
+  PCGF_PW,  /* <p,w> */
+  PCGF_WDW, /* <w, D^{-1} w> */
+  PCGF_NSUMS
+} PCGFSum;
+
+typedef enum { PCGF_X, PCGF_R, PCGF_P, PCGF_W, PCGF_DINV } PCGFVec;
+
+typedef struct _n_PCGFWork *PCGFWork; /* device vectors and reduction buffers of one solver */
+
+PETSC_INTERN PetscErrorCode PCGFWorkCreate(PetscInt, PetscBool, PCGFWork *);
+PETSC_INTERN PetscErrorCode PCGFWorkDestroy(PCGFWork *);
+PETSC_INTERN PetscErrorCode PCGFWorkSetVec(PCGFWork, PCGFVec, const PetscScalar[]);
+PETSC_INTERN PetscErrorCode PCGFWorkGetVec(PCGFWork, PCGFVec, PetscScalar[]);
+PETSC_INTERN PetscErrorCode PCGFWorkGetCounts(PCGFWork, PetscInt *, PetscInt *, PetscInt *);
+PETSC_INTERN PetscErrorCode PCGFWorkGetMemory(PCGFWork, PetscLogDouble *);
+
+PETSC_INTERN PetscErrorCode PCGFUpdate(PCGFWork, PetscScalar, PetscScalar, KSPNormType);
+PETSC_INTERN PetscErrorCode PCGFSpMVDot(PCGFWork, GSDeviceMat);
+PETSC_INTERN PetscErrorCode PCGFDot(PCGFWork);
+PETSC_INTERN PetscErrorCode PCGFReduce(PCGFWork, PetscScalar[PCGF_NSUMS]);
+
+/* Serial reference twins; dinv NULL means no preconditioner, sums[] gets the two sums of the kernel */
+PETSC_INTERN void PCGFUpdate_Ref(PetscInt, PetscScalar, PetscScalar, KSPNormType, const PetscScalar[], PetscScalar[], PetscScalar[], PetscScalar[], const PetscScalar[], PetscScalar[2]);
+PETSC_INTERN void PCGFSpMVDot_Ref(PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], const PetscScalar[], const PetscScalar[], PetscScalar[], PetscScalar[2]);

@@ -1,0 +1,43 @@
+/* The device CSR of a gpustream matrix and the row loop every SpMV kernel shares, so that the plain SpMV and the
+   SpMVs fused into Krylov kernels sum each row in the same order (bit-identical products). */
+#pragma once
+
+#include "../../sys/kokkosimpl.hpp"
+
+namespace gpustream
+{
+struct CSR {
+  PetscInt                 m = 0, n = 0;
+  DView<const PetscInt>    rowptr, colidx;
+  DView<const PetscScalar> val;
+};
+
+/* How SpMV kernels are launched on this matrix: vector lanes per row, threads (rows) per team, teams */
+struct LaunchShape {
+  int vlen = 1, team = 1, league = 1;
+};
+
+LaunchShape SpMVShape(PetscInt m, PetscInt nnz);
+
+/* Calls f(row, (A x)_row) for the rows this thread owns; f runs on every vector lane of the thread, and all
+   lanes hold the same sum. Rows go to teams in a grid-stride loop so a fixed number of teams covers any size. */
+template <class XView, class F> KOKKOS_INLINE_FUNCTION void ForEachRowProduct(const Member &t, const CSR &A, const XView &x, const F &f)
+{
+  const PetscInt stride = (PetscInt) t.league_size() * t.team_size();
+  for (PetscInt row = (PetscInt) t.league_rank() * t.team_size() + t.team_rank(); row < A.m; row += stride) {
+    const PetscInt beg = A.rowptr(row), len = A.rowptr(row + 1) - beg;
+    PetscScalar    sum = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::ThreadVectorRange(t, len), [&](const PetscInt j, PetscScalar &s) { s += A.val(beg + j) * x(A.colidx(beg + j)); }, sum);
+    f(row, sum);
+  }
+}
+} // namespace gpustream
+
+struct _n_GSDeviceMat {
+  gpustream::CSR                csr;
+  gpustream::DView<PetscInt>    rowptr, colidx;
+  gpustream::DView<PetscScalar> val;
+  gpustream::DView<PetscScalar> x, y, z; /* staging for MatMult on host vectors, allocated on first use */
+  gpustream::LaunchShape        shape;
+};

@@ -1,0 +1,31 @@
+/* Internal declarations shared by the C (PETSc-facing) and C++ (Kokkos) parts of the plugin. */
+#pragma once
+
+#include <petscgpustream.h>
+
+#if !defined(PETSC_SUCCESS) /* PETSc < 3.19 returns plain 0 */
+#  define PETSC_SUCCESS 0
+#endif
+
+/* Log events, registered once in PetscGPUStreamInitializePackage() */
+PETSC_INTERN PetscLogEvent GPUS_MatMult, GPUS_MatSync, GPUS_CopyVec, PCGF_Update, PCGF_SpMVDot, PCGF_Dot, PCGF_Reduce, PCGF_Iterations;
+
+/* Kokkos lifetime: initialized on first use unless the program did it, finalized in PetscFinalize() */
+PETSC_INTERN PetscErrorCode PetscGPUStreamKokkosInitialize(void);
+PETSC_INTERN const char    *PetscGPUStreamExecutionSpace(void);
+
+/* A CSR matrix in device memory (opaque to C). Host arrays in, device kernels inside. */
+typedef struct _n_GSDeviceMat *GSDeviceMat;
+
+PETSC_INTERN PetscErrorCode GSDeviceMatCreate(PetscInt, PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], GSDeviceMat *);
+PETSC_INTERN PetscErrorCode GSDeviceMatSetValues(GSDeviceMat, const PetscScalar[]);
+PETSC_INTERN PetscErrorCode GSDeviceMatDestroy(GSDeviceMat *);
+PETSC_INTERN PetscErrorCode GSDeviceMatMult(GSDeviceMat, const PetscScalar[], const PetscScalar[], PetscScalar[]);
+PETSC_INTERN PetscErrorCode GSDeviceMatGetLaunchShape(GSDeviceMat, PetscInt *, PetscInt *, PetscInt *);
+PETSC_INTERN PetscErrorCode GSDeviceMatGetMemory(GSDeviceMat, PetscLogDouble *, PetscLogDouble *);
+
+/* Serial reference twin of the device SpMV: y = A x (+ z when z is not NULL) */
+PETSC_INTERN void GSSpMV_Ref(PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], const PetscScalar[], const PetscScalar[], PetscScalar[]);
+
+/* The device CSR of an assembled gpustream matrix, copied or refreshed from the host first if the host changed */
+PETSC_INTERN PetscErrorCode MatGPUStreamGetDeviceMat(Mat, GSDeviceMat *);

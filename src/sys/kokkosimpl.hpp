@@ -1,0 +1,78 @@
+/* Kokkos types and helpers shared by the *.kokkos.cxx files. Never included from C. */
+#pragma once
+
+#include <Kokkos_Core.hpp>
+#include <cstdint>
+#include "gpustreamimpl.h"
+
+namespace gpustream
+{
+using Exec    = Kokkos::DefaultExecutionSpace;
+using Mem     = Exec::memory_space;
+using TeamPol = Kokkos::TeamPolicy<Exec>;
+using Member  = TeamPol::member_type;
+using Scratch = Kokkos::View<PetscScalar *, Exec::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+#if defined(KOKKOS_ENABLE_CUDA)
+using PinnedSpace = Kokkos::CudaHostPinnedSpace; /* fast, truly asynchronous device-to-host copies */
+#else
+using PinnedSpace = Kokkos::HostSpace;
+#endif
+
+template <class T> using DView         = Kokkos::View<T *, Mem>;
+template <class T> using HostUnmanaged = Kokkos::View<T *, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
+
+/* True when the default execution space runs on a device with its own memory */
+constexpr bool OnDevice()
+{
+  return !std::is_same<Mem, Kokkos::HostSpace>::value;
+}
+
+/* Threads per team on a GPU; one on host backends, where a team is a plain loop */
+inline int TeamThreads()
+{
+  return OnDevice() ? 256 : 1;
+}
+
+/* Teams that fill the device once; reductions write one partial per team, so this also bounds the transfer */
+inline int MaxTeams(int threads_per_team)
+{
+  const int c = Exec::concurrency() / threads_per_team;
+  return c > 0 ? c : 1;
+}
+
+/* Sums N per-thread values over the team with a tree in scratch memory (deterministic order) and stores the
+   team's sums at out[k * league_size + league_rank]. Needs N * team_size scalars of level-0 scratch. */
+template <int N> KOKKOS_INLINE_FUNCTION void TeamSumStore(const Member &t, const PetscScalar (&a)[N], PetscScalar *out)
+{
+  const int T  = t.team_size();
+  const int tr = t.team_rank();
+  Scratch   s(t.team_scratch(0), N * T);
+  Kokkos::single(Kokkos::PerThread(t), [&]() {
+    for (int k = 0; k < N; k++) s(k * T + tr) = a[k];
+  });
+  t.team_barrier();
+  for (int h = T / 2; h > 0; h /= 2) {
+    if (tr < h)
+      Kokkos::single(Kokkos::PerThread(t), [&]() {
+        for (int k = 0; k < N; k++) s(k * T + tr) += s(k * T + tr + h);
+      });
+    t.team_barrier();
+  }
+  if (tr == 0)
+    Kokkos::single(Kokkos::PerThread(t), [&]() {
+      for (int k = 0; k < N; k++) out[k * t.league_size() + t.league_rank()] = s(k * T);
+    });
+}
+} // namespace gpustream
+
+/* Turns a C++ exception from Kokkos into a PETSc error; a failed allocation becomes PETSC_ERR_MEM */
+#define GSCallKokkos(...)                                                                                                                                                                                                                                \
+  do {                                                                                                                                                                                                                                                   \
+    try {                                                                                                                                                                                                                                                \
+      __VA_ARGS__;                                                                                                                                                                                                                                       \
+    } catch (const std::bad_alloc &e) {                                                                                                                                                                                                                  \
+      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_MEM, "Out of device memory (%s); lower the problem size or set a device-memory budget with -mat_gpustream_max_device_bytes", e.what());                                                                         \
+    } catch (const std::exception &e) {                                                                                                                                                                                                                  \
+      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "Kokkos: %s", e.what());                                                                                                                                                                                   \
+    }                                                                                                                                                                                                                                                    \
+  } while (0)
