@@ -1,0 +1,245 @@
+static char help[] = "Tests KSPPIPECGFUSED against PETSc's KSPCG on the same problems: every norm type, PCNONE and PCJACOBI,\n\
+gpustream and AIJ operators, initial guesses, zero and NaN right-hand sides, indefinite operators, iteration limits,\n\
+repeated solves with changed operators.\n\
+  -scenario <all,single,unsupported_pc,nullspace>\n\n";
+
+#include <math.h>
+#include <petscgpustream.h>
+
+/* 2D 5-point operator on an m x m grid; coefficient 'jump' where x > 1/2, diagonal shifted by 'shift' */
+static PetscErrorCode Poisson(MatType type, PetscInt m, PetscReal jump, PetscReal shift, Mat *A)
+{
+  PetscFunctionBeginUser;
+  PetscCall(MatCreate(PETSC_COMM_WORLD, A));
+  PetscCall(MatSetSizes(*A, m * m, m * m, m * m, m * m));
+  PetscCall(MatSetType(*A, type));
+  PetscCall(MatSeqAIJSetPreallocation(*A, 5, NULL));
+  for (PetscInt row = 0; row < m * m; row++) {
+    const PetscInt i = row % m, j = row / m, ni[4] = {i - 1, i + 1, i, i}, nj[4] = {j, j, j - 1, j + 1};
+    PetscScalar    diag = shift;
+    for (PetscInt d = 0; d < 4; d++) {
+      const PetscScalar c = (2 * i >= m && 2 * ni[d] >= m) ? jump : 1.0;
+      diag += c;
+      if (ni[d] >= 0 && ni[d] < m && nj[d] >= 0 && nj[d] < m) {
+        const PetscInt    col = ni[d] + m * nj[d];
+        const PetscScalar v   = -c;
+        PetscCall(MatSetValues(*A, 1, &row, 1, &col, &v, INSERT_VALUES));
+      }
+    }
+    PetscCall(MatSetValues(*A, 1, &row, 1, &row, &diag, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+/* Solves A x = b with the given KSP type and returns iterations, reason and the true relative residual */
+static PetscErrorCode Solve(KSPType type, Mat A, PCType pc, KSPNormType nt, Vec b, Vec x0, PetscInt maxit, PetscInt *its, KSPConvergedReason *reason, PetscReal *res, Vec x)
+{
+  KSP       ksp;
+  PC        p;
+  Vec       r;
+  PetscReal nb;
+
+  PetscFunctionBeginUser;
+  PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(KSPSetType(ksp, type));
+  PetscCall(KSPGetPC(ksp, &p));
+  PetscCall(PCSetType(p, pc));
+  PetscCall(KSPSetNormType(ksp, nt));
+  PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_DEFAULT, PETSC_DEFAULT, maxit));
+  if (x0) {
+    PetscCall(VecCopy(x0, x));
+    PetscCall(KSPSetInitialGuessNonzero(ksp, PETSC_TRUE));
+  }
+  PetscCall(KSPSetFromOptions(ksp));
+  PetscCall(KSPSolve(ksp, b, x));
+  PetscCall(KSPGetIterationNumber(ksp, its));
+  PetscCall(KSPGetConvergedReason(ksp, reason));
+  PetscCall(VecDuplicate(b, &r));
+  PetscCall(MatMult(A, x, r));
+  PetscCall(VecAYPX(r, -1.0, b));
+  PetscCall(VecNorm(r, NORM_2, res));
+  PetscCall(VecNorm(b, NORM_2, &nb));
+  *res = nb > 0 ? *res / nb : *res;
+  PetscCall(VecDestroy(&r));
+  PetscCall(KSPDestroy(&ksp));
+  PetscFunctionReturn(0);
+}
+
+/* KSPCG, KSPPIPECG and KSPPIPECGFUSED on the same problem. Passes when pipecgfused stops for the same reason as
+   cg, within max(2, 5%) of its iterations, with a true relative residual below 1e-6 when it converged (the
+   tolerance is 1e-8 on the monitored norm). PETSc's pipecg is printed as the yardstick of pipelining's own
+   rounding (it does not support KSP_NORM_NONE). */
+static PetscErrorCode Compare(const char *what, Mat A, PCType pc, KSPNormType nt, Vec b, Vec x0, PetscInt maxit)
+{
+  const KSPType      types[3] = {KSPCG, KSPPIPECG, KSPPIPECGFUSED};
+  PetscInt           its[3]   = {-1, -1, -1};
+  KSPConvergedReason reason[3];
+  PetscReal          res[3];
+  Vec                x;
+  PetscBool          ok;
+  char               pipecg[64] = "-";
+
+  PetscFunctionBeginUser;
+  PetscCall(VecDuplicate(b, &x));
+  for (int t = 0; t < 3; t++) {
+    if (t == 1 && nt == KSP_NORM_NONE) continue;
+    PetscCall(Solve(types[t], A, pc, nt, b, x0, maxit, &its[t], &reason[t], &res[t], x));
+  }
+  if (its[1] >= 0) PetscCall(PetscSNPrintf(pipecg, sizeof(pipecg), "%" PetscInt_FMT, its[1]));
+  ok = (PetscBool) (reason[0] == reason[2] && PetscAbsInt(its[0] - its[2]) <= PetscMax(2, its[0] / 20) && (reason[2] < 0 || res[2] < 1e-6));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s pc=%s norm=%s: %s, cg %s in %" PetscInt_FMT " (pipecg %s), pipecgfused %s in %" PetscInt_FMT "%s\n", what, pc, KSPNormTypes[nt], ok ? "agree" : "DIFFER", KSPConvergedReasons[reason[0]], its[0], pipecg,
+                        KSPConvergedReasons[reason[2]], its[2], reason[2] > 0 ? (res[2] < 1e-6 ? ", true residual < 1e-6" : ", TRUE RESIDUAL TOO LARGE") : ""));
+  PetscCall(VecDestroy(&x));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode Report(const char *what, Mat A, PCType pc, Vec b, Vec x0)
+{
+  PetscInt           its;
+  KSPConvergedReason reason;
+  PetscReal          res, nx;
+  Vec                x;
+
+  PetscFunctionBeginUser;
+  PetscCall(VecDuplicate(b, &x));
+  PetscCall(VecSet(x, 1.0));
+  PetscCall(Solve(KSPPIPECGFUSED, A, pc, KSP_NORM_PRECONDITIONED, b, x0, 100, &its, &reason, &res, x));
+  PetscCall(VecNorm(x, NORM_2, &nx));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: pipecgfused %s in %" PetscInt_FMT ", |x| %s\n", what, KSPConvergedReasons[reason], its, nx == 0 ? "= 0" : (PetscIsInfOrNanReal(nx) ? "not finite" : "> 0")));
+  PetscCall(VecDestroy(&x));
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv)
+{
+  const KSPNormType norms[] = {KSP_NORM_PRECONDITIONED, KSP_NORM_UNPRECONDITIONED, KSP_NORM_NATURAL};
+  const PCType      pcs[]   = {PCNONE, PCJACOBI};
+  Mat               A, Aij, Aind, Abig;
+  Vec               b, x0, bbig;
+  PetscRandom       rnd;
+  char              scenario[32] = "all";
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(PetscGPUStreamInitializePackage());
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-scenario", scenario, sizeof(scenario), NULL));
+  PetscCall(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
+  PetscCall(Poisson(MATGPUSTREAM, 24, 1e3, 0.0, &A));
+  PetscCall(MatCreateVecs(A, &x0, &b));
+  PetscCall(VecSetRandom(b, rnd));
+  PetscCall(VecSetRandom(x0, rnd));
+
+  if (!strcmp(scenario, "unsupported_pc")) {
+    Vec x;
+    PetscCall(VecDuplicate(b, &x));
+    PetscInt           its;
+    KSPConvergedReason reason;
+    PetscReal          res;
+    PetscCall(Solve(KSPPIPECGFUSED, A, PCSOR, KSP_NORM_PRECONDITIONED, b, NULL, 100, &its, &reason, &res, x));
+    PetscCall(VecDestroy(&x));
+  } else if (!strcmp(scenario, "single")) { /* one solve, for options given on the command line */
+    PetscCall(Report("single solve", A, PCJACOBI, b, NULL));
+  } else if (!strcmp(scenario, "nullspace")) {
+    MatNullSpace nsp;
+    PetscCall(MatNullSpaceCreate(PETSC_COMM_WORLD, PETSC_TRUE, 0, NULL, &nsp));
+    PetscCall(MatSetNullSpace(A, nsp));
+    PetscCall(MatNullSpaceDestroy(&nsp));
+    PetscCall(Report("null space", A, PCNONE, b, NULL));
+  } else {
+    PetscCall(MatConvert(A, MATAIJ, MAT_INITIAL_MATRIX, &Aij));
+    for (int p = 0; p < 2; p++) {
+      for (int n = 0; n < 3; n++) PetscCall(Compare("gpustream", A, pcs[p], norms[n], b, NULL, 10000));
+      PetscCall(Compare("gpustream, no norm, 40 iterations", A, pcs[p], KSP_NORM_NONE, b, NULL, 40));
+      PetscCall(Compare("gpustream, nonzero initial guess", A, pcs[p], KSP_NORM_PRECONDITIONED, b, x0, 10000));
+      PetscCall(Compare("gpustream, 25 iterations at most", A, pcs[p], KSP_NORM_PRECONDITIONED, b, NULL, 25));
+      PetscCall(Compare("aij operator", Aij, pcs[p], KSP_NORM_UNPRECONDITIONED, b, NULL, 10000));
+    }
+    /* same KSP-independent problem after the values change in place: the device copy and D^{-1} follow */
+    PetscCall(MatScale(A, 4.0));
+    PetscCall(MatShift(A, 1.0));
+    PetscCall(MatScale(Aij, 4.0));
+    PetscCall(MatShift(Aij, 1.0));
+    PetscCall(Compare("gpustream after MatScale/MatShift", A, PCJACOBI, KSP_NORM_PRECONDITIONED, b, NULL, 10000));
+    PetscCall(Compare("aij after MatScale/MatShift", Aij, PCJACOBI, KSP_NORM_PRECONDITIONED, b, NULL, 10000));
+
+    /* zero and non-finite right-hand sides */
+    PetscCall(VecSet(b, 0.0));
+    PetscCall(Report("zero right-hand side", A, PCJACOBI, b, NULL));
+    PetscCall(VecSetValue(b, 3, INFINITY, INSERT_VALUES));
+    PetscCall(VecAssemblyBegin(b));
+    PetscCall(VecAssemblyEnd(b));
+    PetscCall(Report("Inf in the right-hand side", A, PCNONE, b, NULL));
+    PetscCall(VecSetRandom(b, rnd));
+    PetscCall(VecSetValue(x0, 5, NAN, INSERT_VALUES));
+    PetscCall(VecAssemblyBegin(x0));
+    PetscCall(VecAssemblyEnd(x0));
+    PetscCall(Report("NaN in the initial guess", A, PCJACOBI, b, x0));
+
+    /* indefinite: the Laplacian shifted by minus a multiple of its smallest eigenvalue's scale */
+    PetscCall(Poisson(MATGPUSTREAM, 24, 1.0, -0.5, &Aind));
+    PetscCall(Report("indefinite operator", Aind, PCNONE, b, NULL));
+
+    /* one KSP through operators of different sizes */
+    {
+      KSP                ksp;
+      PetscInt           its;
+      KSPConvergedReason reason;
+      Vec                x, xbig;
+      PetscCall(Poisson(MATGPUSTREAM, 31, 1.0, 0.0, &Abig));
+      PetscCall(MatCreateVecs(Abig, &xbig, &bbig));
+      PetscCall(VecSetRandom(bbig, rnd));
+      PetscCall(VecDuplicate(b, &x));
+      PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+      PetscCall(KSPSetType(ksp, KSPPIPECGFUSED));
+      PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT));
+      for (int k = 0; k < 3; k++) {
+        if (k) PetscCall(KSPReset(ksp)); /* PETSc requires it before operators of another size */
+        PetscCall(KSPSetOperators(ksp, k == 1 ? Abig : A, k == 1 ? Abig : A));
+        PetscCall(KSPSolve(ksp, k == 1 ? bbig : b, k == 1 ? xbig : x));
+        PetscCall(KSPGetIterationNumber(ksp, &its));
+        PetscCall(KSPGetConvergedReason(ksp, &reason));
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "one KSP, solve %d on %s operator: %s in %" PetscInt_FMT "\n", k, k == 1 ? "31x31" : "24x24", KSPConvergedReasons[reason], its));
+      }
+      PetscCall(KSPDestroy(&ksp));
+      PetscCall(VecDestroy(&x));
+      PetscCall(VecDestroy(&xbig));
+      PetscCall(VecDestroy(&bbig));
+      PetscCall(MatDestroy(&Abig));
+    }
+    PetscCall(MatDestroy(&Aind));
+    PetscCall(MatDestroy(&Aij));
+  }
+  PetscCall(VecDestroy(&b));
+  PetscCall(VecDestroy(&x0));
+  PetscCall(MatDestroy(&A));
+  PetscCall(PetscRandomDestroy(&rnd));
+  PetscCall(PetscFinalize());
+  return 0;
+}
+
+/*TEST
+
+   test:
+      suffix: cg
+      args: -malloc_debug -malloc_dump
+
+   test:
+      suffix: monitor_true_residual
+      args: -scenario single -ksp_monitor_true_residual -ksp_max_it 4
+
+   test:
+      suffix: unsupported_pc
+      args: -scenario unsupported_pc
+      error: 1
+      filter: grep -o "KSPPIPECGFUSED fuses PCNONE and PCJACOBI into its kernels; PC type sor is not supported yet" | sort -u
+
+   test:
+      suffix: nullspace
+      args: -scenario nullspace
+      error: 1
+      filter: grep -o "KSPPIPECGFUSED does not remove null spaces yet" | sort -u
+
+TEST*/

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Runs the /*TEST ... TEST*/ blocks of a PETSc-style example and diffs each output with output/<file>.out.
+
+A small equivalent of PETSc's gmakegentest.py harness for the keys this project uses:
+  suffix, nsize, args, output_file, filter, and 'error: 1' (the run must fail; its output is still diffed).
+Numbers in the output are compared with a relative tolerance (like PETSc's petscdiff), the rest exactly.
+
+  petsctest.py --exe EXE --src SRC.c [--list] [--only SUFFIX] [--regenerate] [--mpiexec CMD] [--args EXTRA]
+"""
+import argparse
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+NUM = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+
+
+def parse_tests(src):
+    text = open(src).read()
+    m = re.search(r"/\*TEST(.*?)TEST\*/", text, re.S)
+    if not m:
+        return []
+    tests, cur, key = [], None, None
+    for line in m.group(1).splitlines():
+        if not line.strip():
+            continue
+        if line.strip() == "test:":
+            cur = {"suffix": "", "nsize": "1", "args": "", "output_file": None, "filter": None, "error": "0"}
+            tests.append(cur)
+            continue
+        km = re.match(r"\s*(\w+):\s*(.*)$", line)
+        if km and cur is not None:
+            key, val = km.group(1), km.group(2).strip()
+            cur[key] = val
+        elif cur is not None and key:
+            cur[key] += " " + line.strip()
+    base = os.path.splitext(os.path.basename(src))[0]
+    for t in tests:
+        name = base + ("_" + t["suffix"] if t["suffix"] else "")
+        t["name"] = name
+        t["output_file"] = os.path.join(os.path.dirname(src), t["output_file"] or "output/%s.out" % name)
+    return tests
+
+
+def same(expected, got, rtol, atol):
+    a, b = expected.split(), got.split()
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x == y:
+            continue
+        xs, ys = x.rstrip(",;:)"), y.rstrip(",;:)")
+        if NUM.match(xs) and NUM.match(ys):
+            fx, fy = float(xs), float(ys)
+            if abs(fx - fy) <= atol + rtol * max(abs(fx), abs(fy)):
+                continue
+        return False
+    return True
+
+
+def run_test(t, opts):
+    cmd = shlex.split(opts.exe) + shlex.split(t["args"]) + shlex.split(opts.args or "")
+    n = int(t["nsize"])
+    if n > 1 or opts.always_mpiexec:
+        cmd = shlex.split(opts.mpiexec) + ["-n", str(n)] + cmd
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1")
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, timeout=opts.timeout)
+    out = p.stdout.decode(errors="replace")
+    if t["filter"]:
+        out = subprocess.run(t["filter"], shell=True, input=out.encode(), stdout=subprocess.PIPE).stdout.decode()
+    want_error = t["error"] not in ("0", "false", "")
+    status_ok = (p.returncode != 0) == want_error
+    return cmd, p.returncode, out, status_ok
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--exe", required=True)
+    ap.add_argument("--src", required=True)
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("--only")
+    ap.add_argument("--regenerate", action="store_true")
+    ap.add_argument("--mpiexec", default="mpiexec")
+    ap.add_argument("--always-mpiexec", action="store_true")
+    ap.add_argument("--args", default="", help="extra options for every run (e.g. -dll_append ...)")
+    ap.add_argument("--rtol", type=float, default=1e-4)
+    ap.add_argument("--atol", type=float, default=1e-10)
+    ap.add_argument("--timeout", type=int, default=600)
+    opts = ap.parse_args()
+
+    tests = parse_tests(opts.src)
+    if opts.list:
+        print(";".join(t["suffix"] or "-" for t in tests))
+        return 0
+    if opts.only is not None:
+        tests = [t for t in tests if (t["suffix"] or "-") == opts.only]
+        if not tests:
+            print("no test with suffix %r in %s" % (opts.only, opts.src))
+            return 1
+    passed = failed = 0
+    for t in tests:
+        cmd, rc, out, status_ok = run_test(t, opts)
+        if opts.regenerate:
+            os.makedirs(os.path.dirname(t["output_file"]), exist_ok=True)
+            open(t["output_file"], "w").write(out)
+        expected = open(t["output_file"]).read() if os.path.exists(t["output_file"]) else None
+        el, gl = (expected or "").splitlines(), out.splitlines()
+        diff_ok = expected is not None and len(el) == len(gl) and all(same(a, b, opts.rtol, opts.atol) for a, b in zip(el, gl))
+        if diff_ok and status_ok:
+            passed += 1
+            print("ok %s" % t["name"])
+        else:
+            failed += 1
+            print("not ok %s  # %s" % (t["name"], "missing " + t["output_file"] if expected is None else ("exit code %d" % rc if not status_ok else "output differs")))
+            print("#   " + " ".join(shlex.quote(c) for c in cmd))
+            if expected is not None and not diff_ok:
+                import difflib
+                for line in difflib.unified_diff(el, gl, "expected", "got", lineterm="", n=1):
+                    print("#   " + line)
+            elif not status_ok:
+                print("#   " + "\n#   ".join(gl[-15:]))
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

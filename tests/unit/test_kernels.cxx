@@ -1,0 +1,243 @@
+/* Unit tests: every device kernel against its serial reference twin, on random inputs of several sizes (0, 1,
+   sizes that are not multiples of any team or block size, and sizes spanning many teams). Runs on whatever
+   Kokkos backend the library was built for. Ends with 'N passed, N failed'. */
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpustreamimpl.h"
+#include "../../src/ksp/pipecgfused/pipecgfusedimpl.h"
+
+namespace
+{
+int passed = 0, failed = 0;
+
+void Check(bool ok, const std::string &what)
+{
+  if (ok)
+    passed++;
+  else {
+    failed++;
+    std::printf("not ok %s\n", what.c_str());
+  }
+}
+
+/* max |a-b| over max(1, max |b|): kernels and twins may round differently (FMA contraction) */
+double RelDiff(const std::vector<PetscScalar> &a, const std::vector<PetscScalar> &b)
+{
+  double d = 0, s = 1;
+  for (size_t i = 0; i < a.size(); i++) {
+    d = std::max(d, std::abs(a[i] - b[i]));
+    s = std::max(s, std::abs(b[i]));
+  }
+  return d / s;
+}
+
+bool Close(double a, double b, double scale)
+{
+  return std::isfinite(a) && std::abs(a - b) <= 1e-12 * std::max(1.0, scale);
+}
+
+std::mt19937_64 rng(20261121);
+
+std::vector<PetscScalar> Random(PetscInt n, double lo = -1, double hi = 1)
+{
+  std::uniform_real_distribution<double> u(lo, hi);
+  std::vector<PetscScalar>               v(n);
+  for (auto &x : v) x = u(rng);
+  return v;
+}
+
+/* Random CSR with rows of 0 to maxlen entries (some empty), sorted distinct columns */
+struct CSRHost {
+  PetscInt                 m, n;
+  std::vector<PetscInt>    ia, ja;
+  std::vector<PetscScalar> a;
+};
+
+CSRHost RandomCSR(PetscInt m, PetscInt n, PetscInt maxlen)
+{
+  CSRHost                                 A{m, n, {0}, {}, {}};
+  std::uniform_int_distribution<PetscInt> len(0, maxlen), col(0, n > 0 ? n - 1 : 0);
+  for (PetscInt i = 0; i < m; i++) {
+    std::vector<PetscInt> cols;
+    const PetscInt        l = n > 0 ? len(rng) : 0;
+    for (PetscInt k = 0; k < l; k++) cols.push_back(col(rng));
+    std::sort(cols.begin(), cols.end());
+    cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+    A.ja.insert(A.ja.end(), cols.begin(), cols.end());
+    A.ia.push_back((PetscInt) A.ja.size());
+  }
+  A.a = Random((PetscInt) A.ja.size());
+  return A;
+}
+
+const PetscInt sizes[] = {0, 1, 2, 3, 31, 255, 256, 257, 1000, 10007, 300001};
+
+void TestSpMV()
+{
+  for (PetscInt m : sizes) {
+    for (PetscInt maxlen : {1, 5, 40}) {
+      const PetscInt           n = m ? m + 3 : 0;
+      CSRHost                  A = RandomCSR(m, n, maxlen);
+      GSDeviceMat              dA;
+      auto                     x = Random(n), z = Random(m);
+      std::vector<PetscScalar> y(m), yref(m);
+      const std::string        tag = " m=" + std::to_string(m) + " maxlen=" + std::to_string(maxlen);
+
+      Check(!GSDeviceMatCreate(m, n, A.ia.data(), A.ja.data(), A.a.data(), &dA), "GSDeviceMatCreate" + tag);
+      Check(!GSDeviceMatMult(dA, x.data(), nullptr, y.data()), "GSDeviceMatMult" + tag);
+      GSSpMV_Ref(m, A.ia.data(), A.ja.data(), A.a.data(), x.data(), nullptr, yref.data());
+      Check(RelDiff(y, yref) < 1e-14, "SpMV matches reference" + tag);
+      Check(!GSDeviceMatMult(dA, x.data(), z.data(), y.data()), "GSDeviceMatMult add" + tag);
+      GSSpMV_Ref(m, A.ia.data(), A.ja.data(), A.a.data(), x.data(), z.data(), yref.data());
+      Check(RelDiff(y, yref) < 1e-14, "SpMV+z matches reference" + tag);
+      /* new values, same pattern */
+      A.a = Random((PetscInt) A.a.size(), 1, 2);
+      Check(!GSDeviceMatSetValues(dA, A.a.data()), "GSDeviceMatSetValues" + tag);
+      Check(!GSDeviceMatMult(dA, x.data(), nullptr, y.data()), "GSDeviceMatMult after new values" + tag);
+      GSSpMV_Ref(m, A.ia.data(), A.ja.data(), A.a.data(), x.data(), nullptr, yref.data());
+      Check(RelDiff(y, yref) < 1e-14, "SpMV with new values matches reference" + tag);
+      Check(!GSDeviceMatDestroy(&dA) && !dA, "GSDeviceMatDestroy" + tag);
+    }
+  }
+}
+
+struct CGVecs {
+  std::vector<PetscScalar> x, r, p, w, d;
+};
+
+CGVecs RandomCG(PetscInt n)
+{
+  return {Random(n), Random(n), Random(n), Random(n), Random(n, 0.5, 2)};
+}
+
+void Load(PCGFWork W, const CGVecs &v, bool jacobi)
+{
+  PCGFWorkSetVec(W, PCGF_X, v.x.data());
+  PCGFWorkSetVec(W, PCGF_R, v.r.data());
+  PCGFWorkSetVec(W, PCGF_P, v.p.data());
+  PCGFWorkSetVec(W, PCGF_W, v.w.data());
+  if (jacobi) PCGFWorkSetVec(W, PCGF_DINV, v.d.data());
+}
+
+CGVecs Store(PCGFWork W, PetscInt n)
+{
+  CGVecs v{std::vector<PetscScalar>(n), std::vector<PetscScalar>(n), std::vector<PetscScalar>(n), std::vector<PetscScalar>(n), {}};
+  PCGFWorkGetVec(W, PCGF_X, v.x.data());
+  PCGFWorkGetVec(W, PCGF_R, v.r.data());
+  PCGFWorkGetVec(W, PCGF_P, v.p.data());
+  PCGFWorkGetVec(W, PCGF_W, v.w.data());
+  return v;
+}
+
+double AbsSum(const std::vector<PetscScalar> &a, const std::vector<PetscScalar> &b)
+{
+  double s = 0;
+  for (size_t i = 0; i < a.size(); i++) s += std::abs(a[i] * b[i]);
+  return s;
+}
+
+void TestUpdate()
+{
+  const KSPNormType norms[] = {KSP_NORM_NONE, KSP_NORM_PRECONDITIONED, KSP_NORM_UNPRECONDITIONED, KSP_NORM_NATURAL};
+  for (PetscInt n : sizes) {
+    for (bool jacobi : {false, true}) {
+      for (KSPNormType nt : norms) {
+        const std::string tag = " n=" + std::to_string(n) + (jacobi ? " jacobi" : " none") + " norm=" + KSPNormTypes[nt];
+        CGVecs            v = RandomCG(n), ref = v;
+        PCGFWork          W;
+        PetscScalar       sums[PCGF_NSUMS], rsums[2];
+        const PetscScalar alpha = 0.37, beta = -0.81;
+        PetscInt          l, t, c;
+
+        Check(!PCGFWorkCreate(n, jacobi ? PETSC_TRUE : PETSC_FALSE, &W), "PCGFWorkCreate" + tag);
+        Load(W, v, jacobi);
+        Check(!PCGFUpdate(W, alpha, beta, nt), "PCGFUpdate" + tag);
+        Check(!PCGFReduce(W, sums), "PCGFReduce" + tag);
+        PCGFUpdate_Ref(n, alpha, beta, nt, jacobi ? ref.d.data() : nullptr, ref.x.data(), ref.r.data(), ref.p.data(), ref.w.data(), rsums);
+        CGVecs got = Store(W, n);
+        Check(RelDiff(got.x, ref.x) < 1e-14 && RelDiff(got.r, ref.r) < 1e-14 && RelDiff(got.p, ref.p) < 1e-14, "Update vectors match reference" + tag);
+        Check(RelDiff(got.w, v.w) == 0, "Update leaves w alone" + tag);
+        Check(Close(sums[PCGF_RZ], rsums[0], AbsSum(ref.r, ref.r) * 2), "Update <r,z> matches reference" + tag);
+        Check(Close(sums[PCGF_NRM], rsums[1], AbsSum(ref.r, ref.r) * 4 + AbsSum(ref.p, ref.p)), "Update norm sum matches reference" + tag);
+        Check(sums[PCGF_PW] == 0 && sums[PCGF_WDW] == 0, "Reduce without SpMV gives zero <p,w>" + tag);
+        PCGFWorkGetCounts(W, &l, &t, &c);
+        Check(l == 1 && t == 1, "one launch and one transfer counted" + tag);
+        Check(!PCGFWorkDestroy(&W) && !W, "PCGFWorkDestroy" + tag);
+      }
+    }
+  }
+}
+
+void TestSpMVDot()
+{
+  for (PetscInt n : sizes) {
+    for (PetscInt maxlen : {1, 7, 60}) {
+      for (bool jacobi : {false, true}) {
+        const std::string        tag = " n=" + std::to_string(n) + " maxlen=" + std::to_string(maxlen) + (jacobi ? " jacobi" : " none");
+        CSRHost                  A   = RandomCSR(n, n, maxlen);
+        GSDeviceMat              dA;
+        CGVecs                   v = RandomCG(n);
+        PCGFWork                 W;
+        PetscScalar              sums[PCGF_NSUMS], rsums[2], dsums[PCGF_NSUMS];
+        std::vector<PetscScalar> wref(n);
+
+        GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), &dA);
+        PCGFWorkCreate(n, jacobi ? PETSC_TRUE : PETSC_FALSE, &W);
+        Load(W, v, jacobi);
+        Check(!PCGFSpMVDot(W, dA), "PCGFSpMVDot" + tag);
+        Check(!PCGFReduce(W, sums), "PCGFReduce" + tag);
+        PCGFSpMVDot_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), jacobi ? v.d.data() : nullptr, v.p.data(), wref.data(), rsums);
+        CGVecs got = Store(W, n);
+        Check(RelDiff(got.w, wref) < 1e-14, "SpMVDot w = A p matches reference" + tag);
+        Check(RelDiff(got.x, v.x) == 0 && RelDiff(got.r, v.r) == 0 && RelDiff(got.p, v.p) == 0, "SpMVDot leaves x, r, p alone" + tag);
+        Check(Close(sums[PCGF_PW], rsums[0], AbsSum(v.p, wref)), "SpMVDot <p,Ap> matches reference" + tag);
+        Check(Close(sums[PCGF_WDW], rsums[1], AbsSum(wref, wref) * 2), "SpMVDot <Ap,D^-1 Ap> matches reference" + tag);
+        /* Dot on the w SpMVDot left gives the same sums */
+        Check(!PCGFDot(W) && !PCGFReduce(W, dsums), "PCGFDot" + tag);
+        Check(Close(dsums[PCGF_PW], rsums[0], AbsSum(v.p, wref)) && Close(dsums[PCGF_WDW], rsums[1], AbsSum(wref, wref) * 2), "Dot matches reference" + tag);
+        /* the SpMV fused into the solver and the plain one sum rows in the same order */
+        std::vector<PetscScalar> y(n);
+        GSDeviceMatMult(dA, v.p.data(), nullptr, y.data());
+        Check(RelDiff(y, got.w) == 0, "fused and plain SpMV are bitwise equal" + tag);
+        PCGFWorkDestroy(&W);
+        GSDeviceMatDestroy(&dA);
+      }
+    }
+  }
+}
+
+void TestSizeMismatch()
+{
+  CSRHost     A = RandomCSR(10, 10, 3);
+  GSDeviceMat dA;
+  PCGFWork    W;
+  GSDeviceMatCreate(10, 10, A.ia.data(), A.ja.data(), A.a.data(), &dA);
+  PCGFWorkCreate(11, PETSC_FALSE, &W);
+  PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
+  Check(PCGFSpMVDot(W, dA) == PETSC_ERR_ARG_SIZ, "SpMVDot with mismatched sizes is PETSC_ERR_ARG_SIZ");
+  PetscPopErrorHandler();
+  PCGFWorkDestroy(&W);
+  GSDeviceMatDestroy(&dA);
+}
+} // namespace
+
+int main(int argc, char **argv)
+{
+  PetscCall(PetscInitialize(&argc, &argv, nullptr, nullptr));
+  PetscCall(PetscGPUStreamInitializePackage());
+  PetscCall(PetscGPUStreamKokkosInitialize());
+  std::printf("# Kokkos execution space: %s\n", PetscGPUStreamExecutionSpace());
+  TestSpMV();
+  TestUpdate();
+  TestSpMVDot();
+  TestSizeMismatch();
+  std::printf("%d passed, %d failed\n", passed, failed);
+  PetscCall(PetscFinalize());
+  return failed ? 1 : 0;
+}
