@@ -89,7 +89,7 @@ static PetscErrorCode Compare(const char *what, Mat A, PCType pc, KSPNormType nt
     PetscCall(Solve(types[t], A, pc, nt, b, x0, maxit, &its[t], &reason[t], &res[t], x));
   }
   if (its[1] >= 0) PetscCall(PetscSNPrintf(pipecg, sizeof(pipecg), "%" PetscInt_FMT, its[1]));
-  ok = (PetscBool) (reason[0] == reason[2] && PetscAbsInt(its[0] - its[2]) <= PetscMax(2, its[0] / 20) && (reason[2] < 0 || res[2] < 1e-6));
+  ok = (PetscBool)(reason[0] == reason[2] && PetscAbsInt(its[0] - its[2]) <= PetscMax(2, its[0] / 20) && (reason[2] < 0 || res[2] < 1e-6));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s pc=%s norm=%s: %s, cg %s in %" PetscInt_FMT " (pipecg %s), pipecgfused %s in %" PetscInt_FMT "%s\n", what, pc, KSPNormTypes[nt], ok ? "agree" : "DIFFER", KSPConvergedReasons[reason[0]], its[0], pipecg,
                         KSPConvergedReasons[reason[2]], its[2], reason[2] > 0 ? (res[2] < 1e-6 ? ", true residual < 1e-6" : ", TRUE RESIDUAL TOO LARGE") : ""));
   PetscCall(VecDestroy(&x));

@@ -18,11 +18,11 @@ static PetscErrorCode FillRandom(Mat A, Mat B, PetscInt m, PetscInt maxlen, Pets
     PetscInt    len;
     PetscScalar v;
     PetscCall(PetscRandomGetValueReal(rnd, &r));
-    len = (PetscInt) (r * (maxlen + 1));
+    len = (PetscInt)(r * (maxlen + 1));
     for (PetscInt k = 0; k < len; k++) {
       PetscInt j;
       PetscCall(PetscRandomGetValueReal(rnd, &r));
-      j = PetscMin(m - 1, (PetscInt) (r * m));
+      j = PetscMin(m - 1, (PetscInt)(r * m));
       PetscCall(PetscRandomGetValue(rnd, &v));
       PetscCall(MatSetValues(A, 1, &i, 1, &j, &v, ADD_VALUES));
       PetscCall(MatSetValues(B, 1, &i, 1, &j, &v, ADD_VALUES));
@@ -66,7 +66,7 @@ static PetscErrorCode Compare(const char *what, MatType type, Mat A, Mat B, Pets
 
   PetscFunctionBeginUser;
   PetscCall(MatGetType(A, &atype));
-  PetscCall(PetscObjectTypeCompare((PetscObject) A, type, &same));
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, type, &same));
   PetscCall(MatCreateVecs(B, &x, &yb));
   PetscCall(VecDuplicate(yb, &ya));
   PetscCall(VecDuplicate(yb, &z));
@@ -87,7 +87,7 @@ static PetscErrorCode Compare(const char *what, MatType type, Mat A, Mat B, Pets
   if (same && d[0] < 1e-14 && d[1] < 1e-14 && d[2] < 1e-14 && d[3] == 0)
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: %s, MatMult, MatMultAdd, MatGetDiagonal agree with AIJ\n", what, type));
   else
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: FAILED: type %s (expected %s), differences %g %g %g %g\n", what, atype, type, (double) d[0], (double) d[1], (double) d[2], (double) d[3]));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: FAILED: type %s (expected %s), differences %g %g %g %g\n", what, atype, type, (double)d[0], (double)d[1], (double)d[2], (double)d[3]));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&z));
   PetscCall(VecDestroy(&ya));
@@ -125,7 +125,7 @@ static PetscErrorCode TestSize(PetscInt m, PetscInt maxlen, PetscRandom rnd)
     col = ncols ? cols[0] : -1;
     for (newcol = 0; newcol < m && ncols; newcol++) {
       PetscBool found = PETSC_FALSE;
-      for (PetscInt k = 0; k < ncols; k++) found = (PetscBool) (found || cols[k] == newcol);
+      for (PetscInt k = 0; k < ncols; k++) found = (PetscBool)(found || cols[k] == newcol);
       if (!found) break;
     }
     PetscCall(MatRestoreRow(B, row, &ncols, &cols, NULL));
@@ -159,7 +159,7 @@ static PetscErrorCode TestSize(PetscInt m, PetscInt maxlen, PetscRandom rnd)
   PetscCall(VecSet(x, 1.0));
   PetscCall(MatMult(C, x, y));
   PetscCall(VecNorm(y, NORM_INFINITY, &nrm));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  MatDuplicate without values: |C 1| = %g\n", (double) nrm));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  MatDuplicate without values: |C 1| = %g\n", (double)nrm));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&y));
   PetscCall(MatDestroy(&C));

@@ -70,9 +70,9 @@ CSRHost RandomCSR(PetscInt m, PetscInt n, PetscInt maxlen)
     std::sort(cols.begin(), cols.end());
     cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
     A.ja.insert(A.ja.end(), cols.begin(), cols.end());
-    A.ia.push_back((PetscInt) A.ja.size());
+    A.ia.push_back((PetscInt)A.ja.size());
   }
-  A.a = Random((PetscInt) A.ja.size());
+  A.a = Random((PetscInt)A.ja.size());
   return A;
 }
 
@@ -97,7 +97,7 @@ void TestSpMV()
       GSSpMV_Ref(m, A.ia.data(), A.ja.data(), A.a.data(), x.data(), z.data(), yref.data());
       Check(RelDiff(y, yref) < 1e-14, "SpMV+z matches reference" + tag);
       /* new values, same pattern */
-      A.a = Random((PetscInt) A.a.size(), 1, 2);
+      A.a = Random((PetscInt)A.a.size(), 1, 2);
       Check(!GSDeviceMatSetValues(dA, A.a.data()), "GSDeviceMatSetValues" + tag);
       Check(!GSDeviceMatMult(dA, x.data(), nullptr, y.data()), "GSDeviceMatMult after new values" + tag);
       GSSpMV_Ref(m, A.ia.data(), A.ja.data(), A.a.data(), x.data(), nullptr, yref.data());

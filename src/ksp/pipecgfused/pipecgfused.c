@@ -24,8 +24,8 @@ static PetscErrorCode KSPSetUp_PIPECGFUSED(KSP ksp)
   PetscMPIInt size;
 
   PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject) ksp), &size));
-  PetscCheck(size == 1, PetscObjectComm((PetscObject) ksp), PETSC_ERR_SUP, "KSPPIPECGFUSED runs on one MPI process for now, not %d", (int) size);
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
+  PetscCheck(size == 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPPIPECGFUSED runs on one MPI process for now, not %d", (int)size);
   PetscCall(KSPSetWorkVecs(ksp, 2));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -33,14 +33,14 @@ static PetscErrorCode KSPSetUp_PIPECGFUSED(KSP ksp)
 /* Device work sized for the operator, and D^{-1} taken from the PC itself so PCJACOBI's own options hold */
 static PetscErrorCode KSPPIPECGFUSEDPrepare_Private(KSP ksp, Mat Pmat)
 {
-  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *) ksp->data;
+  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
   PetscBool        jacobi, none;
   PetscInt         n;
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectTypeCompare((PetscObject) ksp->pc, PCJACOBI, &jacobi));
-  PetscCall(PetscObjectTypeCompare((PetscObject) ksp->pc, PCNONE, &none));
-  PetscCheck(jacobi || none, PetscObjectComm((PetscObject) ksp), PETSC_ERR_SUP, "KSPPIPECGFUSED fuses PCNONE and PCJACOBI into its kernels; PC type %s is not supported yet: use -pc_type jacobi or -pc_type none", ((PetscObject) ksp->pc)->type_name);
+  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &jacobi));
+  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &none));
+  PetscCheck(jacobi || none, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPPIPECGFUSED fuses PCNONE and PCJACOBI into its kernels; PC type %s is not supported yet: use -pc_type jacobi or -pc_type none", ((PetscObject)ksp->pc)->type_name);
   PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
   if (cg->work && (cg->n != n || cg->jacobi != jacobi)) PetscCall(PCGFWorkDestroy(&cg->work));
   if (!cg->work) {
@@ -51,7 +51,7 @@ static PetscErrorCode KSPPIPECGFUSEDPrepare_Private(KSP ksp, Mat Pmat)
   }
   if (jacobi) {
     PetscObjectState state;
-    PetscCall(PetscObjectStateGet((PetscObject) Pmat, &state));
+    PetscCall(PetscObjectStateGet((PetscObject)Pmat, &state));
     if (cg->dinvmat != Pmat || cg->dinvstate != state) {
       Vec                one = ksp->work[0], dinv = ksp->work[1];
       const PetscScalar *a;
@@ -91,7 +91,7 @@ static PetscErrorCode KSPPIPECGFUSEDStore_Private(PCGFWork work, PCGFVec v, Vec 
 
 static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
 {
-  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *) ksp->data;
+  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
   Mat              Amat, Pmat;
   MatNullSpace     nsp;
   GSDeviceMat      dA = NULL;
@@ -101,12 +101,12 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   PetscInt         k, l0, t0, c0;
 
   PetscFunctionBegin;
-  PetscCheck(!ksp->transpose_solve, PetscObjectComm((PetscObject) ksp), PETSC_ERR_SUP, "KSPPIPECGFUSED has no transpose solve");
+  PetscCheck(!ksp->transpose_solve, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPPIPECGFUSED has no transpose solve");
   PetscCall(PCGetOperators(ksp->pc, &Amat, &Pmat));
   PetscCall(MatGetNullSpace(Amat, &nsp));
-  PetscCheck(!nsp, PetscObjectComm((PetscObject) ksp), PETSC_ERR_SUP, "KSPPIPECGFUSED does not remove null spaces yet; remove the MatNullSpace or use KSPCG");
+  PetscCheck(!nsp, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPPIPECGFUSED does not remove null spaces yet; remove the MatNullSpace or use KSPCG");
   PetscCall(KSPPIPECGFUSEDPrepare_Private(ksp, Pmat));
-  PetscCall(PetscObjectTypeCompare((PetscObject) Amat, MATGPUSTREAM, &cg->fusedspmv));
+  PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATGPUSTREAM, &cg->fusedspmv));
   if (cg->fusedspmv) PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA));
 
   /* r = b - A x on the host, once; then everything moves to the device */
@@ -200,7 +200,7 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
 /* Monitors that need x mid-solve (-ksp_monitor_true_residual) get the device iterate */
 static PetscErrorCode KSPBuildSolution_PIPECGFUSED(KSP ksp, Vec v, Vec *V)
 {
-  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *) ksp->data;
+  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
 
   PetscFunctionBegin;
   if (cg->solving) PetscCall(KSPPIPECGFUSEDStore_Private(cg->work, PCGF_X, ksp->vec_sol));
@@ -214,32 +214,33 @@ static PetscErrorCode KSPBuildSolution_PIPECGFUSED(KSP ksp, Vec v, Vec *V)
 
 static PetscErrorCode KSPView_PIPECGFUSED(KSP ksp, PetscViewer viewer)
 {
-  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *) ksp->data;
+  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
   PetscBool        isascii;
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectTypeCompare((PetscObject) viewer, PETSCVIEWERASCII, &isascii));
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
   if (!isascii) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerASCIIPrintf(viewer, "  fused kernels on Kokkos %s\n", PetscGPUStreamExecutionSpace()));
   if (!cg->work) PetscFunctionReturn(PETSC_SUCCESS);
   {
-    PetscLogDouble bytes;
-    PetscCall(PCGFWorkGetMemory(cg->work, &bytes));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner fused into the kernels: %s; device work vectors %.6g MB\n", cg->jacobi ? "jacobi" : "none", bytes / 1048576.0));
+    PetscLogDouble vbytes, pbytes;
+    PetscCall(PCGFWorkGetMemory(cg->work, &vbytes, &pbytes));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner fused into the kernels: %s\n", cg->jacobi ? "jacobi" : "none"));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  device memory: work vectors %.6g MB, reduction buffer %.6g KB\n", vbytes / 1048576.0, pbytes / 1024.0));
   }
   if (cg->passes) {
     PetscCall(PetscViewerASCIIPrintf(viewer, "  SpMV: %s\n", cg->fusedspmv ? "fused gpustream device kernel" : "MatMult of the operator, vectors staged through the host"));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %" PetscInt_FMT " kernel launches, %" PetscInt_FMT " device-to-host reductions and %" PetscInt_FMT " vector copies in %" PetscInt_FMT " iterations (0 to %" PetscInt_FMT ")\n", cg->launches,
                                      cg->transfers, cg->copies, cg->passes, cg->passes - 1));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  per iteration: %.3g kernel launches, %.3g device-to-host reductions, %.3g vector copies\n", (double) cg->launches / (double) cg->passes, (double) cg->transfers / (double) cg->passes,
-                                     (double) cg->copies / (double) cg->passes));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  per iteration: %.3g kernel launches, %.3g device-to-host reductions, %.3g vector copies\n", (double)cg->launches / (double)cg->passes, (double)cg->transfers / (double)cg->passes,
+                                     (double)cg->copies / (double)cg->passes));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode KSPReset_PIPECGFUSED(KSP ksp)
 {
-  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *) ksp->data;
+  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
 
   PetscFunctionBegin;
   PetscCall(PCGFWorkDestroy(&cg->work));
@@ -292,7 +293,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PIPECGFUSED(KSP ksp)
 
   PetscFunctionBegin;
   PetscCall(PetscNew(&cg));
-  ksp->data = (void *) cg;
+  ksp->data = (void *)cg;
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_PRECONDITIONED, PC_LEFT, 2));
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_LEFT, 2));
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NATURAL, PC_LEFT, 2));

@@ -26,7 +26,7 @@ PetscErrorCode PCGFWorkCreate(PetscInt n, PetscBool jacobi, PCGFWork *work)
   W->n             = n;
   W->tu            = TeamThreads();
   const PetscInt t = (n + W->tu - 1) / W->tu;
-  W->lu            = (int) PetscMax(1, PetscMin(t, (PetscInt) MaxTeams(W->tu)));
+  W->lu            = (int)PetscMax(1, PetscMin(t, (PetscInt)MaxTeams(W->tu)));
   GSCallKokkos({
     W->x    = DView<PetscScalar>("PipeCGFused::x", n);
     W->r    = DView<PetscScalar>("PipeCGFused::r", n);
@@ -34,7 +34,7 @@ PetscErrorCode PCGFWorkCreate(PetscInt n, PetscBool jacobi, PCGFWork *work)
     W->w    = DView<PetscScalar>("PipeCGFused::w", n);
     W->dinv = DView<PetscScalar>("PipeCGFused::dinv", jacobi ? n : 0);
     /* an SpMV launch has at most MaxTeams(TeamThreads()) teams (see SpMVShape) */
-    const size_t cap = 2 * (size_t) W->lu + 2 * (size_t) PetscMax(W->lu, MaxTeams(TeamThreads()));
+    const size_t cap = 2 * (size_t)W->lu + 2 * (size_t)PetscMax(W->lu, MaxTeams(TeamThreads()));
     W->partials      = DView<PetscScalar>("PipeCGFused::partials", cap);
     W->hpartials     = Kokkos::View<PetscScalar *, PinnedSpace>("PipeCGFused::hpartials", cap);
   });
@@ -104,10 +104,11 @@ PetscErrorCode PCGFWorkGetCounts(PCGFWork W, PetscInt *launches, PetscInt *trans
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode PCGFWorkGetMemory(PCGFWork W, PetscLogDouble *bytes)
+PetscErrorCode PCGFWorkGetMemory(PCGFWork W, PetscLogDouble *vecbytes, PetscLogDouble *partialbytes)
 {
   PetscFunctionBegin;
-  *bytes = (PetscLogDouble) ((W->x.span() + W->r.span() + W->p.span() + W->w.span() + W->dinv.span() + W->partials.span()) * sizeof(PetscScalar));
+  *vecbytes     = (PetscLogDouble)((W->x.span() + W->r.span() + W->p.span() + W->w.span() + W->dinv.span()) * sizeof(PetscScalar));
+  *partialbytes = (PetscLogDouble)(W->partials.span() * sizeof(PetscScalar));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -121,8 +122,8 @@ template <bool Jacobi, KSPNormType Norm> static void Update(PCGFWork W, PetscSca
   Kokkos::parallel_for(
       "PipeCGFused::Update", TeamPol(L, T).set_scratch_size(0, Kokkos::PerTeam(2 * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar    acc[2] = {0, 0};
-        const PetscInt stride = (PetscInt) L * T;
-        for (PetscInt i = (PetscInt) t.league_rank() * T + t.team_rank(); i < n; i += stride) {
+        const PetscInt stride = (PetscInt)L * T;
+        for (PetscInt i = (PetscInt)t.league_rank() * T + t.team_rank(); i < n; i += stride) {
           const PetscScalar pi = p(i);
           const PetscScalar ri = r(i) - alpha * w(i);
           const PetscScalar zi = Jacobi ? d(i) * ri : ri;
@@ -208,8 +209,8 @@ template <bool Jacobi> static void Dot(PCGFWork W)
   Kokkos::parallel_for(
       "PipeCGFused::Dot", TeamPol(L, T).set_scratch_size(0, Kokkos::PerTeam(2 * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar    acc[2] = {0, 0};
-        const PetscInt stride = (PetscInt) L * T;
-        for (PetscInt i = (PetscInt) t.league_rank() * T + t.team_rank(); i < n; i += stride) {
+        const PetscInt stride = (PetscInt)L * T;
+        for (PetscInt i = (PetscInt)t.league_rank() * T + t.team_rank(); i < n; i += stride) {
           const PetscScalar wi = w(i);
           acc[0] += p(i) * wi;
           acc[1] += Jacobi ? wi * d(i) * wi : wi * wi;
@@ -235,12 +236,12 @@ PetscErrorCode PCGFDot(PCGFWork W)
 
 PetscErrorCode PCGFReduce(PCGFWork W, PetscScalar sums[PCGF_NSUMS])
 {
-  const size_t       len = 2 * (size_t) W->lu + 2 * (size_t) W->ls;
+  const size_t       len = 2 * (size_t)W->lu + 2 * (size_t)W->ls;
   const PetscScalar *h   = W->hpartials.data();
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PCGF_Reduce, 0, 0, 0, 0));
-  GSCallKokkos(Kokkos::deep_copy(Kokkos::subview(W->hpartials, std::make_pair((size_t) 0, len)), Kokkos::subview(W->partials, std::make_pair((size_t) 0, len))));
+  GSCallKokkos(Kokkos::deep_copy(Kokkos::subview(W->hpartials, std::make_pair((size_t)0, len)), Kokkos::subview(W->partials, std::make_pair((size_t)0, len))));
   W->transfers++;
   for (int k = 0; k < PCGF_NSUMS; k++) sums[k] = 0;
   for (int i = 0; i < W->lu; i++) sums[PCGF_RZ] += h[i];

@@ -23,8 +23,8 @@ LaunchShape SpMVShape(PetscInt m, PetscInt nnz);
    lanes hold the same sum. Rows go to teams in a grid-stride loop so a fixed number of teams covers any size. */
 template <class XView, class F> KOKKOS_INLINE_FUNCTION void ForEachRowProduct(const Member &t, const CSR &A, const XView &x, const F &f)
 {
-  const PetscInt stride = (PetscInt) t.league_size() * t.team_size();
-  for (PetscInt row = (PetscInt) t.league_rank() * t.team_size() + t.team_rank(); row < A.m; row += stride) {
+  const PetscInt stride = (PetscInt)t.league_size() * t.team_size();
+  for (PetscInt row = (PetscInt)t.league_rank() * t.team_size() + t.team_rank(); row < A.m; row += stride) {
     const PetscInt beg = A.rowptr(row), len = A.rowptr(row + 1) - beg;
     PetscScalar    sum = 0;
     Kokkos::parallel_reduce(

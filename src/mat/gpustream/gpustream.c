@@ -23,7 +23,7 @@ static PetscErrorCode MatConvert_GPUStream_SeqAIJ(Mat, MatType, MatReuse, Mat *)
 
 PetscErrorCode MatGPUStreamGetDeviceMat(Mat A, GSDeviceMat *dA)
 {
-  Mat_GPUStream     *gs = (Mat_GPUStream *) A->spptr;
+  Mat_GPUStream     *gs = (Mat_GPUStream *)A->spptr;
   PetscObjectState   state;
   const PetscInt    *ia, *ja;
   const PetscScalar *a;
@@ -31,8 +31,8 @@ PetscErrorCode MatGPUStreamGetDeviceMat(Mat A, GSDeviceMat *dA)
   PetscBool          done;
 
   PetscFunctionBegin;
-  PetscCheck(A->assembled, PetscObjectComm((PetscObject) A), PETSC_ERR_ARG_WRONGSTATE, "Not for an unassembled matrix: call MatAssemblyBegin/End() first");
-  PetscCall(PetscObjectStateGet((PetscObject) A, &state));
+  PetscCheck(A->assembled, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONGSTATE, "Not for an unassembled matrix: call MatAssemblyBegin/End() first");
+  PetscCall(PetscObjectStateGet((PetscObject)A, &state));
   if (!gs->dA || gs->nzstate != A->nonzerostate || gs->state != state) {
     PetscCall(PetscLogEventBegin(GPUS_MatSync, A, 0, 0, 0));
     PetscCall(MatSeqAIJGetArrayRead(A, &a));
@@ -89,13 +89,13 @@ static PetscErrorCode MatMult_GPUStream(Mat A, Vec x, Vec y)
 
 static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
 {
-  Mat_GPUStream    *gs = (Mat_GPUStream *) A->spptr;
+  Mat_GPUStream    *gs = (Mat_GPUStream *)A->spptr;
   PetscBool         isascii;
   PetscViewerFormat format;
 
   PetscFunctionBegin;
   PetscCall(gs->view(A, viewer));
-  PetscCall(PetscObjectTypeCompare((PetscObject) viewer, PETSCVIEWERASCII, &isascii));
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
   if (!isascii) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerGetFormat(viewer, &format));
   if (format != PETSC_VIEWER_ASCII_INFO && format != PETSC_VIEWER_ASCII_INFO_DETAIL) PetscFunctionReturn(PETSC_SUCCESS);
@@ -117,7 +117,7 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
 /* Drops the device side and turns A back into a plain SeqAIJ matrix */
 static PetscErrorCode MatGPUStreamToSeqAIJ_Private(Mat A)
 {
-  Mat_GPUStream *gs = (Mat_GPUStream *) A->spptr;
+  Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
 
   PetscFunctionBegin;
   PetscCall(GSDeviceMatDestroy(&gs->dA));
@@ -126,9 +126,9 @@ static PetscErrorCode MatGPUStreamToSeqAIJ_Private(Mat A)
   A->ops->view    = gs->view;
   A->ops->destroy = gs->destroy;
   PetscCall(PetscFree(A->spptr));
-  PetscCall(PetscObjectComposeFunction((PetscObject) A, "MatConvert_gpustream_seqaij_C", NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject) A, "MatConvert_seqaij_gpustream_C", NULL));
-  PetscCall(PetscObjectChangeTypeName((PetscObject) A, MATSEQAIJ));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_gpustream_seqaij_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqaij_gpustream_C", NULL));
+  PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATSEQAIJ));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -157,9 +157,9 @@ static PetscErrorCode MatSeqAIJToGPUStream_Private(Mat A)
   A->ops->multadd = MatMultAdd_GPUStream;
   A->ops->view    = MatView_GPUStream;
   A->ops->destroy = MatDestroy_GPUStream;
-  PetscCall(PetscObjectComposeFunction((PetscObject) A, "MatConvert_gpustream_seqaij_C", MatConvert_GPUStream_SeqAIJ));
-  PetscCall(PetscObjectComposeFunction((PetscObject) A, "MatConvert_seqaij_gpustream_C", MatConvert_SeqAIJ_GPUStream));
-  PetscCall(PetscObjectChangeTypeName((PetscObject) A, MATGPUSTREAM));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_gpustream_seqaij_C", MatConvert_GPUStream_SeqAIJ));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqaij_gpustream_C", MatConvert_SeqAIJ_GPUStream));
+  PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -215,8 +215,8 @@ PETSC_EXTERN PetscErrorCode MatCreate_GPUStream(Mat A)
   PetscMPIInt size;
 
   PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject) A), &size));
-  PetscCheck(size == 1, PetscObjectComm((PetscObject) A), PETSC_ERR_SUP, "MATGPUSTREAM runs on one MPI process for now, not %d; use -mat_type aij on several processes", (int) size);
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  PetscCheck(size == 1, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "MATGPUSTREAM runs on one MPI process for now, not %d; use -mat_type aij on several processes", (int)size);
   PetscCall(MatCreate_SeqAIJ(A));
   PetscCall(MatSeqAIJToGPUStream_Private(A));
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -8,11 +8,11 @@ LaunchShape gpustream::SpMVShape(PetscInt m, PetscInt nnz)
   LaunchShape s;
   if (!OnDevice()) return s;
   /* lanes per row: the power of two nearest below the mean row length, up to a warp */
-  const double avg = m > 0 ? (double) nnz / (double) m : 1.0;
+  const double avg = m > 0 ? (double)nnz / (double)m : 1.0;
   while (s.vlen < 32 && 2 * s.vlen <= avg) s.vlen *= 2;
   s.team               = TeamThreads() / s.vlen;
   const PetscInt teams = (m + s.team - 1) / s.team;
-  s.league             = (int) PetscMax(1, PetscMin(teams, (PetscInt) MaxTeams(TeamThreads())));
+  s.league             = (int)PetscMax(1, PetscMin(teams, (PetscInt)MaxTeams(TeamThreads())));
   return s;
 }
 
@@ -70,8 +70,8 @@ PetscErrorCode GSDeviceMatGetLaunchShape(GSDeviceMat A, PetscInt *vlen, PetscInt
 PetscErrorCode GSDeviceMatGetMemory(GSDeviceMat A, PetscLogDouble *matbytes, PetscLogDouble *stagebytes)
 {
   PetscFunctionBegin;
-  *matbytes   = (PetscLogDouble) (A->rowptr.span() * sizeof(PetscInt) + A->colidx.span() * sizeof(PetscInt) + A->val.span() * sizeof(PetscScalar));
-  *stagebytes = (PetscLogDouble) ((A->x.span() + A->y.span() + A->z.span()) * sizeof(PetscScalar));
+  *matbytes   = (PetscLogDouble)(A->rowptr.span() * sizeof(PetscInt) + A->colidx.span() * sizeof(PetscInt) + A->val.span() * sizeof(PetscScalar));
+  *stagebytes = (PetscLogDouble)((A->x.span() + A->y.span() + A->z.span()) * sizeof(PetscScalar));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -89,9 +89,9 @@ PetscErrorCode GSDeviceMatMult(GSDeviceMat A, const PetscScalar x[], const Petsc
 
   PetscFunctionBegin;
   GSCallKokkos({
-    if (A->x.extent(0) != (size_t) n) A->x = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::x"), n);
-    if (A->y.extent(0) != (size_t) m) A->y = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::y"), m);
-    if (z && A->z.extent(0) != (size_t) m) A->z = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::z"), m);
+    if (A->x.extent(0) != (size_t)n) A->x = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::x"), n);
+    if (A->y.extent(0) != (size_t)m) A->y = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::y"), m);
+    if (z && A->z.extent(0) != (size_t)m) A->z = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::z"), m);
     Kokkos::deep_copy(A->x, HostUnmanaged<const PetscScalar>(x, n));
     if (z) {
       Kokkos::deep_copy(A->z, HostUnmanaged<const PetscScalar>(z, m));
@@ -100,6 +100,6 @@ PetscErrorCode GSDeviceMatMult(GSDeviceMat A, const PetscScalar x[], const Petsc
       SpMV<false>(A->csr, A->shape, A->x, A->z, A->y);
     Kokkos::deep_copy(HostUnmanaged<PetscScalar>(y, m), A->y);
   });
-  PetscCall(PetscLogFlops(2.0 * (PetscLogDouble) A->val.extent(0) - (z ? 0 : m)));
+  PetscCall(PetscLogFlops(2.0 * (PetscLogDouble)A->val.extent(0) - (z ? 0 : m)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

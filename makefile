@@ -1,0 +1,70 @@
+# Builds libpetscgpustream.so the PETSc way: compilers, flags and libraries come from PETSc's conf/variables.
+#   Debian 12 stack (PETSc 3.18, Trilinos' Kokkos, Serial):  make
+#   GPU stack (Kokkos CUDA, static):  source /work/shared/gpu-stack/build-env.sh
+#                                     make KOKKOS_DIR=/opt/gpu-stack/kokkos [KOKKOSKERNELS_DIR=/opt/gpu-stack/kokkos-kernels]
+# Objects and library go to $(BUILD); `make clean` removes it, `make test-make` runs PETSc's KSP ex2 with the plugin.
+PETSC_DIR ?= /usr/lib/petsc
+BUILD     ?= build-make
+.DEFAULT_GOAL := lib
+
+include ${PETSC_DIR}/lib/petsc/conf/variables
+include ${PETSC_DIR}/lib/petsc/conf/rules
+
+# Same list as GPUSTREAM_SOURCES in CMakeLists.txt
+SOURCES = petsc-registration.c \
+          src/sys/init.kokkos.cxx \
+          src/mat/gpustream/gpustream.c \
+          src/mat/gpustream/gpustream.kokkos.cxx \
+          src/mat/gpustream/spmvref.c \
+          src/ksp/pipecgfused/pipecgfused.c \
+          src/ksp/pipecgfused/pipecgfused.kokkos.cxx \
+          src/ksp/pipecgfused/pipecgfusedref.c
+OBJS = $(SOURCES:%=$(BUILD)/%.o)
+LIB  = $(BUILD)/libpetscgpustream.so
+
+# Only PETSC_EXTERN symbols leave the plugin (Debian's PETSc flags do not hide the rest)
+CPPFLAGS   = -Iinclude -Isrc/sys
+CXXPPFLAGS = $(CPPFLAGS)
+CFLAGS     = -fvisibility=hidden -Wall -Wno-unknown-pragmas
+CXXFLAGS   = -std=c++17 -fvisibility=hidden -fvisibility-inlines-hidden
+
+ifdef KOKKOS_DIR
+  # A CUDA build of Kokkos: its .kokkos.cxx files go through its nvcc_wrapper (PETSc's variables set CXX to mpicxx,
+  # overriding the environment's), with the options of Kokkos::kokkoscore in lib*/cmake/Kokkos/KokkosTargets.cmake.
+  # nvcc_wrapper is no MPI wrapper: Open MPI's mpicxx tells the include flags.
+  CXX          := $(KOKKOS_DIR)/bin/nvcc_wrapper
+  KOKKOS_INC   ?= $(KOKKOS_DIR)/include $(if $(KOKKOSKERNELS_DIR),$(KOKKOSKERNELS_DIR)/include)
+  KOKKOS_FLAGS ?= -expt-extended-lambda -Wext-lambda-captures-this -arch=sm_90 $(shell $(CXX_LINKER) --showme:compile)
+  KOKKOS_LIBS  ?= $(if $(KOKKOSKERNELS_DIR),$(wildcard $(KOKKOSKERNELS_DIR)/lib*/libkokkoskernels.a)) \
+                  $(wildcard $(KOKKOS_DIR)/lib*/libkokkoscontainers.a $(KOKKOS_DIR)/lib*/libkokkoscore.a) -lcudart -lcuda
+else
+  KOKKOS_INC   ?= /usr/include/trilinos
+  KOKKOS_LIBS  ?= -ltrilinos_kokkoskernels -ltrilinos_kokkoscore
+endif
+
+lib: $(LIB)
+
+# PETSc's PETSC_COMPILE_SINGLE and PETSC_CXXCOMPILE_SINGLE, writing to $(BUILD) instead of next to the source
+$(BUILD)/%.c.o: %.c
+	@$(MKDIR) $(@D)
+	$(PCC) -c -o $@ $(PCC_FLAGS) $(CFLAGS) $(CCPPFLAGS) $(C_DEPFLAGS) $<
+
+$(BUILD)/%.cxx.o: %.cxx
+	@$(MKDIR) $(@D)
+	$(CXX) -c -o $@ $(CXX_FLAGS) $(CXXFLAGS) $(CXXCPPFLAGS) $(addprefix -isystem ,$(KOKKOS_INC)) $(KOKKOS_FLAGS) $(CXX_DEPFLAGS) $<
+
+# Linked by PETSc's C++ linker (mpicxx; the GPU stack's Kokkos has no relocatable device code, so no nvcc link step).
+# --exclude-libs keeps a static Kokkos private to the plugin, so it never clashes with another Kokkos in the process.
+$(LIB): $(OBJS)
+	$(CXXLINKER) -shared -o $@ $^ -Wl,--exclude-libs,ALL $(KOKKOS_LIBS) $(PETSC_LIB)
+
+# `make clean` is PETSc's, which removes CLEANDIRS
+CLEANDIRS = $(BUILD)
+
+EX2 ?= build/tests/tutorials/ex2
+test-make: $(LIB)
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 $(EX2) -dll_append $(abspath $(LIB)) \
+	  -mat_type gpustream -ksp_type pipecgfused -pc_type jacobi -ksp_converged_reason | grep CONVERGED
+
+.PHONY: lib test-make
+-include $(OBJS:.o=.d)

@@ -1,0 +1,83 @@
+#!/bin/bash
+# Runs on the GPU machine (device tool), from the repository root, with .gpu/ carried (gpu-stack.tar.xz and the
+# build of scripts/build-gpu.sh):
+#   scripts/gpu-run.sh [tests] [sanitizer] [bench] [NS="1e4 1e5 1e6 1e7"]
+# tests:     unit tests (kernels vs serial twins), example tests, PETSc tutorials through -dll_append
+# sanitizer: compute-sanitizer memcheck, racecheck, synccheck on a small solve and on the unit tests
+# bench:     hardware limits, then time per iteration of pipecgfused (GPU) and PETSc's CG on AIJ with every CPU core
+# Logs and CSV files go to $OUT (or ./gpu-out); a summary table is printed last.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+OUT=${OUT:-$root/gpu-out}
+mkdir -p "$OUT"
+B=${B:-$root/.gpu/build}
+what="${*:-tests bench}"
+NS=${NS:-"1e4 1e5 1e6 1e7"}
+summary=$OUT/summary.txt
+: >"$summary"
+
+if [ ! -d /opt/gpu-stack ]; then tar -xJf .gpu/gpu-stack.tar.xz -C /opt || exit 1; fi
+source /opt/gpu-stack/env.sh
+export OMPI_MCA_rmaps_base_oversubscribe=1
+MPIEXEC=$(command -v mpiexec || command -v mpirun)
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
+ncpu=$(nproc)
+
+if [[ $what == *tests* ]]; then
+  echo "== tests" | tee -a "$summary"
+  "$B/tests/test_kernels" >"$OUT/unit.log" 2>&1
+  echo "unit kernels: $(tail -1 "$OUT/unit.log")" | tee -a "$summary"
+  for t in examples/ex1.c:examples/ex1 tests/matgpustream.c:tests/matgpustream tests/kspgpustream.c:tests/kspgpustream; do
+    python3 tests/petsctest.py --mpiexec "$MPIEXEC" --src "${t%%:*}" --exe "$B/${t##*:}" >>"$OUT/examples.log" 2>&1
+    echo "$(basename "${t%%:*}"): $(tail -1 "$OUT/examples.log")" | tee -a "$summary"
+  done
+  for c in "ex2|-pc_type none|" "ex2|-pc_type jacobi -m 100 -n 100|" "ex45|-pc_type jacobi -da_grid_x 33 -da_grid_y 33 -da_grid_z 33|dm"; do
+    IFS='|' read -r ex args dm <<<"$c"
+    ref="-${dm:+dm_}mat_type aij -ksp_type cg"
+    new="-${dm:+dm_}mat_type gpustream -ksp_type pipecgfused"
+    python3 tests/tutorials/compare.py --mpiexec "$MPIEXEC" --exe "$B/tests/tutorials/$ex" --dll "$B/libpetscgpustream.so" \
+      --args "$args" --ref "$ref" --new "$new" >>"$OUT/tutorials.log" 2>&1
+    echo "tutorial $ex $args: $(tail -1 "$OUT/tutorials.log")" | tee -a "$summary"
+  done
+fi
+
+if [[ $what == *sanitizer* ]]; then
+  echo "== compute-sanitizer" | tee -a "$summary"
+  for tool in memcheck racecheck synccheck; do
+    timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$B/examples/ex1" -m 64 -n 64 -pc_type jacobi >"$OUT/san-$tool.log" 2>&1
+    echo "$tool ex1 (pipecgfused, jacobi, 4096 rows): exit $? $(grep -o 'ERROR SUMMARY: [0-9]* errors' "$OUT/san-$tool.log" | tail -1)" | tee -a "$summary"
+  done
+  timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/test_kernels" >"$OUT/san-unit.log" 2>&1
+  echo "memcheck unit tests: exit $? $(grep -o 'ERROR SUMMARY: [0-9]* errors' "$OUT/san-unit.log" | tail -1), $(grep passed "$OUT/san-unit.log" | tail -1)" | tee -a "$summary"
+fi
+
+if [[ $what == *bench* ]]; then
+  echo "== bench" | tee -a "$summary"
+  nvcc -O3 -arch=sm_90 -o /tmp/hwlimits bench/hwlimits.cu && /tmp/hwlimits | tee "$OUT/hw.csv" | tee -a "$summary"
+  csv=$OUT/pipecg.csv
+  echo "ksp,pc,mat,nprocs,n,nnz,its,us_per_it_solve,us_per_it_loop" >"$csv"
+  for n in $NS; do
+    for pc in none jacobi; do
+      "$B/bench/bench_poisson" -n "$n" -dll_append "$B/libpetscgpustream.so" -mat_type gpustream -ksp_type pipecgfused -pc_type $pc | tee -a "$csv"
+    done
+    "$MPIEXEC" -n "$ncpu" --bind-to core "$B/bench/bench_poisson" -n "$n" -mat_type aij -ksp_type cg -pc_type none | tee -a "$csv"
+  done
+  python3 - "$csv" "$OUT/hw.csv" <<'PY' | tee -a "$summary"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+hw = dict(l.strip().split(",", 1) for l in open(sys.argv[2]))
+bw = float(hw["d2d_copy_GBps"]) * 1e9
+print("%-11s %-6s %9s %10s %10s %9s %8s" % ("ksp", "pc", "n", "solve us/it", "loop us/it", "floor us", "loop/floor"))
+for r in rows:
+    n, nnz = int(r["n"]), float(r["nnz"])
+    floor = ""
+    if r["ksp"] == "pipecgfused":  # bytes the two fused kernels must move per iteration
+        vec = 7 + 2 + (2 if r["pc"] == "jacobi" else 0)  # Update r/w x,r,p,w (+dinv); SpMVDot p,w (+dinv)
+        floor = "%.1f" % ((12 * nnz + 4 * (n + 1) + 8 * vec * n) / bw * 1e6)
+    ratio = "%.2f" % (float(r["us_per_it_loop"]) / float(floor)) if floor else ""
+    print("%-11s %-6s %9d %10s %10s %9s %8s" % (r["ksp"] + ("x%s" % r["nprocs"] if r["nprocs"] != "1" else ""), r["pc"], n, r["us_per_it_solve"], r["us_per_it_loop"], floor, ratio))
+PY
+fi
+echo "================ summary"
+cat "$summary"
