@@ -22,11 +22,13 @@ SOURCES = petsc-registration.c \
 OBJS = $(SOURCES:%=$(BUILD)/%.o)
 LIB  = $(BUILD)/libpetscgpustream.so
 
-# Only PETSC_EXTERN symbols leave the plugin (Debian's PETSc flags do not hide the rest)
+# PETSc's variables add these to their own flags. Hidden visibility: only PETSC_EXTERN symbols leave the plugin
+# (Debian's PETSc flags do not hide the rest). PETSc's C++ standard (c++11 on Debian) gives way to C++17.
 CPPFLAGS   = -Iinclude -Isrc/sys
 CXXPPFLAGS = $(CPPFLAGS)
 CFLAGS     = -fvisibility=hidden -Wall -Wno-unknown-pragmas
 CXXFLAGS   = -std=c++17 -fvisibility=hidden -fvisibility-inlines-hidden
+CXX_FLAGS := $(filter-out -std=%,$(CXX_FLAGS))
 
 ifdef KOKKOS_DIR
   # A CUDA build of Kokkos: its .kokkos.cxx files go through its nvcc_wrapper (PETSc's variables set CXX to mpicxx,
@@ -35,6 +37,8 @@ ifdef KOKKOS_DIR
   CXX          := $(KOKKOS_DIR)/bin/nvcc_wrapper
   KOKKOS_INC   ?= $(KOKKOS_DIR)/include $(if $(KOKKOSKERNELS_DIR),$(KOKKOSKERNELS_DIR)/include)
   KOKKOS_FLAGS ?= -expt-extended-lambda -Wext-lambda-captures-this -arch=sm_90 $(shell $(CXX_LINKER) --showme:compile)
+  # nvcc knows no -MP and names the -MMD target after the source: name it here (a deleted header needs `make clean`)
+  CXX_DEPFLAGS  = -MMD -MT $@ -MF $(@:.o=.d)
   KOKKOS_LIBS  ?= $(if $(KOKKOSKERNELS_DIR),$(wildcard $(KOKKOSKERNELS_DIR)/lib*/libkokkoskernels.a)) \
                   $(wildcard $(KOKKOS_DIR)/lib*/libkokkoscontainers.a $(KOKKOS_DIR)/lib*/libkokkoscore.a) -lcudart -lcuda
 else
@@ -58,13 +62,13 @@ $(BUILD)/%.cxx.o: %.cxx
 $(LIB): $(OBJS)
 	$(CXXLINKER) -shared -o $@ $^ -Wl,--exclude-libs,ALL $(KOKKOS_LIBS) $(PETSC_LIB)
 
-# `make clean` is PETSc's, which removes CLEANDIRS
+# `make clean` is PETSc's: it removes CLEANDIRS, and PETSc's usual scratch files (*.o, *.d, core, *~ ...) here
 CLEANDIRS = $(BUILD)
 
 EX2 ?= build/tests/tutorials/ex2
 test-make: $(LIB)
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 $(EX2) -dll_append $(abspath $(LIB)) \
-	  -mat_type gpustream -ksp_type pipecgfused -pc_type jacobi -ksp_converged_reason | grep CONVERGED
+	  -mat_type gpustream -ksp_type pipecgfused -pc_type jacobi -ksp_converged_reason | awk '{ print } /CONVERGED/ { ok = 1 } END { exit !ok }'
 
 .PHONY: lib test-make
 -include $(OBJS:.o=.d)
