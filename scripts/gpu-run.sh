@@ -32,7 +32,7 @@ if [[ $what == *tests* ]]; then
     python3 tests/petsctest.py --mpiexec "$MPIEXEC" --src "${t%%:*}" --exe "$B/${t##*:}" >>"$OUT/examples.log" 2>&1
     echo "$(basename "${t%%:*}"): $(tail -1 "$OUT/examples.log")" | tee -a "$summary"
   done
-  for c in "ex2|-pc_type none|" "ex2|-pc_type jacobi -m 100 -n 100|" "ex45|-pc_type jacobi -da_grid_x 33 -da_grid_y 33 -da_grid_z 33|dm"; do
+  for c in "ex2|-pc_type none|" "ex2|-pc_type jacobi -m 100 -n 100|" "ex46|-pc_type jacobi -da_grid_x 300 -da_grid_y 200|dm"; do
     IFS='|' read -r ex args dm <<<"$c"
     ref="-${dm:+dm_}mat_type aij -ksp_type cg"
     new="-${dm:+dm_}mat_type gpustream -ksp_type pipecgfused"

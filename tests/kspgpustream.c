@@ -1,10 +1,13 @@
 static char help[] = "Tests KSPPIPECGFUSED against PETSc's KSPCG on the same problems: every norm type, PCNONE and PCJACOBI,\n\
 gpustream and AIJ operators, initial guesses, zero and NaN right-hand sides, indefinite operators, iteration limits,\n\
 repeated solves with changed operators.\n\
-  -scenario <all,single,unsupported_pc,nullspace>\n\n";
+  -scenario <all,single,unsupported_pc,nullspace>\n\
+  -v : print the iteration counts\n\n";
 
 #include <math.h>
 #include <petscgpustream.h>
+
+static PetscBool verbose = PETSC_FALSE;
 
 /* 2D 5-point operator on an m x m grid; coefficient 'jump' where x > 1/2, diagonal shifted by 'shift' */
 static PetscErrorCode Poisson(MatType type, PetscInt m, PetscReal jump, PetscReal shift, Mat *A)
@@ -90,8 +93,10 @@ static PetscErrorCode Compare(const char *what, Mat A, PCType pc, KSPNormType nt
   }
   if (its[1] >= 0) PetscCall(PetscSNPrintf(pipecg, sizeof(pipecg), "%" PetscInt_FMT, its[1]));
   ok = (PetscBool)(reason[0] == reason[2] && PetscAbsInt(its[0] - its[2]) <= PetscMax(2, its[0] / 20) && (reason[2] < 0 || res[2] < 1e-6));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s pc=%s norm=%s: %s, cg %s in %" PetscInt_FMT " (pipecg %s), pipecgfused %s in %" PetscInt_FMT "%s\n", what, pc, KSPNormTypes[nt], ok ? "agree" : "DIFFER", KSPConvergedReasons[reason[0]], its[0], pipecg,
-                        KSPConvergedReasons[reason[2]], its[2], reason[2] > 0 ? (res[2] < 1e-6 ? ", true residual < 1e-6" : ", TRUE RESIDUAL TOO LARGE") : ""));
+  /* exact counts vary with rounding (FMA, BLAS) from machine to machine on ill-conditioned problems: -v shows them */
+  if (verbose) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  iterations: cg %" PetscInt_FMT ", pipecg %s, pipecgfused %" PetscInt_FMT "\n", its[0], pipecg, its[2]));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s pc=%s norm=%s: %s, cg %s, pipecgfused %s%s\n", what, pc, KSPNormTypes[nt], ok ? "agree" : "DIFFER", KSPConvergedReasons[reason[0]], KSPConvergedReasons[reason[2]],
+                        reason[2] > 0 ? (res[2] < 1e-6 ? ", true residual < 1e-6" : ", TRUE RESIDUAL TOO LARGE") : ""));
   PetscCall(VecDestroy(&x));
   PetscFunctionReturn(0);
 }
@@ -126,6 +131,7 @@ int main(int argc, char **argv)
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(PetscGPUStreamInitializePackage());
   PetscCall(PetscOptionsGetString(NULL, NULL, "-scenario", scenario, sizeof(scenario), NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-v", &verbose, NULL));
   PetscCall(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
   PetscCall(Poisson(MATGPUSTREAM, 24, 1e3, 0.0, &A));
   PetscCall(MatCreateVecs(A, &x0, &b));
@@ -185,7 +191,7 @@ int main(int argc, char **argv)
     /* one KSP through operators of different sizes */
     {
       KSP                ksp;
-      PetscInt           its;
+      PetscInt           its, its0 = -1;
       KSPConvergedReason reason;
       Vec                x, xbig;
       PetscCall(Poisson(MATGPUSTREAM, 31, 1.0, 0.0, &Abig));
@@ -201,7 +207,9 @@ int main(int argc, char **argv)
         PetscCall(KSPSolve(ksp, k == 1 ? bbig : b, k == 1 ? xbig : x));
         PetscCall(KSPGetIterationNumber(ksp, &its));
         PetscCall(KSPGetConvergedReason(ksp, &reason));
-        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "one KSP, solve %d on %s operator: %s in %" PetscInt_FMT "\n", k, k == 1 ? "31x31" : "24x24", KSPConvergedReasons[reason], its));
+        if (!k) its0 = its;
+        PetscCall(
+            PetscPrintf(PETSC_COMM_WORLD, "one KSP, solve %d on %s operator: %s%s\n", k, k == 1 ? "31x31" : "24x24", KSPConvergedReasons[reason], k == 2 ? (its == its0 ? ", same iterations as solve 0" : ", ITERATIONS DIFFER FROM SOLVE 0") : ""));
       }
       PetscCall(KSPDestroy(&ksp));
       PetscCall(VecDestroy(&x));
