@@ -22,6 +22,7 @@ PETSC_INTERN PetscErrorCode GSDeviceMatSetValues(GSDeviceMat, const PetscScalar[
 PETSC_INTERN PetscErrorCode GSDeviceMatDestroy(GSDeviceMat *);
 PETSC_INTERN PetscErrorCode GSDeviceMatMult(GSDeviceMat, const PetscScalar[], const PetscScalar[], PetscScalar[]);
 PETSC_INTERN PetscErrorCode GSDeviceMatGetLaunchShape(GSDeviceMat, PetscInt *, PetscInt *, PetscInt *);
+PETSC_INTERN PetscErrorCode GSDeviceMatSetLaunchShape(GSDeviceMat, PetscInt, PetscInt, PetscInt);
 PETSC_INTERN PetscErrorCode GSDeviceMatGetMemory(GSDeviceMat, PetscLogDouble *, PetscLogDouble *);
 
 /* Serial reference twin of the device SpMV: y = A x (+ z when z is not NULL) */

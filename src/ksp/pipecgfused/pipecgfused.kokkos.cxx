@@ -16,6 +16,15 @@ struct _n_PCGFWork {
   PetscInt                                 launches = 0, transfers = 0, copies = 0;
 };
 
+/* Room for the partial sums of an Update and an SpMVDot or Dot of ls teams */
+static void EnsurePartials(PCGFWork W, int ls)
+{
+  const size_t need = 2 * (size_t)W->lu + 2 * (size_t)PetscMax(W->lu, ls);
+  if (W->partials.extent(0) >= need) return;
+  W->partials  = DView<PetscScalar>("PipeCGFused::partials", need);
+  W->hpartials = Kokkos::View<PetscScalar *, PinnedSpace>("PipeCGFused::hpartials", need);
+}
+
 PetscErrorCode PCGFWorkCreate(PetscInt n, PetscBool jacobi, PCGFWork *work)
 {
   PCGFWork W;
@@ -33,12 +42,22 @@ PetscErrorCode PCGFWorkCreate(PetscInt n, PetscBool jacobi, PCGFWork *work)
     W->p    = DView<PetscScalar>("PipeCGFused::p", n);
     W->w    = DView<PetscScalar>("PipeCGFused::w", n);
     W->dinv = DView<PetscScalar>("PipeCGFused::dinv", jacobi ? n : 0);
-    /* an SpMV launch has at most MaxTeams(TeamThreads()) teams (see SpMVShape) */
-    const size_t cap = 2 * (size_t)W->lu + 2 * (size_t)PetscMax(W->lu, MaxTeams(TeamThreads()));
-    W->partials      = DView<PetscScalar>("PipeCGFused::partials", cap);
-    W->hpartials     = Kokkos::View<PetscScalar *, PinnedSpace>("PipeCGFused::hpartials", cap);
+    EnsurePartials(W, MaxTeams(TeamThreads())); /* the most teams SpMVShape() gives an SpMV */
   });
   *work = W;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Threads per team and teams of the vector kernels (Update, Dot), for experiments and benchmarks */
+PetscErrorCode PCGFWorkSetLaunchShape(PCGFWork W, PetscInt team, PetscInt league)
+{
+  PetscFunctionBegin;
+  PetscCheck(team > 0 && !(team & (team - 1)) && team <= 1024 && (OnDevice() || team == 1), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Team size %" PetscInt_FMT " must be a power of two up to 1024 (1 on host backends)", team);
+  PetscCheck(league > 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "League size %" PetscInt_FMT " must be positive", league);
+  W->tu = (int)team;
+  W->lu = (int)league;
+  W->ls = 0;
+  GSCallKokkos(EnsurePartials(W, W->lu));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -188,6 +207,7 @@ PetscErrorCode PCGFSpMVDot(PCGFWork W, GSDeviceMat A)
   PetscFunctionBegin;
   PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
   PetscCall(PetscLogEventBegin(PCGF_SpMVDot, 0, 0, 0, 0));
+  GSCallKokkos(EnsurePartials(W, A->shape.league));
   if (W->dinv.extent(0))
     GSCallKokkos(SpMVDot<true>(W, A->csr, A->shape));
   else

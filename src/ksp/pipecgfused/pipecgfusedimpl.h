@@ -33,6 +33,7 @@ PETSC_INTERN PetscErrorCode PCGFWorkDestroy(PCGFWork *);
 PETSC_INTERN PetscErrorCode PCGFWorkSetVec(PCGFWork, PCGFVec, const PetscScalar[]);
 PETSC_INTERN PetscErrorCode PCGFWorkGetVec(PCGFWork, PCGFVec, PetscScalar[]);
 PETSC_INTERN PetscErrorCode PCGFWorkGetCounts(PCGFWork, PetscInt *, PetscInt *, PetscInt *);
+PETSC_INTERN PetscErrorCode PCGFWorkSetLaunchShape(PCGFWork, PetscInt, PetscInt);
 PETSC_INTERN PetscErrorCode PCGFWorkGetMemory(PCGFWork, PetscLogDouble *, PetscLogDouble *);
 
 PETSC_INTERN PetscErrorCode PCGFUpdate(PCGFWork, PetscScalar, PetscScalar, KSPNormType);

@@ -3,14 +3,14 @@
 
 using namespace gpustream;
 
-LaunchShape gpustream::SpMVShape(PetscInt m, PetscInt nnz)
+/* Thread per row, 256 threads per team, 8 teams per multiprocessor: on an H200 this ran the 5-point SpMV at
+   1.92 TB/s, while 2, 4 and 8 Kokkos vector lanes per row ran at 1.0, 0.7 and 0.5 TB/s, and fewer teams or one
+   team per 256 rows were slower too (docs/performance.md, docs/data/kernels-h200-*.csv). */
+LaunchShape gpustream::SpMVShape(PetscInt m)
 {
   LaunchShape s;
   if (!OnDevice()) return s;
-  /* lanes per row: the power of two nearest below the mean row length, up to a warp */
-  const double avg = m > 0 ? (double)nnz / (double)m : 1.0;
-  while (s.vlen < 32 && 2 * s.vlen <= avg) s.vlen *= 2;
-  s.team               = TeamThreads() / s.vlen;
+  s.team               = TeamThreads();
   const PetscInt teams = (m + s.team - 1) / s.team;
   s.league             = (int)PetscMax(1, PetscMin(teams, (PetscInt)MaxTeams(TeamThreads())));
   return s;
@@ -37,7 +37,7 @@ PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], co
   A->csr.rowptr = A->rowptr;
   A->csr.colidx = A->colidx;
   A->csr.val    = A->val;
-  A->shape      = SpMVShape(m, nnz);
+  A->shape      = SpMVShape(m);
   *dA           = A;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -64,6 +64,19 @@ PetscErrorCode GSDeviceMatGetLaunchShape(GSDeviceMat A, PetscInt *vlen, PetscInt
   *vlen   = A->shape.vlen;
   *team   = A->shape.team;
   *league = A->shape.league;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Lanes per row, rows per team and teams of the SpMV kernels, for experiments and benchmarks */
+PetscErrorCode GSDeviceMatSetLaunchShape(GSDeviceMat A, PetscInt vlen, PetscInt team, PetscInt league)
+{
+  PetscFunctionBegin;
+  PetscCheck(vlen > 0 && !(vlen & (vlen - 1)) && vlen <= 32 && (OnDevice() || vlen == 1), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Vector length %" PetscInt_FMT " must be a power of two up to 32 (1 on host backends)", vlen);
+  PetscCheck(team > 0 && team * vlen <= 1024 && (OnDevice() || team == 1), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Team size %" PetscInt_FMT " times vector length must be in 1..1024 (1 on host backends)", team);
+  PetscCheck(league > 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "League size %" PetscInt_FMT " must be positive", league);
+  A->shape.vlen   = (int)vlen;
+  A->shape.team   = (int)team;
+  A->shape.league = (int)league;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

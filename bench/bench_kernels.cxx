@@ -1,0 +1,111 @@
+/* Times each fused kernel of KSPPIPECGFUSED alone on the 2D 5-point Laplacian, over launch shapes, against a
+   Kokkos copy kernel on the same vectors: the numbers behind the default shapes (docs/performance.md).
+     bench_kernels [-n rows] [-reps 50]
+   CSV: kernel,n,vlen,team,league,us,GBps   (GBps: the bytes the kernel must move, over its time) */
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "../src/mat/gpustream/devicemat.hpp"
+#include "../src/ksp/pipecgfused/pipecgfusedimpl.h"
+
+using namespace gpustream;
+
+static double Median(std::vector<double> v)
+{
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+template <class F> static double TimeUs(int reps, F f)
+{
+  std::vector<double> t;
+  f();
+  Kokkos::fence();
+  for (int r = 0; r < reps; r++) {
+    Kokkos::Timer timer;
+    f();
+    Kokkos::fence();
+    t.push_back(timer.seconds() * 1e6);
+  }
+  return Median(t);
+}
+
+int main(int argc, char **argv)
+{
+  PetscReal nreal = 1e7;
+  PetscInt  reps  = 50;
+
+  PetscCall(PetscInitialize(&argc, &argv, nullptr, nullptr));
+  PetscCall(PetscGPUStreamInitializePackage());
+  PetscCall(PetscGPUStreamKokkosInitialize());
+  PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-n", &nreal, nullptr));
+  PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-reps", &reps, nullptr));
+  {
+    const PetscInt           m = (PetscInt)(std::sqrt((double)nreal) + 0.5), n = m * m;
+    std::vector<PetscInt>    ia(1, 0), ja;
+    std::vector<PetscScalar> a, x(n, 1.0);
+    for (PetscInt row = 0; row < n; row++) {
+      const PetscInt i = row % m, j = row / m;
+      if (j > 0) ja.push_back(row - m), a.push_back(-1);
+      if (i > 0) ja.push_back(row - 1), a.push_back(-1);
+      ja.push_back(row), a.push_back(4);
+      if (i < m - 1) ja.push_back(row + 1), a.push_back(-1);
+      if (j < m - 1) ja.push_back(row + m), a.push_back(-1);
+      ia.push_back((PetscInt)ja.size());
+    }
+    const double nnz = (double)ja.size(), vecb = 8.0 * n;
+    GSDeviceMat  A;
+    PCGFWork     W;
+    PetscScalar  sums[PCGF_NSUMS];
+    PetscCall(GSDeviceMatCreate(n, n, ia.data(), ja.data(), a.data(), &A));
+    PetscCall(PCGFWorkCreate(n, PETSC_FALSE, &W));
+    for (auto v : {PCGF_X, PCGF_R, PCGF_P, PCGF_W}) PetscCall(PCGFWorkSetVec(W, v, x.data()));
+    std::printf("kernel,n,vlen,team,league,us,GBps\n");
+
+    {
+      DView<PetscScalar> s = DView<PetscScalar>("s", n), d = DView<PetscScalar>("d", n);
+      const double       us = TimeUs(reps, [&] {
+        Kokkos::parallel_for(
+                  "bench::copy", Kokkos::RangePolicy<Exec>(0, n), KOKKOS_LAMBDA(const PetscInt i) { d(i) = s(i); });
+      });
+      std::printf("kokkos_copy,%d,1,-,-,%.2f,%.1f\n", (int)n, us, 2 * vecb / us * 1e-3);
+    }
+    const int sms = MaxTeams(256) / 8; /* multiprocessors, at 2048 threads each */
+    for (int team : OnDevice() ? std::vector<int>{128, 256, 512, 1024} : std::vector<int>{})
+      for (int per : {1, 2, 4, 8, 16, 0}) {
+        const int league = per ? std::max(1, sms * per * 256 / team) : (int)((n + team - 1) / team);
+        PetscCall(PCGFWorkSetLaunchShape(W, team, league));
+        const double us = TimeUs(reps, [&] { PCGFUpdate(W, 0.0, 0.0, KSP_NORM_UNPRECONDITIONED); });
+        std::printf("update,%d,1,%d,%d,%.2f,%.1f\n", (int)n, team, league, us, 7 * vecb / us * 1e-3);
+      }
+    for (int vlen : OnDevice() ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{})
+      for (int threads : {128, 256, 512})
+        for (int per : {1, 2, 4, 8, 16, 0}) {
+          const int team = threads / vlen, league = per ? std::max(1, sms * per * 256 / threads) : (int)((n + team - 1) / team);
+          PetscCall(GSDeviceMatSetLaunchShape(A, vlen, team, league));
+          const double us = TimeUs(reps, [&] { PCGFSpMVDot(W, A); });
+          std::printf("spmvdot,%d,%d,%d,%d,%.2f,%.1f\n", (int)n, vlen, team, league, us, (12 * nnz + 4.0 * (n + 1) + 2 * vecb) / us * 1e-3);
+          PetscCall(PCGFReduce(W, sums));
+        }
+    /* the defaults, one whole iteration */
+    PetscCall(PCGFWorkDestroy(&W));
+    PetscCall(PCGFWorkCreate(n, PETSC_FALSE, &W));
+    for (auto v : {PCGF_X, PCGF_R, PCGF_P, PCGF_W}) PetscCall(PCGFWorkSetVec(W, v, x.data()));
+    A->shape = SpMVShape(n);
+    std::printf("# default SpMV shape: vlen %d team %d league %d\n", A->shape.vlen, A->shape.team, A->shape.league);
+    {
+      const double us = TimeUs(reps, [&] {
+        PCGFUpdate(W, 0.0, 0.0, KSP_NORM_UNPRECONDITIONED);
+        PCGFSpMVDot(W, A);
+        PCGFReduce(W, sums);
+      });
+      std::printf("iteration_defaults,%d,-,-,-,%.2f,%.1f\n", (int)n, us, (12 * nnz + 4.0 * (n + 1) + 9 * vecb) / us * 1e-3);
+    }
+    PetscCall(PCGFWorkDestroy(&W));
+    PetscCall(GSDeviceMatDestroy(&A));
+  }
+  PetscCall(PetscFinalize());
+  return 0;
+}
