@@ -16,6 +16,9 @@ what="${*:-tests bench}"
 NS=${NS:-"1e4 1e5 1e6 1e7"}
 summary=$OUT/summary.txt
 : >"$summary"
+step=$(mktemp)
+# keeps the last step's log in $step and appends it to $OUT/$1 (few files: the device tool returns at most 8)
+log() { cat "$step" >>"$OUT/$1"; }
 
 if [ ! -d /opt/gpu-stack ]; then tar -xJf .gpu/gpu-stack.tar.xz -C /opt || exit 1; fi
 source /opt/gpu-stack/env.sh
@@ -26,35 +29,41 @@ ncpu=$(nproc)
 
 if [[ $what == *tests* ]]; then
   echo "== tests" | tee -a "$summary"
-  "$B/tests/test_kernels" >"$OUT/unit.log" 2>&1
-  echo "unit kernels: $(tail -1 "$OUT/unit.log")" | tee -a "$summary"
+  "$B/tests/test_kernels" >"$step" 2>&1
+  log tests.log
+  echo "unit kernels: $(tail -1 "$step")" | tee -a "$summary"
   for t in examples/ex1.c:examples/ex1 tests/matgpustream.c:tests/matgpustream tests/kspgpustream.c:tests/kspgpustream; do
-    python3 tests/petsctest.py --mpiexec "$MPIEXEC" --src "${t%%:*}" --exe "$B/${t##*:}" >>"$OUT/examples.log" 2>&1
-    echo "$(basename "${t%%:*}"): $(tail -1 "$OUT/examples.log")" | tee -a "$summary"
+    python3 tests/petsctest.py --mpiexec "$MPIEXEC" --src "${t%%:*}" --exe "$B/${t##*:}" >"$step" 2>&1
+    log tests.log
+    echo "$(basename "${t%%:*}"): $(tail -1 "$step")" | tee -a "$summary"
   done
   for c in "ex2|-pc_type none|" "ex2|-pc_type jacobi -m 100 -n 100|" "ex46|-pc_type jacobi -da_grid_x 300 -da_grid_y 200|dm"; do
     IFS='|' read -r ex args dm <<<"$c"
     ref="-${dm:+dm_}mat_type aij -ksp_type cg"
     new="-${dm:+dm_}mat_type gpustream -ksp_type pipecgfused"
     python3 tests/tutorials/compare.py --mpiexec "$MPIEXEC" --exe "$B/tests/tutorials/$ex" --dll "$B/libpetscgpustream.so" \
-      --args "$args" --ref "$ref" --new "$new" >>"$OUT/tutorials.log" 2>&1
-    echo "tutorial $ex $args: $(tail -1 "$OUT/tutorials.log")" | tee -a "$summary"
+      --args "$args" --ref "$ref" --new "$new" >"$step" 2>&1
+    log tests.log
+    echo "tutorial $ex $args: $(tail -1 "$step")" | tee -a "$summary"
   done
 fi
 
 if [[ $what == *sanitizer* ]]; then
   echo "== compute-sanitizer" | tee -a "$summary"
   for tool in memcheck racecheck synccheck; do
-    timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$B/examples/ex1" -m 64 -n 64 -pc_type jacobi >"$OUT/san-$tool.log" 2>&1
-    echo "$tool ex1 (pipecgfused, jacobi, 4096 rows): exit $? $(grep -o 'ERROR SUMMARY: [0-9]* errors' "$OUT/san-$tool.log" | tail -1)" | tee -a "$summary"
+    timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$B/examples/ex1" -m 64 -n 64 -pc_type jacobi >"$step" 2>&1
+    echo "$tool ex1 (pipecgfused, jacobi, 4096 rows): exit $? $(grep -o 'ERROR SUMMARY: [0-9]* errors' "$step" | tail -1)" | tee -a "$summary"
+    log sanitizer.log
   done
-  timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/test_kernels" >"$OUT/san-unit.log" 2>&1
-  echo "memcheck unit tests: exit $? $(grep -o 'ERROR SUMMARY: [0-9]* errors' "$OUT/san-unit.log" | tail -1), $(grep passed "$OUT/san-unit.log" | tail -1)" | tee -a "$summary"
+  timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/test_kernels" >"$step" 2>&1
+  echo "memcheck unit tests: exit $? $(grep -o 'ERROR SUMMARY: [0-9]* errors' "$step" | tail -1), $(grep passed "$step" | tail -1)" | tee -a "$summary"
+  log sanitizer.log
 fi
 
 if [[ $what == *bench* ]]; then
   echo "== bench" | tee -a "$summary"
   nvcc -O3 -arch=sm_90 -o /tmp/hwlimits bench/hwlimits.cu && /tmp/hwlimits | tee "$OUT/hw.csv" | tee -a "$summary"
+  for n in 1e4 1e5 1e7; do "$B/bench/bench_kernels" -n $n -reps 30 >>"$OUT/kernels.csv"; done
   csv=$OUT/pipecg.csv
   echo "ksp,pc,mat,nprocs,n,nnz,its,us_per_it_solve,us_per_it_loop" >"$csv"
   for n in $NS; do
