@@ -52,11 +52,11 @@ if [[ $what == *sanitizer* ]]; then
   echo "== compute-sanitizer" | tee -a "$summary"
   for tool in memcheck racecheck synccheck; do
     timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$B/examples/ex1" -m 64 -n 64 -pc_type jacobi >"$step" 2>&1
-    echo "$tool ex1 (pipecgfused, jacobi, 4096 rows): exit $? $(grep -o 'ERROR SUMMARY: [0-9]* errors' "$step" | tail -1)" | tee -a "$summary"
+    echo "$tool ex1 (pipecgfused, jacobi, 4096 rows): exit $? $(grep -E -o '(ERROR|RACECHECK) SUMMARY: [0-9]+ [a-z]+' "$step" | tail -1)" | tee -a "$summary"
     log sanitizer.log
   done
   timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/test_kernels" >"$step" 2>&1
-  echo "memcheck unit tests: exit $? $(grep -o 'ERROR SUMMARY: [0-9]* errors' "$step" | tail -1), $(grep passed "$step" | tail -1)" | tee -a "$summary"
+  echo "memcheck unit tests: exit $? $(grep -E -o '(ERROR|RACECHECK) SUMMARY: [0-9]+ [a-z]+' "$step" | tail -1), $(grep passed "$step" | tail -1)" | tee -a "$summary"
   log sanitizer.log
 fi
 

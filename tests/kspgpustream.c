@@ -184,6 +184,16 @@ int main(int argc, char **argv)
     PetscCall(VecAssemblyEnd(x0));
     PetscCall(Report("NaN in the initial guess", A, PCJACOBI, b, x0));
 
+    {
+      Mat Anan;
+      PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &Anan));
+      PetscCall(MatSetValue(Anan, 7, 7, NAN, INSERT_VALUES));
+      PetscCall(MatAssemblyBegin(Anan, MAT_FINAL_ASSEMBLY));
+      PetscCall(MatAssemblyEnd(Anan, MAT_FINAL_ASSEMBLY));
+      PetscCall(Report("NaN in the operator", Anan, PCNONE, b, NULL));
+      PetscCall(MatDestroy(&Anan));
+    }
+
     /* indefinite: the Laplacian shifted by minus a multiple of its smallest eigenvalue's scale */
     PetscCall(Poisson(MATGPUSTREAM, 24, 1.0, -0.5, &Aind));
     PetscCall(Report("indefinite operator", Aind, PCNONE, b, NULL));

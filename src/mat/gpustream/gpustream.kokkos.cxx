@@ -5,7 +5,7 @@ using namespace gpustream;
 
 /* Thread per row, 256 threads per team, 8 teams per multiprocessor: on an H200 this ran the 5-point SpMV at
    1.92 TB/s, while 2, 4 and 8 Kokkos vector lanes per row ran at 1.0, 0.7 and 0.5 TB/s, and fewer teams or one
-   team per 256 rows were slower too (docs/performance.md, docs/data/kernels-h200-*.csv). */
+   team per 256 rows were slower too (docs/performance.md, docs/data/kernels-h200-2026-11-21.csv). */
 LaunchShape gpustream::SpMVShape(PetscInt m)
 {
   LaunchShape s;
