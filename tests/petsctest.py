@@ -60,6 +60,10 @@ def same(expected, got, rtol, atol):
     return True
 
 
+def want_error(t):
+    return t["error"] not in ("0", "false", "")
+
+
 def run_test(t, opts):
     cmd = shlex.split(opts.exe) + shlex.split(t["args"]) + shlex.split(opts.args or "")
     n = int(t["nsize"])
@@ -70,8 +74,7 @@ def run_test(t, opts):
     out = p.stdout.decode(errors="replace")
     if t["filter"]:
         out = subprocess.run(t["filter"], shell=True, input=out.encode(), stdout=subprocess.PIPE).stdout.decode()
-    want_error = t["error"] not in ("0", "false", "")
-    status_ok = (p.returncode != 0) == want_error
+    status_ok = (p.returncode != 0) == want_error(t)
     return cmd, p.returncode, out, status_ok
 
 
@@ -108,6 +111,8 @@ def main():
         expected = open(t["output_file"]).read() if os.path.exists(t["output_file"]) else None
         el, gl = (expected or "").splitlines(), out.splitlines()
         diff_ok = expected is not None and len(el) == len(gl) and all(same(a, b, opts.rtol, opts.atol) for a, b in zip(el, gl))
+        if want_error(t) and not el:  # an expected failure must be recognised by its message
+            diff_ok = False
         if diff_ok and status_ok:
             passed += 1
             print("ok %s" % t["name"])

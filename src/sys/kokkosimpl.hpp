@@ -36,7 +36,7 @@ inline int TeamThreads()
 /* Teams that fill the device once; reductions write one partial per team, so this also bounds the transfer */
 inline int MaxTeams(int threads_per_team)
 {
-  const int c = Exec::concurrency() / threads_per_team;
+  const int c = Exec().concurrency() / threads_per_team; /* an instance: Kokkos 4 made it non-static */
   return c > 0 ? c : 1;
 }
 
