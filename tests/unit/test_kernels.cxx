@@ -76,7 +76,8 @@ CSRHost RandomCSR(PetscInt m, PetscInt n, PetscInt maxlen)
   return A;
 }
 
-const PetscInt sizes[] = {0, 1, 2, 3, 31, 255, 256, 257, 1000, 10007, 300001};
+const PetscInt        allsizes[] = {0, 1, 2, 3, 31, 255, 256, 257, 1000, 10007, 300001};
+std::vector<PetscInt> sizes; /* all sizes up to -max_size (valgrind runs use small ones) */
 
 void TestSpMV()
 {
@@ -232,6 +233,12 @@ int main(int argc, char **argv)
   PetscCall(PetscInitialize(&argc, &argv, nullptr, nullptr));
   PetscCall(PetscGPUStreamInitializePackage());
   PetscCall(PetscGPUStreamKokkosInitialize());
+  {
+    PetscInt maxsize = PETSC_MAX_INT;
+    PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-max_size", &maxsize, nullptr));
+    for (PetscInt n : allsizes)
+      if (n <= maxsize) sizes.push_back(n);
+  }
   std::printf("# Kokkos execution space: %s\n", PetscGPUStreamExecutionSpace());
   TestSpMV();
   TestUpdate();
