@@ -40,6 +40,14 @@ inline int MaxTeams(int threads_per_team)
   return c > 0 ? c : 1;
 }
 
+/* Calls f(i) for the indices in [0, n) this thread owns: consecutive threads take consecutive indices (coalesced),
+   and the grid-stride loop lets a fixed number of teams cover any n */
+template <class F> KOKKOS_INLINE_FUNCTION void ForEachIndex(const Member &t, PetscInt n, const F &f)
+{
+  const PetscInt stride = (PetscInt)t.league_size() * t.team_size();
+  for (PetscInt i = (PetscInt)t.league_rank() * t.team_size() + t.team_rank(); i < n; i += stride) f(i);
+}
+
 /* Sums N per-thread values over the team with a tree in scratch memory (deterministic order) and stores the
    team's sums at out[k * league_size + league_rank]. Needs N * team_size scalars of level-0 scratch. */
 template <int N> KOKKOS_INLINE_FUNCTION void TeamSumStore(const Member &t, const PetscScalar (&a)[N], PetscScalar *out)

@@ -140,9 +140,8 @@ template <bool Jacobi, KSPNormType Norm> static void Update(PCGFWork W, PetscSca
 
   Kokkos::parallel_for(
       "PipeCGFused::Update", TeamPol(L, T).set_scratch_size(0, Kokkos::PerTeam(2 * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
-        PetscScalar    acc[2] = {0, 0};
-        const PetscInt stride = (PetscInt)L * T;
-        for (PetscInt i = (PetscInt)t.league_rank() * T + t.team_rank(); i < n; i += stride) {
+        PetscScalar acc[2] = {0, 0};
+        ForEachIndex(t, n, [&](const PetscInt i) {
           const PetscScalar pi = p(i);
           const PetscScalar ri = r(i) - alpha * w(i);
           const PetscScalar zi = Jacobi ? d(i) * ri : ri;
@@ -152,7 +151,7 @@ template <bool Jacobi, KSPNormType Norm> static void Update(PCGFWork W, PetscSca
           acc[0] += ri * zi;
           if (Norm == KSP_NORM_PRECONDITIONED) acc[1] += zi * zi;
           if (Norm == KSP_NORM_UNPRECONDITIONED) acc[1] += ri * ri;
-        }
+        });
         TeamSumStore<2>(t, acc, out);
       });
 }
@@ -228,13 +227,12 @@ template <bool Jacobi> static void Dot(PCGFWork W)
 
   Kokkos::parallel_for(
       "PipeCGFused::Dot", TeamPol(L, T).set_scratch_size(0, Kokkos::PerTeam(2 * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
-        PetscScalar    acc[2] = {0, 0};
-        const PetscInt stride = (PetscInt)L * T;
-        for (PetscInt i = (PetscInt)t.league_rank() * T + t.team_rank(); i < n; i += stride) {
+        PetscScalar acc[2] = {0, 0};
+        ForEachIndex(t, n, [&](const PetscInt i) {
           const PetscScalar wi = w(i);
           acc[0] += p(i) * wi;
           acc[1] += Jacobi ? wi * d(i) * wi : wi * wi;
-        }
+        });
         TeamSumStore<2>(t, acc, out);
       });
 }

@@ -163,29 +163,34 @@ static PetscErrorCode MatSeqAIJToGPUStream_Private(Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatConvert_SeqAIJ_GPUStream(Mat A, MatType type, MatReuse reuse, Mat *B)
+/* What converting either way shares: copy into an existing matrix, or make the target (a duplicate, or A itself)
+   and turn it into the new type in place */
+static PetscErrorCode MatConvert_Private(Mat A, MatReuse reuse, Mat *B, PetscErrorCode (*inplace)(Mat))
 {
   PetscFunctionBegin;
-  if (reuse == MAT_INPLACE_MATRIX) *B = A;
   if (reuse == MAT_REUSE_MATRIX) {
     PetscCall(MatCopy(A, *B, DIFFERENT_NONZERO_PATTERN));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, B));
-  PetscCall(MatSeqAIJToGPUStream_Private(*B));
+  if (reuse == MAT_INITIAL_MATRIX)
+    PetscCall(MatDuplicate(A, MAT_COPY_VALUES, B));
+  else
+    *B = A;
+  PetscCall((*inplace)(*B));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatConvert_SeqAIJ_GPUStream(Mat A, MatType type, MatReuse reuse, Mat *B)
+{
+  PetscFunctionBegin;
+  PetscCall(MatConvert_Private(A, reuse, B, MatSeqAIJToGPUStream_Private));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode MatConvert_GPUStream_SeqAIJ(Mat A, MatType type, MatReuse reuse, Mat *B)
 {
   PetscFunctionBegin;
-  if (reuse == MAT_INPLACE_MATRIX) *B = A;
-  if (reuse == MAT_REUSE_MATRIX) {
-    PetscCall(MatCopy(A, *B, DIFFERENT_NONZERO_PATTERN));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, B));
-  PetscCall(MatGPUStreamToSeqAIJ_Private(*B));
+  PetscCall(MatConvert_Private(A, reuse, B, MatGPUStreamToSeqAIJ_Private));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
