@@ -95,10 +95,11 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   Mat              Amat, Pmat;
   MatNullSpace     nsp;
   GSDeviceMat      dA = NULL;
-  Vec              X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[0], P = ksp->work[0], W = ksp->work[1];
-  PetscScalar      s[PCGF_NSUMS], alpha = 0, beta = 0;
-  PetscReal        dp = 0;
-  PetscInt         k, l0, t0, c0;
+  /* R (before the loop) and P (host staging of p inside it) share a work vector */
+  Vec         X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[0], P = ksp->work[0], W = ksp->work[1];
+  PetscScalar s[PCGF_NSUMS], alpha = 0, beta = 0;
+  PetscReal   dp = 0;
+  PetscInt    k, l0, t0, c0;
 
   PetscFunctionBegin;
   PetscCheck(!ksp->transpose_solve, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPPIPECGFUSED has no transpose solve");
