@@ -15,6 +15,7 @@ SOURCES = petsc-registration.c \
           src/sys/init.kokkos.cxx \
           src/mat/gpustream/gpustream.c \
           src/mat/gpustream/gpustream.kokkos.cxx \
+          src/mat/gpustream/halo.kokkos.cxx \
           src/mat/gpustream/spmvref.c \
           src/ksp/pipecgfused/pipecgfused.c \
           src/ksp/pipecgfused/pipecgfused.kokkos.cxx \

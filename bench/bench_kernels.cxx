@@ -85,7 +85,7 @@ int main(int argc, char **argv)
         for (int per : {1, 2, 4, 8, 16, 0}) {
           const int team = threads / vlen, league = per ? std::max(1, sms * per * 256 / threads) : (int)((n + team - 1) / team);
           PetscCall(GSDeviceMatSetLaunchShape(A, vlen, team, league));
-          const double us = TimeUs(reps, [&] { PCGFSpMVDot(W, A); });
+          const double us = TimeUs(reps, [&] { PCGFSpMVDot(W, A, nullptr, nullptr); });
           std::printf("spmvdot,%d,%d,%d,%d,%.2f,%.1f\n", (int)n, vlen, team, league, us, (12 * nnz + 4.0 * (n + 1) + 2 * vecb) / us * 1e-3);
           PetscCall(PCGFReduce(W, sums));
         }
@@ -98,7 +98,7 @@ int main(int argc, char **argv)
     {
       const double us = TimeUs(reps, [&] {
         PCGFUpdate(W, 0.0, 0.0, KSP_NORM_UNPRECONDITIONED);
-        PCGFSpMVDot(W, A);
+        PCGFSpMVDot(W, A, nullptr, nullptr);
         PCGFReduce(W, sums);
       });
       std::printf("iteration_defaults,%d,-,-,-,%.2f,%.1f\n", (int)n, us, (12 * nnz + 4.0 * (n + 1) + 9 * vecb) / us * 1e-3);

@@ -12,12 +12,16 @@ static PetscBool verbose = PETSC_FALSE;
 /* 2D 5-point operator on an m x m grid; coefficient 'jump' where x > 1/2, diagonal shifted by 'shift' */
 static PetscErrorCode Poisson(MatType type, PetscInt m, PetscReal jump, PetscReal shift, Mat *A)
 {
+  PetscInt rstart, rend;
+
   PetscFunctionBeginUser;
   PetscCall(MatCreate(PETSC_COMM_WORLD, A));
-  PetscCall(MatSetSizes(*A, m * m, m * m, m * m, m * m));
+  PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, m * m, m * m));
   PetscCall(MatSetType(*A, type));
   PetscCall(MatSeqAIJSetPreallocation(*A, 5, NULL));
-  for (PetscInt row = 0; row < m * m; row++) {
+  PetscCall(MatMPIAIJSetPreallocation(*A, 5, NULL, 4, NULL));
+  PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
+  for (PetscInt row = rstart; row < rend; row++) {
     const PetscInt i = row % m, j = row / m, ni[4] = {i - 1, i + 1, i, i}, nj[4] = {j, j, j - 1, j + 1};
     PetscScalar    diag = shift;
     for (PetscInt d = 0; d < 4; d++) {
@@ -204,12 +208,15 @@ int main(int argc, char **argv)
       PetscInt           its, its0 = -1;
       KSPConvergedReason reason;
       Vec                x, xbig;
+      PC                 pc;
       PetscCall(Poisson(MATGPUSTREAM, 31, 1.0, 0.0, &Abig));
       PetscCall(MatCreateVecs(Abig, &xbig, &bbig));
       PetscCall(VecSetRandom(bbig, rnd));
       PetscCall(VecDuplicate(b, &x));
       PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
       PetscCall(KSPSetType(ksp, KSPPIPECGFUSED));
+      PetscCall(KSPGetPC(ksp, &pc));
+      PetscCall(PCSetType(pc, PCNONE)); /* the default on several processes, bjacobi, is not fused */
       PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT));
       for (int k = 0; k < 3; k++) {
         if (k) PetscCall(KSPReset(ksp)); /* PETSc requires it before operators of another size */
@@ -243,6 +250,21 @@ int main(int argc, char **argv)
    test:
       suffix: cg
       args: -malloc_debug -malloc_dump
+
+   test:
+      suffix: cg_2
+      nsize: 2
+      output_file: output/kspgpustream_cg.out
+
+   test:
+      suffix: cg_3
+      nsize: 3
+      output_file: output/kspgpustream_cg.out
+
+   test:
+      suffix: cg_4
+      nsize: 4
+      output_file: output/kspgpustream_cg.out
 
    test:
       suffix: monitor_true_residual

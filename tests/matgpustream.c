@@ -1,19 +1,26 @@
-static char help[] = "Tests MATGPUSTREAM against MATSEQAIJ holding the same random matrix: MatMult, MatMultAdd, MatGetDiagonal,\n\
-MatDuplicate, MatConvert both ways (initial, in place, reuse), value and pattern changes after assembly, MatView.\n";
+static char help[] = "Tests MATGPUSTREAM against MATAIJ holding the same random matrix: MatMult, MatMultAdd, MatGetDiagonal,\n\
+MatDuplicate, MatConvert both ways (initial, in place, reuse), value and pattern changes after assembly, MatView.\n\
+On several processes the rows are split unevenly, and with more than two the first process owns none.\n";
 
 #include <petscgpustream.h>
 
-/* Same random values into A and B: rows of 0 to maxlen entries (some rows empty), plus the diagonal on odd rows */
+/* Same random values into A and B: rows of 0 to maxlen entries anywhere in the matrix (some rows empty), plus the
+   diagonal on odd rows */
 static PetscErrorCode FillRandom(Mat A, Mat B, PetscInt m, PetscInt maxlen, PetscRandom rnd)
 {
-  PetscInt *nnz;
+  PetscInt *dnnz, *onnz, rstart, rend, mloc;
 
   PetscFunctionBeginUser;
-  PetscCall(PetscMalloc1(m + 1, &nnz));
-  for (PetscInt i = 0; i < m; i++) nnz[i] = PetscMin(m, maxlen + 1);
-  PetscCall(MatXAIJSetPreallocation(A, 1, nnz, NULL, NULL, NULL));
-  PetscCall(MatSeqAIJSetPreallocation(B, 0, nnz));
-  for (PetscInt i = 0; i < m; i++) {
+  PetscCall(MatGetLocalSize(A, &mloc, NULL));
+  PetscCall(PetscMalloc2(mloc + 1, &dnnz, mloc + 1, &onnz));
+  for (PetscInt i = 0; i < mloc; i++) {
+    dnnz[i] = PetscMin(mloc, maxlen + 1);
+    onnz[i] = PetscMin(m - mloc, maxlen);
+  }
+  PetscCall(MatXAIJSetPreallocation(A, 1, dnnz, onnz, NULL, NULL));
+  PetscCall(MatXAIJSetPreallocation(B, 1, dnnz, onnz, NULL, NULL));
+  PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
+  for (PetscInt i = rstart; i < rend; i++) {
     PetscReal   r;
     PetscInt    len;
     PetscScalar v;
@@ -33,7 +40,7 @@ static PetscErrorCode FillRandom(Mat A, Mat B, PetscInt m, PetscInt maxlen, Pets
       PetscCall(MatSetValues(B, 1, &i, 1, &i, &v, ADD_VALUES));
     }
   }
-  PetscCall(PetscFree(nnz));
+  PetscCall(PetscFree2(dnnz, onnz));
   PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
   PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
   PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
@@ -57,7 +64,7 @@ static PetscErrorCode Diff(Vec a, Vec b, PetscReal *d)
 }
 
 /* A (under test) against B (AIJ) on random vectors; prints one line saying what agreed */
-static PetscErrorCode Compare(const char *what, MatType type, Mat A, Mat B, PetscRandom rnd)
+static PetscErrorCode Compare(const char *what, MatType type, const char *label, Mat A, Mat B, PetscRandom rnd)
 {
   Vec       x, z, ya, yb;
   PetscReal d[4];
@@ -85,7 +92,7 @@ static PetscErrorCode Compare(const char *what, MatType type, Mat A, Mat B, Pets
   PetscCall(MatGetDiagonal(B, yb));
   PetscCall(Diff(ya, yb, &d[3]));
   if (same && d[0] < 1e-14 && d[1] < 1e-14 && d[2] < 1e-14 && d[3] == 0)
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: %s, MatMult, MatMultAdd, MatGetDiagonal agree with AIJ\n", what, type));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: %s, MatMult, MatMultAdd, MatGetDiagonal agree with AIJ\n", what, label));
   else
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: FAILED: type %s (expected %s), differences %g %g %g %g\n", what, atype, type, (double)d[0], (double)d[1], (double)d[2], (double)d[3]));
   PetscCall(VecDestroy(&x));
@@ -97,28 +104,38 @@ static PetscErrorCode Compare(const char *what, MatType type, Mat A, Mat B, Pets
 
 static PetscErrorCode TestSize(PetscInt m, PetscInt maxlen, PetscRandom rnd)
 {
-  Mat       A, B, C;
-  char      what[64];
-  PetscInt  row, col = -1, newcol = 0;
-  PetscReal nrm;
-  Vec       x, y;
+  Mat         A, B, C;
+  char        what[64];
+  PetscInt    row, col = -1, newcol = 0, mloc, rstart, rend;
+  PetscReal   nrm;
+  Vec         x, y;
+  PetscMPIInt size, rank;
+  MatType     aij;
 
   PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  aij = size > 1 ? MATMPIAIJ : MATSEQAIJ;
+  { /* uneven rows: with more than two processes the first owns none, the last takes the remainder */
+    const PetscMPIInt skip = size > 2, np = size - skip;
+    mloc = (rank < skip) ? 0 : m / np + (rank == size - 1 ? m % np : 0);
+  }
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "m = %" PetscInt_FMT ", up to %" PetscInt_FMT " entries per row\n", m, maxlen));
   PetscCall(MatCreate(PETSC_COMM_WORLD, &A));
-  PetscCall(MatSetSizes(A, m, m, m, m));
+  PetscCall(MatSetSizes(A, mloc, mloc, m, m));
   PetscCall(MatSetType(A, MATGPUSTREAM));
   PetscCall(MatCreate(PETSC_COMM_WORLD, &B));
-  PetscCall(MatSetSizes(B, m, m, m, m));
-  PetscCall(MatSetType(B, MATSEQAIJ));
+  PetscCall(MatSetSizes(B, mloc, mloc, m, m));
+  PetscCall(MatSetType(B, MATAIJ));
   PetscCall(FillRandom(A, B, m, maxlen, rnd));
-  PetscCall(Compare("  assembled", MATGPUSTREAM, A, B, rnd));
+  PetscCall(Compare("  assembled", MATGPUSTREAM, "gpustream", A, B, rnd));
 
   PetscCall(MatScale(A, 3.0));
   PetscCall(MatScale(B, 3.0));
-  PetscCall(Compare("  MatScale", MATGPUSTREAM, A, B, rnd));
+  PetscCall(Compare("  MatScale", MATGPUSTREAM, "gpustream", A, B, rnd));
 
-  for (row = 0; row < m; row++) { /* a row with an entry (col) and a column outside the pattern (newcol) */
+  PetscCall(MatGetOwnershipRange(B, &rstart, &rend));
+  for (row = rstart; row < rend; row++) { /* a local row with an entry (col) and a column outside the pattern (newcol) */
     PetscInt        ncols;
     const PetscInt *cols;
     PetscCall(MatGetRow(B, row, &ncols, &cols, NULL));
@@ -131,28 +148,32 @@ static PetscErrorCode TestSize(PetscInt m, PetscInt maxlen, PetscRandom rnd)
     PetscCall(MatRestoreRow(B, row, &ncols, &cols, NULL));
     if (col >= 0 && newcol < m) break;
   }
-  if (row < m) {
+  if (m > 1) { /* every process assembles; those that found a row change it */
     PetscScalar v = 2.5;
-    PetscCall(MatSetValues(A, 1, &row, 1, &col, &v, INSERT_VALUES));
-    PetscCall(MatSetValues(B, 1, &row, 1, &col, &v, INSERT_VALUES));
+    if (row < rend) {
+      PetscCall(MatSetValues(A, 1, &row, 1, &col, &v, INSERT_VALUES));
+      PetscCall(MatSetValues(B, 1, &row, 1, &col, &v, INSERT_VALUES));
+    }
     PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
     PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
     PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
     PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
-    PetscCall(Compare("  new values", MATGPUSTREAM, A, B, rnd));
+    PetscCall(Compare("  new values", MATGPUSTREAM, "gpustream", A, B, rnd));
     PetscCall(MatSetOption(A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
     PetscCall(MatSetOption(B, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
-    PetscCall(MatSetValues(A, 1, &row, 1, &newcol, &v, ADD_VALUES));
-    PetscCall(MatSetValues(B, 1, &row, 1, &newcol, &v, ADD_VALUES));
+    if (row < rend) {
+      PetscCall(MatSetValues(A, 1, &row, 1, &newcol, &v, ADD_VALUES));
+      PetscCall(MatSetValues(B, 1, &row, 1, &newcol, &v, ADD_VALUES));
+    }
     PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
     PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
     PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
     PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
-    PetscCall(Compare("  new nonzero", MATGPUSTREAM, A, B, rnd));
+    PetscCall(Compare("  new nonzero", MATGPUSTREAM, "gpustream", A, B, rnd));
   }
 
   PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &C));
-  PetscCall(Compare("  MatDuplicate copy values", MATGPUSTREAM, C, B, rnd));
+  PetscCall(Compare("  MatDuplicate copy values", MATGPUSTREAM, "gpustream", C, B, rnd));
   PetscCall(MatDestroy(&C));
   PetscCall(MatDuplicate(A, MAT_DO_NOT_COPY_VALUES, &C));
   PetscCall(MatCreateVecs(C, &x, &y));
@@ -164,26 +185,26 @@ static PetscErrorCode TestSize(PetscInt m, PetscInt maxlen, PetscRandom rnd)
   PetscCall(VecDestroy(&y));
   PetscCall(MatDestroy(&C));
 
-  PetscCall(MatConvert(A, MATSEQAIJ, MAT_INITIAL_MATRIX, &C));
-  PetscCall(Compare("  MatConvert to seqaij", MATSEQAIJ, C, B, rnd));
+  PetscCall(MatConvert(A, aij, MAT_INITIAL_MATRIX, &C));
+  PetscCall(Compare("  MatConvert to seqaij or mpiaij", aij, "aij", C, B, rnd));
   PetscCall(MatDestroy(&C));
   PetscCall(MatConvert(A, MATAIJ, MAT_INITIAL_MATRIX, &C));
-  PetscCall(Compare("  MatConvert to aij", MATSEQAIJ, C, B, rnd));
+  PetscCall(Compare("  MatConvert to aij", aij, "aij", C, B, rnd));
   PetscCall(MatConvert(C, MATGPUSTREAM, MAT_INPLACE_MATRIX, &C));
-  PetscCall(Compare("  MatConvert in place from seqaij", MATGPUSTREAM, C, B, rnd));
-  PetscCall(MatConvert(C, MATSEQAIJ, MAT_INPLACE_MATRIX, &C));
-  PetscCall(Compare("  MatConvert in place to seqaij", MATSEQAIJ, C, B, rnd));
+  PetscCall(Compare("  MatConvert in place from aij", MATGPUSTREAM, "gpustream", C, B, rnd));
+  PetscCall(MatConvert(C, aij, MAT_INPLACE_MATRIX, &C));
+  PetscCall(Compare("  MatConvert in place to aij", aij, "aij", C, B, rnd));
   PetscCall(MatDestroy(&C));
   PetscCall(MatConvert(B, MATGPUSTREAM, MAT_INITIAL_MATRIX, &C));
-  PetscCall(Compare("  MatConvert from seqaij", MATGPUSTREAM, C, B, rnd));
+  PetscCall(Compare("  MatConvert from aij", MATGPUSTREAM, "gpustream", C, B, rnd));
   PetscCall(MatScale(B, -0.5));
   PetscCall(MatConvert(B, MATGPUSTREAM, MAT_REUSE_MATRIX, &C));
-  PetscCall(Compare("  MatConvert reuse", MATGPUSTREAM, C, B, rnd));
+  PetscCall(Compare("  MatConvert reuse", MATGPUSTREAM, "gpustream", C, B, rnd));
   PetscCall(MatDestroy(&C));
 
   PetscCall(PetscSNPrintf(what, sizeof(what), "  after conversions"));
   PetscCall(MatScale(A, -0.5));
-  PetscCall(Compare(what, MATGPUSTREAM, A, B, rnd));
+  PetscCall(Compare(what, MATGPUSTREAM, "gpustream", A, B, rnd));
   PetscCall(MatDestroy(&A));
   PetscCall(MatDestroy(&B));
   PetscFunctionReturn(0);
@@ -242,9 +263,18 @@ int main(int argc, char **argv)
       filter: sed -E -e "s/resident on [A-Za-z]+/resident on DEVICE/" -e "s/SpMV kernel .+/SpMV kernel SHAPE/"
 
    test:
-      suffix: two_processes
+      suffix: ops_2
       nsize: 2
-      error: 1
-      filter: grep -o "MATGPUSTREAM runs on one MPI process for now, not 2" | sort -u
+      output_file: output/matgpustream_ops.out
+
+   test:
+      suffix: ops_3
+      nsize: 3
+      output_file: output/matgpustream_ops.out
+
+   test:
+      suffix: ops_4
+      nsize: 4
+      output_file: output/matgpustream_ops.out
 
 TEST*/

@@ -17,10 +17,18 @@ PETSC_INTERN const char    *PetscGPUStreamExecutionSpace(void);
 /* A CSR matrix in device memory (opaque to C). Host arrays in, device kernels inside. */
 typedef struct _n_GSDeviceMat *GSDeviceMat;
 
+/* The halo exchange of a matrix distributed by rows (opaque to C): which local entries go to which rank, and where
+   the ghost values arrive; built once per nonzero pattern from the off-diagonal block's global column indices */
+typedef struct _n_GSHalo *GSHalo;
+
+PETSC_INTERN PetscErrorCode GSHaloCreate(MPI_Comm, PetscInt, const PetscInt[], PetscInt, const PetscInt[], GSHalo *);
+PETSC_INTERN PetscErrorCode GSHaloDestroy(GSHalo *);
+PETSC_INTERN PetscErrorCode GSHaloGetSizes(GSHalo, PetscInt *, PetscInt *, PetscInt *);
+
 PETSC_INTERN PetscErrorCode GSDeviceMatCreate(PetscInt, PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], GSDeviceMat *);
 PETSC_INTERN PetscErrorCode GSDeviceMatSetValues(GSDeviceMat, const PetscScalar[]);
 PETSC_INTERN PetscErrorCode GSDeviceMatDestroy(GSDeviceMat *);
-PETSC_INTERN PetscErrorCode GSDeviceMatMult(GSDeviceMat, const PetscScalar[], const PetscScalar[], PetscScalar[]);
+PETSC_INTERN PetscErrorCode GSDeviceMatMult(GSDeviceMat, GSDeviceMat, GSHalo, const PetscScalar[], const PetscScalar[], PetscScalar[]);
 PETSC_INTERN PetscErrorCode GSDeviceMatGetLaunchShape(GSDeviceMat, PetscInt *, PetscInt *, PetscInt *);
 PETSC_INTERN PetscErrorCode GSDeviceMatSetLaunchShape(GSDeviceMat, PetscInt, PetscInt, PetscInt);
 PETSC_INTERN PetscErrorCode GSDeviceMatGetMemory(GSDeviceMat, PetscLogDouble *, PetscLogDouble *);
@@ -28,5 +36,6 @@ PETSC_INTERN PetscErrorCode GSDeviceMatGetMemory(GSDeviceMat, PetscLogDouble *, 
 /* Serial reference twin of the device SpMV: y = A x (+ z when z is not NULL) */
 PETSC_INTERN void GSSpMV_Ref(PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], const PetscScalar[], const PetscScalar[], PetscScalar[]);
 
-/* The device CSR of an assembled gpustream matrix, copied or refreshed from the host first if the host changed */
-PETSC_INTERN PetscErrorCode MatGPUStreamGetDeviceMat(Mat, GSDeviceMat *);
+/* The device side of an assembled gpustream matrix, copied or refreshed from the host first if the host changed:
+   the (diagonal-block) CSR, and on several ranks the off-diagonal block and the halo (else NULL) */
+PETSC_INTERN PetscErrorCode MatGPUStreamGetDeviceMat(Mat, GSDeviceMat *, GSDeviceMat *, GSHalo *);

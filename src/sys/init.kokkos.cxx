@@ -16,9 +16,22 @@ PetscErrorCode PetscGPUStreamKokkosInitialize(void)
   PetscFunctionBegin;
   if (Kokkos::is_initialized()) PetscFunctionReturn(PETSC_SUCCESS);
   {
-    char  arg0[] = "petscgpustream";
-    char *argv[] = {arg0, nullptr};
+    char  arg0[] = "petscgpustream", devarg[64] = "";
+    char *argv[] = {arg0, devarg, nullptr};
     int   argc   = 1;
+#if defined(KOKKOS_ENABLE_CUDA)
+    { /* one GPU per process: the node-local rank picks it */
+      MPI_Comm    node;
+      PetscMPIInt lrank;
+      int         ndev = 0;
+      PetscCallMPI(MPI_Comm_split_type(PETSC_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+      PetscCallMPI(MPI_Comm_rank(node, &lrank));
+      PetscCallMPI(MPI_Comm_free(&node));
+      PetscCheck(cudaGetDeviceCount(&ndev) == cudaSuccess && ndev > 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "No CUDA device found");
+      PetscCall(PetscSNPrintf(devarg, sizeof(devarg), "--kokkos-device-id=%d", (int)(lrank % ndev)));
+      argc = 2;
+    }
+#endif
     GSCallKokkos(Kokkos::initialize(argc, argv));
   }
   gs_kokkos_ours = PETSC_TRUE;

@@ -91,16 +91,16 @@ void TestSpMV()
       const std::string        tag = " m=" + std::to_string(m) + " maxlen=" + std::to_string(maxlen);
 
       Check(!GSDeviceMatCreate(m, n, A.ia.data(), A.ja.data(), A.a.data(), &dA), "GSDeviceMatCreate" + tag);
-      Check(!GSDeviceMatMult(dA, x.data(), nullptr, y.data()), "GSDeviceMatMult" + tag);
+      Check(!GSDeviceMatMult(dA, nullptr, nullptr, x.data(), nullptr, y.data()), "GSDeviceMatMult" + tag);
       GSSpMV_Ref(m, A.ia.data(), A.ja.data(), A.a.data(), x.data(), nullptr, yref.data());
       Check(RelDiff(y, yref) < 1e-14, "SpMV matches reference" + tag);
-      Check(!GSDeviceMatMult(dA, x.data(), z.data(), y.data()), "GSDeviceMatMult add" + tag);
+      Check(!GSDeviceMatMult(dA, nullptr, nullptr, x.data(), z.data(), y.data()), "GSDeviceMatMult add" + tag);
       GSSpMV_Ref(m, A.ia.data(), A.ja.data(), A.a.data(), x.data(), z.data(), yref.data());
       Check(RelDiff(y, yref) < 1e-14, "SpMV+z matches reference" + tag);
       /* new values, same pattern */
       A.a = Random((PetscInt)A.a.size(), 1, 2);
       Check(!GSDeviceMatSetValues(dA, A.a.data()), "GSDeviceMatSetValues" + tag);
-      Check(!GSDeviceMatMult(dA, x.data(), nullptr, y.data()), "GSDeviceMatMult after new values" + tag);
+      Check(!GSDeviceMatMult(dA, nullptr, nullptr, x.data(), nullptr, y.data()), "GSDeviceMatMult after new values" + tag);
       GSSpMV_Ref(m, A.ia.data(), A.ja.data(), A.a.data(), x.data(), nullptr, yref.data());
       Check(RelDiff(y, yref) < 1e-14, "SpMV with new values matches reference" + tag);
       Check(!GSDeviceMatDestroy(&dA) && !dA, "GSDeviceMatDestroy" + tag);
@@ -191,7 +191,7 @@ void TestSpMVDot()
         GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), &dA);
         PCGFWorkCreate(n, jacobi ? PETSC_TRUE : PETSC_FALSE, &W);
         Load(W, v, jacobi);
-        Check(!PCGFSpMVDot(W, dA), "PCGFSpMVDot" + tag);
+        Check(!PCGFSpMVDot(W, dA, nullptr, nullptr), "PCGFSpMVDot" + tag);
         Check(!PCGFReduce(W, sums), "PCGFReduce" + tag);
         PCGFSpMVDot_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), jacobi ? v.d.data() : nullptr, v.p.data(), wref.data(), rsums);
         CGVecs got = Store(W, n);
@@ -204,7 +204,7 @@ void TestSpMVDot()
         Check(Close(dsums[PCGF_PW], rsums[0], AbsSum(v.p, wref)) && Close(dsums[PCGF_WDW], rsums[1], AbsSum(wref, wref) * 2), "Dot matches reference" + tag);
         /* the SpMV fused into the solver and the plain one sum rows in the same order */
         std::vector<PetscScalar> y(n);
-        GSDeviceMatMult(dA, v.p.data(), nullptr, y.data());
+        GSDeviceMatMult(dA, nullptr, nullptr, v.p.data(), nullptr, y.data());
         Check(RelDiff(y, got.w) == 0, "fused and plain SpMV are bitwise equal" + tag);
         PCGFWorkDestroy(&W);
         GSDeviceMatDestroy(&dA);
@@ -221,7 +221,7 @@ void TestSizeMismatch()
   GSDeviceMatCreate(10, 10, A.ia.data(), A.ja.data(), A.a.data(), &dA);
   PCGFWorkCreate(11, PETSC_FALSE, &W);
   PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
-  Check(PCGFSpMVDot(W, dA) == PETSC_ERR_ARG_SIZ, "SpMVDot with mismatched sizes is PETSC_ERR_ARG_SIZ");
+  Check(PCGFSpMVDot(W, dA, nullptr, nullptr) == PETSC_ERR_ARG_SIZ, "SpMVDot with mismatched sizes is PETSC_ERR_ARG_SIZ");
   PetscPopErrorHandler();
   PCGFWorkDestroy(&W);
   GSDeviceMatDestroy(&dA);

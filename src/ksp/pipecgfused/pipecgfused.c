@@ -14,18 +14,15 @@ typedef struct {
   PetscBool        jacobi;  /* PCJACOBI fused into the kernels (else PCNONE) */
   Mat              dinvmat; /* the operator and state the device inverse diagonal was taken from */
   PetscObjectState dinvstate;
-  PetscBool        fusedspmv;                           /* last solve ran the SpMV on the device (gpustream operator) */
-  PetscBool        solving;                             /* device x is newer than ksp->vec_sol */
-  PetscInt         passes, launches, transfers, copies; /* counted over the iteration loop of the last solve */
+  PetscBool        fusedspmv; /* last solve ran the SpMV on the device (gpustream operator) */
+  PetscBool        solving;   /* device x is newer than ksp->vec_sol */
+  PetscMPIInt      size;
+  PetscInt         passes, launches, transfers, copies, allreduces; /* counted over the iteration loop of the last solve */
 } KSP_PIPECGFUSED;
 
 static PetscErrorCode KSPSetUp_PIPECGFUSED(KSP ksp)
 {
-  PetscMPIInt size;
-
   PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
-  PetscCheck(size == 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPPIPECGFUSED runs on one MPI process for now, not %d", (int)size);
   PetscCall(KSPSetWorkVecs(ksp, 2));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -94,7 +91,8 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
   Mat              Amat, Pmat;
   MatNullSpace     nsp;
-  GSDeviceMat      dA = NULL;
+  GSDeviceMat      dA = NULL, dB = NULL;
+  GSHalo           halo = NULL;
   /* R (before the loop) and P (host staging of p inside it) share a work vector */
   Vec         X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[0], P = ksp->work[0], W = ksp->work[1];
   PetscScalar s[PCGF_NSUMS], alpha = 0, beta = 0;
@@ -108,7 +106,7 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   PetscCheck(!nsp, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPPIPECGFUSED does not remove null spaces yet; remove the MatNullSpace or use KSPCG");
   PetscCall(KSPPIPECGFUSEDPrepare_Private(ksp, Pmat));
   PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATGPUSTREAM, &cg->fusedspmv));
-  if (cg->fusedspmv) PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA));
+  if (cg->fusedspmv) PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA, &dB, &halo));
 
   /* r = b - A x on the host, once; then everything moves to the device */
   if (ksp->guess_zero) {
@@ -126,6 +124,8 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   cg->solving = PETSC_TRUE;
 
   PetscCall(PCGFWorkGetCounts(cg->work, &l0, &t0, &c0));
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &cg->size));
+  cg->allreduces = 0;
   PetscCall(PetscLogEventBegin(PCGF_Iterations, ksp, 0, 0, 0));
   ksp->its = 0;
   for (k = 0;; k++) {
@@ -133,7 +133,7 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
     PetscCall(PCGFUpdate(cg->work, alpha, beta, ksp->normtype));
     if (k < ksp->max_it) {
       if (dA)
-        PetscCall(PCGFSpMVDot(cg->work, dA));
+        PetscCall(PCGFSpMVDot(cg->work, dA, dB, halo));
       else {
         PetscCall(KSPPIPECGFUSEDStore_Private(cg->work, PCGF_P, P));
         PetscCall(KSP_MatMult(ksp, Amat, P, W));
@@ -142,6 +142,10 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
       }
     }
     PetscCall(PCGFReduce(cg->work, s));
+    if (cg->size > 1) { /* the iteration's only global synchronization: every sum in one message */
+      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, s, PCGF_NSUMS, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)ksp)));
+      cg->allreduces++;
+    }
 
     switch (ksp->normtype) {
     case KSP_NORM_PRECONDITIONED:
@@ -277,7 +281,10 @@ static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
    The fused SpMV needs a `MATGPUSTREAM` operator; any other `Mat` works through `MatMult()` with the vectors copied
    between host and device each iteration (correct, slower). The preconditioner must be `PCNONE` or `PCJACOBI`
    (fused: D^{-1} is taken from the PC once per operator state, so `-pc_jacobi_type` and `-pc_jacobi_abs` apply);
-   other PCs stop with an error for now. Left preconditioning; one MPI process for now.
+   other PCs stop with an error for now. Left preconditioning.
+   On several MPI processes all the sums of an iteration travel in one `MPI_Allreduce`; with a `MATGPUSTREAM` operator
+   the halo exchange overlaps the diagonal-block SpMV, which makes the SpMV stage three kernels (gather, diagonal
+   block, off-diagonal block with the sums) instead of one.
    `-ksp_view` reports the kernel launches and transfers of the last solve; `-log_view` shows the events
    PCGFUpdate, PCGFSpMVDot and PCGFReduce, one each per iteration.
    Breakdowns: <p,Ap> <= 0 gives `KSP_DIVERGED_INDEFINITE_MAT`, <r,z> < 0 gives `KSP_DIVERGED_INDEFINITE_PC`, a

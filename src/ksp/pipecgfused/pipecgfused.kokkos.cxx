@@ -201,19 +201,52 @@ template <bool Jacobi> static void SpMVDot(PCGFWork W, const CSR &A, const Launc
       });
 }
 
-PetscErrorCode PCGFSpMVDot(PCGFWork W, GSDeviceMat A)
+/* The rest of w = A p on several ranks: w += B g with the ghost values g, and the two sums */
+template <bool Jacobi> static void OffDiagDot(PCGFWork W, const CSR &B, const LaunchShape &s, const DView<PetscScalar> &g)
+{
+  const DView<PetscScalar> p = W->p, w = W->w, d = W->dinv;
+  PetscScalar *const       out = W->partials.data() + 2 * W->lu;
+
+  Kokkos::parallel_for(
+      "PipeCGFused::OffDiagDot", TeamPol(s.league, s.team, s.vlen).set_scratch_size(0, Kokkos::PerTeam(2 * s.team * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+        PetscScalar acc[2] = {0, 0};
+        ForEachRowProduct(t, B, g, [&](const PetscInt row, const PetscScalar sum) {
+          const PetscScalar wi = w(row) + sum;
+          Kokkos::single(Kokkos::PerThread(t), [&]() { w(row) = wi; });
+          acc[0] += p(row) * wi;
+          acc[1] += Jacobi ? wi * d(row) * wi : wi * wi;
+        });
+        TeamSumStore<2>(t, acc, out);
+      });
+}
+
+PetscErrorCode PCGFSpMVDot(PCGFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H)
 {
   PetscFunctionBegin;
-  PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
+  PetscCheck(A->csr.m == W->n && A->csr.n == W->n && (!H || B->csr.m == W->n), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
   PetscCall(PetscLogEventBegin(PCGF_SpMVDot, 0, 0, 0, 0));
-  GSCallKokkos(EnsurePartials(W, A->shape.league));
-  if (W->dinv.extent(0))
-    GSCallKokkos(SpMVDot<true>(W, A->csr, A->shape));
-  else
-    GSCallKokkos(SpMVDot<false>(W, A->csr, A->shape));
-  W->ls = A->shape.league;
-  W->launches++;
-  PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 5.0 * W->n));
+  if (!H) {
+    GSCallKokkos(EnsurePartials(W, A->shape.league));
+    if (W->dinv.extent(0))
+      GSCallKokkos(SpMVDot<true>(W, A->csr, A->shape));
+    else
+      GSCallKokkos(SpMVDot<false>(W, A->csr, A->shape));
+    W->ls = A->shape.league;
+    W->launches++;
+  } else { /* the diagonal block runs while the ghost values travel */
+    PetscInt gathers;
+    PetscCall(HaloBegin(H, W->p, &gathers));
+    GSCallKokkos(SpMV<false>(A->csr, A->shape, W->p, W->w, W->w));
+    PetscCall(HaloEnd(H));
+    GSCallKokkos(EnsurePartials(W, B->shape.league));
+    if (W->dinv.extent(0))
+      GSCallKokkos(OffDiagDot<true>(W, B->csr, B->shape, HaloGhosts(H)));
+    else
+      GSCallKokkos(OffDiagDot<false>(W, B->csr, B->shape, HaloGhosts(H)));
+    W->ls = B->shape.league;
+    W->launches += gathers + 2;
+  }
+  PetscCall(PetscLogFlops(2.0 * (A->val.extent(0) + (B ? B->val.extent(0) : 0)) + 5.0 * W->n));
   PetscCall(PetscLogEventEnd(PCGF_SpMVDot, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

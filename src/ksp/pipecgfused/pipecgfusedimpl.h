@@ -5,7 +5,8 @@
    One iteration, with D^{-1} the Jacobi inverse diagonal (the identity without a preconditioner):
      Update:  x += alpha p;  r -= alpha w;  z = D^{-1} r;  p = z + beta p;   partial sums of <r,z> and of the norm
               (<z,z> preconditioned, <r,r> unpreconditioned, nothing for natural or none)
-     SpMVDot: w = A p;   partial sums of <p,w> and <w, D^{-1} w>
+     SpMVDot: w = A p;   partial sums of <p,w> and <w, D^{-1} w>   (one kernel; on several ranks three: the halo
+              gather, the diagonal block while the ghosts travel, then the off-diagonal block with the sums)
      Dot:     the partial sums of SpMVDot for a w computed elsewhere (operators that are not gpustream)
      Reduce:  every partial sum of the iteration in one device-to-host copy, summed on the host */
 #pragma once
@@ -37,7 +38,7 @@ PETSC_INTERN PetscErrorCode PCGFWorkSetLaunchShape(PCGFWork, PetscInt, PetscInt)
 PETSC_INTERN PetscErrorCode PCGFWorkGetMemory(PCGFWork, PetscLogDouble *, PetscLogDouble *);
 
 PETSC_INTERN PetscErrorCode PCGFUpdate(PCGFWork, PetscScalar, PetscScalar, KSPNormType);
-PETSC_INTERN PetscErrorCode PCGFSpMVDot(PCGFWork, GSDeviceMat);
+PETSC_INTERN PetscErrorCode PCGFSpMVDot(PCGFWork, GSDeviceMat, GSDeviceMat, GSHalo);
 PETSC_INTERN PetscErrorCode PCGFDot(PCGFWork);
 PETSC_INTERN PetscErrorCode PCGFReduce(PCGFWork, PetscScalar[PCGF_NSUMS]);
 

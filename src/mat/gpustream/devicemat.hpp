@@ -32,6 +32,21 @@ template <class XView, class F> KOKKOS_INLINE_FUNCTION void ForEachRowProduct(co
     f(row, sum);
   }
 }
+/* y = A x (+ z); z may be y itself */
+template <bool Add, class XView> void SpMV(const CSR &A, const LaunchShape &s, const XView &x, const DView<PetscScalar> &z, const DView<PetscScalar> &y)
+{
+  Kokkos::parallel_for(
+      Add ? "GPUStream::SpMVAdd" : "GPUStream::SpMV", TeamPol(s.league, s.team, s.vlen),
+      KOKKOS_LAMBDA(const Member &t) { ForEachRowProduct(t, A, x, [&](const PetscInt row, const PetscScalar sum) { Kokkos::single(Kokkos::PerThread(t), [&]() { y(row) = Add ? z(row) + sum : sum; }); }); });
+}
+
+/* Halo exchange of a distributed matrix: Begin gathers the entries of x that other ranks need into a contiguous
+   device buffer (index list kept on the device), copies it to pinned host memory and starts the messages; End
+   waits and copies the ghost values to the device. Between the two the caller runs the diagonal-block SpMV.
+   Begin reports the kernels it launched. */
+PetscErrorCode            HaloBegin(GSHalo, const DView<PetscScalar> &, PetscInt *);
+PetscErrorCode            HaloEnd(GSHalo);
+const DView<PetscScalar> &HaloGhosts(GSHalo);
 } // namespace gpustream
 
 struct _n_GSDeviceMat {

@@ -88,17 +88,13 @@ PetscErrorCode GSDeviceMatGetMemory(GSDeviceMat A, PetscLogDouble *matbytes, Pet
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-template <bool Add> static void SpMV(const CSR &A, const LaunchShape &s, const DView<PetscScalar> &x, const DView<PetscScalar> &z, const DView<PetscScalar> &y)
-{
-  Kokkos::parallel_for(
-      Add ? "GPUStream::SpMVAdd" : "GPUStream::SpMV", TeamPol(s.league, s.team, s.vlen),
-      KOKKOS_LAMBDA(const Member &t) { ForEachRowProduct(t, A, x, [&](const PetscInt row, const PetscScalar sum) { Kokkos::single(Kokkos::PerThread(t), [&]() { y(row) = Add ? z(row) + sum : sum; }); }); });
-}
-
-/* y = A x (+ z) with host arrays: staged through device buffers, for MatMult on ordinary PETSc vectors */
-PetscErrorCode GSDeviceMatMult(GSDeviceMat A, const PetscScalar x[], const PetscScalar z[], PetscScalar y[])
+/* y = A x (+ z) with host arrays: staged through device buffers, for MatMult on ordinary PETSc vectors. On several
+   ranks A is the diagonal block, B the off-diagonal one (columns: the ghosts of H), and the halo exchange overlaps
+   the diagonal-block SpMV. */
+PetscErrorCode GSDeviceMatMult(GSDeviceMat A, GSDeviceMat B, GSHalo H, const PetscScalar x[], const PetscScalar z[], PetscScalar y[])
 {
   const PetscInt m = A->csr.m, n = A->csr.n;
+  PetscInt       gathers;
 
   PetscFunctionBegin;
   GSCallKokkos({
@@ -106,13 +102,20 @@ PetscErrorCode GSDeviceMatMult(GSDeviceMat A, const PetscScalar x[], const Petsc
     if (A->y.extent(0) != (size_t)m) A->y = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::y"), m);
     if (z && A->z.extent(0) != (size_t)m) A->z = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::z"), m);
     Kokkos::deep_copy(A->x, HostUnmanaged<const PetscScalar>(x, n));
-    if (z) {
-      Kokkos::deep_copy(A->z, HostUnmanaged<const PetscScalar>(z, m));
-      SpMV<true>(A->csr, A->shape, A->x, A->z, A->y);
-    } else
-      SpMV<false>(A->csr, A->shape, A->x, A->z, A->y);
-    Kokkos::deep_copy(HostUnmanaged<PetscScalar>(y, m), A->y);
+    if (z) Kokkos::deep_copy(A->z, HostUnmanaged<const PetscScalar>(z, m));
   });
-  PetscCall(PetscLogFlops(2.0 * (PetscLogDouble)A->val.extent(0) - (z ? 0 : m)));
+  if (H) PetscCall(HaloBegin(H, A->x, &gathers));
+  GSCallKokkos({
+    if (z)
+      SpMV<true>(A->csr, A->shape, A->x, A->z, A->y);
+    else
+      SpMV<false>(A->csr, A->shape, A->x, A->z, A->y);
+  });
+  if (H) {
+    PetscCall(HaloEnd(H));
+    GSCallKokkos(SpMV<true>(B->csr, B->shape, HaloGhosts(H), A->y, A->y));
+  }
+  GSCallKokkos(Kokkos::deep_copy(HostUnmanaged<PetscScalar>(y, m), A->y));
+  PetscCall(PetscLogFlops(2.0 * (PetscLogDouble)(A->val.extent(0) + (B ? B->val.extent(0) : 0)) - (z ? 0 : m)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -1,0 +1,132 @@
+/* Halo exchange of a gpustream matrix distributed by rows (as MPIAIJ, after PSBLAS: gather and scatter on the
+   device with index lists kept there, messages between pinned host buffers). */
+#include <vector>
+
+#include "devicemat.hpp"
+
+using namespace gpustream;
+
+struct _n_GSHalo {
+  MPI_Comm                                 comm = MPI_COMM_NULL; /* our own, so tags never meet the user's */
+  std::vector<PetscMPIInt>                 sranks, scounts, sdispls, rranks, rcounts, rdispls;
+  std::vector<MPI_Request>                 reqs;
+  DView<PetscInt>                          sidx;          /* local entries to send, grouped by destination */
+  DView<PetscScalar>                       dsend, dghost; /* device send buffer; ghost values in off-diagonal column order */
+  Kokkos::View<PetscScalar *, PinnedSpace> hsend, hghost;
+};
+
+/* nlocal: local columns; ranges[size+1]: column ownership; garray[nghost]: the global columns of the ghosts, sorted
+   (as MPIAIJ keeps them) so that each rank's ghosts arrive contiguously */
+PetscErrorCode GSHaloCreate(MPI_Comm comm, PetscInt nlocal, const PetscInt ranges[], PetscInt nghost, const PetscInt garray[], GSHalo *halo)
+{
+  GSHalo                   H;
+  PetscMPIInt              size, rank;
+  std::vector<PetscMPIInt> rcount, scount, rdispl, sdispl;
+  std::vector<PetscInt>    sidx;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallCXX(rcount.assign(size, 0));
+  PetscCallCXX(scount.assign(size, 0));
+  PetscCallCXX(rdispl.assign(size + 1, 0));
+  PetscCallCXX(sdispl.assign(size + 1, 0));
+  for (PetscInt i = 0, r = 0; i < nghost; i++) {
+    PetscCheck(!i || garray[i] > garray[i - 1], PETSC_COMM_SELF, PETSC_ERR_PLIB, "Ghost columns must be sorted and distinct");
+    while (r < size && garray[i] >= ranges[r + 1]) r++;
+    PetscCheck(r < size && r != rank, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Ghost column %" PetscInt_FMT " has no other owner", garray[i]);
+    rcount[r]++;
+  }
+  PetscCallMPI(MPI_Alltoall(rcount.data(), 1, MPI_INT, scount.data(), 1, MPI_INT, comm));
+  for (PetscMPIInt r = 0; r < size; r++) {
+    rdispl[r + 1] = rdispl[r] + rcount[r];
+    sdispl[r + 1] = sdispl[r] + scount[r];
+  }
+  PetscCallCXX(sidx.resize(sdispl[size]));
+  PetscCallMPI(MPI_Alltoallv(garray, rcount.data(), rdispl.data(), MPIU_INT, sidx.data(), scount.data(), sdispl.data(), MPIU_INT, comm));
+  for (auto &k : sidx) {
+    k -= ranges[rank];
+    PetscCheck(k >= 0 && k < nlocal, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Requested entry %" PetscInt_FMT " is not local", k + ranges[rank]);
+  }
+
+  PetscCallCXX(H = new _n_GSHalo);
+  PetscCallMPI(MPI_Comm_dup(comm, &H->comm));
+  for (PetscMPIInt r = 0; r < size; r++) {
+    if (scount[r]) {
+      H->sranks.push_back(r);
+      H->scounts.push_back(scount[r]);
+      H->sdispls.push_back(sdispl[r]);
+    }
+    if (rcount[r]) {
+      H->rranks.push_back(r);
+      H->rcounts.push_back(rcount[r]);
+      H->rdispls.push_back(rdispl[r]);
+    }
+  }
+  H->reqs.resize(H->sranks.size() + H->rranks.size());
+  GSCallKokkos({
+    H->sidx   = DView<PetscInt>("GPUStream::halo_sidx", sidx.size());
+    H->dsend  = DView<PetscScalar>("GPUStream::halo_send", sidx.size());
+    H->dghost = DView<PetscScalar>("GPUStream::halo_ghost", nghost);
+    H->hsend  = Kokkos::View<PetscScalar *, PinnedSpace>("GPUStream::halo_hsend", sidx.size());
+    H->hghost = Kokkos::View<PetscScalar *, PinnedSpace>("GPUStream::halo_hghost", nghost);
+    Kokkos::deep_copy(H->sidx, HostUnmanaged<const PetscInt>(sidx.data(), sidx.size()));
+  });
+  *halo = H;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSHaloDestroy(GSHalo *H)
+{
+  PetscFunctionBegin;
+  if (!*H) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCallMPI(MPI_Comm_free(&(*H)->comm));
+  GSCallKokkos(delete *H);
+  *H = nullptr;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Values this rank sends, values it receives, and the ranks it talks to, per exchange */
+PetscErrorCode GSHaloGetSizes(GSHalo H, PetscInt *nsend, PetscInt *nghost, PetscInt *neighbors)
+{
+  PetscFunctionBegin;
+  *nsend     = (PetscInt)H->sidx.extent(0);
+  *nghost    = (PetscInt)H->dghost.extent(0);
+  *neighbors = (PetscInt)(H->sranks.size() + H->rranks.size());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode gpustream::HaloBegin(GSHalo H, const DView<PetscScalar> &x, PetscInt *launches)
+{
+  const size_t ns = H->sidx.extent(0);
+  const int    nr = (int)H->rranks.size();
+
+  PetscFunctionBegin;
+  *launches = 0;
+  for (int i = 0; i < nr; i++) PetscCallMPI(MPI_Irecv(H->hghost.data() + H->rdispls[i], H->rcounts[i], MPIU_SCALAR, H->rranks[i], 0, H->comm, &H->reqs[i]));
+  if (ns) {
+    const DView<PetscInt>    idx  = H->sidx;
+    const DView<PetscScalar> send = H->dsend;
+    GSCallKokkos({
+      Kokkos::parallel_for(
+          "GPUStream::HaloGather", Kokkos::RangePolicy<Exec>(0, ns), KOKKOS_LAMBDA(const size_t k) { send(k) = x(idx(k)); });
+      Kokkos::deep_copy(H->hsend, H->dsend);
+    });
+    *launches = 1;
+  }
+  for (size_t i = 0; i < H->sranks.size(); i++) PetscCallMPI(MPI_Isend(H->hsend.data() + H->sdispls[i], H->scounts[i], MPIU_SCALAR, H->sranks[i], 0, H->comm, &H->reqs[nr + i]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode gpustream::HaloEnd(GSHalo H)
+{
+  PetscFunctionBegin;
+  if (!H->reqs.empty()) PetscCallMPI(MPI_Waitall((int)H->reqs.size(), H->reqs.data(), MPI_STATUSES_IGNORE));
+  if (H->dghost.extent(0)) GSCallKokkos(Kokkos::deep_copy(H->dghost, H->hghost));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+const DView<PetscScalar> &gpustream::HaloGhosts(GSHalo H)
+{
+  return H->dghost;
+}
