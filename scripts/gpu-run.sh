@@ -5,6 +5,8 @@
 # tests:     unit tests (kernels vs serial twins), example tests, PETSc tutorials through -dll_append
 # sanitizer: compute-sanitizer memcheck, racecheck, synccheck on a small solve and on the unit tests
 # bench:     hardware limits, then time per iteration of pipecgfused (GPU) and PETSc's CG on AIJ with every CPU core
+# mpi:       the example tests on 2 processes, then pipecgfused on 1 and 2 processes (one GPU each where there are
+#            two): weak scaling (5e6 rows per process) and strong scaling (1e7 rows)
 # Logs and CSV files go to $OUT (or ./gpu-out); a summary table is printed last.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -45,6 +47,26 @@ if [[ $what == *tests* ]]; then
       --args "$args" --ref "$ref" --new "$new" >"$step" 2>&1
     log tests.log
     echo "tutorial $ex $args: $(tail -1 "$step")" | tee -a "$summary"
+  done
+fi
+
+if [[ $what == *mpi* ]]; then
+  echo "== mpi ($(nvidia-smi -L | wc -l) GPUs)" | tee -a "$summary"
+  for t in tests/matgpustream.c:tests/matgpustream:ops_2 tests/kspgpustream.c:tests/kspgpustream:cg_2; do
+    IFS=: read -r src exe suffix <<<"$t"
+    python3 tests/petsctest.py --mpiexec "$MPIEXEC" --src "$src" --exe "$B/$exe" --only "$suffix" >"$step" 2>&1
+    log tests.log
+    echo "$(basename "$src") $suffix: $(tail -1 "$step")" | tee -a "$summary"
+  done
+  python3 tests/tutorials/compare.py --mpiexec "$MPIEXEC" --nsize 2 --exe "$B/tests/tutorials/ex2" --dll "$B/libpetscgpustream.so" \
+    --args "-pc_type jacobi -m 300 -n 200" >"$step" 2>&1
+  log tests.log
+  echo "tutorial ex2 on 2 processes: $(tail -1 "$step")" | tee -a "$summary"
+  csv=$OUT/scaling.csv
+  echo "ksp,pc,mat,nprocs,n,nnz,its,us_per_it_solve,us_per_it_loop" >"$csv"
+  for c in "1 5e6" "2 1e7" "1 1e7" "2 1e7"; do
+    read -r np n <<<"$c"
+    "$MPIEXEC" -n "$np" "$B/bench/bench_poisson" -n "$n" -dll_append "$B/libpetscgpustream.so" -mat_type gpustream -ksp_type pipecgfused -pc_type jacobi | tee -a "$csv" | tee -a "$summary"
   done
 fi
 
