@@ -90,7 +90,7 @@ void TestSpMV()
       std::vector<PetscScalar> y(m), yref(m);
       const std::string        tag = " m=" + std::to_string(m) + " maxlen=" + std::to_string(maxlen);
 
-      Check(!GSDeviceMatCreate(m, n, A.ia.data(), A.ja.data(), A.a.data(), &dA), "GSDeviceMatCreate" + tag);
+      Check(!GSDeviceMatCreate(m, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA), "GSDeviceMatCreate" + tag);
       Check(!GSDeviceMatMult(dA, nullptr, nullptr, x.data(), nullptr, y.data()), "GSDeviceMatMult" + tag);
       GSSpMV_Ref(m, A.ia.data(), A.ja.data(), A.a.data(), x.data(), nullptr, yref.data());
       Check(RelDiff(y, yref) < 1e-14, "SpMV matches reference" + tag);
@@ -188,7 +188,7 @@ void TestSpMVDot()
         PetscScalar              sums[PCGF_NSUMS], rsums[2], dsums[PCGF_NSUMS];
         std::vector<PetscScalar> wref(n);
 
-        GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), &dA);
+        GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA);
         PCGFWorkCreate(n, jacobi ? PETSC_TRUE : PETSC_FALSE, &W);
         Load(W, v, jacobi);
         Check(!PCGFSpMVDot(W, dA, nullptr, nullptr), "PCGFSpMVDot" + tag);
@@ -213,12 +213,41 @@ void TestSpMVDot()
   }
 }
 
+/* The reduction buffer grows when an SpMV needs more teams than it had room for; the Update's partial sums written
+   before must survive the growth */
+void TestPartialsGrowth()
+{
+  const PetscInt           n = 1000;
+  CSRHost                  A = RandomCSR(n, n, 5);
+  GSDeviceMat              dA;
+  PCGFWork                 W;
+  CGVecs                   v = RandomCG(n), ref = v;
+  PetscScalar              sums[PCGF_NSUMS], rsums[2], dsums[2];
+  PetscInt                 vlen, team, league, stage;
+  std::vector<PetscScalar> wref(n);
+
+  GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA);
+  GSDeviceMatGetLaunchShape(dA, &vlen, &team, &league);
+  GSDeviceMatSetLaunchShape(dA, vlen, team, 50000); /* more teams than rows: most do nothing */
+  PCGFWorkCreate(n, PETSC_FALSE, &W);
+  Load(W, v, false);
+  PCGFUpdate(W, 0.5, 0.25, KSP_NORM_UNPRECONDITIONED);
+  Check(!PCGFSpMVDot(W, dA, nullptr, nullptr), "SpMVDot after the reduction buffer grew");
+  PCGFReduce(W, sums);
+  PCGFUpdate_Ref(n, 0.5, 0.25, KSP_NORM_UNPRECONDITIONED, nullptr, ref.x.data(), ref.r.data(), ref.p.data(), ref.w.data(), rsums);
+  PCGFSpMVDot_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), nullptr, ref.p.data(), wref.data(), dsums);
+  Check(Close(sums[PCGF_RZ], rsums[0], AbsSum(ref.r, ref.r) * 2) && Close(sums[PCGF_NRM], rsums[1], AbsSum(ref.r, ref.r) * 2), "Update sums survive the growth of the buffer");
+  Check(Close(sums[PCGF_PW], dsums[0], AbsSum(ref.p, wref)) && Close(sums[PCGF_WDW], dsums[1], AbsSum(wref, wref) * 2), "SpMVDot sums with a grown buffer");
+  PCGFWorkDestroy(&W);
+  GSDeviceMatDestroy(&dA);
+}
+
 void TestSizeMismatch()
 {
   CSRHost     A = RandomCSR(10, 10, 3);
   GSDeviceMat dA;
   PCGFWork    W;
-  GSDeviceMatCreate(10, 10, A.ia.data(), A.ja.data(), A.a.data(), &dA);
+  GSDeviceMatCreate(10, 10, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA);
   PCGFWorkCreate(11, PETSC_FALSE, &W);
   PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
   Check(PCGFSpMVDot(W, dA, nullptr, nullptr) == PETSC_ERR_ARG_SIZ, "SpMVDot with mismatched sizes is PETSC_ERR_ARG_SIZ");
@@ -243,6 +272,7 @@ int main(int argc, char **argv)
   TestSpMV();
   TestUpdate();
   TestSpMVDot();
+  TestPartialsGrowth();
   TestSizeMismatch();
   std::printf("%d passed, %d failed\n", passed, failed);
   PetscCall(PetscFinalize());

@@ -9,20 +9,26 @@ using namespace gpustream;
 struct _n_PCGFWork {
   PetscInt                                 n = 0;
   DView<PetscScalar>                       x, r, p, w, dinv;
-  DView<PetscScalar>                       partials; /* [Update: 2 x lu][SpMVDot or Dot: 2 x ls] */
+  DView<PetscScalar>                       partials; /* [Update: 2 x lu][SpMVDot or Dot: 2 x ls][off-diagonal: 2 x lb] */
   Kokkos::View<PetscScalar *, PinnedSpace> hpartials;
   int                                      tu = 1, lu = 1; /* launch shape of the vector kernels */
   int                                      ls       = 0;   /* teams of the last SpMVDot/Dot, 0 if none since Reduce */
+  int                                      lb       = 0;   /* teams of the last off-diagonal kernel (several ranks) */
   PetscInt                                 launches = 0, transfers = 0, copies = 0;
 };
 
-/* Room for the partial sums of an Update and an SpMVDot or Dot of ls teams */
-static void EnsurePartials(PCGFWork W, int ls)
+/* Room for the partial sums of an Update and of SpMV-stage kernels with `teams` teams in all */
+static void EnsurePartials(PCGFWork W, int teams)
 {
-  const size_t need = 2 * (size_t)W->lu + 2 * (size_t)PetscMax(W->lu, ls);
+  const size_t need = 2 * (size_t)W->lu + 2 * (size_t)PetscMax(W->lu, teams);
   if (W->partials.extent(0) >= need) return;
-  W->partials  = DView<PetscScalar>("PipeCGFused::partials", need);
-  W->hpartials = Kokkos::View<PetscScalar *, PinnedSpace>("PipeCGFused::hpartials", need);
+  if (!W->partials.data()) { /* a new buffer; growing keeps the Update's partial sums already written */
+    W->partials  = DView<PetscScalar>("PipeCGFused::partials", need);
+    W->hpartials = Kokkos::View<PetscScalar *, PinnedSpace>("PipeCGFused::hpartials", need);
+  } else {
+    Kokkos::resize(W->partials, need);
+    Kokkos::resize(W->hpartials, need);
+  }
 }
 
 PetscErrorCode PCGFWorkCreate(PetscInt n, PetscBool jacobi, PCGFWork *work)
@@ -184,35 +190,45 @@ PetscErrorCode PCGFUpdate(PCGFWork W, PetscScalar alpha, PetscScalar beta, KSPNo
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-template <bool Jacobi> static void SpMVDot(PCGFWork W, const CSR &A, const LaunchShape &s)
+/* w = A p and the two sums. Split (several ranks): A is the diagonal block and rows with entries in the off-diagonal
+   block (browptr) are left to OffDiagDot, which finishes their w and adds their sums. */
+template <bool Jacobi, bool Split> static void SpMVDot(PCGFWork W, const CSR &A, const LaunchShape &s, const DView<const PetscInt> &browptr)
 {
   const DView<PetscScalar> p = W->p, w = W->w, d = W->dinv;
   PetscScalar *const       out = W->partials.data() + 2 * W->lu;
 
   Kokkos::parallel_for(
-      "PipeCGFused::SpMVDot", TeamPol(s.league, s.team, s.vlen).set_scratch_size(0, Kokkos::PerTeam(2 * s.team * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+      Split ? "PipeCGFused::SpMVDotInterior" : "PipeCGFused::SpMVDot", TeamPol(s.league, s.team, s.vlen).set_scratch_size(0, Kokkos::PerTeam(2 * s.team * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[2] = {0, 0};
         ForEachRowProduct(t, A, p, [&](const PetscInt row, const PetscScalar wi) {
           Kokkos::single(Kokkos::PerThread(t), [&]() { w(row) = wi; });
-          acc[0] += p(row) * wi;
-          acc[1] += Jacobi ? wi * d(row) * wi : wi * wi;
+          if (!Split || browptr(row + 1) == browptr(row)) {
+            acc[0] += p(row) * wi;
+            acc[1] += Jacobi ? wi * d(row) * wi : wi * wi;
+          }
         });
         TeamSumStore<2>(t, acc, out);
       });
 }
 
-/* The rest of w = A p on several ranks: w += B g with the ghost values g, and the two sums */
-template <bool Jacobi> static void OffDiagDot(PCGFWork W, const CSR &B, const LaunchShape &s, const DView<PetscScalar> &g)
+/* The rows with off-diagonal entries (B's row list): w += B g with the ghost values g, and their two sums */
+template <bool Jacobi> static void OffDiagDot(PCGFWork W, const GSDeviceMat B, const DView<PetscScalar> &g, int teams)
 {
   const DView<PetscScalar> p = W->p, w = W->w, d = W->dinv;
-  PetscScalar *const       out = W->partials.data() + 2 * W->lu;
+  const DView<PetscInt>    rows = B->nzrows;
+  const CSR                b    = B->csr;
+  const PetscInt           nb   = (PetscInt)rows.extent(0);
+  PetscScalar *const       out  = W->partials.data() + 2 * W->lu + 2 * W->ls;
 
   Kokkos::parallel_for(
-      "PipeCGFused::OffDiagDot", TeamPol(s.league, s.team, s.vlen).set_scratch_size(0, Kokkos::PerTeam(2 * s.team * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+      "PipeCGFused::OffDiagDot", TeamPol(teams, W->tu).set_scratch_size(0, Kokkos::PerTeam(2 * W->tu * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[2] = {0, 0};
-        ForEachRowProduct(t, B, g, [&](const PetscInt row, const PetscScalar sum) {
+        ForEachIndex(t, nb, [&](const PetscInt k) {
+          const PetscInt row = rows(k);
+          PetscScalar    sum = 0;
+          for (PetscInt j = b.rowptr(row); j < b.rowptr(row + 1); j++) sum += b.val(j) * g(b.colidx(j));
           const PetscScalar wi = w(row) + sum;
-          Kokkos::single(Kokkos::PerThread(t), [&]() { w(row) = wi; });
+          w(row)               = wi;
           acc[0] += p(row) * wi;
           acc[1] += Jacobi ? wi * d(row) * wi : wi * wi;
         });
@@ -228,23 +244,32 @@ PetscErrorCode PCGFSpMVDot(PCGFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H)
   if (!H) {
     GSCallKokkos(EnsurePartials(W, A->shape.league));
     if (W->dinv.extent(0))
-      GSCallKokkos(SpMVDot<true>(W, A->csr, A->shape));
+      GSCallKokkos(SpMVDot<true, false>(W, A->csr, A->shape, A->csr.rowptr));
     else
-      GSCallKokkos(SpMVDot<false>(W, A->csr, A->shape));
+      GSCallKokkos(SpMVDot<false, false>(W, A->csr, A->shape, A->csr.rowptr));
     W->ls = A->shape.league;
     W->launches++;
-  } else { /* the diagonal block runs while the ghost values travel */
-    PetscInt gathers;
+  } else { /* the diagonal block runs while the ghost values travel; then only the rows that need them */
+    const PetscInt nb    = (PetscInt)B->nzrows.extent(0);
+    const int      teams = (int)PetscMin((nb + W->tu - 1) / W->tu, (PetscInt)MaxTeams(W->tu));
+    PetscInt       gathers;
+
     PetscCall(HaloBegin(H, W->p, &gathers));
-    GSCallKokkos(SpMV<false>(A->csr, A->shape, W->p, W->w, W->w));
-    PetscCall(HaloEnd(H));
-    GSCallKokkos(EnsurePartials(W, B->shape.league));
+    GSCallKokkos(EnsurePartials(W, A->shape.league + teams));
     if (W->dinv.extent(0))
-      GSCallKokkos(OffDiagDot<true>(W, B->csr, B->shape, HaloGhosts(H)));
+      GSCallKokkos(SpMVDot<true, true>(W, A->csr, A->shape, B->csr.rowptr));
     else
-      GSCallKokkos(OffDiagDot<false>(W, B->csr, B->shape, HaloGhosts(H)));
-    W->ls = B->shape.league;
-    W->launches += gathers + 2;
+      GSCallKokkos(SpMVDot<false, true>(W, A->csr, A->shape, B->csr.rowptr));
+    W->ls = A->shape.league;
+    PetscCall(HaloEnd(H));
+    if (teams) {
+      if (W->dinv.extent(0))
+        GSCallKokkos(OffDiagDot<true>(W, B, HaloGhosts(H), teams));
+      else
+        GSCallKokkos(OffDiagDot<false>(W, B, HaloGhosts(H), teams));
+    }
+    W->lb = teams;
+    W->launches += gathers + 1 + (teams > 0);
   }
   PetscCall(PetscLogFlops(2.0 * (A->val.extent(0) + (B ? B->val.extent(0) : 0)) + 5.0 * W->n));
   PetscCall(PetscLogEventEnd(PCGF_SpMVDot, 0, 0, 0, 0));
@@ -287,19 +312,24 @@ PetscErrorCode PCGFDot(PCGFWork W)
 
 PetscErrorCode PCGFReduce(PCGFWork W, PetscScalar sums[PCGF_NSUMS])
 {
-  const size_t       len = 2 * (size_t)W->lu + 2 * (size_t)W->ls;
+  const size_t       len = 2 * ((size_t)W->lu + W->ls + W->lb);
   const PetscScalar *h   = W->hpartials.data();
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PCGF_Reduce, 0, 0, 0, 0));
   GSCallKokkos(Kokkos::deep_copy(Kokkos::subview(W->hpartials, std::make_pair((size_t)0, len)), Kokkos::subview(W->partials, std::make_pair((size_t)0, len))));
   W->transfers++;
+  /* each kernel's block holds its first sum for every team, then its second */
+  const int    lu = W->lu, ls = W->ls, lb = W->lb;
+  const size_t s0 = 2 * (size_t)lu, b0 = s0 + 2 * (size_t)ls;
   for (int k = 0; k < PCGF_NSUMS; k++) sums[k] = 0;
-  for (int i = 0; i < W->lu; i++) sums[PCGF_RZ] += h[i];
-  for (int i = 0; i < W->lu; i++) sums[PCGF_NRM] += h[W->lu + i];
-  for (int i = 0; i < W->ls; i++) sums[PCGF_PW] += h[2 * W->lu + i];
-  for (int i = 0; i < W->ls; i++) sums[PCGF_WDW] += h[2 * W->lu + W->ls + i];
-  W->ls = 0;
+  for (int i = 0; i < lu; i++) sums[PCGF_RZ] += h[i];
+  for (int i = 0; i < lu; i++) sums[PCGF_NRM] += h[lu + i];
+  for (int i = 0; i < ls; i++) sums[PCGF_PW] += h[s0 + i];
+  for (int i = 0; i < ls; i++) sums[PCGF_WDW] += h[s0 + ls + i];
+  for (int i = 0; i < lb; i++) sums[PCGF_PW] += h[b0 + i];
+  for (int i = 0; i < lb; i++) sums[PCGF_WDW] += h[b0 + lb + i];
+  W->ls = W->lb = 0;
   PetscCall(PetscLogEventEnd(PCGF_Reduce, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

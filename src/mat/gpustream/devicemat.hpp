@@ -53,6 +53,7 @@ struct _n_GSDeviceMat {
   gpustream::CSR                csr;
   gpustream::DView<PetscInt>    rowptr, colidx;
   gpustream::DView<PetscScalar> val;
+  gpustream::DView<PetscInt>    nzrows;  /* the rows with entries, if asked for (off-diagonal blocks) */
   gpustream::DView<PetscScalar> x, y, z; /* staging for MatMult on host vectors, allocated on first use */
   gpustream::LaunchShape        shape;
 };

@@ -25,8 +25,9 @@ typedef struct {
 static PetscErrorCode MatConvert_AIJ_GPUStream(Mat, MatType, MatReuse, Mat *);
 static PetscErrorCode MatConvert_GPUStream_AIJ(Mat, MatType, MatReuse, Mat *);
 
-/* Copies a SeqAIJ block to the device, or only its values when the pattern is known to be the same */
-static PetscErrorCode MatGPUStreamSyncBlock_Private(Mat S, PetscBool valuesonly, GSDeviceMat *d)
+/* Copies a SeqAIJ block to the device, or only its values when the pattern is known to be the same; rowlist: keep
+   the list of nonempty rows (off-diagonal blocks) */
+static PetscErrorCode MatGPUStreamSyncBlock_Private(Mat S, PetscBool valuesonly, PetscBool rowlist, GSDeviceMat *d)
 {
   const PetscInt    *ia, *ja;
   const PetscScalar *a;
@@ -41,7 +42,7 @@ static PetscErrorCode MatGPUStreamSyncBlock_Private(Mat S, PetscBool valuesonly,
     PetscCall(GSDeviceMatDestroy(d));
     PetscCall(MatGetRowIJ(S, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
     PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cannot get the CSR of the host matrix");
-    PetscCall(GSDeviceMatCreate(m, S->cmap->n, ia, ja, a, d));
+    PetscCall(GSDeviceMatCreate(m, S->cmap->n, ia, ja, a, rowlist, d));
     PetscCall(MatRestoreRowIJ(S, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
   }
   PetscCall(MatSeqAIJRestoreArrayRead(S, &a));
@@ -74,14 +75,14 @@ PetscErrorCode MatGPUStreamGetDeviceMat(Mat A, GSDeviceMat *dA, GSDeviceMat *dB,
 
     PetscCall(PetscLogEventBegin(GPUS_MatSync, A, 0, 0, 0));
     if (size == 1)
-      PetscCall(MatGPUStreamSyncBlock_Private(A, valuesonly, &gs->dA));
+      PetscCall(MatGPUStreamSyncBlock_Private(A, valuesonly, PETSC_FALSE, &gs->dA));
     else {
       Mat             Ad, Ao;
       const PetscInt *garray;
 
       PetscCall(MatGPUStreamGetBlocks_Private(A, &Ad, &Ao, &garray));
-      PetscCall(MatGPUStreamSyncBlock_Private(Ad, valuesonly, &gs->dA));
-      PetscCall(MatGPUStreamSyncBlock_Private(Ao, valuesonly, &gs->dB));
+      PetscCall(MatGPUStreamSyncBlock_Private(Ad, valuesonly, PETSC_FALSE, &gs->dA));
+      PetscCall(MatGPUStreamSyncBlock_Private(Ao, valuesonly, PETSC_TRUE, &gs->dB));
       if (!valuesonly) {
         PetscCall(GSHaloDestroy(&gs->halo));
         PetscCall(GSHaloCreate(PetscObjectComm((PetscObject)A), A->cmap->n, A->cmap->range, Ao->cmap->n, garray, &gs->halo));

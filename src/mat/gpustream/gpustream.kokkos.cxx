@@ -1,4 +1,6 @@
 /* Device side of MATGPUSTREAM: CSR arrays in Kokkos views and the SpMV kernels. */
+#include <vector>
+
 #include "devicemat.hpp"
 
 using namespace gpustream;
@@ -16,7 +18,9 @@ LaunchShape gpustream::SpMVShape(PetscInt m)
   return s;
 }
 
-PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], const PetscInt ja[], const PetscScalar a[], GSDeviceMat *dA)
+/* rowlist: also keep the list of rows that have entries, so kernels can visit only those (an off-diagonal block's
+   rows are mostly empty) */
+PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], const PetscInt ja[], const PetscScalar a[], PetscBool rowlist, GSDeviceMat *dA)
 {
   GSDeviceMat A;
 
@@ -31,6 +35,13 @@ PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], co
     Kokkos::deep_copy(A->rowptr, HostUnmanaged<const PetscInt>(ia, m + 1));
     Kokkos::deep_copy(A->colidx, HostUnmanaged<const PetscInt>(ja, nnz));
     Kokkos::deep_copy(A->val, HostUnmanaged<const PetscScalar>(a, nnz));
+    if (rowlist) {
+      std::vector<PetscInt> rows;
+      for (PetscInt i = 0; i < m; i++)
+        if (ia[i + 1] > ia[i]) rows.push_back(i);
+      A->nzrows = DView<PetscInt>("GPUStream::nzrows", rows.size());
+      Kokkos::deep_copy(A->nzrows, HostUnmanaged<const PetscInt>(rows.data(), rows.size()));
+    }
   });
   A->csr.m      = m;
   A->csr.n      = n;
