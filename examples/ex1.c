@@ -118,11 +118,16 @@ int main(int argc, char **argv)
    test:
       suffix: 3d
       args: -dim 3 -m 12 -n 10 -p 9 -ksp_converged_reason -pc_type jacobi -ksp_view -mat_view ::ascii_info
-      filter: grep -v "Kokkos\|resident on\|lanes per row" | sed -E "s/reduction buffer [0-9.e+-]+ KB/reduction buffer/"
+      filter: grep -v "Kokkos\|resident on\|lanes per row\|true residual norm at" | sed -E "s/reduction buffer [0-9.e+-]+ KB/reduction buffer/"
 
    test:
       suffix: 3d_cg_aij
       args: -dim 3 -m 12 -n 10 -p 9 -ksp_converged_reason -pc_type jacobi -mat_type aij -ksp_type cg
       filter: grep -v "Kokkos"
+
+   test:
+      suffix: residual_gap
+      args: -m 64 -n 64 -coef_jump 1e6 -pc_type jacobi -ksp_norm_type unpreconditioned -ksp_rtol 1e-15 -ksp_converged_reason -ksp_pipecgfused_residual_gap_factor 1.5
+      filter: grep -c "times the recursive one at convergence; -ksp_pipecgfused_replace_every N keeps them together"
 
 TEST*/

@@ -7,6 +7,13 @@
 #  define PETSC_SUCCESS 0
 #endif
 
+/* The options context XXXSetFromOptions_ implementations receive (a pointer type itself in newer PETSc; CMake checks) */
+#if defined(GPUSTREAM_PETSC_OPTIONITEMS_IS_POINTER)
+typedef PetscOptionItems GSOptionItems;
+#else
+typedef PetscOptionItems *GSOptionItems;
+#endif
+
 /* Log events, registered once in PetscGPUStreamInitializePackage() */
 PETSC_INTERN PetscLogEvent GPUS_MatMult, GPUS_MatSync, GPUS_CopyVec, PCGF_Update, PCGF_SpMVDot, PCGF_Dot, PCGF_Reduce, PCGF_Iterations;
 

@@ -175,6 +175,33 @@ void TestUpdate()
   }
 }
 
+void TestSums()
+{
+  const KSPNormType norms[] = {KSP_NORM_NONE, KSP_NORM_PRECONDITIONED, KSP_NORM_UNPRECONDITIONED, KSP_NORM_NATURAL};
+  for (PetscInt n : sizes) {
+    for (bool jacobi : {false, true}) {
+      for (KSPNormType nt : norms) {
+        const std::string tag = " n=" + std::to_string(n) + (jacobi ? " jacobi" : " none") + " norm=" + KSPNormTypes[nt];
+        CGVecs            v   = RandomCG(n);
+        PCGFWork          W;
+        PetscScalar       sums[PCGF_NSUMS], rsums[2];
+        PCGFWorkCreate(n, jacobi ? PETSC_TRUE : PETSC_FALSE, &W);
+        Load(W, v, jacobi);
+        Check(!PCGFSums(W, nt) && !PCGFReduce(W, sums), "PCGFSums" + tag);
+        PCGFSums_Ref(n, nt, jacobi ? v.d.data() : nullptr, v.r.data(), rsums);
+        Check(Close(sums[PCGF_RZ], rsums[0], AbsSum(v.r, v.r) * 2) && Close(sums[PCGF_NRM], rsums[1], AbsSum(v.r, v.r) * 4), "Sums match reference" + tag);
+        CGVecs got = Store(W, n);
+        Check(RelDiff(got.x, v.x) == 0 && RelDiff(got.r, v.r) == 0 && RelDiff(got.p, v.p) == 0 && RelDiff(got.w, v.w) == 0, "Sums change no vector" + tag);
+        Check(!PCGFUpdateX(W, -0.7), "PCGFUpdateX" + tag);
+        PCGFUpdateX_Ref(n, -0.7, v.p.data(), v.x.data());
+        got = Store(W, n);
+        Check(RelDiff(got.x, v.x) < 1e-14 && RelDiff(got.r, v.r) == 0 && RelDiff(got.p, v.p) == 0, "UpdateX matches reference and changes only x" + tag);
+        PCGFWorkDestroy(&W);
+      }
+    }
+  }
+}
+
 void TestSpMVDot()
 {
   for (PetscInt n : sizes) {
@@ -271,6 +298,7 @@ int main(int argc, char **argv)
   std::printf("# Kokkos execution space: %s\n", PetscGPUStreamExecutionSpace());
   TestSpMV();
   TestUpdate();
+  TestSums();
   TestSpMVDot();
   TestPartialsGrowth();
   TestSizeMismatch();

@@ -18,6 +18,12 @@ typedef struct {
   PetscBool        solving;   /* device x is newer than ksp->vec_sol */
   PetscMPIInt      size;
   PetscInt         passes, launches, transfers, copies, allreduces; /* counted over the iteration loop of the last solve */
+  /* attainable accuracy */
+  PetscInt  replace_every; /* replace r by b - A x every this many iterations (0: never) */
+  PetscInt  replacements;  /* in the last solve */
+  PetscBool check;         /* compare the true residual with the recursive one at convergence */
+  PetscReal gap_factor;    /* report when they differ by more than this factor */
+  PetscReal truenorm;      /* the true residual norm at the last convergence, -1 if not checked */
 } KSP_PIPECGFUSED;
 
 static PetscErrorCode KSPSetUp_PIPECGFUSED(KSP ksp)
@@ -86,6 +92,40 @@ static PetscErrorCode KSPPIPECGFUSEDStore_Private(PCGFWork work, PCGFVec v, Vec 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The norm the KSP tests, of the true residual b - A x, on the host */
+static PetscErrorCode KSPPIPECGFUSEDTrueNorm_Private(KSP ksp, Mat Amat, PetscReal *norm)
+{
+  Vec         R = ksp->work[0], Z = ksp->work[1];
+  PetscScalar rz;
+
+  PetscFunctionBegin;
+  PetscCall(KSP_MatMult(ksp, Amat, ksp->vec_sol, R));
+  PetscCall(VecAYPX(R, -1.0, ksp->vec_rhs));
+  switch (ksp->normtype) {
+  case KSP_NORM_UNPRECONDITIONED:
+    PetscCall(VecNorm(R, NORM_2, norm));
+    break;
+  case KSP_NORM_PRECONDITIONED:
+    PetscCall(PCApply(ksp->pc, R, Z));
+    PetscCall(VecNorm(Z, NORM_2, norm));
+    break;
+  default: /* natural */
+    PetscCall(PCApply(ksp->pc, R, Z));
+    PetscCall(VecDot(R, Z, &rz));
+    *norm = PetscSqrtReal(PetscAbsScalar(rz));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* True over recursive residual norm at the last convergence (1 when both vanish) */
+static PetscReal KSPPIPECGFUSEDGap_Private(KSP ksp)
+{
+  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
+
+  if (cg->truenorm <= 0) return 1.0;
+  return cg->truenorm / PetscMax(ksp->rnorm, PETSC_SMALL * cg->truenorm);
+}
+
 static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
 {
   KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
@@ -95,7 +135,7 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   GSHalo           halo = NULL;
   /* R (before the loop) and P (host staging of p inside it) share a work vector */
   Vec         X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[0], P = ksp->work[0], W = ksp->work[1];
-  PetscScalar s[PCGF_NSUMS], alpha = 0, beta = 0;
+  PetscScalar s[PCGF_NSUMS], alpha = 0, beta = 0, rzold = 1;
   PetscReal   dp = 0;
   PetscInt    k, l0, t0, c0;
 
@@ -125,12 +165,30 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
 
   PetscCall(PCGFWorkGetCounts(cg->work, &l0, &t0, &c0));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &cg->size));
-  cg->allreduces = 0;
+  cg->allreduces   = 0;
+  cg->replacements = 0;
+  cg->truenorm     = -1;
   PetscCall(PetscLogEventBegin(PCGF_Iterations, ksp, 0, 0, 0));
   ksp->its = 0;
   for (k = 0;; k++) {
     /* Update makes x_k, r_k, p_k; SpMVDot makes w_k = A p_k, unless no iteration can follow */
-    PetscCall(PCGFUpdate(cg->work, alpha, beta, ksp->normtype));
+    if (cg->replace_every && k > 0 && k % cg->replace_every == 0) {
+      /* Residual replacement: x_k first, then r_k = b - A x_k, then p_k = z_k + beta p_{k-1} with the classical
+         beta = <r_k,z_k> / <r_{k-1},z_{k-1}>: the recurrence for beta assumes r_k = r_{k-1} - alpha w_{k-1}, which
+         the replacement breaks by as much as r_k itself late in the solve */
+      PetscCall(PCGFUpdateX(cg->work, alpha));
+      PetscCall(KSPPIPECGFUSEDStore_Private(cg->work, PCGF_X, X));
+      PetscCall(KSP_MatMult(ksp, Amat, X, R));
+      PetscCall(VecAYPX(R, -1.0, B));
+      PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_R, R));
+      PetscCall(PCGFSums(cg->work, KSP_NORM_NONE));
+      PetscCall(PCGFReduce(cg->work, s));
+      if (cg->size > 1) PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, s, PCGF_NSUMS, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)ksp)));
+      beta = s[PCGF_RZ] / rzold;
+      PetscCall(PCGFUpdate(cg->work, 0.0, beta, ksp->normtype));
+      cg->replacements++;
+    } else
+      PetscCall(PCGFUpdate(cg->work, alpha, beta, ksp->normtype));
     if (k < ksp->max_it) {
       if (dA)
         PetscCall(PCGFSpMVDot(cg->work, dA, dB, halo));
@@ -185,6 +243,7 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
       ksp->reason = KSP_DIVERGED_INDEFINITE_MAT;
       break;
     }
+    rzold = s[PCGF_RZ];
     alpha = s[PCGF_RZ] / s[PCGF_PW];
     beta  = alpha * alpha * s[PCGF_WDW] / s[PCGF_RZ] - 1.0;
   }
@@ -199,6 +258,7 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   }
   PetscCall(KSPPIPECGFUSEDStore_Private(cg->work, PCGF_X, X));
   cg->solving = PETSC_FALSE;
+  if (cg->check && ksp->reason > 0 && ksp->normtype != KSP_NORM_NONE) PetscCall(KSPPIPECGFUSEDTrueNorm_Private(ksp, Amat, &cg->truenorm));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -226,6 +286,14 @@ static PetscErrorCode KSPView_PIPECGFUSED(KSP ksp, PetscViewer viewer)
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
   if (!isascii) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerASCIIPrintf(viewer, "  fused kernels on Kokkos %s\n", PetscGPUStreamExecutionSpace()));
+  if (cg->replace_every)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replacement every %" PetscInt_FMT " iterations\n", cg->replace_every));
+  else
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  no residual replacement\n"));
+  if (cg->check)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  true residual checked at convergence, reported beyond a factor %g\n", (double)cg->gap_factor));
+  else
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  true residual not checked at convergence\n"));
   if (!cg->work) PetscFunctionReturn(PETSC_SUCCESS);
   {
     PetscLogDouble vbytes, pbytes;
@@ -239,7 +307,53 @@ static PetscErrorCode KSPView_PIPECGFUSED(KSP ksp, PetscViewer viewer)
                                      cg->transfers, cg->copies, cg->passes, cg->passes - 1));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  per iteration: %.3g kernel launches, %.3g device-to-host reductions, %.3g vector copies\n", (double)cg->launches / (double)cg->passes, (double)cg->transfers / (double)cg->passes,
                                      (double)cg->copies / (double)cg->passes));
+    if (cg->size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  MPI_Allreduce calls per iteration: %.3g\n", (double)cg->allreduces / (double)cg->passes));
+    if (cg->replace_every) PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replaced %" PetscInt_FMT " times in the last solve\n", cg->replacements));
+    if (cg->truenorm >= 0) {
+      const PetscReal gap = KSPPIPECGFUSEDGap_Private(ksp);
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  true residual norm at convergence %g, %g times the recursive one%s\n", (double)cg->truenorm, (double)gap, gap > cg->gap_factor ? ": ABOVE THE FACTOR, consider -ksp_pipecgfused_replace_every" : ""));
+    }
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPSetFromOptions_PIPECGFUSED(KSP ksp, GSOptionItems PetscOptionsObject)
+{
+  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
+  PetscInt         every;
+  PetscReal        factor;
+  PetscBool        set;
+
+  PetscFunctionBegin;
+  PetscOptionsHeadBegin(PetscOptionsObject, "KSP pipelined CG with fused kernels options");
+  PetscCall(PetscOptionsInt("-ksp_pipecgfused_replace_every", "Replace the recursive residual by b - A x every this many iterations (0: never)", "KSPPIPECGFUSED", cg->replace_every, &every, &set));
+  if (set) {
+    PetscCheck(every >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_pipecgfused_replace_every must be 0 (never) or positive, not %" PetscInt_FMT, every);
+    cg->replace_every = every;
+  }
+  PetscCall(PetscOptionsBool("-ksp_pipecgfused_check_true_residual", "Compute the true residual once at convergence and compare it with the recursive one", "KSPPIPECGFUSED", cg->check, &cg->check, NULL));
+  PetscCall(PetscOptionsReal("-ksp_pipecgfused_residual_gap_factor", "Report when the true and recursive residual norms differ by more than this factor", "KSPPIPECGFUSED", cg->gap_factor, &factor, &set));
+  if (set) {
+    PetscCheck(factor >= 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_pipecgfused_residual_gap_factor must be at least 1, not %g", (double)factor);
+    cg->gap_factor = factor;
+  }
+  PetscOptionsHeadEnd();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Called after every solve; speaks under -ksp_converged_reason only when the residuals disagree */
+static PetscErrorCode KSPPIPECGFUSEDReasonView_Private(KSP ksp, void *ctx)
+{
+  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
+  PetscBool        flg;
+
+  PetscFunctionBegin;
+  (void)ctx;
+  if (cg->truenorm < 0 || KSPPIPECGFUSEDGap_Private(ksp) <= cg->gap_factor) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscOptionsHasName(((PetscObject)ksp)->options, ((PetscObject)ksp)->prefix, "-ksp_converged_reason", &flg));
+  if (flg)
+    PetscCall(PetscPrintf(PetscObjectComm((PetscObject)ksp), "KSPPIPECGFUSED: the true residual norm %g is %g times the recursive one at convergence; -ksp_pipecgfused_replace_every N keeps them together\n", (double)cg->truenorm,
+                          (double)KSPPIPECGFUSEDGap_Private(ksp)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -273,7 +387,11 @@ static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
 
    Options Database Keys:
 +  -ksp_type pipecgfused - selects this method
--  -ksp_norm_type <preconditioned,unpreconditioned,natural,none> - the norm monitored and tested (all cost no extra kernel)
+.  -ksp_norm_type <preconditioned,unpreconditioned,natural,none> - the norm monitored and tested (all cost no extra kernel)
+.  -ksp_pipecgfused_replace_every <0> - replace the recursive residual by b - A x every N iterations (0: never)
+.  -ksp_pipecgfused_check_true_residual <true> - compute the true residual once at convergence
+-  -ksp_pipecgfused_residual_gap_factor <10> - report, under -ksp_view and -ksp_converged_reason, a true residual
+   this many times larger than the recursive one
 
    Level: intermediate
 
@@ -287,6 +405,10 @@ static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
    block, off-diagonal block with the sums) instead of one.
    `-ksp_view` reports the kernel launches and transfers of the last solve; `-log_view` shows the events
    PCGFUpdate, PCGFSpMVDot and PCGFReduce, one each per iteration.
+   Attainable accuracy: the recursive residual drifts from b - A x through rounding, more in pipelined CG than in CG.
+   A replacement iteration updates x, recomputes r = b - A x on the host (one `MatMult()` and two vector copies),
+   and builds p with the classical beta from the true <r,z> (two more kernels and one more reduction); w = A p needs
+   no replacement since the SpMV recomputes it every iteration.
    Breakdowns: <p,Ap> <= 0 gives `KSP_DIVERGED_INDEFINITE_MAT`, <r,z> < 0 gives `KSP_DIVERGED_INDEFINITE_PC`, a
    NaN or Inf gives `KSP_DIVERGED_NANORINF`.
 
@@ -306,11 +428,17 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PIPECGFUSED(KSP ksp)
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_LEFT, 2));
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NATURAL, PC_LEFT, 2));
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NONE, PC_LEFT, 1));
-  ksp->ops->setup         = KSPSetUp_PIPECGFUSED;
-  ksp->ops->solve         = KSPSolve_PIPECGFUSED;
-  ksp->ops->destroy       = KSPDestroy_PIPECGFUSED;
-  ksp->ops->view          = KSPView_PIPECGFUSED;
-  ksp->ops->reset         = KSPReset_PIPECGFUSED;
-  ksp->ops->buildsolution = KSPBuildSolution_PIPECGFUSED;
+  ksp->ops->setup          = KSPSetUp_PIPECGFUSED;
+  ksp->ops->solve          = KSPSolve_PIPECGFUSED;
+  ksp->ops->destroy        = KSPDestroy_PIPECGFUSED;
+  ksp->ops->view           = KSPView_PIPECGFUSED;
+  ksp->ops->reset          = KSPReset_PIPECGFUSED;
+  ksp->ops->buildsolution  = KSPBuildSolution_PIPECGFUSED;
+  ksp->ops->setfromoptions = KSPSetFromOptions_PIPECGFUSED;
+  cg->replace_every        = 0;
+  cg->check                = PETSC_TRUE;
+  cg->gap_factor           = 10.0;
+  cg->truenorm             = -1;
+  PetscCall(KSPConvergedReasonViewSet(ksp, KSPPIPECGFUSEDReasonView_Private, NULL, NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

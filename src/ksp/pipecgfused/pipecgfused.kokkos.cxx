@@ -310,6 +310,69 @@ PetscErrorCode PCGFDot(PCGFWork W)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+template <bool Jacobi, KSPNormType Norm> static void Sums(PCGFWork W)
+{
+  const DView<PetscScalar> r = W->r, d = W->dinv;
+  PetscScalar *const       out = W->partials.data();
+  const PetscInt           n   = W->n;
+
+  Kokkos::parallel_for(
+      "PipeCGFused::Sums", TeamPol(W->lu, W->tu).set_scratch_size(0, Kokkos::PerTeam(2 * W->tu * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+        PetscScalar acc[2] = {0, 0};
+        ForEachIndex(t, n, [&](const PetscInt i) {
+          const PetscScalar ri = r(i), zi = Jacobi ? d(i) * ri : ri;
+          acc[0] += ri * zi;
+          if (Norm == KSP_NORM_PRECONDITIONED) acc[1] += zi * zi;
+          if (Norm == KSP_NORM_UNPRECONDITIONED) acc[1] += ri * ri;
+        });
+        TeamSumStore<2>(t, acc, out);
+      });
+}
+
+template <bool Jacobi> static void SumsNorm(PCGFWork W, KSPNormType normtype)
+{
+  switch (normtype) {
+  case KSP_NORM_PRECONDITIONED:
+    Sums<Jacobi, KSP_NORM_PRECONDITIONED>(W);
+    break;
+  case KSP_NORM_UNPRECONDITIONED:
+    Sums<Jacobi, KSP_NORM_UNPRECONDITIONED>(W);
+    break;
+  default:
+    Sums<Jacobi, KSP_NORM_NONE>(W);
+  }
+}
+
+PetscErrorCode PCGFUpdateX(PCGFWork W, PetscScalar alpha)
+{
+  const DView<PetscScalar> x = W->x, p = W->p;
+  const PetscInt           n = W->n;
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(PCGF_Update, 0, 0, 0, 0));
+  GSCallKokkos(Kokkos::parallel_for(
+      "PipeCGFused::UpdateX", TeamPol(W->lu, W->tu), KOKKOS_LAMBDA(const Member &t) { ForEachIndex(t, n, [&](const PetscInt i) { x(i) += alpha * p(i); }); }));
+  W->launches++;
+  PetscCall(PetscLogFlops(2.0 * W->n));
+  PetscCall(PetscLogEventEnd(PCGF_Update, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Overwrites the Update's partial sums with those of the current r */
+PetscErrorCode PCGFSums(PCGFWork W, KSPNormType normtype)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(PCGF_Update, 0, 0, 0, 0));
+  if (W->dinv.extent(0))
+    GSCallKokkos(SumsNorm<true>(W, normtype));
+  else
+    GSCallKokkos(SumsNorm<false>(W, normtype));
+  W->launches++;
+  PetscCall(PetscLogFlops(4.0 * W->n));
+  PetscCall(PetscLogEventEnd(PCGF_Update, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode PCGFReduce(PCGFWork W, PetscScalar sums[PCGF_NSUMS])
 {
   const size_t       len = 2 * ((size_t)W->lu + W->ls + W->lb);

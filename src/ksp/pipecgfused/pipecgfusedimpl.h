@@ -8,6 +8,8 @@
      SpMVDot: w = A p;   partial sums of <p,w> and <w, D^{-1} w>   (one kernel; on several ranks three: the halo
               gather, the diagonal block while the ghosts travel, then the off-diagonal block with the sums)
      Dot:     the partial sums of SpMVDot for a w computed elsewhere (operators that are not gpustream)
+     Sums:    Update's two sums again, for an r replaced by b - A x (residual replacement)
+     UpdateX: x += alpha p alone (the first step of a replacement iteration)
      Reduce:  every partial sum of the iteration in one device-to-host copy, summed on the host */
 #pragma once
 
@@ -40,8 +42,12 @@ PETSC_INTERN PetscErrorCode PCGFWorkGetMemory(PCGFWork, PetscLogDouble *, PetscL
 PETSC_INTERN PetscErrorCode PCGFUpdate(PCGFWork, PetscScalar, PetscScalar, KSPNormType);
 PETSC_INTERN PetscErrorCode PCGFSpMVDot(PCGFWork, GSDeviceMat, GSDeviceMat, GSHalo);
 PETSC_INTERN PetscErrorCode PCGFDot(PCGFWork);
+PETSC_INTERN PetscErrorCode PCGFSums(PCGFWork, KSPNormType);
+PETSC_INTERN PetscErrorCode PCGFUpdateX(PCGFWork, PetscScalar);
 PETSC_INTERN PetscErrorCode PCGFReduce(PCGFWork, PetscScalar[PCGF_NSUMS]);
 
 /* Serial reference twins; dinv NULL means no preconditioner, sums[] gets the two sums of the kernel */
 PETSC_INTERN void PCGFUpdate_Ref(PetscInt, PetscScalar, PetscScalar, KSPNormType, const PetscScalar[], PetscScalar[], PetscScalar[], PetscScalar[], const PetscScalar[], PetscScalar[2]);
+PETSC_INTERN void PCGFUpdateX_Ref(PetscInt, PetscScalar, const PetscScalar[], PetscScalar[]);
+PETSC_INTERN void PCGFSums_Ref(PetscInt, KSPNormType, const PetscScalar[], const PetscScalar[], PetscScalar[2]);
 PETSC_INTERN void PCGFSpMVDot_Ref(PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], const PetscScalar[], const PetscScalar[], PetscScalar[], PetscScalar[2]);

@@ -17,6 +17,24 @@ void PCGFUpdate_Ref(PetscInt n, PetscScalar alpha, PetscScalar beta, KSPNormType
   }
 }
 
+void PCGFUpdateX_Ref(PetscInt n, PetscScalar alpha, const PetscScalar p[], PetscScalar x[])
+{
+  for (PetscInt i = 0; i < n; i++) x[i] += alpha * p[i];
+}
+
+void PCGFSums_Ref(PetscInt n, KSPNormType normtype, const PetscScalar dinv[], const PetscScalar r[], PetscScalar sums[2])
+{
+  sums[0] = sums[1] = 0;
+  for (PetscInt i = 0; i < n; i++) {
+    const PetscScalar z = dinv ? dinv[i] * r[i] : r[i];
+    sums[0] += r[i] * z;
+    if (normtype == KSP_NORM_PRECONDITIONED)
+      sums[1] += z * z;
+    else if (normtype == KSP_NORM_UNPRECONDITIONED)
+      sums[1] += r[i] * r[i];
+  }
+}
+
 void PCGFSpMVDot_Ref(PetscInt m, const PetscInt ia[], const PetscInt ja[], const PetscScalar a[], const PetscScalar dinv[], const PetscScalar p[], PetscScalar w[], PetscScalar sums[2])
 {
   GSSpMV_Ref(m, ia, ja, a, p, NULL, w);
