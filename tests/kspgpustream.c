@@ -212,6 +212,53 @@ int main(int argc, char **argv)
     PetscCall(PetscOptionsGetReal(NULL, NULL, "-tol", &rtol, NULL));
     PetscCall(PetscOptionsGetInt(NULL, NULL, "-every", &every, NULL));
     PetscCall(Replacement(m, jump, rtol, every));
+  } else if (!strcmp(scenario, "cycles")) { /* create, solve, destroy many times: -malloc_dump finds any leak */
+    PetscInt cycles = 1000, its;
+    PetscCall(PetscOptionsGetInt(NULL, NULL, "-cycles", &cycles, NULL));
+    for (PetscInt c = 0; c < cycles; c++) {
+      Mat                Ac;
+      Vec                bc, xc;
+      KSP                ksp;
+      PC                 pc;
+      KSPConvergedReason reason;
+      PetscCall(Poisson(MATGPUSTREAM, 5 + c % 7, 1.0, 0.0, &Ac));
+      PetscCall(MatCreateVecs(Ac, &xc, &bc));
+      PetscCall(VecSet(bc, 1.0));
+      PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+      PetscCall(KSPSetOperators(ksp, Ac, Ac));
+      PetscCall(KSPSetType(ksp, KSPPIPECGFUSED));
+      PetscCall(KSPGetPC(ksp, &pc));
+      PetscCall(PCSetType(pc, c % 2 ? PCJACOBI : PCNONE));
+      PetscCall(KSPSolve(ksp, bc, xc));
+      PetscCall(KSPGetConvergedReason(ksp, &reason));
+      PetscCall(KSPGetIterationNumber(ksp, &its));
+      PetscCheck(reason > 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "cycle %" PetscInt_FMT " did not converge: %s", c, KSPConvergedReasons[reason]);
+      PetscCall(KSPDestroy(&ksp));
+      PetscCall(VecDestroy(&xc));
+      PetscCall(VecDestroy(&bc));
+      PetscCall(MatDestroy(&Ac));
+    }
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%" PetscInt_FMT " create/solve/destroy cycles converged\n", cycles));
+  } else if (!strcmp(scenario, "empty")) { /* a system with no unknowns converges at once */
+    Mat Ae;
+    Vec be;
+    PetscCall(Poisson(MATGPUSTREAM, 0, 1.0, 0.0, &Ae));
+    PetscCall(MatCreateVecs(Ae, NULL, &be));
+    PetscCall(Report("empty system", Ae, PCJACOBI, be, NULL));
+    PetscCall(VecDestroy(&be));
+    PetscCall(MatDestroy(&Ae));
+  } else if (!strcmp(scenario, "nonsquare")) {
+    Mat An;
+    Vec bn, xn;
+    KSP ksp;
+    PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, 10, 12, 1, NULL, 1, NULL, &An));
+    PetscCall(MatAssemblyBegin(An, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(An, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatCreateVecs(An, &xn, &bn));
+    PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+    PetscCall(KSPSetOperators(ksp, An, An));
+    PetscCall(KSPSetType(ksp, KSPPIPECGFUSED));
+    PetscCall(KSPSolve(ksp, bn, xn));
   } else if (!strcmp(scenario, "nullspace")) {
     MatNullSpace nsp;
     PetscCall(MatNullSpaceCreate(PETSC_COMM_WORLD, PETSC_TRUE, 0, NULL, &nsp));
@@ -345,6 +392,26 @@ int main(int argc, char **argv)
       args: -scenario single -ksp_pipecgfused_residual_gap_factor 0.5
       error: 1
       filter: grep -o "ksp_pipecgfused_residual_gap_factor must be at least 1, not 0.5" | sort -u
+
+   test:
+      suffix: cycles
+      args: -scenario cycles -malloc_debug -malloc_dump
+
+   test:
+      suffix: empty
+      args: -scenario empty -malloc_dump
+
+   test:
+      suffix: empty_3
+      nsize: 3
+      args: -scenario empty
+      output_file: output/kspgpustream_empty.out
+
+   test:
+      suffix: nonsquare
+      args: -scenario nonsquare
+      error: 1
+      filter: grep -o "Must be square matrix, rows 10 columns 12" | sort -u
 
    test:
       suffix: unsupported_pc
