@@ -89,6 +89,14 @@ int main(int argc, char **argv)
           std::printf("spmvdot,%d,%d,%d,%d,%.2f,%.1f\n", (int)n, vlen, team, league, us, (12 * nnz + 4.0 * (n + 1) + 2 * vecb) / us * 1e-3);
           PetscCall(PCGFReduce(W, sums));
         }
+    /* the plain SpMV with the default shape (MatMult's kernel), to set next to cuSPARSE's */
+    {
+      DView<PetscScalar> xv("x", n), yv("y", n);
+      Kokkos::deep_copy(xv, 1.0);
+      A->shape        = SpMVShape(n);
+      const double us = TimeUs(reps, [&] { SpMV<false>(A->csr, A->shape, xv, yv, yv); });
+      std::printf("spmv_default,%d,%d,%d,%d,%.2f,%.1f\n", (int)n, A->shape.vlen, A->shape.team, A->shape.league, us, (12 * nnz + 4.0 * (n + 1) + 2 * vecb) / us * 1e-3);
+    }
     /* the defaults, one whole iteration */
     PetscCall(PCGFWorkDestroy(&W));
     PetscCall(PCGFWorkCreate(n, PETSC_FALSE, &W));

@@ -85,7 +85,8 @@ fi
 if [[ $what == *bench* ]]; then
   echo "== bench" | tee -a "$summary"
   nvcc -O3 -arch=sm_90 -o /tmp/hwlimits bench/hwlimits.cu && /tmp/hwlimits | tee "$OUT/hw.csv" | tee -a "$summary"
-  for n in 1e4 1e5 1e7; do "$B/bench/bench_kernels" -n $n -reps 30 >>"$OUT/kernels.csv"; done
+  for n in $NS; do "$B/bench/bench_kernels" -n $n -reps 30 >>"$OUT/kernels.csv"; done
+  nvcc -O3 -arch=sm_90 -o /tmp/cusparse_peers bench/cusparse_peers.cu -lcusparse -lcublas && /tmp/cusparse_peers $NS >"$OUT/peers.csv"
   csv=$OUT/pipecg.csv
   echo "ksp,pc,mat,nprocs,n,nnz,its,us_per_it_solve,us_per_it_loop" >"$csv"
   for n in $NS; do
@@ -94,6 +95,18 @@ if [[ $what == *bench* ]]; then
     done
     "$MPIEXEC" -n "$ncpu" --bind-to core "$B/bench/bench_poisson" -n "$n" -mat_type aij -ksp_type cg -pc_type none | tee -a "$csv"
   done
+  python3 - "$OUT/kernels.csv" "$OUT/peers.csv" "$csv" <<'PY' | tee -a "$summary"
+import csv, sys
+k = {int(r[1]): r for r in csv.reader(open(sys.argv[1])) if r and r[0] == "spmv_default"}
+peers = list(csv.DictReader(open(sys.argv[2])))
+ours = {int(r["n"]): float(r["us_per_it_loop"]) for r in csv.DictReader(open(sys.argv[3])) if r["ksp"] == "pipecgfused" and r["pc"] == "none"}
+print("%9s %12s %12s %7s %14s %14s %7s" % ("n", "spmv us", "cusparse us", "ratio", "pipecgf us/it", "cusparse cg", "ratio"))
+for n in sorted(k):
+    sp = [float(p["us"]) for p in peers if p["peer"] == "cusparse_spmv" and int(p["n"]) == n]
+    cg = [float(p["us"]) for p in peers if p["peer"] == "cusparse_cublas_cg" and int(p["n"]) == n]
+    if sp and cg and n in ours:
+        print("%9d %12.2f %12.2f %7.2f %14.2f %14.2f %7.2f" % (n, float(k[n][5]), sp[0], float(k[n][5]) / sp[0], ours[n], cg[0], ours[n] / cg[0]))
+PY
   python3 - "$csv" "$OUT/hw.csv" <<'PY' | tee -a "$summary"
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
