@@ -60,7 +60,7 @@ int main(int argc, char **argv)
     PCGFWork     W;
     PetscScalar  sums[PCGF_NSUMS];
     PetscCall(GSDeviceMatCreate(n, n, ia.data(), ja.data(), a.data(), PETSC_FALSE, &A));
-    PetscCall(PCGFWorkCreate(n, PETSC_FALSE, &W));
+    PetscCall(PCGFWorkCreate(n, PCGF_PC_NONE, &W));
     for (auto v : {PCGF_X, PCGF_R, PCGF_P, PCGF_W}) PetscCall(PCGFWorkSetVec(W, v, x.data()));
     std::printf("kernel,n,vlen,team,league,us,GBps\n");
 
@@ -99,7 +99,7 @@ int main(int argc, char **argv)
     }
     /* the defaults, one whole iteration */
     PetscCall(PCGFWorkDestroy(&W));
-    PetscCall(PCGFWorkCreate(n, PETSC_FALSE, &W));
+    PetscCall(PCGFWorkCreate(n, PCGF_PC_NONE, &W));
     for (auto v : {PCGF_X, PCGF_R, PCGF_P, PCGF_W}) PetscCall(PCGFWorkSetVec(W, v, x.data()));
     A->shape = SpMVShape(n);
     std::printf("# default SpMV shape: vlen %d team %d league %d\n", A->shape.vlen, A->shape.team, A->shape.league);

@@ -156,7 +156,7 @@ void TestUpdate()
         const PetscScalar alpha = 0.37, beta = -0.81;
         PetscInt          l, t, c;
 
-        Check(!PCGFWorkCreate(n, jacobi ? PETSC_TRUE : PETSC_FALSE, &W), "PCGFWorkCreate" + tag);
+        Check(!PCGFWorkCreate(n, jacobi ? PCGF_PC_JACOBI : PCGF_PC_NONE, &W), "PCGFWorkCreate" + tag);
         Load(W, v, jacobi);
         Check(!PCGFUpdate(W, alpha, beta, nt), "PCGFUpdate" + tag);
         Check(!PCGFReduce(W, sums), "PCGFReduce" + tag);
@@ -185,7 +185,7 @@ void TestSums()
         CGVecs            v   = RandomCG(n);
         PCGFWork          W;
         PetscScalar       sums[PCGF_NSUMS], rsums[2];
-        PCGFWorkCreate(n, jacobi ? PETSC_TRUE : PETSC_FALSE, &W);
+        PCGFWorkCreate(n, jacobi ? PCGF_PC_JACOBI : PCGF_PC_NONE, &W);
         Load(W, v, jacobi);
         Check(!PCGFSums(W, nt) && !PCGFReduce(W, sums), "PCGFSums" + tag);
         PCGFSums_Ref(n, nt, jacobi ? v.d.data() : nullptr, v.r.data(), rsums);
@@ -198,6 +198,38 @@ void TestSums()
         Check(RelDiff(got.x, v.x) < 1e-14 && RelDiff(got.r, v.r) == 0 && RelDiff(got.p, v.p) == 0, "UpdateX matches reference and changes only x" + tag);
         PCGFWorkDestroy(&W);
       }
+    }
+  }
+}
+
+/* The kernels with a PC applied on the host: z follows z -= alpha q, and Dot's second sum is <w,q> */
+void TestApply()
+{
+  const KSPNormType norms[] = {KSP_NORM_NONE, KSP_NORM_PRECONDITIONED, KSP_NORM_UNPRECONDITIONED, KSP_NORM_NATURAL};
+  for (PetscInt n : sizes) {
+    for (KSPNormType nt : norms) {
+      const std::string        tag = " n=" + std::to_string(n) + " norm=" + KSPNormTypes[nt];
+      CGVecs                   v = RandomCG(n), ref = v;
+      std::vector<PetscScalar> z = Random(n), q = Random(n), zref = z, got(n);
+      PCGFWork                 W;
+      PetscScalar              sums[PCGF_NSUMS], rsums[2], dsums[2];
+
+      Check(!PCGFWorkCreate(n, PCGF_PC_APPLY, &W), "PCGFWorkCreate apply" + tag);
+      Load(W, v, false);
+      PCGFWorkSetVec(W, PCGF_Z, z.data());
+      PCGFWorkSetVec(W, PCGF_Q, q.data());
+      Check(!PCGFUpdate(W, 0.3, 0.6, nt) && !PCGFReduce(W, sums), "PCGFUpdate apply" + tag);
+      PCGFUpdateApply_Ref(n, 0.3, 0.6, nt, ref.x.data(), ref.r.data(), zref.data(), ref.p.data(), ref.w.data(), q.data(), rsums);
+      CGVecs g = Store(W, n);
+      PCGFWorkGetVec(W, PCGF_Z, got.data());
+      Check(RelDiff(g.x, ref.x) < 1e-14 && RelDiff(g.r, ref.r) < 1e-14 && RelDiff(g.p, ref.p) < 1e-14 && RelDiff(got, zref) < 1e-14, "Update apply vectors match reference" + tag);
+      Check(Close(sums[PCGF_RZ], rsums[0], AbsSum(ref.r, zref) * 2) && Close(sums[PCGF_NRM], rsums[1], AbsSum(ref.r, ref.r) + AbsSum(zref, zref)), "Update apply sums match reference" + tag);
+      Check(!PCGFDot(W) && !PCGFReduce(W, sums), "PCGFDot apply" + tag);
+      PCGFDot_Ref(n, nullptr, q.data(), ref.p.data(), ref.w.data(), dsums);
+      Check(Close(sums[PCGF_PW], dsums[0], AbsSum(ref.p, ref.w)) && Close(sums[PCGF_WDW], dsums[1], AbsSum(ref.w, q)), "Dot apply matches reference" + tag);
+      Check(!PCGFSums(W, nt) && !PCGFReduce(W, sums), "PCGFSums apply" + tag);
+      Check(Close(sums[PCGF_RZ], rsums[0], AbsSum(ref.r, zref) * 2) && Close(sums[PCGF_NRM], rsums[1], AbsSum(ref.r, ref.r) + AbsSum(zref, zref)), "Sums apply use z" + tag);
+      PCGFWorkDestroy(&W);
     }
   }
 }
@@ -216,7 +248,7 @@ void TestSpMVDot()
         std::vector<PetscScalar> wref(n);
 
         GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA);
-        PCGFWorkCreate(n, jacobi ? PETSC_TRUE : PETSC_FALSE, &W);
+        PCGFWorkCreate(n, jacobi ? PCGF_PC_JACOBI : PCGF_PC_NONE, &W);
         Load(W, v, jacobi);
         Check(!PCGFSpMVDot(W, dA, nullptr, nullptr), "PCGFSpMVDot" + tag);
         Check(!PCGFReduce(W, sums), "PCGFReduce" + tag);
@@ -256,7 +288,7 @@ void TestPartialsGrowth()
   GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA);
   GSDeviceMatGetLaunchShape(dA, &vlen, &team, &league);
   GSDeviceMatSetLaunchShape(dA, vlen, team, 50000); /* more teams than rows: most do nothing */
-  PCGFWorkCreate(n, PETSC_FALSE, &W);
+  PCGFWorkCreate(n, PCGF_PC_NONE, &W);
   Load(W, v, false);
   PCGFUpdate(W, 0.5, 0.25, KSP_NORM_UNPRECONDITIONED);
   Check(!PCGFSpMVDot(W, dA, nullptr, nullptr), "SpMVDot after the reduction buffer grew");
@@ -275,7 +307,7 @@ void TestSizeMismatch()
   GSDeviceMat dA;
   PCGFWork    W;
   GSDeviceMatCreate(10, 10, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA);
-  PCGFWorkCreate(11, PETSC_FALSE, &W);
+  PCGFWorkCreate(11, PCGF_PC_NONE, &W);
   PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
   Check(PCGFSpMVDot(W, dA, nullptr, nullptr) == PETSC_ERR_ARG_SIZ, "SpMVDot with mismatched sizes is PETSC_ERR_ARG_SIZ");
   PetscPopErrorHandler();
@@ -299,6 +331,7 @@ int main(int argc, char **argv)
   TestSpMV();
   TestUpdate();
   TestSums();
+  TestApply();
   TestSpMVDot();
   TestPartialsGrowth();
   TestSizeMismatch();

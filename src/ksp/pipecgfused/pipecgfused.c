@@ -11,7 +11,7 @@
 typedef struct {
   PCGFWork         work;
   PetscInt         n;       /* local size the work vectors were made for */
-  PetscBool        jacobi;  /* PCJACOBI fused into the kernels (else PCNONE) */
+  PCGFPC           pc;      /* none, Jacobi fused into the kernels, or any PC applied on the host */
   Mat              dinvmat; /* the operator and state the device inverse diagonal was taken from */
   PetscObjectState dinvstate;
   PetscBool        fusedspmv; /* last solve ran the SpMV on the device (gpustream operator) */
@@ -29,7 +29,7 @@ typedef struct {
 static PetscErrorCode KSPSetUp_PIPECGFUSED(KSP ksp)
 {
   PetscFunctionBegin;
-  PetscCall(KSPSetWorkVecs(ksp, 2));
+  PetscCall(KSPSetWorkVecs(ksp, 3));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -38,18 +38,19 @@ static PetscErrorCode KSPPIPECGFUSEDPrepare_Private(KSP ksp, Mat Pmat)
 {
   KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
   PetscBool        jacobi, none;
+  PCGFPC           pc;
   PetscInt         n;
 
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &jacobi));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &none));
-  PetscCheck(jacobi || none, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPPIPECGFUSED fuses PCNONE and PCJACOBI into its kernels; PC type %s is not supported yet: use -pc_type jacobi or -pc_type none", ((PetscObject)ksp->pc)->type_name);
+  pc = jacobi ? PCGF_PC_JACOBI : (none ? PCGF_PC_NONE : PCGF_PC_APPLY);
   PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
-  if (cg->work && (cg->n != n || cg->jacobi != jacobi)) PetscCall(PCGFWorkDestroy(&cg->work));
+  if (cg->work && (cg->n != n || cg->pc != pc)) PetscCall(PCGFWorkDestroy(&cg->work));
   if (!cg->work) {
-    PetscCall(PCGFWorkCreate(n, jacobi, &cg->work));
+    PetscCall(PCGFWorkCreate(n, pc, &cg->work));
     cg->n       = n;
-    cg->jacobi  = jacobi;
+    cg->pc      = pc;
     cg->dinvmat = NULL;
   }
   if (jacobi) {
@@ -134,7 +135,7 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   GSDeviceMat      dA = NULL, dB = NULL;
   GSHalo           halo = NULL;
   /* R (before the loop) and P (host staging of p inside it) share a work vector */
-  Vec         X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[0], P = ksp->work[0], W = ksp->work[1];
+  Vec         X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[0], P = ksp->work[0], W = ksp->work[1], Q = ksp->work[2];
   PetscScalar s[PCGF_NSUMS], alpha = 0, beta = 0, rzold = 1;
   PetscReal   dp = 0;
   PetscInt    k, l0, t0, c0;
@@ -159,6 +160,11 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
     PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_R, R));
     PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_X, X));
   }
+  if (cg->pc == PCGF_PC_APPLY) { /* z = M^{-1} r; its recurrence then needs q = M^{-1} w every iteration */
+    PetscCall(KSP_PCApply(ksp, ksp->guess_zero ? B : R, Q));
+    PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_Z, Q));
+    PetscCall(PCGFWorkSetVec(cg->work, PCGF_Q, NULL));
+  }
   PetscCall(PCGFWorkSetVec(cg->work, PCGF_P, NULL));
   PetscCall(PCGFWorkSetVec(cg->work, PCGF_W, NULL));
   cg->solving = PETSC_TRUE;
@@ -181,6 +187,10 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
       PetscCall(KSP_MatMult(ksp, Amat, X, R));
       PetscCall(VecAYPX(R, -1.0, B));
       PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_R, R));
+      if (cg->pc == PCGF_PC_APPLY) {
+        PetscCall(KSP_PCApply(ksp, R, Q));
+        PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_Z, Q));
+      }
       PetscCall(PCGFSums(cg->work, KSP_NORM_NONE));
       PetscCall(PCGFReduce(cg->work, s));
       if (cg->size > 1) PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, s, PCGF_NSUMS, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)ksp)));
@@ -196,8 +206,13 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
         PetscCall(KSPPIPECGFUSEDStore_Private(cg->work, PCGF_P, P));
         PetscCall(KSP_MatMult(ksp, Amat, P, W));
         PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_W, W));
-        PetscCall(PCGFDot(cg->work));
       }
+      if (cg->pc == PCGF_PC_APPLY) { /* q = M^{-1} w on the host */
+        if (dA) PetscCall(KSPPIPECGFUSEDStore_Private(cg->work, PCGF_W, W));
+        PetscCall(KSP_PCApply(ksp, W, Q));
+        PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_Q, Q));
+      }
+      if (!dA || cg->pc == PCGF_PC_APPLY) PetscCall(PCGFDot(cg->work));
     }
     PetscCall(PCGFReduce(cg->work, s));
     if (cg->size > 1) { /* the iteration's only global synchronization: every sum in one message */
@@ -298,7 +313,10 @@ static PetscErrorCode KSPView_PIPECGFUSED(KSP ksp, PetscViewer viewer)
   {
     PetscLogDouble vbytes, pbytes;
     PetscCall(PCGFWorkGetMemory(cg->work, &vbytes, &pbytes));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner fused into the kernels: %s\n", cg->jacobi ? "jacobi" : "none"));
+    if (cg->pc == PCGF_PC_APPLY)
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner applied on the host each iteration (z by recurrence, q = M^{-1} w)\n"));
+    else
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner fused into the kernels: %s\n", cg->pc == PCGF_PC_JACOBI ? "jacobi" : "none"));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  device memory: work vectors %.6g MB, reduction buffer %.6g KB\n", vbytes / 1048576.0, pbytes / 1024.0));
   }
   if (cg->passes) {
@@ -397,9 +415,11 @@ static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
 
    Notes:
    The fused SpMV needs a `MATGPUSTREAM` operator; any other `Mat` works through `MatMult()` with the vectors copied
-   between host and device each iteration (correct, slower). The preconditioner must be `PCNONE` or `PCJACOBI`
-   (fused: D^{-1} is taken from the PC once per operator state, so `-pc_jacobi_type` and `-pc_jacobi_abs` apply);
-   other PCs stop with an error for now. Left preconditioning.
+   between host and device each iteration (correct, slower). `PCNONE` and `PCJACOBI` are fused into the kernels (D^{-1}
+   is taken from the PC once per operator state, so `-pc_jacobi_type` and `-pc_jacobi_abs` apply). Any other PC
+   (SOR, block Jacobi, ICC/ILU, GAMG, ...) is applied on the host once per iteration to w = A p: z = M^{-1} r then
+   follows the recurrence z -= alpha M^{-1} w, which costs one more kernel and two vector copies per iteration.
+   Left preconditioning.
    On several MPI processes all the sums of an iteration travel in one `MPI_Allreduce`; with a `MATGPUSTREAM` operator
    the halo exchange overlaps the diagonal-block SpMV, which makes the SpMV stage three kernels (gather, diagonal
    block, off-diagonal block with the sums) instead of one.

@@ -9,6 +9,8 @@ using namespace gpustream;
 struct _n_PCGFWork {
   PetscInt                                 n = 0;
   DView<PetscScalar>                       x, r, p, w, dinv;
+  DView<PetscScalar>                       z, q; /* z = M^{-1} r by recurrence and q = M^{-1} w, for PCs applied on the host */
+  PCGFPC                                   pc = PCGF_PC_NONE;
   DView<PetscScalar>                       partials; /* [Update: 2 x lu][SpMVDot or Dot: 2 x ls][off-diagonal: 2 x lb] */
   Kokkos::View<PetscScalar *, PinnedSpace> hpartials;
   int                                      tu = 1, lu = 1; /* launch shape of the vector kernels */
@@ -31,7 +33,7 @@ static void EnsurePartials(PCGFWork W, int teams)
   }
 }
 
-PetscErrorCode PCGFWorkCreate(PetscInt n, PetscBool jacobi, PCGFWork *work)
+PetscErrorCode PCGFWorkCreate(PetscInt n, PCGFPC pc, PCGFWork *work)
 {
   PCGFWork W;
 
@@ -39,6 +41,7 @@ PetscErrorCode PCGFWorkCreate(PetscInt n, PetscBool jacobi, PCGFWork *work)
   PetscCall(PetscGPUStreamKokkosInitialize());
   PetscCallCXX(W = new _n_PCGFWork);
   W->n             = n;
+  W->pc            = pc;
   W->tu            = TeamThreads();
   const PetscInt t = (n + W->tu - 1) / W->tu;
   W->lu            = (int)PetscMax(1, PetscMin(t, (PetscInt)MaxTeams(W->tu)));
@@ -47,7 +50,9 @@ PetscErrorCode PCGFWorkCreate(PetscInt n, PetscBool jacobi, PCGFWork *work)
     W->r    = DView<PetscScalar>("PipeCGFused::r", n);
     W->p    = DView<PetscScalar>("PipeCGFused::p", n);
     W->w    = DView<PetscScalar>("PipeCGFused::w", n);
-    W->dinv = DView<PetscScalar>("PipeCGFused::dinv", jacobi ? n : 0);
+    W->dinv = DView<PetscScalar>("PipeCGFused::dinv", pc == PCGF_PC_JACOBI ? n : 0);
+    W->z    = DView<PetscScalar>("PipeCGFused::z", pc == PCGF_PC_APPLY ? n : 0);
+    W->q    = DView<PetscScalar>("PipeCGFused::q", pc == PCGF_PC_APPLY ? n : 0);
     EnsurePartials(W, MaxTeams(TeamThreads())); /* the most teams SpMVShape() gives an SpMV */
   });
   *work = W;
@@ -87,6 +92,10 @@ static DView<PetscScalar> &Vec_(PCGFWork W, PCGFVec v)
     return W->p;
   case PCGF_W:
     return W->w;
+  case PCGF_Z:
+    return W->z;
+  case PCGF_Q:
+    return W->q;
   default:
     return W->dinv;
   }
@@ -132,14 +141,14 @@ PetscErrorCode PCGFWorkGetCounts(PCGFWork W, PetscInt *launches, PetscInt *trans
 PetscErrorCode PCGFWorkGetMemory(PCGFWork W, PetscLogDouble *vecbytes, PetscLogDouble *partialbytes)
 {
   PetscFunctionBegin;
-  *vecbytes     = (PetscLogDouble)((W->x.span() + W->r.span() + W->p.span() + W->w.span() + W->dinv.span()) * sizeof(PetscScalar));
+  *vecbytes     = (PetscLogDouble)((W->x.span() + W->r.span() + W->p.span() + W->w.span() + W->dinv.span() + W->z.span() + W->q.span()) * sizeof(PetscScalar));
   *partialbytes = (PetscLogDouble)(W->partials.span() * sizeof(PetscScalar));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-template <bool Jacobi, KSPNormType Norm> static void Update(PCGFWork W, PetscScalar alpha, PetscScalar beta)
+template <PCGFPC PC, KSPNormType Norm> static void Update(PCGFWork W, PetscScalar alpha, PetscScalar beta)
 {
-  const DView<PetscScalar> x = W->x, r = W->r, p = W->p, w = W->w, d = W->dinv;
+  const DView<PetscScalar> x = W->x, r = W->r, p = W->p, w = W->w, d = W->dinv, z = W->z, q = W->q;
   PetscScalar *const       out = W->partials.data();
   const PetscInt           n   = W->n;
   const int                T = W->tu, L = W->lu;
@@ -150,7 +159,8 @@ template <bool Jacobi, KSPNormType Norm> static void Update(PCGFWork W, PetscSca
         ForEachIndex(t, n, [&](const PetscInt i) {
           const PetscScalar pi = p(i);
           const PetscScalar ri = r(i) - alpha * w(i);
-          const PetscScalar zi = Jacobi ? d(i) * ri : ri;
+          const PetscScalar zi = PC == PCGF_PC_JACOBI ? d(i) * ri : (PC == PCGF_PC_APPLY ? z(i) - alpha * q(i) : ri);
+          if (PC == PCGF_PC_APPLY) z(i) = zi;
           x(i) += alpha * pi;
           r(i) = ri;
           p(i) = zi + beta * pi;
@@ -162,28 +172,36 @@ template <bool Jacobi, KSPNormType Norm> static void Update(PCGFWork W, PetscSca
       });
 }
 
-template <bool Jacobi> static void UpdateNorm(PCGFWork W, PetscScalar alpha, PetscScalar beta, KSPNormType normtype)
+template <PCGFPC PC> static void UpdateNorm(PCGFWork W, PetscScalar alpha, PetscScalar beta, KSPNormType normtype)
 {
   switch (normtype) {
   case KSP_NORM_PRECONDITIONED:
-    Update<Jacobi, KSP_NORM_PRECONDITIONED>(W, alpha, beta);
+    Update<PC, KSP_NORM_PRECONDITIONED>(W, alpha, beta);
     break;
   case KSP_NORM_UNPRECONDITIONED:
-    Update<Jacobi, KSP_NORM_UNPRECONDITIONED>(W, alpha, beta);
+    Update<PC, KSP_NORM_UNPRECONDITIONED>(W, alpha, beta);
     break;
   default: /* natural (from <r,z>) and none need no second sum */
-    Update<Jacobi, KSP_NORM_NONE>(W, alpha, beta);
+    Update<PC, KSP_NORM_NONE>(W, alpha, beta);
   }
 }
+
+/* Calls F<PC>(args...) for the work's preconditioner */
+#define PCGF_DISPATCH(F, W, ...)                                                                                                                                                                                                                         \
+  do {                                                                                                                                                                                                                                                   \
+    if ((W)->pc == PCGF_PC_JACOBI)                                                                                                                                                                                                                       \
+      F<PCGF_PC_JACOBI>(__VA_ARGS__);                                                                                                                                                                                                                    \
+    else if ((W)->pc == PCGF_PC_APPLY)                                                                                                                                                                                                                   \
+      F<PCGF_PC_APPLY>(__VA_ARGS__);                                                                                                                                                                                                                     \
+    else                                                                                                                                                                                                                                                 \
+      F<PCGF_PC_NONE>(__VA_ARGS__);                                                                                                                                                                                                                      \
+  } while (0)
 
 PetscErrorCode PCGFUpdate(PCGFWork W, PetscScalar alpha, PetscScalar beta, KSPNormType normtype)
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PCGF_Update, 0, 0, 0, 0));
-  if (W->dinv.extent(0))
-    GSCallKokkos(UpdateNorm<true>(W, alpha, beta, normtype));
-  else
-    GSCallKokkos(UpdateNorm<false>(W, alpha, beta, normtype));
+  GSCallKokkos(PCGF_DISPATCH(UpdateNorm, W, W, alpha, beta, normtype));
   W->launches++;
   PetscCall(PetscLogFlops(10.0 * W->n));
   PetscCall(PetscLogEventEnd(PCGF_Update, 0, 0, 0, 0));
@@ -276,9 +294,9 @@ PetscErrorCode PCGFSpMVDot(PCGFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-template <bool Jacobi> static void Dot(PCGFWork W)
+template <PCGFPC PC> static void Dot(PCGFWork W)
 {
-  const DView<PetscScalar> p = W->p, w = W->w, d = W->dinv;
+  const DView<PetscScalar> p = W->p, w = W->w, d = W->dinv, q = W->q;
   PetscScalar *const       out = W->partials.data() + 2 * W->lu;
   const PetscInt           n   = W->n;
   const int                T = W->tu, L = W->lu;
@@ -289,7 +307,7 @@ template <bool Jacobi> static void Dot(PCGFWork W)
         ForEachIndex(t, n, [&](const PetscInt i) {
           const PetscScalar wi = w(i);
           acc[0] += p(i) * wi;
-          acc[1] += Jacobi ? wi * d(i) * wi : wi * wi;
+          acc[1] += PC == PCGF_PC_JACOBI ? wi * d(i) * wi : (PC == PCGF_PC_APPLY ? wi * q(i) : wi * wi);
         });
         TeamSumStore<2>(t, acc, out);
       });
@@ -299,20 +317,19 @@ PetscErrorCode PCGFDot(PCGFWork W)
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PCGF_Dot, 0, 0, 0, 0));
-  if (W->dinv.extent(0))
-    GSCallKokkos(Dot<true>(W));
-  else
-    GSCallKokkos(Dot<false>(W));
+  GSCallKokkos(EnsurePartials(W, W->lu));
+  GSCallKokkos(PCGF_DISPATCH(Dot, W, W));
   W->ls = W->lu;
+  W->lb = 0; /* its sums replace those of an SpMVDot before it */
   W->launches++;
   PetscCall(PetscLogFlops(5.0 * W->n));
   PetscCall(PetscLogEventEnd(PCGF_Dot, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-template <bool Jacobi, KSPNormType Norm> static void Sums(PCGFWork W)
+template <PCGFPC PC, KSPNormType Norm> static void Sums(PCGFWork W)
 {
-  const DView<PetscScalar> r = W->r, d = W->dinv;
+  const DView<PetscScalar> r = W->r, d = W->dinv, z = W->z;
   PetscScalar *const       out = W->partials.data();
   const PetscInt           n   = W->n;
 
@@ -320,7 +337,7 @@ template <bool Jacobi, KSPNormType Norm> static void Sums(PCGFWork W)
       "PipeCGFused::Sums", TeamPol(W->lu, W->tu).set_scratch_size(0, Kokkos::PerTeam(2 * W->tu * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[2] = {0, 0};
         ForEachIndex(t, n, [&](const PetscInt i) {
-          const PetscScalar ri = r(i), zi = Jacobi ? d(i) * ri : ri;
+          const PetscScalar ri = r(i), zi = PC == PCGF_PC_JACOBI ? d(i) * ri : (PC == PCGF_PC_APPLY ? z(i) : ri);
           acc[0] += ri * zi;
           if (Norm == KSP_NORM_PRECONDITIONED) acc[1] += zi * zi;
           if (Norm == KSP_NORM_UNPRECONDITIONED) acc[1] += ri * ri;
@@ -329,17 +346,17 @@ template <bool Jacobi, KSPNormType Norm> static void Sums(PCGFWork W)
       });
 }
 
-template <bool Jacobi> static void SumsNorm(PCGFWork W, KSPNormType normtype)
+template <PCGFPC PC> static void SumsNorm(PCGFWork W, KSPNormType normtype)
 {
   switch (normtype) {
   case KSP_NORM_PRECONDITIONED:
-    Sums<Jacobi, KSP_NORM_PRECONDITIONED>(W);
+    Sums<PC, KSP_NORM_PRECONDITIONED>(W);
     break;
   case KSP_NORM_UNPRECONDITIONED:
-    Sums<Jacobi, KSP_NORM_UNPRECONDITIONED>(W);
+    Sums<PC, KSP_NORM_UNPRECONDITIONED>(W);
     break;
   default:
-    Sums<Jacobi, KSP_NORM_NONE>(W);
+    Sums<PC, KSP_NORM_NONE>(W);
   }
 }
 
@@ -363,10 +380,7 @@ PetscErrorCode PCGFSums(PCGFWork W, KSPNormType normtype)
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PCGF_Update, 0, 0, 0, 0));
-  if (W->dinv.extent(0))
-    GSCallKokkos(SumsNorm<true>(W, normtype));
-  else
-    GSCallKokkos(SumsNorm<false>(W, normtype));
+  GSCallKokkos(PCGF_DISPATCH(SumsNorm, W, W, normtype));
   W->launches++;
   PetscCall(PetscLogFlops(4.0 * W->n));
   PetscCall(PetscLogEventEnd(PCGF_Update, 0, 0, 0, 0));

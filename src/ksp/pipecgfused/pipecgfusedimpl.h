@@ -4,6 +4,7 @@
 
    One iteration, with D^{-1} the Jacobi inverse diagonal (the identity without a preconditioner):
      Update:  x += alpha p;  r -= alpha w;  z = D^{-1} r;  p = z + beta p;   partial sums of <r,z> and of the norm
+              (with a PC applied on the host: z -= alpha q instead, q = M^{-1} w, and Dot's second sum is <w,q>)
               (<z,z> preconditioned, <r,r> unpreconditioned, nothing for natural or none)
      SpMVDot: w = A p;   partial sums of <p,w> and <w, D^{-1} w>   (one kernel; on several ranks three: the halo
               gather, the diagonal block while the ghosts travel, then the off-diagonal block with the sums)
@@ -27,11 +28,15 @@ typedef enum {
   PCGF_NSUMS
 } PCGFSum;
 
-typedef enum { PCGF_X, PCGF_R, PCGF_P, PCGF_W, PCGF_DINV } PCGFVec;
+typedef enum { PCGF_X, PCGF_R, PCGF_P, PCGF_W, PCGF_DINV, PCGF_Z, PCGF_Q } PCGFVec;
+
+/* The preconditioner as the kernels see it: none, Jacobi fused (D^{-1} on the device), or applied on the host each
+   iteration (any PC): then z = M^{-1} r follows the recurrence z -= alpha q with q = M^{-1} w given by the PC */
+typedef enum { PCGF_PC_NONE, PCGF_PC_JACOBI, PCGF_PC_APPLY } PCGFPC;
 
 typedef struct _n_PCGFWork *PCGFWork; /* device vectors and reduction buffers of one solver */
 
-PETSC_INTERN PetscErrorCode PCGFWorkCreate(PetscInt, PetscBool, PCGFWork *);
+PETSC_INTERN PetscErrorCode PCGFWorkCreate(PetscInt, PCGFPC, PCGFWork *);
 PETSC_INTERN PetscErrorCode PCGFWorkDestroy(PCGFWork *);
 PETSC_INTERN PetscErrorCode PCGFWorkSetVec(PCGFWork, PCGFVec, const PetscScalar[]);
 PETSC_INTERN PetscErrorCode PCGFWorkGetVec(PCGFWork, PCGFVec, PetscScalar[]);
@@ -47,6 +52,8 @@ PETSC_INTERN PetscErrorCode PCGFUpdateX(PCGFWork, PetscScalar);
 PETSC_INTERN PetscErrorCode PCGFReduce(PCGFWork, PetscScalar[PCGF_NSUMS]);
 
 /* Serial reference twins; dinv NULL means no preconditioner, sums[] gets the two sums of the kernel */
+PETSC_INTERN void PCGFUpdateApply_Ref(PetscInt, PetscScalar, PetscScalar, KSPNormType, PetscScalar[], PetscScalar[], PetscScalar[], PetscScalar[], const PetscScalar[], const PetscScalar[], PetscScalar[2]);
+PETSC_INTERN void PCGFDot_Ref(PetscInt, const PetscScalar[], const PetscScalar[], const PetscScalar[], const PetscScalar[], PetscScalar[2]);
 PETSC_INTERN void PCGFUpdate_Ref(PetscInt, PetscScalar, PetscScalar, KSPNormType, const PetscScalar[], PetscScalar[], PetscScalar[], PetscScalar[], const PetscScalar[], PetscScalar[2]);
 PETSC_INTERN void PCGFUpdateX_Ref(PetscInt, PetscScalar, const PetscScalar[], PetscScalar[]);
 PETSC_INTERN void PCGFSums_Ref(PetscInt, KSPNormType, const PetscScalar[], const PetscScalar[], PetscScalar[2]);

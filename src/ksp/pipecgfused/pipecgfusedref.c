@@ -44,3 +44,30 @@ void PCGFSpMVDot_Ref(PetscInt m, const PetscInt ia[], const PetscInt ja[], const
     sums[1] += w[i] * (dinv ? dinv[i] : 1) * w[i];
   }
 }
+
+/* Update with a PC applied on the host: z follows its recurrence with q = M^{-1} w */
+void PCGFUpdateApply_Ref(PetscInt n, PetscScalar alpha, PetscScalar beta, KSPNormType normtype, PetscScalar x[], PetscScalar r[], PetscScalar z[], PetscScalar p[], const PetscScalar w[], const PetscScalar q[], PetscScalar sums[2])
+{
+  sums[0] = sums[1] = 0;
+  for (PetscInt i = 0; i < n; i++) {
+    x[i] += alpha * p[i];
+    r[i] -= alpha * w[i];
+    z[i] -= alpha * q[i];
+    p[i] = z[i] + beta * p[i];
+    sums[0] += r[i] * z[i];
+    if (normtype == KSP_NORM_PRECONDITIONED)
+      sums[1] += z[i] * z[i];
+    else if (normtype == KSP_NORM_UNPRECONDITIONED)
+      sums[1] += r[i] * r[i];
+  }
+}
+
+/* <p,w> and <w, M w> with M given as the diagonal dinv, or as the vector q = M w when dinv is NULL, or the identity */
+void PCGFDot_Ref(PetscInt n, const PetscScalar dinv[], const PetscScalar q[], const PetscScalar p[], const PetscScalar w[], PetscScalar sums[2])
+{
+  sums[0] = sums[1] = 0;
+  for (PetscInt i = 0; i < n; i++) {
+    sums[0] += p[i] * w[i];
+    sums[1] += w[i] * (dinv ? dinv[i] * w[i] : (q ? q[i] : w[i]));
+  }
+}
