@@ -19,7 +19,10 @@ SOURCES = petsc-registration.c \
           src/mat/gpustream/spmvref.c \
           src/ksp/pipecgfused/pipecgfused.c \
           src/ksp/pipecgfused/pipecgfused.kokkos.cxx \
-          src/ksp/pipecgfused/pipecgfusedref.c
+          src/ksp/pipecgfused/pipecgfusedref.c \
+          src/ksp/pipebcgsf/pipebcgsf.c \
+          src/ksp/pipebcgsf/pipebcgsf.kokkos.cxx \
+          src/ksp/pipebcgsf/pipebcgsfref.c
 OBJS = $(SOURCES:%=$(BUILD)/%.o)
 LIB  = $(BUILD)/libpetscgpustream.so
 

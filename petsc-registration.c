@@ -3,6 +3,7 @@
 #include "src/sys/gpustreamimpl.h"
 
 PetscLogEvent GPUS_MatMult, GPUS_MatSync, GPUS_CopyVec, PCGF_Update, PCGF_SpMVDot, PCGF_Dot, PCGF_Reduce, PCGF_Iterations;
+PetscLogEvent PBF_Update, PBF_SpMVDot, PBF_Reduce, PBF_Iterations;
 
 static PetscBool PetscGPUStreamPackageInitialized = PETSC_FALSE;
 
@@ -14,7 +15,7 @@ static PetscErrorCode PetscGPUStreamFinalizePackage(void)
 }
 
 /*@C
-   PetscGPUStreamInitializePackage - Registers `MATGPUSTREAM`, `KSPPIPECGFUSED` and the plugin's log events.
+   PetscGPUStreamInitializePackage - Registers `MATGPUSTREAM`, `KSPPIPECGFUSED`, `KSPPIPEBCGSF` and the plugin's log events.
 
    Not Collective
 
@@ -34,6 +35,7 @@ PetscErrorCode PetscGPUStreamInitializePackage(void)
   PetscCall(KSPInitializePackage());
   PetscCall(MatRegister(MATGPUSTREAM, MatCreate_GPUStream));
   PetscCall(KSPRegister(KSPPIPECGFUSED, KSPCreate_PIPECGFUSED));
+  PetscCall(KSPRegister(KSPPIPEBCGSF, KSPCreate_PIPEBCGSF));
   PetscCall(PetscLogEventRegister("GPUSMatMult", MAT_CLASSID, &GPUS_MatMult));
   PetscCall(PetscLogEventRegister("GPUSMatSync", MAT_CLASSID, &GPUS_MatSync));
   PetscCall(PetscLogEventRegister("GPUSCopyVec", VEC_CLASSID, &GPUS_CopyVec));
@@ -42,6 +44,10 @@ PetscErrorCode PetscGPUStreamInitializePackage(void)
   PetscCall(PetscLogEventRegister("PCGFDot", KSP_CLASSID, &PCGF_Dot));
   PetscCall(PetscLogEventRegister("PCGFReduce", KSP_CLASSID, &PCGF_Reduce));
   PetscCall(PetscLogEventRegister("PCGFIterations", KSP_CLASSID, &PCGF_Iterations));
+  PetscCall(PetscLogEventRegister("PBCGSFUpdate", KSP_CLASSID, &PBF_Update));
+  PetscCall(PetscLogEventRegister("PBCGSFSpMVDot", KSP_CLASSID, &PBF_SpMVDot));
+  PetscCall(PetscLogEventRegister("PBCGSFReduce", KSP_CLASSID, &PBF_Reduce));
+  PetscCall(PetscLogEventRegister("PBCGSFIteration", KSP_CLASSID, &PBF_Iterations));
   PetscCall(PetscRegisterFinalize(PetscGPUStreamFinalizePackage));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

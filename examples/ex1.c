@@ -126,6 +126,11 @@ int main(int argc, char **argv)
       filter: grep -v "Kokkos"
 
    test:
+      suffix: bcgsf
+      args: -dim 3 -m 12 -n 10 -p 9 -ksp_type pipebcgsf -pc_type jacobi -ksp_converged_reason -ksp_view
+      filter: grep "converged\|per iteration\|SpMV:\|Relative"
+
+   test:
       suffix: residual_gap
       args: -m 64 -n 64 -coef_jump 1e6 -pc_type jacobi -ksp_norm_type unpreconditioned -ksp_rtol 1e-15 -ksp_converged_reason -ksp_pipecgfused_residual_gap_factor 1.5
       filter: grep -c "times the recursive one at convergence; -ksp_pipecgfused_replace_every N keeps them together"

@@ -267,7 +267,8 @@ int main(int argc, char **argv)
       PetscCall(Compare("aij operator", Aij, pcs[p], KSP_NORM_UNPRECONDITIONED, b, NULL, 10000));
     } /* any other PC, applied on the host each iteration */
     PetscCall(Compare("gpustream", A, PCSOR, KSP_NORM_PRECONDITIONED, b, NULL, 10000));
-    PetscCall(Compare("aij operator", Aij, PCBJACOBI, KSP_NORM_UNPRECONDITIONED, b, NULL, 10000));    PetscCall(Compare("aij operator", Aij, PCGAMG, KSP_NORM_UNPRECONDITIONED, b, NULL, 10000)); /* GAMG's preconditioned norm is far below the true one */
+    PetscCall(Compare("aij operator", Aij, PCBJACOBI, KSP_NORM_UNPRECONDITIONED, b, NULL, 10000));
+    PetscCall(Compare("aij operator", Aij, PCGAMG, KSP_NORM_UNPRECONDITIONED, b, NULL, 10000)); /* GAMG's preconditioned norm is far below the true one */
 
     /* same KSP-independent problem after the values change in place: the device copy and D^{-1} follow */
     PetscCall(MatScale(A, 4.0));

@@ -71,6 +71,26 @@ template <int N> KOKKOS_INLINE_FUNCTION void TeamSumStore(const Member &t, const
       for (int k = 0; k < N; k++) out[k * t.league_size() + t.league_rank()] = s(k * T);
     });
 }
+/* Sums N per-thread values over the team like TeamSumStore (same tree, same order in every team) and gives every
+   thread the totals. Needs N * team_size scalars of level-0 scratch. */
+template <int N> KOKKOS_INLINE_FUNCTION void TeamSumAll(const Member &t, PetscScalar (&a)[N])
+{
+  const int T  = t.team_size();
+  const int tr = t.team_rank();
+  Scratch   s(t.team_scratch(0), N * T);
+  Kokkos::single(Kokkos::PerThread(t), [&]() {
+    for (int k = 0; k < N; k++) s(k * T + tr) = a[k];
+  });
+  t.team_barrier();
+  for (int h = T / 2; h > 0; h /= 2) {
+    if (tr < h)
+      Kokkos::single(Kokkos::PerThread(t), [&]() {
+        for (int k = 0; k < N; k++) s(k * T + tr) += s(k * T + tr + h);
+      });
+    t.team_barrier();
+  }
+  for (int k = 0; k < N; k++) a[k] = s(k * T);
+}
 } // namespace gpustream
 
 /* Turns a C++ exception from Kokkos into a PETSc error; a failed allocation becomes PETSC_ERR_MEM */

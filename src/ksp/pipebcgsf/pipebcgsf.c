@@ -1,0 +1,318 @@
+/* KSPPIPEBCGSF: pipelined BiCGStab with fused kernels (Algorithm 4 of Rupp et al., 2016). With
+   beta_i = -<A s_i, r0*> / <A p_i, r0*> and ||r_{i+1}||^2 = <s,s> - 2 omega <s,As> + omega^2 <As,As>, an iteration is
+   four kernels and one device-to-host copy on one process with a gpustream operator; see pipebcgsfimpl.h. */
+#include <petsc/private/kspimpl.h>
+#include "pipebcgsfimpl.h"
+
+typedef struct {
+  PBFWork          work;
+  PetscInt         n;
+  PBFPC            pc;      /* Jacobi fused, none, or any PC applied on the host */
+  PetscBool        fused;   /* the SpMVs run fused on the device (one-process gpustream operator) */
+  Mat              dinvmat; /* the operator and state the device inverse diagonal was taken from */
+  PetscObjectState dinvstate;
+  PetscBool        solving;
+  PetscMPIInt      size;
+  PetscInt         passes, launches, transfers, copies, allreduces;
+} KSP_PIPEBCGSF;
+
+static PetscErrorCode KSPSetUp_PIPEBCGSF(KSP ksp)
+{
+  PetscFunctionBegin;
+  PetscCall(KSPSetWorkVecs(ksp, 3));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPPIPEBCGSFLoad_Private(PBFWork work, PBFVec v, Vec x)
+{
+  const PetscScalar *a;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetArrayRead(x, &a));
+  PetscCall(PBFWorkSetVec(work, v, a));
+  PetscCall(VecRestoreArrayRead(x, &a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPPIPEBCGSFStore_Private(PBFWork work, PBFVec v, Vec x)
+{
+  PetscScalar *a;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetArrayWrite(x, &a));
+  PetscCall(PBFWorkGetVec(work, v, a));
+  PetscCall(VecRestoreArrayWrite(x, &a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Work sized for the operator; D^{-1} from the PC itself when Jacobi is fused */
+static PetscErrorCode KSPPIPEBCGSFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat)
+{
+  KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
+  PetscBool      jacobi, none, gs;
+  PBFPC          pc;
+  PetscInt       n;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &jacobi));
+  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &none));
+  PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATGPUSTREAM, &gs)); /* the device SpMVs apply no preconditioner but a fused Jacobi: other PCs take the host path */
+  bf->fused = (PetscBool)(gs && bf->size == 1 && (none || jacobi));
+  pc        = none ? PBF_PC_NONE : ((jacobi && bf->fused) ? PBF_PC_JACOBI : PBF_PC_APPLY);
+  PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
+  if (bf->work && (bf->n != n || bf->pc != pc)) PetscCall(PBFWorkDestroy(&bf->work));
+  if (!bf->work) {
+    PetscCall(PBFWorkCreate(n, pc, &bf->work));
+    bf->n       = n;
+    bf->pc      = pc;
+    bf->dinvmat = NULL;
+  }
+  if (pc == PBF_PC_JACOBI) {
+    PetscObjectState state;
+    PetscCall(PetscObjectStateGet((PetscObject)Pmat, &state));
+    if (bf->dinvmat != Pmat || bf->dinvstate != state) {
+      PetscCall(VecSet(ksp->work[0], 1.0));
+      PetscCall(PCApply(ksp->pc, ksp->work[0], ksp->work[1]));
+      PetscCall(KSPPIPEBCGSFLoad_Private(bf->work, PBF_DINV, ksp->work[1]));
+      bf->dinvmat   = Pmat;
+      bf->dinvstate = state;
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The host path of an SpMV: y = A M^{-1} x through PCApply() and MatMult(), M^{-1} x kept for the x update */
+static PetscErrorCode KSPPIPEBCGSFHostSpMV_Private(KSP ksp, Mat Amat, PBFVec in, PBFVec inh, PBFVec out)
+{
+  KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
+  Vec            X = ksp->work[0], XH = ksp->work[1], Y = ksp->work[2];
+
+  PetscFunctionBegin;
+  PetscCall(KSPPIPEBCGSFStore_Private(bf->work, in, X));
+  if (bf->pc == PBF_PC_APPLY) {
+    PetscCall(PCApply(ksp->pc, X, XH));
+    PetscCall(KSPPIPEBCGSFLoad_Private(bf->work, inh, XH));
+    PetscCall(KSP_MatMult(ksp, Amat, XH, Y));
+  } else
+    PetscCall(KSP_MatMult(ksp, Amat, X, Y));
+  PetscCall(KSPPIPEBCGSFLoad_Private(bf->work, out, Y));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPPIPEBCGSFReduce_Private(KSP ksp, PetscScalar s[PBF_NSUMS])
+{
+  KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
+
+  PetscFunctionBegin;
+  PetscCall(PBFReduce(bf->work, s));
+  if (bf->size > 1) {
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, s, PBF_NSUMS, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)ksp)));
+    bf->allreduces++;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
+{
+  KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
+  Mat            Amat, Pmat;
+  GSDeviceMat    dA = NULL;
+  Vec            X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[2];
+  PetscScalar    s[PBF_NSUMS], alpha, omega, beta;
+  PetscReal      dp;
+  PetscInt       i, l0, t0, c0;
+
+  PetscFunctionBegin;
+  PetscCheck(!ksp->transpose_solve, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPPIPEBCGSF has no transpose solve");
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &bf->size));
+  PetscCall(PCGetOperators(ksp->pc, &Amat, &Pmat));
+  PetscCall(KSPPIPEBCGSFPrepare_Private(ksp, Amat, Pmat));
+  if (bf->fused) PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA, NULL, NULL));
+
+  /* r0 = b - A x0 on the host (right preconditioning: x is the solution itself); r0* = p0 = r0 */
+  if (ksp->guess_zero) {
+    PetscCall(VecSet(X, 0.0));
+    PetscCall(VecCopy(B, R));
+  } else {
+    PetscCall(KSP_MatMult(ksp, Amat, X, R));
+    PetscCall(VecAYPX(R, -1.0, B));
+  }
+  PetscCall(VecNorm(R, NORM_2, &dp));
+  PetscCall(KSPPIPEBCGSFLoad_Private(bf->work, PBF_X, X));
+  for (PBFVec v = PBF_R; v <= PBF_P; v = (PBFVec)(v + 1)) PetscCall(KSPPIPEBCGSFLoad_Private(bf->work, v, R));
+  PetscCall(PBFRDot(bf->work));
+  bf->solving    = PETSC_TRUE;
+  bf->allreduces = 0;
+
+  ksp->its   = 0;
+  ksp->rnorm = ksp->normtype == KSP_NORM_NONE ? 0.0 : dp;
+  PetscCall(KSPLogResidualHistory(ksp, ksp->rnorm));
+  PetscCall(KSPMonitor(ksp, 0, ksp->rnorm));
+  PetscCall((*ksp->converged)(ksp, 0, ksp->rnorm, &ksp->reason, ksp->cnvP));
+  PetscCall(PBFWorkGetCounts(bf->work, &l0, &t0, &c0));
+  PetscCall(PetscLogEventBegin(PBF_Iterations, ksp, 0, 0, 0));
+  for (i = 0; !ksp->reason; i++) {
+    if (i == ksp->max_it) {
+      ksp->reason = KSP_DIVERGED_ITS;
+      break;
+    }
+    /* v = A M^{-1} p and <v,r0*>; s = r - alpha v and <s,s>; t = A M^{-1} s and its three sums */
+    if (bf->fused)
+      PetscCall(PBFSpMVDot1(bf->work, dA));
+    else {
+      PetscCall(KSPPIPEBCGSFHostSpMV_Private(ksp, Amat, PBF_P, PBF_PH, PBF_V));
+      PetscCall(PBFDot1(bf->work));
+    }
+    if (bf->size > 1) { /* alpha needs the global sums first: a second synchronization point */
+      PetscCall(KSPPIPEBCGSFReduce_Private(ksp, s));
+      PetscCall(PBFUpdateS(bf->work, PETSC_TRUE, s[PBF_VR0] != 0.0 ? s[PBF_RR0] / s[PBF_VR0] : 0.0));
+    } else
+      PetscCall(PBFUpdateS(bf->work, PETSC_FALSE, 0.0));
+    if (bf->fused)
+      PetscCall(PBFSpMVDot3(bf->work, dA));
+    else {
+      PetscCall(KSPPIPEBCGSFHostSpMV_Private(ksp, Amat, PBF_S, PBF_SH, PBF_T));
+      PetscCall(PBFDot3(bf->work));
+    }
+    PetscCall(KSPPIPEBCGSFReduce_Private(ksp, s));
+
+    if (PetscIsInfOrNanScalar(s[PBF_RR0]) || PetscIsInfOrNanScalar(s[PBF_SS]) || PetscIsInfOrNanScalar(s[PBF_TT]) || PetscIsInfOrNanScalar(s[PBF_TS])) {
+      if (s[PBF_VR0] != 0.0 && s[PBF_RR0] != 0.0) { /* not a breakdown: the data is not finite */
+        ksp->reason = KSP_DIVERGED_NANORINF;
+        break;
+      }
+    }
+    if (s[PBF_RR0] == 0.0 || s[PBF_VR0] == 0.0) { /* <r,r0*> = 0 or <Ap,r0*> = 0 */
+      ksp->reason = KSP_DIVERGED_BREAKDOWN;
+      break;
+    }
+    alpha = s[PBF_RR0] / s[PBF_VR0];
+    if (s[PBF_SS] == 0.0) { /* s = 0: x + alpha M^{-1} p solves the system exactly */
+      PetscCall(PBFUpdate(bf->work, alpha, 0.0, 0.0));
+      ksp->its    = i + 1;
+      ksp->rnorm  = 0.0;
+      ksp->reason = KSP_CONVERGED_ATOL;
+      break;
+    }
+    if (s[PBF_TT] == 0.0 || s[PBF_TS] == 0.0) { /* omega = 0 */
+      ksp->reason = KSP_DIVERGED_BREAKDOWN;
+      break;
+    }
+    omega = s[PBF_TS] / s[PBF_TT];
+    beta  = -s[PBF_TR0] / s[PBF_VR0];
+    PetscCall(PBFUpdate(bf->work, alpha, omega, beta));
+
+    dp         = PetscSqrtReal(PetscAbsReal(PetscRealPart(s[PBF_SS] - 2.0 * omega * s[PBF_TS] + omega * omega * s[PBF_TT])));
+    ksp->its   = i + 1;
+    ksp->rnorm = ksp->normtype == KSP_NORM_NONE ? 0.0 : dp;
+    PetscCall(KSPLogResidualHistory(ksp, ksp->rnorm));
+    PetscCall(KSPMonitor(ksp, i + 1, ksp->rnorm));
+    PetscCall((*ksp->converged)(ksp, i + 1, ksp->rnorm, &ksp->reason, ksp->cnvP));
+  }
+  PetscCall(PetscLogEventEnd(PBF_Iterations, ksp, 0, 0, 0));
+  {
+    PetscInt l1, t1, c1;
+    PetscCall(PBFWorkGetCounts(bf->work, &l1, &t1, &c1));
+    bf->passes    = i;
+    bf->launches  = l1 - l0;
+    bf->transfers = t1 - t0;
+    bf->copies    = c1 - c0;
+  }
+  PetscCall(KSPPIPEBCGSFStore_Private(bf->work, PBF_X, X));
+  bf->solving = PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPBuildSolution_PIPEBCGSF(KSP ksp, Vec v, Vec *V)
+{
+  KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
+
+  PetscFunctionBegin;
+  if (bf->solving) PetscCall(KSPPIPEBCGSFStore_Private(bf->work, PBF_X, ksp->vec_sol));
+  if (v) {
+    PetscCall(VecCopy(ksp->vec_sol, v));
+    if (V) *V = v;
+  } else if (V)
+    *V = ksp->vec_sol;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPView_PIPEBCGSF(KSP ksp, PetscViewer viewer)
+{
+  KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
+  PetscBool      isascii;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
+  if (!isascii) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  fused kernels on Kokkos %s\n", PetscGPUStreamExecutionSpace()));
+  if (!bf->work || !bf->passes) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  SpMV: %s; preconditioner: %s\n", bf->fused ? "fused gpustream device kernels" : "MatMult of the operator, vectors staged through the host",
+                                   bf->pc == PBF_PC_JACOBI ? "jacobi fused into the kernels" : (bf->pc == PBF_PC_NONE ? "none" : "applied on the host to p and s")));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  per iteration: %.3g kernel launches, %.3g device-to-host reductions, %.3g vector copies\n", (double)bf->launches / (double)bf->passes, (double)bf->transfers / (double)bf->passes,
+                                   (double)bf->copies / (double)bf->passes));
+  if (bf->size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  MPI_Allreduce calls per iteration: %.3g\n", (double)bf->allreduces / (double)bf->passes));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPReset_PIPEBCGSF(KSP ksp)
+{
+  KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
+
+  PetscFunctionBegin;
+  PetscCall(PBFWorkDestroy(&bf->work));
+  bf->n       = 0;
+  bf->dinvmat = NULL;
+  bf->passes  = 0;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPDestroy_PIPEBCGSF(KSP ksp)
+{
+  PetscFunctionBegin;
+  PetscCall(KSPReset_PIPEBCGSF(ksp));
+  PetscCall(KSPDestroyDefault(ksp));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*MC
+   KSPPIPEBCGSF - KSPPIPEBCGSF = "pipebcgsf" - Pipelined BiCGStab with fused GPU kernels.
+
+   Algorithm 4 of Rupp et al.: beta = -<A s, r0*> / <A p, r0*> lets all vector updates of an iteration share one
+   kernel, and the residual norm comes from <s,s> - 2 omega <s,As> + omega^2 <As,As>. On one MPI process with a
+   `MATGPUSTREAM` operator an iteration is four kernels (SpMV with <Ap,r0*>; s = r - alpha Ap with alpha summed in
+   every team from the partial sums in device memory, and <s,s>; SpMV with <As,s>, <As,As>, <As,r0*>; the x, r, p
+   updates with <r,r0*>) and one device-to-host copy of all the partial sums.
+
+   Options Database Keys:
++  -ksp_type pipebcgsf - selects this method
+-  -ksp_norm_type <unpreconditioned,none> - the norm of the true residual (right preconditioning)
+
+   Level: intermediate
+
+   Notes:
+   Right preconditioning only, as `KSPPIPEBCGS`. `PCJACOBI` is fused into the SpMV gathers and the x update; any
+   other PC is applied on the host to p and s each iteration. Other `Mat` types, and `MATGPUSTREAM` on several
+   processes for now, run the SpMVs through `MatMult()` with vectors staged through the host. On several processes
+   alpha needs its global sums before s can be formed, so an iteration has two `MPI_Allreduce`s.
+   Breakdowns (<r,r0*> = 0, <Ap,r0*> = 0, omega = 0) end with `KSP_DIVERGED_BREAKDOWN`; x keeps its last finite value.
+
+.seealso: `KSPBCGS`, `KSPPIPEBCGS`, `KSPPIPECGFUSED`, `MATGPUSTREAM`
+M*/
+PETSC_EXTERN PetscErrorCode KSPCreate_PIPEBCGSF(KSP ksp)
+{
+  KSP_PIPEBCGSF *bf;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&bf));
+  ksp->data = (void *)bf;
+  PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_RIGHT, 2));
+  PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NONE, PC_RIGHT, 1));
+  ksp->ops->setup         = KSPSetUp_PIPEBCGSF;
+  ksp->ops->solve         = KSPSolve_PIPEBCGSF;
+  ksp->ops->destroy       = KSPDestroy_PIPEBCGSF;
+  ksp->ops->view          = KSPView_PIPEBCGSF;
+  ksp->ops->reset         = KSPReset_PIPEBCGSF;
+  ksp->ops->buildsolution = KSPBuildSolution_PIPEBCGSF;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,0 +1,330 @@
+/* Fused kernels of KSPPIPEBCGSF on the default Kokkos execution space (see pipebcgsfimpl.h). Every kernel runs
+   with the same launch shape (one thread per row or entry, a fixed number of teams in a grid-stride loop), so each
+   reduction leaves one partial sum per team in its own slot of one device buffer, copied to the host once per
+   iteration and summed there in a fixed order. */
+#include "../../mat/gpustream/devicemat.hpp"
+#include "pipebcgsfimpl.h"
+
+using namespace gpustream;
+
+/* Slots of the partial sums, each room for `cap` teams: R <r,r0*>; A <v,r0*>; S <s,s>; T <t,s>, <t,t>, <t,r0*> */
+enum { SLOT_R, SLOT_A, SLOT_S, SLOT_T, NSLOTS = 6 };
+
+struct _n_PBFWork {
+  PetscInt                                 n = 0;
+  PBFPC                                    pc;
+  DView<PetscScalar>                       x, r, r0, p, v, s, t, dinv, ph, sh;
+  DView<PetscScalar>                       partials;
+  Kokkos::View<PetscScalar *, PinnedSpace> hpartials;
+  int                                      tu = 1, lu = 1;
+  PetscInt                                 launches = 0, transfers = 0, copies = 0;
+};
+
+PetscErrorCode PBFWorkCreate(PetscInt n, PBFPC pc, PBFWork *work)
+{
+  PBFWork W;
+
+  PetscFunctionBegin;
+  PetscCall(PetscGPUStreamKokkosInitialize());
+  PetscCallCXX(W = new _n_PBFWork);
+  W->n             = n;
+  W->pc            = pc;
+  W->tu            = TeamThreads();
+  const PetscInt t = (n + W->tu - 1) / W->tu;
+  W->lu            = (int)PetscMax(1, PetscMin(t, (PetscInt)MaxTeams(W->tu)));
+  GSCallKokkos({
+    for (auto v : {&W->x, &W->r, &W->r0, &W->p, &W->v, &W->s, &W->t}) *v = DView<PetscScalar>("PipeBCGSF::vec", n);
+    W->dinv      = DView<PetscScalar>("PipeBCGSF::dinv", pc == PBF_PC_JACOBI ? n : 0);
+    W->ph        = DView<PetscScalar>("PipeBCGSF::ph", pc == PBF_PC_APPLY ? n : 0);
+    W->sh        = DView<PetscScalar>("PipeBCGSF::sh", pc == PBF_PC_APPLY ? n : 0);
+    W->partials  = DView<PetscScalar>("PipeBCGSF::partials", NSLOTS * (size_t)W->lu);
+    W->hpartials = Kokkos::View<PetscScalar *, PinnedSpace>("PipeBCGSF::hpartials", NSLOTS * (size_t)W->lu);
+  });
+  *work = W;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PBFWorkDestroy(PBFWork *W)
+{
+  PetscFunctionBegin;
+  if (!*W) PetscFunctionReturn(PETSC_SUCCESS);
+  GSCallKokkos(delete *W);
+  *W = nullptr;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static DView<PetscScalar> &Vec_(PBFWork W, PBFVec v)
+{
+  DView<PetscScalar> *all[] = {&W->x, &W->r, &W->r0, &W->p, &W->v, &W->s, &W->t, &W->dinv, &W->ph, &W->sh};
+  return *all[v];
+}
+
+PetscErrorCode PBFWorkSetVec(PBFWork W, PBFVec v, const PetscScalar a[])
+{
+  DView<PetscScalar> &d = Vec_(W, v);
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(GPUS_CopyVec, 0, 0, 0, 0));
+  if (a) {
+    GSCallKokkos(Kokkos::deep_copy(d, HostUnmanaged<const PetscScalar>(a, d.extent(0))));
+    W->copies++;
+  } else
+    GSCallKokkos(Kokkos::deep_copy(d, PetscScalar(0)));
+  PetscCall(PetscLogEventEnd(GPUS_CopyVec, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PBFWorkGetVec(PBFWork W, PBFVec v, PetscScalar a[])
+{
+  DView<PetscScalar> &d = Vec_(W, v);
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(GPUS_CopyVec, 0, 0, 0, 0));
+  GSCallKokkos(Kokkos::deep_copy(HostUnmanaged<PetscScalar>(a, d.extent(0)), d));
+  W->copies++;
+  PetscCall(PetscLogEventEnd(GPUS_CopyVec, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PBFWorkGetCounts(PBFWork W, PetscInt *launches, PetscInt *transfers, PetscInt *copies)
+{
+  PetscFunctionBegin;
+  *launches  = W->launches;
+  *transfers = W->transfers;
+  *copies    = W->copies;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static TeamPol Policy(PBFWork W, int nsums)
+{
+  return TeamPol(W->lu, W->tu).set_scratch_size(0, Kokkos::PerTeam((size_t)nsums * W->tu * sizeof(PetscScalar)));
+}
+
+/* M^{-1} applied to the gathered vector inside the SpMV: Jacobi scales each gathered entry */
+template <bool Jacobi> struct Gather {
+  DView<PetscScalar>                 y, d;
+  KOKKOS_INLINE_FUNCTION PetscScalar operator()(const PetscInt j) const
+  {
+    return Jacobi ? d(j) * y(j) : y(j);
+  }
+};
+
+PetscErrorCode PBFRDot(PBFWork W)
+{
+  const DView<PetscScalar> r = W->r, r0 = W->r0;
+  PetscScalar *const       out = W->partials.data() + SLOT_R * (size_t)W->lu;
+  const PetscInt           n   = W->n;
+
+  PetscFunctionBegin;
+  GSCallKokkos(Kokkos::parallel_for(
+      "PipeBCGSF::RDot", Policy(W, 1), KOKKOS_LAMBDA(const Member &m) {
+        PetscScalar acc[1] = {0};
+        ForEachIndex(m, n, [&](const PetscInt i) { acc[0] += r(i) * r0(i); });
+        TeamSumStore<1>(m, acc, out);
+      }));
+  W->launches++;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+template <bool Jacobi> static void SpMVDot1(PBFWork W, const CSR &A)
+{
+  const DView<PetscScalar> v = W->v, r0 = W->r0;
+  const Gather<Jacobi>     g{W->p, W->dinv};
+  PetscScalar *const       out = W->partials.data() + SLOT_A * (size_t)W->lu;
+
+  Kokkos::parallel_for(
+      "PipeBCGSF::SpMVDot1", Policy(W, 1), KOKKOS_LAMBDA(const Member &m) {
+        PetscScalar acc[1] = {0};
+        ForEachRowProduct(m, A, g, [&](const PetscInt row, const PetscScalar vi) {
+          v(row) = vi;
+          acc[0] += vi * r0(row);
+        });
+        TeamSumStore<1>(m, acc, out);
+      });
+}
+
+PetscErrorCode PBFSpMVDot1(PBFWork W, GSDeviceMat A)
+{
+  PetscFunctionBegin;
+  PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
+  PetscCall(PetscLogEventBegin(PBF_SpMVDot, 0, 0, 0, 0));
+  if (W->pc == PBF_PC_JACOBI)
+    GSCallKokkos(SpMVDot1<true>(W, A->csr));
+  else
+    GSCallKokkos(SpMVDot1<false>(W, A->csr));
+  W->launches++;
+  PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 2.0 * W->n));
+  PetscCall(PetscLogEventEnd(PBF_SpMVDot, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* <v,r0*> of a v computed elsewhere (host path) */
+PetscErrorCode PBFDot1(PBFWork W)
+{
+  const DView<PetscScalar> v = W->v, r0 = W->r0;
+  PetscScalar *const       out = W->partials.data() + SLOT_A * (size_t)W->lu;
+  const PetscInt           n   = W->n;
+
+  PetscFunctionBegin;
+  GSCallKokkos(Kokkos::parallel_for(
+      "PipeBCGSF::Dot1", Policy(W, 1), KOKKOS_LAMBDA(const Member &m) {
+        PetscScalar acc[1] = {0};
+        ForEachIndex(m, n, [&](const PetscInt i) { acc[0] += v(i) * r0(i); });
+        TeamSumStore<1>(m, acc, out);
+      }));
+  W->launches++;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PBFUpdateS(PBFWork W, PetscBool given, PetscScalar alpha_given)
+{
+  const DView<PetscScalar> r = W->r, v = W->v, s = W->s;
+  const PetscScalar *const pr = W->partials.data() + SLOT_R * (size_t)W->lu, *const pa = W->partials.data() + SLOT_A * (size_t)W->lu;
+  PetscScalar *const out = W->partials.data() + SLOT_S * (size_t)W->lu;
+  const PetscInt     n   = W->n;
+  const int          L   = W->lu;
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(PBF_Update, 0, 0, 0, 0));
+  GSCallKokkos(Kokkos::parallel_for(
+      "PipeBCGSF::UpdateS", Policy(W, 3), KOKKOS_LAMBDA(const Member &m) {
+        PetscScalar alpha = alpha_given;
+        if (!given) { /* the second reduction stage of <r,r0*> and <v,r0*>, redundantly in every team */
+          PetscScalar ra[2] = {0, 0};
+          for (int k = m.team_rank(); k < L; k += m.team_size()) {
+            ra[0] += pr[k];
+            ra[1] += pa[k];
+          }
+          TeamSumAll<2>(m, ra);
+          alpha = ra[0] / ra[1];
+        }
+        PetscScalar acc[1] = {0};
+        ForEachIndex(m, n, [&](const PetscInt i) {
+          const PetscScalar si = r(i) - alpha * v(i);
+          s(i)                 = si;
+          acc[0] += si * si;
+        });
+        TeamSumStore<1>(m, acc, out);
+      }));
+  W->launches++;
+  PetscCall(PetscLogFlops(4.0 * W->n));
+  PetscCall(PetscLogEventEnd(PBF_Update, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+template <bool Jacobi> static void SpMVDot3(PBFWork W, const CSR &A)
+{
+  const DView<PetscScalar> t = W->t, s = W->s, r0 = W->r0;
+  const Gather<Jacobi>     g{W->s, W->dinv};
+  PetscScalar *const       out = W->partials.data() + SLOT_T * (size_t)W->lu;
+
+  Kokkos::parallel_for(
+      "PipeBCGSF::SpMVDot3", Policy(W, 3), KOKKOS_LAMBDA(const Member &m) {
+        PetscScalar acc[3] = {0, 0, 0};
+        ForEachRowProduct(m, A, g, [&](const PetscInt row, const PetscScalar ti) {
+          t(row) = ti;
+          acc[0] += ti * s(row);
+          acc[1] += ti * ti;
+          acc[2] += ti * r0(row);
+        });
+        TeamSumStore<3>(m, acc, out);
+      });
+}
+
+PetscErrorCode PBFSpMVDot3(PBFWork W, GSDeviceMat A)
+{
+  PetscFunctionBegin;
+  PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
+  PetscCall(PetscLogEventBegin(PBF_SpMVDot, 0, 0, 0, 0));
+  if (W->pc == PBF_PC_JACOBI)
+    GSCallKokkos(SpMVDot3<true>(W, A->csr));
+  else
+    GSCallKokkos(SpMVDot3<false>(W, A->csr));
+  W->launches++;
+  PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 6.0 * W->n));
+  PetscCall(PetscLogEventEnd(PBF_SpMVDot, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* <t,s>, <t,t>, <t,r0*> of a t computed elsewhere (host path) */
+PetscErrorCode PBFDot3(PBFWork W)
+{
+  const DView<PetscScalar> t = W->t, s = W->s, r0 = W->r0;
+  PetscScalar *const       out = W->partials.data() + SLOT_T * (size_t)W->lu;
+  const PetscInt           n   = W->n;
+
+  PetscFunctionBegin;
+  GSCallKokkos(Kokkos::parallel_for(
+      "PipeBCGSF::Dot3", Policy(W, 3), KOKKOS_LAMBDA(const Member &m) {
+        PetscScalar acc[3] = {0, 0, 0};
+        ForEachIndex(m, n, [&](const PetscInt i) {
+          const PetscScalar ti = t(i);
+          acc[0] += ti * s(i);
+          acc[1] += ti * ti;
+          acc[2] += ti * r0(i);
+        });
+        TeamSumStore<3>(m, acc, out);
+      }));
+  W->launches++;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+template <PBFPC PC> static void Update(PBFWork W, PetscScalar alpha, PetscScalar omega, PetscScalar beta)
+{
+  const DView<PetscScalar> x = W->x, r = W->r, r0 = W->r0, p = W->p, v = W->v, s = W->s, t = W->t, d = W->dinv, ph = W->ph, sh = W->sh;
+  PetscScalar *const       out = W->partials.data() + SLOT_R * (size_t)W->lu;
+  const PetscInt           n   = W->n;
+
+  Kokkos::parallel_for(
+      "PipeBCGSF::Update", Policy(W, 1), KOKKOS_LAMBDA(const Member &m) {
+        PetscScalar acc[1] = {0};
+        ForEachIndex(m, n, [&](const PetscInt i) {
+          const PetscScalar pi = p(i), si = s(i);
+          if (PC == PBF_PC_APPLY)
+            x(i) += alpha * ph(i) + omega * sh(i);
+          else if (PC == PBF_PC_JACOBI)
+            x(i) += d(i) * (alpha * pi + omega * si);
+          else
+            x(i) += alpha * pi + omega * si;
+          const PetscScalar ri = si - omega * t(i);
+          r(i)                 = ri;
+          p(i)                 = ri + beta * (pi - omega * v(i));
+          acc[0] += ri * r0(i);
+        });
+        TeamSumStore<1>(m, acc, out);
+      });
+}
+
+PetscErrorCode PBFUpdate(PBFWork W, PetscScalar alpha, PetscScalar omega, PetscScalar beta)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(PBF_Update, 0, 0, 0, 0));
+  if (W->pc == PBF_PC_APPLY)
+    GSCallKokkos(Update<PBF_PC_APPLY>(W, alpha, omega, beta));
+  else if (W->pc == PBF_PC_JACOBI)
+    GSCallKokkos(Update<PBF_PC_JACOBI>(W, alpha, omega, beta));
+  else
+    GSCallKokkos(Update<PBF_PC_NONE>(W, alpha, omega, beta));
+  W->launches++;
+  PetscCall(PetscLogFlops(12.0 * W->n));
+  PetscCall(PetscLogEventEnd(PBF_Update, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* One copy of every slot to the host; each sum in team order */
+PetscErrorCode PBFReduce(PBFWork W, PetscScalar sums[PBF_NSUMS])
+{
+  const int          L = W->lu;
+  const PetscScalar *h = W->hpartials.data();
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(PBF_Reduce, 0, 0, 0, 0));
+  GSCallKokkos(Kokkos::deep_copy(W->hpartials, W->partials));
+  W->transfers++;
+  for (int k = 0; k < PBF_NSUMS; k++) {
+    sums[k] = 0;
+    for (int i = 0; i < L; i++) sums[k] += h[k * L + i];
+  }
+  PetscCall(PetscLogEventEnd(PBF_Reduce, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

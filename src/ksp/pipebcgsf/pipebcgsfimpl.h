@@ -1,0 +1,57 @@
+/* The declared set of fused kernels of KSPPIPEBCGSF (Algorithm 4 of Rupp et al.: pipelined BiCGStab with
+   beta = -<As,r0*>/<Ap,r0*>). The solver loop in pipebcgsf.c is written once against these; pipebcgsf.kokkos.cxx
+   implements them and pipebcgsfref.c holds their serial twins. Right preconditioning: M^{-1} is D^{-1} (Jacobi,
+   fused into the SpMV gathers and the x update), the identity, or a PC applied on the host, whose results
+   ph = M^{-1} p and sh = M^{-1} s the host path uploads.
+
+   One iteration, four kernels and one device-to-host copy of all partial sums:
+     SpMVDot1: v = A M^{-1} p;                partial <v, r0*>
+     UpdateS:  alpha = <r,r0*> / <v,r0*> from the partial sums in device memory (each team sums them in the same
+               order), or given (several ranks: the host reduces first); s = r - alpha v;   partial <s,s>
+     SpMVDot3: t = A M^{-1} s;                partials <t,s>, <t,t>, <t,r0*>
+     Update:   x += alpha M^{-1} p + omega M^{-1} s;  r = s - omega t;  p = r + beta (p - omega v);   partial <r,r0*>
+   On the host path the SpMVs run through MatMult() and Dot1/Dot3 compute the partial sums of v and t. */
+#pragma once
+
+#include "../../sys/gpustreamimpl.h"
+
+#if defined(PETSC_USE_COMPLEX)
+#  error "PETSc GPUStream supports real scalars only"
+#endif
+
+typedef enum {
+  PBF_RR0, /* <r, r0*> */
+  PBF_VR0, /* <v, r0*> */
+  PBF_SS,  /* <s, s> */
+  PBF_TS,  /* <t, s> */
+  PBF_TT,  /* <t, t> */
+  PBF_TR0, /* <t, r0*> */
+  PBF_NSUMS
+} PBFSum;
+
+typedef enum { PBF_X, PBF_R, PBF_R0, PBF_P, PBF_V, PBF_S, PBF_T, PBF_DINV, PBF_PH, PBF_SH } PBFVec;
+
+typedef enum { PBF_PC_NONE, PBF_PC_JACOBI, PBF_PC_APPLY } PBFPC;
+
+typedef struct _n_PBFWork *PBFWork;
+
+PETSC_INTERN PetscErrorCode PBFWorkCreate(PetscInt, PBFPC, PBFWork *);
+PETSC_INTERN PetscErrorCode PBFWorkDestroy(PBFWork *);
+PETSC_INTERN PetscErrorCode PBFWorkSetVec(PBFWork, PBFVec, const PetscScalar[]);
+PETSC_INTERN PetscErrorCode PBFWorkGetVec(PBFWork, PBFVec, PetscScalar[]);
+PETSC_INTERN PetscErrorCode PBFWorkGetCounts(PBFWork, PetscInt *, PetscInt *, PetscInt *);
+
+PETSC_INTERN PetscErrorCode PBFRDot(PBFWork);
+PETSC_INTERN PetscErrorCode PBFSpMVDot1(PBFWork, GSDeviceMat);
+PETSC_INTERN PetscErrorCode PBFDot1(PBFWork);
+PETSC_INTERN PetscErrorCode PBFUpdateS(PBFWork, PetscBool, PetscScalar);
+PETSC_INTERN PetscErrorCode PBFSpMVDot3(PBFWork, GSDeviceMat);
+PETSC_INTERN PetscErrorCode PBFDot3(PBFWork);
+PETSC_INTERN PetscErrorCode PBFUpdate(PBFWork, PetscScalar, PetscScalar, PetscScalar);
+PETSC_INTERN PetscErrorCode PBFReduce(PBFWork, PetscScalar[PBF_NSUMS]);
+
+/* Serial twins; dinv NULL: no Jacobi; ph/sh NULL: M^{-1} applied through dinv (or the identity) */
+PETSC_INTERN void PBFSpMV_Ref(PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], const PetscScalar[], const PetscScalar[], PetscScalar[]);
+PETSC_INTERN void PBFUpdateS_Ref(PetscInt, PetscScalar, const PetscScalar[], const PetscScalar[], PetscScalar[], PetscScalar *);
+PETSC_INTERN void PBFUpdate_Ref(PetscInt, PetscScalar, PetscScalar, PetscScalar, const PetscScalar[], const PetscScalar[], const PetscScalar[], PetscScalar[], PetscScalar[], PetscScalar[], const PetscScalar[], const PetscScalar[],
+                                const PetscScalar[], const PetscScalar[], PetscScalar *);
