@@ -4,7 +4,8 @@ A plain PETSc program: the plugin's types come in through -dll_append, so the sa
   -its <30>     : iterations per solve (the tolerance is set out of reach)\n\
   -reps <7>     : timed solves after one untimed warm-up solve; the median is reported\n\
 Prints one CSV line: ksp,pc,mat,nprocs,n,nnz,its,us_per_it_solve,us_per_it_loop\n\
-(loop: the plugin's PCGFIterations event, i.e. without the copies of b and x at the ends of a solve; -1 if absent)\n\n";
+(loop: the plugin's iteration event, -loop_event <PCGFIterations>, i.e. without the copies of b and x at the ends of
+a solve; -1 if absent)\n\n";
 
 #include <petscksp.h>
 
@@ -71,7 +72,11 @@ int main(int argc, char **argv)
   PetscCall(KSPSetTolerances(ksp, 1e-300, 1e-300, PETSC_DEFAULT, its));
   PetscCall(KSPSetFromOptions(ksp));
   PetscCall(KSPSetUp(ksp));
-  PetscCall(PetscLogEventGetId("PCGFIterations", &loop)); /* registered only when the plugin is loaded */
+  { /* the plugin's iteration-loop event (registered only when the plugin is loaded), by -loop_event */
+    char name[64] = "PCGFIterations";
+    PetscCall(PetscOptionsGetString(NULL, NULL, "-loop_event", name, sizeof(name), NULL));
+    PetscCall(PetscLogEventGetId(name, &loop));
+  }
   PetscCall(KSPSolve(ksp, b, x));                         /* warm-up: first-launch costs stay out */
   for (PetscInt r = 0; r < reps; r++) {
     PetscLogDouble     t0, t1;

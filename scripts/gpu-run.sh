@@ -34,7 +34,7 @@ if [[ $what == *tests* ]]; then
   "$B/tests/test_kernels" >"$step" 2>&1
   log tests.log
   echo "unit kernels: $(tail -1 "$step")" | tee -a "$summary"
-  for t in examples/ex1.c:examples/ex1 tests/matgpustream.c:tests/matgpustream tests/kspgpustream.c:tests/kspgpustream; do
+  for t in examples/ex1.c:examples/ex1 tests/matgpustream.c:tests/matgpustream tests/kspgpustream.c:tests/kspgpustream tests/kspbcgsf.c:tests/kspbcgsf; do
     python3 tests/petsctest.py --mpiexec "$MPIEXEC" --src "${t%%:*}" --exe "$B/${t##*:}" >"$step" 2>&1
     log tests.log
     echo "$(basename "${t%%:*}"): $(tail -1 "$step")" | tee -a "$summary"
@@ -94,6 +94,8 @@ if [[ $what == *bench* ]]; then
       "$B/bench/bench_poisson" -n "$n" -dll_append "$B/libpetscgpustream.so" -mat_type gpustream -ksp_type pipecgfused -pc_type $pc | tee -a "$csv"
     done
     "$MPIEXEC" -n "$ncpu" --bind-to core "$B/bench/bench_poisson" -n "$n" -mat_type aij -ksp_type cg -pc_type none | tee -a "$csv"
+    "$B/bench/bench_poisson" -n "$n" -dll_append "$B/libpetscgpustream.so" -mat_type gpustream -ksp_type pipebcgsf -pc_type none -loop_event PBCGSFIteration | tee -a "$csv"
+    "$MPIEXEC" -n "$ncpu" --bind-to core "$B/bench/bench_poisson" -n "$n" -mat_type aij -ksp_type bcgs -pc_type none | tee -a "$csv"
   done
   python3 - "$OUT/kernels.csv" "$OUT/peers.csv" "$csv" <<'PY' | tee -a "$summary"
 import csv, sys
@@ -119,6 +121,8 @@ for r in rows:
     if r["ksp"] == "pipecgfused":  # bytes the two fused kernels must move per iteration
         vec = 7 + 2 + (2 if r["pc"] == "jacobi" else 0)  # Update r/w x,r,p,w (+dinv); SpMVDot p,w (+dinv)
         floor = "%.1f" % ((12 * nnz + 4 * (n + 1) + 8 * vec * n) / bw * 1e6)
+    if r["ksp"] == "pipebcgsf":  # two SpMVs; p,v,r0 + r,v,s + s,t,r0 + x,p,s,t,v,r0 read and x,r,p written
+        floor = "%.1f" % ((2 * (12 * nnz + 4 * (n + 1)) + 8 * 18 * n) / bw * 1e6)
     ratio = "%.2f" % (float(r["us_per_it_loop"]) / float(floor)) if floor else ""
     print("%-11s %-6s %9d %10s %10s %9s %8s" % (r["ksp"] + ("x%s" % r["nprocs"] if r["nprocs"] != "1" else ""), r["pc"], n, r["us_per_it_solve"], r["us_per_it_loop"], floor, ratio))
 PY
