@@ -4,7 +4,7 @@ A plain PETSc program: the plugin's types come in through -dll_append, so the sa
   -its <30>     : iterations per solve (the tolerance is set out of reach)\n\
   -reps <7>     : timed solves after one untimed warm-up solve; the median is reported\n\
 Prints one CSV line: ksp,pc,mat,nprocs,n,nnz,its,us_per_it_solve,us_per_it_loop\n\
-(loop: the plugin's iteration event, -loop_event <PCGFIterations>, i.e. without the copies of b and x at the ends of
+(loop: the plugin's iteration event, -loop_event <PCGFIterations>, i.e. without the copies of b and x at the ends of\n\
 a solve; -1 if absent)\n\n";
 
 #include <petscksp.h>
