@@ -7,8 +7,9 @@
 
 using namespace gpustream;
 
-/* Slots of the partial sums, each room for `cap` teams: R <r,r0*>; A <v,r0*>; S <s,s>; T <t,s>, <t,t>, <t,r0*> */
-enum { SLOT_R, SLOT_A, SLOT_S, SLOT_T, NSLOTS = 6 };
+/* Slots of the partial sums in the order of PBFSum, each room for lu teams: R <r,r0*>, <r,r>; A <v,r0*>; S <s,s>;
+   T <t,s>, <t,t>, <t,r0*> */
+enum { SLOT_R = PBF_RR0, SLOT_A = PBF_VR0, SLOT_S = PBF_SS, SLOT_T = PBF_TS, NSLOTS = PBF_NSUMS };
 
 struct _n_PBFWork {
   PetscInt                                 n = 0;
@@ -117,10 +118,13 @@ PetscErrorCode PBFRDot(PBFWork W)
 
   PetscFunctionBegin;
   GSCallKokkos(Kokkos::parallel_for(
-      "PipeBCGSF::RDot", Policy(W, 1), KOKKOS_LAMBDA(const Member &m) {
-        PetscScalar acc[1] = {0};
-        ForEachIndex(m, n, [&](const PetscInt i) { acc[0] += r(i) * r0(i); });
-        TeamSumStore<1>(m, acc, out);
+      "PipeBCGSF::RDot", Policy(W, 2), KOKKOS_LAMBDA(const Member &m) {
+        PetscScalar acc[2] = {0, 0};
+        ForEachIndex(m, n, [&](const PetscInt i) {
+          acc[0] += r(i) * r0(i);
+          acc[1] += r(i) * r(i);
+        });
+        TeamSumStore<2>(m, acc, out);
       }));
   W->launches++;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -276,8 +280,8 @@ template <PBFPC PC> static void Update(PBFWork W, PetscScalar alpha, PetscScalar
   const PetscInt           n   = W->n;
 
   Kokkos::parallel_for(
-      "PipeBCGSF::Update", Policy(W, 1), KOKKOS_LAMBDA(const Member &m) {
-        PetscScalar acc[1] = {0};
+      "PipeBCGSF::Update", Policy(W, 2), KOKKOS_LAMBDA(const Member &m) {
+        PetscScalar acc[2] = {0, 0};
         ForEachIndex(m, n, [&](const PetscInt i) {
           const PetscScalar pi = p(i), si = s(i);
           if (PC == PBF_PC_APPLY)
@@ -290,8 +294,9 @@ template <PBFPC PC> static void Update(PBFWork W, PetscScalar alpha, PetscScalar
           r(i)                 = ri;
           p(i)                 = ri + beta * (pi - omega * v(i));
           acc[0] += ri * r0(i);
+          acc[1] += ri * ri;
         });
-        TeamSumStore<1>(m, acc, out);
+        TeamSumStore<2>(m, acc, out);
       });
 }
 

@@ -9,7 +9,7 @@
      UpdateS:  alpha = <r,r0*> / <v,r0*> from the partial sums in device memory (each team sums them in the same
                order), or given (several ranks: the host reduces first); s = r - alpha v;   partial <s,s>
      SpMVDot3: t = A M^{-1} s;                partials <t,s>, <t,t>, <t,r0*>
-     Update:   x += alpha M^{-1} p + omega M^{-1} s;  r = s - omega t;  p = r + beta (p - omega v);   partial <r,r0*>
+     Update:   x += alpha M^{-1} p + omega M^{-1} s;  r = s - omega t;  p = r + beta (p - omega v);   partials <r,r0*>, <r,r>
    On the host path the SpMVs run through MatMult() and Dot1/Dot3 compute the partial sums of v and t. */
 #pragma once
 
@@ -21,6 +21,7 @@
 
 typedef enum {
   PBF_RR0, /* <r, r0*> */
+  PBF_RR,  /* <r, r>, to confirm a convergence the norm formula reports */
   PBF_VR0, /* <v, r0*> */
   PBF_SS,  /* <s, s> */
   PBF_TS,  /* <t, s> */
