@@ -366,7 +366,7 @@ void TestBCGS()
       Check(Close(sums[PBF_SS], ss, AbsSum(s, s)) && Close(sums[PBF_TS], ts, AbsSum(t, s)) && Close(sums[PBF_TT], tt, AbsSum(t, t)) && Close(sums[PBF_TR0], tr0, AbsSum(t, r0)), "the four sums match reference" + tag);
       /* x, r, p and <r,r0*> */
       PetscScalar rrnew;
-      Check(!PBFUpdate(W, alpha, 0.4, -0.3), "PBFUpdate" + tag);
+      Check(!PBFUpdate(W, 0.4, -0.3), "PBFUpdate" + tag); /* with the alpha of the last UpdateS, the given one */
       PBFReduce(W, sums);
       PBFUpdate_Ref(n, alpha, 0.4, -0.3, dinv, pc == PBF_PC_APPLY ? ph.data() : nullptr, sh.data(), x.data(), r.data(), p.data(), v.data(), s.data(), t.data(), r0.data(), &rrnew);
       std::vector<PetscScalar> gx(n), gr(n), gp(n);

@@ -118,7 +118,7 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
   Mat            Amat, Pmat;
   GSDeviceMat    dA = NULL;
   Vec            X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[2];
-  PetscScalar    s[PBF_NSUMS], alpha, omega, beta;
+  PetscScalar    s[PBF_NSUMS], omega, beta;
   PetscReal      dp;
   PetscInt       i, l0, t0, c0;
 
@@ -187,9 +187,8 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
       ksp->reason = KSP_DIVERGED_BREAKDOWN;
       break;
     }
-    alpha = s[PBF_RR0] / s[PBF_VR0];
-    if (s[PBF_SS] == 0.0) { /* s = 0: x + alpha M^{-1} p solves the system exactly */
-      PetscCall(PBFUpdate(bf->work, alpha, 0.0, 0.0));
+    if (s[PBF_SS] == 0.0) {                     /* s = 0: x + alpha M^{-1} p solves the system exactly */
+      PetscCall(PBFUpdate(bf->work, 0.0, 0.0)); /* alpha: the one UpdateS used, in device memory */
       ksp->its    = i + 1;
       ksp->rnorm  = 0.0;
       ksp->reason = KSP_CONVERGED_ATOL;
@@ -201,7 +200,7 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
     }
     omega = s[PBF_TS] / s[PBF_TT];
     beta  = -s[PBF_TR0] / s[PBF_VR0];
-    PetscCall(PBFUpdate(bf->work, alpha, omega, beta));
+    PetscCall(PBFUpdate(bf->work, omega, beta));
 
     dp         = PetscSqrtReal(PetscAbsReal(PetscRealPart(s[PBF_SS] - 2.0 * omega * s[PBF_TS] + omega * omega * s[PBF_TT])));
     ksp->its   = i + 1;

@@ -15,6 +15,7 @@ struct _n_PBFWork {
   PetscInt                                 n = 0;
   PBFPC                                    pc;
   DView<PetscScalar>                       x, r, r0, p, v, s, t, dinv, ph, sh;
+  DView<PetscScalar>                       alpha; /* the alpha UpdateS used, so that x moves with exactly the alpha r did */
   DView<PetscScalar>                       partials;
   Kokkos::View<PetscScalar *, PinnedSpace> hpartials;
   int                                      tu = 1, lu = 1;
@@ -38,6 +39,7 @@ PetscErrorCode PBFWorkCreate(PetscInt n, PBFPC pc, PBFWork *work)
     W->dinv      = DView<PetscScalar>("PipeBCGSF::dinv", pc == PBF_PC_JACOBI ? n : 0);
     W->ph        = DView<PetscScalar>("PipeBCGSF::ph", pc == PBF_PC_APPLY ? n : 0);
     W->sh        = DView<PetscScalar>("PipeBCGSF::sh", pc == PBF_PC_APPLY ? n : 0);
+    W->alpha     = DView<PetscScalar>("PipeBCGSF::alpha", 1);
     W->partials  = DView<PetscScalar>("PipeBCGSF::partials", NSLOTS * (size_t)W->lu);
     W->hpartials = Kokkos::View<PetscScalar *, PinnedSpace>("PipeBCGSF::hpartials", NSLOTS * (size_t)W->lu);
   });
@@ -182,7 +184,7 @@ PetscErrorCode PBFDot1(PBFWork W)
 
 PetscErrorCode PBFUpdateS(PBFWork W, PetscBool given, PetscScalar alpha_given)
 {
-  const DView<PetscScalar> r = W->r, v = W->v, s = W->s;
+  const DView<PetscScalar> r = W->r, v = W->v, s = W->s, a = W->alpha;
   const PetscScalar *const pr = W->partials.data() + SLOT_R * (size_t)W->lu, *const pa = W->partials.data() + SLOT_A * (size_t)W->lu;
   PetscScalar *const out = W->partials.data() + SLOT_S * (size_t)W->lu;
   const PetscInt     n   = W->n;
@@ -202,6 +204,7 @@ PetscErrorCode PBFUpdateS(PBFWork W, PetscBool given, PetscScalar alpha_given)
           TeamSumAll<2>(m, ra);
           alpha = ra[0] / ra[1];
         }
+        if (m.league_rank() == 0 && m.team_rank() == 0) a(0) = alpha;
         PetscScalar acc[1] = {0};
         ForEachIndex(m, n, [&](const PetscInt i) {
           const PetscScalar si = r(i) - alpha * v(i);
@@ -273,15 +276,16 @@ PetscErrorCode PBFDot3(PBFWork W)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-template <PBFPC PC> static void Update(PBFWork W, PetscScalar alpha, PetscScalar omega, PetscScalar beta)
+template <PBFPC PC> static void Update(PBFWork W, PetscScalar omega, PetscScalar beta)
 {
-  const DView<PetscScalar> x = W->x, r = W->r, r0 = W->r0, p = W->p, v = W->v, s = W->s, t = W->t, d = W->dinv, ph = W->ph, sh = W->sh;
+  const DView<PetscScalar> x = W->x, r = W->r, r0 = W->r0, p = W->p, v = W->v, s = W->s, t = W->t, d = W->dinv, ph = W->ph, sh = W->sh, a = W->alpha;
   PetscScalar *const       out = W->partials.data() + SLOT_R * (size_t)W->lu;
   const PetscInt           n   = W->n;
 
   Kokkos::parallel_for(
       "PipeBCGSF::Update", Policy(W, 2), KOKKOS_LAMBDA(const Member &m) {
-        PetscScalar acc[2] = {0, 0};
+        PetscScalar       acc[2] = {0, 0};
+        const PetscScalar alpha  = a(0);
         ForEachIndex(m, n, [&](const PetscInt i) {
           const PetscScalar pi = p(i), si = s(i);
           if (PC == PBF_PC_APPLY)
@@ -300,16 +304,17 @@ template <PBFPC PC> static void Update(PBFWork W, PetscScalar alpha, PetscScalar
       });
 }
 
-PetscErrorCode PBFUpdate(PBFWork W, PetscScalar alpha, PetscScalar omega, PetscScalar beta)
+/* x, r, p with the alpha the last UpdateS used (held in device memory) and the host's omega and beta */
+PetscErrorCode PBFUpdate(PBFWork W, PetscScalar omega, PetscScalar beta)
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PBF_Update, 0, 0, 0, 0));
   if (W->pc == PBF_PC_APPLY)
-    GSCallKokkos(Update<PBF_PC_APPLY>(W, alpha, omega, beta));
+    GSCallKokkos(Update<PBF_PC_APPLY>(W, omega, beta));
   else if (W->pc == PBF_PC_JACOBI)
-    GSCallKokkos(Update<PBF_PC_JACOBI>(W, alpha, omega, beta));
+    GSCallKokkos(Update<PBF_PC_JACOBI>(W, omega, beta));
   else
-    GSCallKokkos(Update<PBF_PC_NONE>(W, alpha, omega, beta));
+    GSCallKokkos(Update<PBF_PC_NONE>(W, omega, beta));
   W->launches++;
   PetscCall(PetscLogFlops(12.0 * W->n));
   PetscCall(PetscLogEventEnd(PBF_Update, 0, 0, 0, 0));

@@ -9,7 +9,7 @@
      UpdateS:  alpha = <r,r0*> / <v,r0*> from the partial sums in device memory (each team sums them in the same
                order), or given (several ranks: the host reduces first); s = r - alpha v;   partial <s,s>
      SpMVDot3: t = A M^{-1} s;                partials <t,s>, <t,t>, <t,r0*>
-     Update:   x += alpha M^{-1} p + omega M^{-1} s;  r = s - omega t;  p = r + beta (p - omega v);   partials <r,r0*>, <r,r>
+     Update:   x += alpha M^{-1} p + omega M^{-1} s (alpha: the one UpdateS used, kept in device memory);  r = s - omega t;  p = r + beta (p - omega v);   partials <r,r0*>, <r,r>
    On the host path the SpMVs run through MatMult() and Dot1/Dot3 compute the partial sums of v and t. */
 #pragma once
 
@@ -48,7 +48,7 @@ PETSC_INTERN PetscErrorCode PBFDot1(PBFWork);
 PETSC_INTERN PetscErrorCode PBFUpdateS(PBFWork, PetscBool, PetscScalar);
 PETSC_INTERN PetscErrorCode PBFSpMVDot3(PBFWork, GSDeviceMat);
 PETSC_INTERN PetscErrorCode PBFDot3(PBFWork);
-PETSC_INTERN PetscErrorCode PBFUpdate(PBFWork, PetscScalar, PetscScalar, PetscScalar);
+PETSC_INTERN PetscErrorCode PBFUpdate(PBFWork, PetscScalar, PetscScalar);
 PETSC_INTERN PetscErrorCode PBFReduce(PBFWork, PetscScalar[PBF_NSUMS]);
 
 /* Serial twins; dinv NULL: no Jacobi; ph/sh NULL: M^{-1} applied through dinv (or the identity) */
