@@ -3,23 +3,11 @@
 //   cg:   classical CG built from cusparseSpMV and cuBLAS level-1 calls (as NVIDIA's conjugateGradient sample),
 //         30 iterations, no preconditioner, dot products returned to the host as a BLAS-style solver does
 // Usage: cusparse_peers N [N ...]   CSV: peer,n,nnz,us,GBps   (us: per SpMV, or per CG iteration)
-#include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
 #include <cublas_v2.h>
-#include <cuda_runtime.h>
 #include <cusparse.h>
+#include "cudacheck.h"
 
-#define CK(x) \
-  do { \
-    cudaError_t e = (x); \
-    if (e != cudaSuccess) { \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
-      std::exit(1); \
-    } \
-  } while (0)
 #define CKS(x) \
   do { \
     if ((x) != CUSPARSE_STATUS_SUCCESS) { \
@@ -34,24 +22,6 @@
       std::exit(1); \
     } \
   } while (0)
-
-template <class F> static double MedianUs(int reps, F f)
-{
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  std::vector<float> t(reps);
-  f(); // warm-up
-  for (int r = 0; r < reps; r++) {
-    CK(cudaEventRecord(a));
-    f();
-    CK(cudaEventRecord(b));
-    CK(cudaEventSynchronize(b));
-    CK(cudaEventElapsedTime(&t[r], a, b));
-  }
-  std::sort(t.begin(), t.end());
-  return 1e3 * t[reps / 2];
-}
 
 int main(int argc, char **argv)
 {

@@ -3,40 +3,9 @@
 //   h2d_pinned_GBps    pinned host to device (256 MiB)
 //   launch_readback_us an empty kernel plus an 8-byte device-to-host copy, the floor of one fused iteration's sync
 // Prints CSV: name,value
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-#include <cuda_runtime.h>
-
-#define CK(x)                                                                        \
-  do {                                                                               \
-    cudaError_t e = (x);                                                             \
-    if (e != cudaSuccess) {                                                          \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
-      std::exit(1);                                                                  \
-    }                                                                                \
-  } while (0)
+#include "cudacheck.h"
 
 __global__ void tiny(double *p) { if (threadIdx.x == 0) p[0] += 1.0; }
-
-template <class F> static double MedianMs(int reps, F f)
-{
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  std::vector<float> t(reps);
-  f(); // warm-up
-  for (int r = 0; r < reps; r++) {
-    CK(cudaEventRecord(a));
-    f();
-    CK(cudaEventRecord(b));
-    CK(cudaEventSynchronize(b));
-    CK(cudaEventElapsedTime(&t[r], a, b));
-  }
-  std::sort(t.begin(), t.end());
-  return t[reps / 2];
-}
 
 int main()
 {
@@ -50,9 +19,9 @@ int main()
   std::fill(h, h + h2d, 3);
   CK(cudaMalloc(&d, sizeof(double)));
   CK(cudaMemset(d, 0, sizeof(double)));
-  const double tc = MedianMs(20, [&] { CK(cudaMemcpy(y, x, big, cudaMemcpyDeviceToDevice)); });
-  const double th = MedianMs(10, [&] { CK(cudaMemcpy(x, h, h2d, cudaMemcpyHostToDevice)); });
-  const double tl = MedianMs(200, [&] {
+  const double tc = 1e-3 * MedianUs(20, [&] { CK(cudaMemcpy(y, x, big, cudaMemcpyDeviceToDevice)); });
+  const double th = 1e-3 * MedianUs(10, [&] { CK(cudaMemcpy(x, h, h2d, cudaMemcpyHostToDevice)); });
+  const double tl = 1e-3 * MedianUs(200, [&] {
     tiny<<<1, 32>>>(d);
     CK(cudaGetLastError());
     CK(cudaMemcpy(&hv, d, sizeof(double), cudaMemcpyDeviceToHost));

@@ -5,6 +5,18 @@
 #include <cstdint>
 #include "gpustreamimpl.h"
 
+/* Turns a C++ exception from Kokkos into a PETSc error; a failed allocation becomes PETSC_ERR_MEM */
+#define GSCallKokkos(...)                                                                                                                                                                                                                                \
+  do {                                                                                                                                                                                                                                                   \
+    try {                                                                                                                                                                                                                                                \
+      __VA_ARGS__;                                                                                                                                                                                                                                       \
+    } catch (const std::bad_alloc &e) {                                                                                                                                                                                                                  \
+      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_MEM, "Out of device memory (%s): in this version the matrix and the solver vectors must fit in device memory; use a smaller problem per GPU", e.what());                                                        \
+    } catch (const std::exception &e) {                                                                                                                                                                                                                  \
+      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "Kokkos: %s", e.what());                                                                                                                                                                                   \
+    }                                                                                                                                                                                                                                                    \
+  } while (0)
+
 namespace gpustream
 {
 using Exec    = Kokkos::DefaultExecutionSpace;
@@ -48,31 +60,8 @@ template <class F> KOKKOS_INLINE_FUNCTION void ForEachIndex(const Member &t, Pet
   for (PetscInt i = (PetscInt)t.league_rank() * t.team_size() + t.team_rank(); i < n; i += stride) f(i);
 }
 
-/* Sums N per-thread values over the team with a tree in scratch memory (deterministic order) and stores the
-   team's sums at out[k * league_size + league_rank]. Needs N * team_size scalars of level-0 scratch. */
-template <int N> KOKKOS_INLINE_FUNCTION void TeamSumStore(const Member &t, const PetscScalar (&a)[N], PetscScalar *out)
-{
-  const int T  = t.team_size();
-  const int tr = t.team_rank();
-  Scratch   s(t.team_scratch(0), N * T);
-  Kokkos::single(Kokkos::PerThread(t), [&]() {
-    for (int k = 0; k < N; k++) s(k * T + tr) = a[k];
-  });
-  t.team_barrier();
-  for (int h = T / 2; h > 0; h /= 2) {
-    if (tr < h)
-      Kokkos::single(Kokkos::PerThread(t), [&]() {
-        for (int k = 0; k < N; k++) s(k * T + tr) += s(k * T + tr + h);
-      });
-    t.team_barrier();
-  }
-  if (tr == 0)
-    Kokkos::single(Kokkos::PerThread(t), [&]() {
-      for (int k = 0; k < N; k++) out[k * t.league_size() + t.league_rank()] = s(k * T);
-    });
-}
-/* Sums N per-thread values over the team like TeamSumStore (same tree, same order in every team) and gives every
-   thread the totals. Needs N * team_size scalars of level-0 scratch. */
+/* Sums N per-thread values over the team with a tree in scratch memory, in the same order in every team, and gives
+   every thread the totals. Needs N * team_size scalars of level-0 scratch. */
 template <int N> KOKKOS_INLINE_FUNCTION void TeamSumAll(const Member &t, PetscScalar (&a)[N])
 {
   const int T  = t.team_size();
@@ -91,16 +80,40 @@ template <int N> KOKKOS_INLINE_FUNCTION void TeamSumAll(const Member &t, PetscSc
   }
   for (int k = 0; k < N; k++) a[k] = s(k * T);
 }
-} // namespace gpustream
 
-/* Turns a C++ exception from Kokkos into a PETSc error; a failed allocation becomes PETSC_ERR_MEM */
-#define GSCallKokkos(...)                                                                                                                                                                                                                                \
-  do {                                                                                                                                                                                                                                                   \
-    try {                                                                                                                                                                                                                                                \
-      __VA_ARGS__;                                                                                                                                                                                                                                       \
-    } catch (const std::bad_alloc &e) {                                                                                                                                                                                                                  \
-      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_MEM, "Out of device memory (%s): in this version the matrix and the solver vectors must fit in device memory; use a smaller problem per GPU", e.what());                                                        \
-    } catch (const std::exception &e) {                                                                                                                                                                                                                  \
-      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "Kokkos: %s", e.what());                                                                                                                                                                                   \
-    }                                                                                                                                                                                                                                                    \
-  } while (0)
+/* TeamSumAll, then the team's sums stored at out[k * league_size + league_rank] */
+template <int N> KOKKOS_INLINE_FUNCTION void TeamSumStore(const Member &t, const PetscScalar (&a)[N], PetscScalar *out)
+{
+  PetscScalar b[N];
+  for (int k = 0; k < N; k++) b[k] = a[k];
+  TeamSumAll<N>(t, b);
+  if (t.team_rank() == 0)
+    Kokkos::single(Kokkos::PerThread(t), [&]() {
+      for (int k = 0; k < N; k++) out[k * t.league_size() + t.league_rank()] = b[k];
+    });
+}
+
+/* Host to device (a NULL array zeroes the vector) and device to host, under the copy event; copies counts them */
+inline PetscErrorCode CopyIn(DView<PetscScalar> &d, const PetscScalar a[], PetscInt *copies)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(GPUS_CopyVec, 0, 0, 0, 0));
+  if (a) {
+    GSCallKokkos(Kokkos::deep_copy(d, HostUnmanaged<const PetscScalar>(a, d.extent(0))));
+    (*copies)++;
+  } else
+    GSCallKokkos(Kokkos::deep_copy(d, PetscScalar(0)));
+  PetscCall(PetscLogEventEnd(GPUS_CopyVec, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+inline PetscErrorCode CopyOut(const DView<PetscScalar> &d, PetscScalar a[], PetscInt *copies)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(GPUS_CopyVec, 0, 0, 0, 0));
+  GSCallKokkos(Kokkos::deep_copy(HostUnmanaged<PetscScalar>(a, d.extent(0)), d));
+  (*copies)++;
+  PetscCall(PetscLogEventEnd(GPUS_CopyVec, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+} // namespace gpustream

@@ -62,30 +62,18 @@ static DView<PetscScalar> &Vec_(PBFWork W, PBFVec v)
   return *all[v];
 }
 
+/* Host to device; a NULL array sets the vector to zero */
 PetscErrorCode PBFWorkSetVec(PBFWork W, PBFVec v, const PetscScalar a[])
 {
-  DView<PetscScalar> &d = Vec_(W, v);
-
   PetscFunctionBegin;
-  PetscCall(PetscLogEventBegin(GPUS_CopyVec, 0, 0, 0, 0));
-  if (a) {
-    GSCallKokkos(Kokkos::deep_copy(d, HostUnmanaged<const PetscScalar>(a, d.extent(0))));
-    W->copies++;
-  } else
-    GSCallKokkos(Kokkos::deep_copy(d, PetscScalar(0)));
-  PetscCall(PetscLogEventEnd(GPUS_CopyVec, 0, 0, 0, 0));
+  PetscCall(CopyIn(Vec_(W, v), a, &W->copies));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode PBFWorkGetVec(PBFWork W, PBFVec v, PetscScalar a[])
 {
-  DView<PetscScalar> &d = Vec_(W, v);
-
   PetscFunctionBegin;
-  PetscCall(PetscLogEventBegin(GPUS_CopyVec, 0, 0, 0, 0));
-  GSCallKokkos(Kokkos::deep_copy(HostUnmanaged<PetscScalar>(a, d.extent(0)), d));
-  W->copies++;
-  PetscCall(PetscLogEventEnd(GPUS_CopyVec, 0, 0, 0, 0));
+  PetscCall(CopyOut(Vec_(W, v), a, &W->copies));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
