@@ -210,19 +210,60 @@ static PetscErrorCode TestSize(PetscInt m, PetscInt maxlen, PetscRandom rnd)
   PetscFunctionReturn(0);
 }
 
+/* Bad input on a gpustream matrix gets the error AIJ gives (each case stops the program with it) */
+static PetscErrorCode BadInput(const char *which)
+{
+  Mat       A;
+  Vec       x, y;
+  PetscBool flg;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatCreate(PETSC_COMM_WORLD, &A));
+  PetscCall(MatSetSizes(A, 10, 10, PETSC_DETERMINE, PETSC_DETERMINE));
+  PetscCall(MatSetType(A, MATGPUSTREAM));
+  PetscCall(PetscStrcmp(which, "block_size", &flg));
+  if (flg) PetscCall(MatSetBlockSize(A, 3)); /* 10 rows per process */
+  PetscCall(MatXAIJSetPreallocation(A, 1, NULL, NULL, NULL, NULL));
+  PetscCall(MatSeqAIJSetPreallocation(A, 1, NULL));
+  PetscCall(MatMPIAIJSetPreallocation(A, 1, NULL, 0, NULL));
+  PetscCall(MatCreateVecs(A, &x, &y));
+  PetscCall(VecSet(x, 1.0));
+  PetscCall(PetscStrcmp(which, "unassembled", &flg));
+  if (flg) PetscCall(MatMult(A, x, y));
+  for (PetscInt i = 10 * PetscGlobalRank; i < 10 * (PetscGlobalRank + 1); i++) PetscCall(MatSetValue(A, i, i, 2.0, INSERT_VALUES));
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(PetscStrcmp(which, "new_nonzero", &flg));
+  if (flg) PetscCall(MatSetValue(A, 10 * PetscGlobalRank, 10 * PetscGlobalRank + 1, 1.0, INSERT_VALUES));
+  PetscCall(PetscStrcmp(which, "sizes", &flg));
+  if (flg) {
+    Vec z;
+    PetscCall(VecCreateMPI(PETSC_COMM_WORLD, 9, PETSC_DETERMINE, &z));
+    PetscCall(MatMult(A, z, y));
+  }
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   PetscRandom rnd;
   Mat         A;
-  PetscBool   view = PETSC_FALSE;
+  PetscBool   view    = PETSC_FALSE;
+  char        bad[32] = "";
 
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(PetscGPUStreamInitializePackage());
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-view", &view, NULL));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-case", bad, sizeof(bad), NULL));
   PetscCall(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
   PetscCall(PetscRandomSetInterval(rnd, -1.0, 1.0));
-  if (view) { /* a small matrix viewed as users see it */
+  if (bad[0])
+    PetscCall(BadInput(bad));
+  else if (view) { /* a small matrix viewed as users see it */
     PetscCall(MatCreateGPUStream(PETSC_COMM_WORLD, 3, 3, 2, NULL, &A));
     for (PetscInt i = 0; i < 3; i++) {
       PetscScalar v[2] = {2.0, -1.0};
@@ -261,6 +302,31 @@ int main(int argc, char **argv)
       suffix: view_from_options
       args: -view -mat_view ::ascii_info -malloc_debug -malloc_dump
       filter: sed -E -e "s/resident on [A-Za-z]+/resident on DEVICE/" -e "s/SpMV kernel .+/SpMV kernel SHAPE/"
+
+   test:
+      suffix: unassembled
+      args: -case unassembled
+      error: 1
+      filter: grep -o "Not for unassembled matrix" | sort -u
+
+   test:
+      suffix: new_nonzero
+      args: -case new_nonzero
+      error: 1
+      filter: grep -o "New nonzero at (0,1) caused a malloc" | sort -u
+
+   test:
+      suffix: sizes
+      nsize: 2
+      args: -case sizes
+      error: 1
+      filter: grep -o "Nonconforming object sizes" | sort -u
+
+   test:
+      suffix: block_size
+      args: -case block_size
+      error: 1
+      filter: grep -o "Local size 10 not compatible with block size 3" | sort -u
 
    test:
       suffix: ops_2
