@@ -52,7 +52,7 @@ fi
 
 if [[ $what == *mpi* ]]; then
   echo "== mpi ($(nvidia-smi -L | wc -l) GPUs)" | tee -a "$summary"
-  for t in tests/matgpustream.c:tests/matgpustream:ops_2 tests/kspgpustream.c:tests/kspgpustream:cg_2; do
+  for t in tests/matgpustream.c:tests/matgpustream:ops_2 tests/kspgpustream.c:tests/kspgpustream:cg_2 tests/kspbcgsf.c:tests/kspbcgsf:cmp_2; do
     IFS=: read -r src exe suffix <<<"$t"
     python3 tests/petsctest.py --mpiexec "$MPIEXEC" --src "$src" --exe "$B/$exe" --only "$suffix" >"$step" 2>&1
     log tests.log
@@ -73,9 +73,11 @@ fi
 if [[ $what == *sanitizer* ]]; then
   echo "== compute-sanitizer" | tee -a "$summary"
   for tool in memcheck racecheck synccheck; do
-    timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$B/examples/ex1" -m 64 -n 64 -pc_type jacobi >"$step" 2>&1
-    echo "$tool ex1 (pipecgfused, jacobi, 4096 rows): exit $? $(grep -E -o '(ERROR|RACECHECK) SUMMARY: [0-9]+ [a-z]+' "$step" | tail -1)" | tee -a "$summary"
-    log sanitizer.log
+    for ksp in pipecgfused pipebcgsf; do
+      timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$B/examples/ex1" -m 64 -n 64 -pc_type jacobi -ksp_type $ksp >"$step" 2>&1
+      echo "$tool ex1 ($ksp, jacobi, 4096 rows): exit $? $(grep -E -o '(ERROR|RACECHECK) SUMMARY: [0-9]+ [a-z]+' "$step" | tail -1)" | tee -a "$summary"
+      log sanitizer.log
+    done
   done
   timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/test_kernels" >"$step" 2>&1
   echo "memcheck unit tests: exit $? $(grep -E -o '(ERROR|RACECHECK) SUMMARY: [0-9]+ [a-z]+' "$step" | tail -1), $(grep passed "$step" | tail -1)" | tee -a "$summary"
