@@ -33,8 +33,9 @@ static PetscErrorCode KSPSetUp_PIPECGFUSED(KSP ksp)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Device work sized for the operator, and D^{-1} taken from the PC itself so PCJACOBI's own options hold */
-static PetscErrorCode KSPPIPECGFUSEDPrepare_Private(KSP ksp, Mat Pmat)
+/* Device work sized for the operator, and D^{-1} taken from the PC itself so PCJACOBI's own options hold. With a null
+   space on the operator the PC goes through KSP_PCApply(), which projects it out of z and q, so z stays clear of it. */
+static PetscErrorCode KSPPIPECGFUSEDPrepare_Private(KSP ksp, Mat Pmat, PetscBool nullspace)
 {
   KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
   PetscBool        jacobi, none;
@@ -44,7 +45,7 @@ static PetscErrorCode KSPPIPECGFUSEDPrepare_Private(KSP ksp, Mat Pmat)
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &jacobi));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &none));
-  pc = jacobi ? PCGF_PC_JACOBI : (none ? PCGF_PC_NONE : PCGF_PC_APPLY);
+  pc = nullspace ? PCGF_PC_APPLY : (jacobi ? PCGF_PC_JACOBI : (none ? PCGF_PC_NONE : PCGF_PC_APPLY));
   PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
   if (cg->work && (cg->n != n || cg->pc != pc)) PetscCall(PCGFWorkDestroy(&cg->work));
   if (!cg->work) {
@@ -53,7 +54,7 @@ static PetscErrorCode KSPPIPECGFUSEDPrepare_Private(KSP ksp, Mat Pmat)
     cg->pc      = pc;
     cg->dinvmat = NULL;
   }
-  if (jacobi) {
+  if (pc == PCGF_PC_JACOBI) {
     PetscObjectState state;
     PetscCall(PetscObjectStateGet((PetscObject)Pmat, &state));
     if (cg->dinvmat != Pmat || cg->dinvstate != state) {
@@ -144,8 +145,8 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   PetscCheck(!ksp->transpose_solve, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPPIPECGFUSED has no transpose solve");
   PetscCall(PCGetOperators(ksp->pc, &Amat, &Pmat));
   PetscCall(MatGetNullSpace(Amat, &nsp));
-  PetscCheck(!nsp, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPPIPECGFUSED does not remove null spaces yet; remove the MatNullSpace or use KSPCG");
-  PetscCall(KSPPIPECGFUSEDPrepare_Private(ksp, Pmat));
+
+  PetscCall(KSPPIPECGFUSEDPrepare_Private(ksp, Pmat, nsp ? PETSC_TRUE : PETSC_FALSE));
   PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATGPUSTREAM, &cg->fusedspmv));
   if (cg->fusedspmv) PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA, &dB, &halo));
 
@@ -419,7 +420,8 @@ static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
    is taken from the PC once per operator state, so `-pc_jacobi_type` and `-pc_jacobi_abs` apply). Any other PC
    (SOR, block Jacobi, ICC/ILU, GAMG, ...) is applied on the host once per iteration to w = A p: z = M^{-1} r then
    follows the recurrence z -= alpha M^{-1} w, which costs one more kernel and two vector copies per iteration.
-   Left preconditioning.
+   Left preconditioning. A `MatNullSpace` on the operator (a singular consistent system) is projected out of the
+   preconditioned vectors as `KSPCG` does; it takes the host path of the PC (also for PCNONE and PCJACOBI).
    On several MPI processes all the sums of an iteration travel in one `MPI_Allreduce`; with a `MATGPUSTREAM` operator
    the halo exchange overlaps the diagonal-block SpMV, which makes the SpMV stage three kernels (gather, diagonal
    block, off-diagonal block with the sums) instead of one.
