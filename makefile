@@ -22,7 +22,8 @@ SOURCES = petsc-registration.c \
           src/ksp/pipecgfused/pipecgfusedref.c \
           src/ksp/pipebcgsf/pipebcgsf.c \
           src/ksp/pipebcgsf/pipebcgsf.kokkos.cxx \
-          src/ksp/pipebcgsf/pipebcgsfref.c
+          src/ksp/pipebcgsf/pipebcgsfref.c \
+          src/ksp/common/residualgap.c
 OBJS = $(SOURCES:%=$(BUILD)/%.o)
 LIB  = $(BUILD)/libpetscgpustream.so
 

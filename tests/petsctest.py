@@ -24,7 +24,7 @@ def parse_tests(src):
         return []
     tests, cur, key = [], None, None
     for line in m.group(1).splitlines():
-        if not line.strip():
+        if not line.strip() or line.strip().startswith("#"):  # comments, as PETSc's harness allows
             continue
         if line.strip() == "test:":
             cur = {"suffix": "", "nsize": "1", "args": "", "output_file": None, "filter": None, "error": "0"}

@@ -3,6 +3,7 @@
    four kernels and one device-to-host copy on one process with a gpustream operator; see pipebcgsfimpl.h. */
 #include <petsc/private/kspimpl.h>
 #include "pipebcgsfimpl.h"
+#include "../common/residualgap.h"
 
 typedef struct {
   PBFWork          work;
@@ -14,6 +15,8 @@ typedef struct {
   PetscBool        solving;
   PetscMPIInt      size;
   PetscInt         passes, launches, transfers, copies, allreduces, confirmations;
+  PetscInt         replace_every, replacements; /* r = b - A x every this many iterations (0: never) */
+  GSResidualGap    gap;                         /* the true residual against the recursive one at convergence */
 } KSP_PIPEBCGSF;
 
 static PetscErrorCode KSPSetUp_PIPEBCGSF(KSP ksp)
@@ -144,6 +147,8 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
   bf->solving       = PETSC_TRUE;
   bf->allreduces    = 0;
   bf->confirmations = 0;
+  bf->replacements  = 0;
+  bf->gap.truenorm  = -1;
 
   ksp->its   = 0;
   ksp->rnorm = ksp->normtype == KSP_NORM_NONE ? 0.0 : dp;
@@ -201,7 +206,16 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
     omega = s[PBF_TS] / s[PBF_TT];
     beta  = -s[PBF_TR0] / s[PBF_VR0];
     PetscCall(PBFUpdate(bf->work, omega, beta));
-
+    if (bf->replace_every && (i + 1) % bf->replace_every == 0) {
+      /* r = b - A x; alpha and beta come from inner products with r0*, not from the recurrence of r, so only the
+         sums of r need redoing */
+      PetscCall(KSPPIPEBCGSFStore_Private(bf->work, PBF_X, X));
+      PetscCall(KSP_MatMult(ksp, Amat, X, R));
+      PetscCall(VecAYPX(R, -1.0, B));
+      PetscCall(KSPPIPEBCGSFLoad_Private(bf->work, PBF_R, R));
+      PetscCall(PBFRDot(bf->work));
+      bf->replacements++;
+    }
     dp         = PetscSqrtReal(PetscAbsReal(PetscRealPart(s[PBF_SS] - 2.0 * omega * s[PBF_TS] + omega * omega * s[PBF_TT])));
     ksp->its   = i + 1;
     ksp->rnorm = ksp->normtype == KSP_NORM_NONE ? 0.0 : dp;
@@ -228,6 +242,11 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
   }
   PetscCall(KSPPIPEBCGSFStore_Private(bf->work, PBF_X, X));
   bf->solving = PETSC_FALSE;
+  if (bf->gap.check && ksp->reason > 0 && ksp->normtype != KSP_NORM_NONE) { /* right preconditioning: ||b - A x|| */
+    PetscCall(KSP_MatMult(ksp, Amat, X, R));
+    PetscCall(VecAYPX(R, -1.0, B));
+    PetscCall(VecNorm(R, NORM_2, &bf->gap.truenorm));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -254,6 +273,11 @@ static PetscErrorCode KSPView_PIPEBCGSF(KSP ksp, PetscViewer viewer)
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
   if (!isascii) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerASCIIPrintf(viewer, "  fused kernels on Kokkos %s\n", PetscGPUStreamExecutionSpace()));
+  if (bf->replace_every)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replacement every %" PetscInt_FMT " iterations (%" PetscInt_FMT " in the last solve)\n", bf->replace_every, bf->replacements));
+  else
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  no residual replacement\n"));
+  PetscCall(GSResidualGapView(&bf->gap, ksp, viewer));
   if (!bf->work || !bf->passes) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerASCIIPrintf(viewer, "  SpMV: %s; preconditioner: %s\n", bf->fused ? "fused gpustream device kernels" : "MatMult of the operator, vectors staged through the host",
                                    bf->pc == PBF_PC_JACOBI ? "jacobi fused into the kernels" : (bf->pc == PBF_PC_NONE ? "none" : "applied on the host to p and s")));
@@ -261,6 +285,24 @@ static PetscErrorCode KSPView_PIPEBCGSF(KSP ksp, PetscViewer viewer)
                                    (double)bf->copies / (double)bf->passes));
   if (bf->size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  MPI_Allreduce calls per iteration: %.3g\n", (double)bf->allreduces / (double)bf->passes));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  convergence claims of the norm formula checked with <r,r> in the last solve: %" PetscInt_FMT "\n", bf->confirmations));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPSetFromOptions_PIPEBCGSF(KSP ksp, GSOptionItems PetscOptionsObject)
+{
+  KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
+  PetscInt       every;
+  PetscBool      set;
+
+  PetscFunctionBegin;
+  PetscOptionsHeadBegin(PetscOptionsObject, "KSP pipelined BiCGStab with fused kernels options");
+  PetscCall(PetscOptionsInt("-ksp_pipebcgsf_replace_every", "Replace the recursive residual by b - A x every this many iterations (0: never)", "KSPPIPEBCGSF", bf->replace_every, &every, &set));
+  if (set) {
+    PetscCheck(every >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_pipebcgsf_replace_every must be 0 (never) or positive, not %" PetscInt_FMT, every);
+    bf->replace_every = every;
+  }
+  PetscCall(GSResidualGapSetFromOptions(&bf->gap, PetscOptionsObject));
+  PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -295,7 +337,11 @@ static PetscErrorCode KSPDestroy_PIPEBCGSF(KSP ksp)
 
    Options Database Keys:
 +  -ksp_type pipebcgsf - selects this method
--  -ksp_norm_type <unpreconditioned,none> - the norm of the true residual (right preconditioning)
+.  -ksp_norm_type <unpreconditioned,none> - the norm of the true residual (right preconditioning)
+.  -ksp_pipebcgsf_replace_every <0> - replace the recursive residual by b - A x every N iterations (0: never)
+.  -ksp_pipebcgsf_check_true_residual <true> - compute b - A x once at convergence
+-  -ksp_pipebcgsf_residual_gap_factor <10> - report, under -ksp_view and -ksp_converged_reason, a true residual this
+   many times larger than the recursive one
 
    Level: intermediate
 
@@ -319,11 +365,14 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PIPEBCGSF(KSP ksp)
   ksp->data = (void *)bf;
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_RIGHT, 2));
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NONE, PC_RIGHT, 1));
-  ksp->ops->setup         = KSPSetUp_PIPEBCGSF;
-  ksp->ops->solve         = KSPSolve_PIPEBCGSF;
-  ksp->ops->destroy       = KSPDestroy_PIPEBCGSF;
-  ksp->ops->view          = KSPView_PIPEBCGSF;
-  ksp->ops->reset         = KSPReset_PIPEBCGSF;
-  ksp->ops->buildsolution = KSPBuildSolution_PIPEBCGSF;
+  ksp->ops->setup          = KSPSetUp_PIPEBCGSF;
+  ksp->ops->solve          = KSPSolve_PIPEBCGSF;
+  ksp->ops->destroy        = KSPDestroy_PIPEBCGSF;
+  ksp->ops->view           = KSPView_PIPEBCGSF;
+  ksp->ops->reset          = KSPReset_PIPEBCGSF;
+  ksp->ops->buildsolution  = KSPBuildSolution_PIPEBCGSF;
+  ksp->ops->setfromoptions = KSPSetFromOptions_PIPEBCGSF;
+  PetscCall(GSResidualGapInit(&bf->gap, "pipebcgsf"));
+  PetscCall(KSPConvergedReasonViewSet(ksp, GSResidualGapReasonView, &bf->gap, NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -7,6 +7,7 @@
    <r_{i+1}, z_{i+1}> = alpha_i^2 <w_i, D^{-1} w_i> - <r_i, z_i>, so beta_i is known before r_{i+1} exists. */
 #include <petsc/private/kspimpl.h>
 #include "pipecgfusedimpl.h"
+#include "../common/residualgap.h"
 
 typedef struct {
   PCGFWork         work;
@@ -19,11 +20,9 @@ typedef struct {
   PetscMPIInt      size;
   PetscInt         passes, launches, transfers, copies, allreduces; /* counted over the iteration loop of the last solve */
   /* attainable accuracy */
-  PetscInt  replace_every; /* replace r by b - A x every this many iterations (0: never) */
-  PetscInt  replacements;  /* in the last solve */
-  PetscBool check;         /* compare the true residual with the recursive one at convergence */
-  PetscReal gap_factor;    /* report when they differ by more than this factor */
-  PetscReal truenorm;      /* the true residual norm at the last convergence, -1 if not checked */
+  PetscInt      replace_every; /* replace r by b - A x every this many iterations (0: never) */
+  PetscInt      replacements;  /* in the last solve */
+  GSResidualGap gap;           /* the true residual against the recursive one at convergence */
 } KSP_PIPECGFUSED;
 
 static PetscErrorCode KSPSetUp_PIPECGFUSED(KSP ksp)
@@ -119,15 +118,6 @@ static PetscErrorCode KSPPIPECGFUSEDTrueNorm_Private(KSP ksp, Mat Amat, PetscRea
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* True over recursive residual norm at the last convergence (1 when both vanish) */
-static PetscReal KSPPIPECGFUSEDGap_Private(KSP ksp)
-{
-  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
-
-  if (cg->truenorm <= 0) return 1.0;
-  return cg->truenorm / PetscMax(ksp->rnorm, PETSC_SMALL * cg->truenorm);
-}
-
 static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
 {
   KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
@@ -174,7 +164,7 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &cg->size));
   cg->allreduces   = 0;
   cg->replacements = 0;
-  cg->truenorm     = -1;
+  cg->gap.truenorm = -1;
   PetscCall(PetscLogEventBegin(PCGF_Iterations, ksp, 0, 0, 0));
   ksp->its = 0;
   for (k = 0;; k++) {
@@ -274,7 +264,7 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   }
   PetscCall(KSPPIPECGFUSEDStore_Private(cg->work, PCGF_X, X));
   cg->solving = PETSC_FALSE;
-  if (cg->check && ksp->reason > 0 && ksp->normtype != KSP_NORM_NONE) PetscCall(KSPPIPECGFUSEDTrueNorm_Private(ksp, Amat, &cg->truenorm));
+  if (cg->gap.check && ksp->reason > 0 && ksp->normtype != KSP_NORM_NONE) PetscCall(KSPPIPECGFUSEDTrueNorm_Private(ksp, Amat, &cg->gap.truenorm));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -306,10 +296,7 @@ static PetscErrorCode KSPView_PIPECGFUSED(KSP ksp, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replacement every %" PetscInt_FMT " iterations\n", cg->replace_every));
   else
     PetscCall(PetscViewerASCIIPrintf(viewer, "  no residual replacement\n"));
-  if (cg->check)
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  true residual checked at convergence, reported beyond a factor %g\n", (double)cg->gap_factor));
-  else
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  true residual not checked at convergence\n"));
+  PetscCall(GSResidualGapView(&cg->gap, ksp, viewer));
   if (!cg->work) PetscFunctionReturn(PETSC_SUCCESS);
   {
     PetscLogDouble vbytes, pbytes;
@@ -328,10 +315,6 @@ static PetscErrorCode KSPView_PIPECGFUSED(KSP ksp, PetscViewer viewer)
                                      (double)cg->copies / (double)cg->passes));
     if (cg->size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  MPI_Allreduce calls per iteration: %.3g\n", (double)cg->allreduces / (double)cg->passes));
     if (cg->replace_every) PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replaced %" PetscInt_FMT " times in the last solve\n", cg->replacements));
-    if (cg->truenorm >= 0) {
-      const PetscReal gap = KSPPIPECGFUSEDGap_Private(ksp);
-      PetscCall(PetscViewerASCIIPrintf(viewer, "  true residual norm at convergence %g, %g times the recursive one%s\n", (double)cg->truenorm, (double)gap, gap > cg->gap_factor ? ": ABOVE THE FACTOR, consider -ksp_pipecgfused_replace_every" : ""));
-    }
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -340,7 +323,6 @@ static PetscErrorCode KSPSetFromOptions_PIPECGFUSED(KSP ksp, GSOptionItems Petsc
 {
   KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
   PetscInt         every;
-  PetscReal        factor;
   PetscBool        set;
 
   PetscFunctionBegin;
@@ -350,29 +332,8 @@ static PetscErrorCode KSPSetFromOptions_PIPECGFUSED(KSP ksp, GSOptionItems Petsc
     PetscCheck(every >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_pipecgfused_replace_every must be 0 (never) or positive, not %" PetscInt_FMT, every);
     cg->replace_every = every;
   }
-  PetscCall(PetscOptionsBool("-ksp_pipecgfused_check_true_residual", "Compute the true residual once at convergence and compare it with the recursive one", "KSPPIPECGFUSED", cg->check, &cg->check, NULL));
-  PetscCall(PetscOptionsReal("-ksp_pipecgfused_residual_gap_factor", "Report when the true and recursive residual norms differ by more than this factor", "KSPPIPECGFUSED", cg->gap_factor, &factor, &set));
-  if (set) {
-    PetscCheck(factor >= 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_pipecgfused_residual_gap_factor must be at least 1, not %g", (double)factor);
-    cg->gap_factor = factor;
-  }
+  PetscCall(GSResidualGapSetFromOptions(&cg->gap, PetscOptionsObject));
   PetscOptionsHeadEnd();
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Called after every solve; speaks under -ksp_converged_reason only when the residuals disagree */
-static PetscErrorCode KSPPIPECGFUSEDReasonView_Private(KSP ksp, void *ctx)
-{
-  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
-  PetscBool        flg;
-
-  PetscFunctionBegin;
-  (void)ctx;
-  if (cg->truenorm < 0 || KSPPIPECGFUSEDGap_Private(ksp) <= cg->gap_factor) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscOptionsHasName(((PetscObject)ksp)->options, ((PetscObject)ksp)->prefix, "-ksp_converged_reason", &flg));
-  if (flg)
-    PetscCall(PetscPrintf(PetscObjectComm((PetscObject)ksp), "KSPPIPECGFUSED: the true residual norm %g is %g times the recursive one at convergence; -ksp_pipecgfused_replace_every N keeps them together\n", (double)cg->truenorm,
-                          (double)KSPPIPECGFUSEDGap_Private(ksp)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -458,9 +419,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PIPECGFUSED(KSP ksp)
   ksp->ops->buildsolution  = KSPBuildSolution_PIPECGFUSED;
   ksp->ops->setfromoptions = KSPSetFromOptions_PIPECGFUSED;
   cg->replace_every        = 0;
-  cg->check                = PETSC_TRUE;
-  cg->gap_factor           = 10.0;
-  cg->truenorm             = -1;
-  PetscCall(KSPConvergedReasonViewSet(ksp, KSPPIPECGFUSEDReasonView_Private, NULL, NULL));
+  PetscCall(GSResidualGapInit(&cg->gap, "pipecgfused"));
+  PetscCall(KSPConvergedReasonViewSet(ksp, GSResidualGapReasonView, &cg->gap, NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -1,0 +1,69 @@
+#include "residualgap.h"
+
+PetscErrorCode GSResidualGapInit(GSResidualGap *g, const char prefix[])
+{
+  PetscFunctionBegin;
+  g->check    = PETSC_TRUE;
+  g->factor   = 10.0;
+  g->truenorm = -1;
+  PetscCall(PetscStrncpy(g->prefix, prefix, sizeof(g->prefix)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSResidualGapSetFromOptions(GSResidualGap *g, GSOptionItems PetscOptionsObject)
+{
+  char      check[64], factor[64];
+  PetscReal f;
+  PetscBool set;
+
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(check, sizeof(check), "-ksp_%s_check_true_residual", g->prefix));
+  PetscCall(PetscSNPrintf(factor, sizeof(factor), "-ksp_%s_residual_gap_factor", g->prefix));
+  PetscCall(PetscOptionsBool(check, "Compute the true residual once at convergence and compare it with the recursive one", "KSPSolve", g->check, &g->check, NULL));
+  PetscCall(PetscOptionsReal(factor, "Report when the true and recursive residual norms differ by more than this factor", "KSPSolve", g->factor, &f, &set));
+  if (set) {
+    PetscCheck(f >= 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%s must be at least 1, not %g", factor + 1, (double)f);
+    g->factor = f;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* True over recursive residual norm (1 when both vanish) */
+PetscReal GSResidualGapRatio(const GSResidualGap *g, PetscReal rnorm)
+{
+  if (g->truenorm <= 0) return 1.0;
+  return g->truenorm / PetscMax(rnorm, PETSC_SMALL * g->truenorm);
+}
+
+PetscErrorCode GSResidualGapView(const GSResidualGap *g, KSP ksp, PetscViewer viewer)
+{
+  PetscFunctionBegin;
+  if (g->check)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  true residual checked at convergence, reported beyond a factor %g\n", (double)g->factor));
+  else
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  true residual not checked at convergence\n"));
+  if (g->truenorm >= 0) {
+    const PetscReal gap = GSResidualGapRatio(g, ksp->rnorm);
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  true residual norm at convergence %g, %g times the recursive one%s%s%s\n", (double)g->truenorm, (double)gap, gap > g->factor ? ": ABOVE THE FACTOR, consider -ksp_" : "",
+                                     gap > g->factor ? g->prefix : "", gap > g->factor ? "_replace_every" : ""));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Called after every solve (KSPConvergedReasonViewSet()); speaks under -ksp_converged_reason only when the residuals
+   disagree. ctx: the GSResidualGap. */
+PetscErrorCode GSResidualGapReasonView(KSP ksp, void *ctx)
+{
+  const GSResidualGap *g = (const GSResidualGap *)ctx;
+  PetscBool            flg;
+  KSPType              type;
+
+  PetscFunctionBegin;
+  if (g->truenorm < 0 || GSResidualGapRatio(g, ksp->rnorm) <= g->factor) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscOptionsHasName(((PetscObject)ksp)->options, ((PetscObject)ksp)->prefix, "-ksp_converged_reason", &flg));
+  PetscCall(KSPGetType(ksp, &type));
+  if (flg)
+    PetscCall(PetscPrintf(PetscObjectComm((PetscObject)ksp), "KSP %s: the true residual norm %g is %g times the recursive one at convergence; -ksp_%s_replace_every N keeps them together\n", type, (double)g->truenorm,
+                          (double)GSResidualGapRatio(g, ksp->rnorm), g->prefix));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
