@@ -22,6 +22,10 @@ step=$(mktemp)
 # keeps the last step's log in $step and appends it to $OUT/$1 (few files: the device tool returns at most 8)
 log() { cat "$step" >>"$OUT/$1"; }
 
+if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "No GPU on this machine: running the CPU comparisons (scripts/cpu-bench.sh) on the CPU build instead"
+  exec bash "$root/scripts/cpu-bench.sh"
+fi
 if [ ! -d /opt/gpu-stack ]; then tar -xJf .gpu/gpu-stack.tar.xz -C /opt || exit 1; fi
 source /opt/gpu-stack/env.sh
 export OMPI_MCA_rmaps_base_oversubscribe=1
