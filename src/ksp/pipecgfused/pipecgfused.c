@@ -125,7 +125,7 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   MatNullSpace     nsp;
   GSDeviceMat      dA = NULL, dB = NULL;
   GSHalo           halo = NULL;
-  /* R (before the loop) and P (host staging of p inside it) share a work vector */
+  /* R (set-up and residual replacement) and P (host staging of p) are never needed at once: one work vector */
   Vec         X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[0], P = ksp->work[0], W = ksp->work[1], Q = ksp->work[2];
   PetscScalar s[PCGF_NSUMS], alpha = 0, beta = 0, rzold = 1;
   PetscReal   dp = 0;
