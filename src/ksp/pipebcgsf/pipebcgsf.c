@@ -59,7 +59,8 @@ static PetscErrorCode KSPPIPEBCGSFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat)
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &jacobi));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &none));
-  PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATGPUSTREAM, &gs)); /* the device SpMVs apply no preconditioner but a fused Jacobi: other PCs take the host path */
+  PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATGPUSTREAM, &gs));
+  /* the device SpMVs apply no preconditioner but a fused Jacobi: other PCs take the host path */
   bf->fused = (PetscBool)(gs && bf->size == 1 && (none || jacobi));
   pc        = none ? PBF_PC_NONE : ((jacobi && bf->fused) ? PBF_PC_JACOBI : PBF_PC_APPLY);
   PetscCall(VecGetLocalSize(ksp->vec_sol, &n));

@@ -32,6 +32,28 @@ static PetscErrorCode KSPSetUp_PIPECGFUSED(KSP ksp)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+static PetscErrorCode KSPPIPECGFUSEDLoad_Private(PCGFWork work, PCGFVec v, Vec x)
+{
+  const PetscScalar *a;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetArrayRead(x, &a));
+  PetscCall(PCGFWorkSetVec(work, v, a));
+  PetscCall(VecRestoreArrayRead(x, &a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPPIPECGFUSEDStore_Private(PCGFWork work, PCGFVec v, Vec x)
+{
+  PetscScalar *a;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetArrayWrite(x, &a));
+  PetscCall(PCGFWorkGetVec(work, v, a));
+  PetscCall(VecRestoreArrayWrite(x, &a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Device work sized for the operator, and D^{-1} taken from the PC itself so PCJACOBI's own options hold. With a null
    space on the operator the PC goes through KSP_PCApply(), which projects it out of z and q, so z stays clear of it. */
 static PetscErrorCode KSPPIPECGFUSEDPrepare_Private(KSP ksp, Mat Pmat, PetscBool nullspace)
@@ -57,39 +79,13 @@ static PetscErrorCode KSPPIPECGFUSEDPrepare_Private(KSP ksp, Mat Pmat, PetscBool
     PetscObjectState state;
     PetscCall(PetscObjectStateGet((PetscObject)Pmat, &state));
     if (cg->dinvmat != Pmat || cg->dinvstate != state) {
-      Vec                one = ksp->work[0], dinv = ksp->work[1];
-      const PetscScalar *a;
-      PetscCall(VecSet(one, 1.0));
-      PetscCall(PCApply(ksp->pc, one, dinv));
-      PetscCall(VecGetArrayRead(dinv, &a));
-      PetscCall(PCGFWorkSetVec(cg->work, PCGF_DINV, a));
-      PetscCall(VecRestoreArrayRead(dinv, &a));
+      PetscCall(VecSet(ksp->work[0], 1.0));
+      PetscCall(PCApply(ksp->pc, ksp->work[0], ksp->work[1]));
+      PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_DINV, ksp->work[1]));
       cg->dinvmat   = Pmat;
       cg->dinvstate = state;
     }
   }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode KSPPIPECGFUSEDLoad_Private(PCGFWork work, PCGFVec v, Vec x)
-{
-  const PetscScalar *a;
-
-  PetscFunctionBegin;
-  PetscCall(VecGetArrayRead(x, &a));
-  PetscCall(PCGFWorkSetVec(work, v, a));
-  PetscCall(VecRestoreArrayRead(x, &a));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode KSPPIPECGFUSEDStore_Private(PCGFWork work, PCGFVec v, Vec x)
-{
-  PetscScalar *a;
-
-  PetscFunctionBegin;
-  PetscCall(VecGetArrayWrite(x, &a));
-  PetscCall(PCGFWorkGetVec(work, v, a));
-  PetscCall(VecRestoreArrayWrite(x, &a));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
