@@ -60,6 +60,11 @@ static PetscErrorCode KSPPIPEBCGSFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat)
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &jacobi));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &none));
   PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATGPUSTREAM, &gs));
+  if (gs && bf->size == 1) { /* a streamed matrix has no whole device CSR: MatMult() */
+    GSDeviceMat dA;
+    PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA, NULL, NULL));
+    gs = (PetscBool)(dA != NULL);
+  }
   /* the device SpMVs apply no preconditioner but a fused Jacobi: other PCs take the host path */
   bf->fused = (PetscBool)(gs && bf->size == 1 && (none || jacobi));
   pc        = none ? PBF_PC_NONE : ((jacobi && bf->fused) ? PBF_PC_JACOBI : PBF_PC_APPLY);

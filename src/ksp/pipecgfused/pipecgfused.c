@@ -135,6 +135,7 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   PetscCall(KSPPIPECGFUSEDPrepare_Private(ksp, Pmat, nsp ? PETSC_TRUE : PETSC_FALSE));
   PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATGPUSTREAM, &cg->fusedspmv));
   if (cg->fusedspmv) PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA, &dB, &halo));
+  cg->fusedspmv = (PetscBool)(dA != NULL); /* a streamed matrix has no whole device CSR: MatMult() */
 
   /* r = b - A x on the host, once; then everything moves to the device */
   if (ksp->guess_zero) {

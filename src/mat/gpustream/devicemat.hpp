@@ -40,6 +40,35 @@ template <bool Add, class XView> void SpMV(const CSR &A, const LaunchShape &s, c
       KOKKOS_LAMBDA(const Member &t) { ForEachRowProduct(t, A, x, [&](const PetscInt row, const PetscScalar sum) { Kokkos::single(Kokkos::PerThread(t), [&]() { y(row) = Add ? z(row) + sum : sum; }); }); });
 }
 
+/* Y(off + row, c) = (A X)(row, c) for the k columns of X (column-major, leading dimensions ldx and ldy), on the
+   instance exec. One thread per row reads its row once per 8 columns, summing each column in the row's order, as
+   ForEachRowProduct does with one lane per row. Used by MatMatMult and by the streaming engine, where each
+   subdivision serves all k columns while it is on the device. */
+template <int KB = 8> void SpMMBlock(const Exec &exec, const CSR &A, const LaunchShape &s, PetscInt off, PetscInt k, const PetscScalar *X, PetscInt ldx, PetscScalar *Y, PetscInt ldy)
+{
+  Kokkos::parallel_for(
+      "GPUStream::SpMMBlock", TeamPol(exec, s.league, s.team, 1), KOKKOS_LAMBDA(const Member &t) {
+        ForEachIndex(t, A.m, [&](const PetscInt row) {
+          const PetscInt beg = A.rowptr(row), end = A.rowptr(row + 1);
+          for (PetscInt c0 = 0; c0 < k; c0 += KB) {
+            const PetscInt kb = k - c0 < KB ? k - c0 : KB;
+            PetscScalar    sum[KB];
+            for (int q = 0; q < KB; q++) sum[q] = 0;
+            for (PetscInt j = beg; j < end; j++) {
+              const PetscScalar a = A.val(j);
+              const PetscInt    c = A.colidx(j);
+              for (int q = 0; q < KB; q++)
+                if (q < kb) sum[q] += a * X[c + (c0 + q) * ldx];
+            }
+            Kokkos::single(Kokkos::PerThread(t), [&]() {
+              for (int q = 0; q < KB; q++)
+                if (q < kb) Y[off + row + (c0 + q) * ldy] = sum[q];
+            });
+          }
+        });
+      });
+}
+
 /* Halo exchange of a distributed matrix: Begin gathers the entries of x that other ranks need into a contiguous
    device buffer (index list kept on the device), copies it to pinned host memory and starts the messages; End
    waits and copies the ghost values to the device. Between the two the caller runs the diagonal-block SpMV.
