@@ -166,13 +166,18 @@ Cut MakeCut(PetscInt m, const PetscInt ia[], PetscInt nsub, PetscInt buffers, Pe
   Cut c;
   c.nsub = nsub;
   CutRows(m, ia, nsub, c.cut);
-  std::vector<PetscLogDouble> suffixmax(nsub + 1, 0);
-  for (PetscInt k = nsub - 1; k >= 0; k--) suffixmax[k] = std::max(suffixmax[k + 1], RowsBytes(ia, c.cut[k], c.cut[k + 1]));
+  /* a buffer holds the most rows and the most entries of any streamed subdivision */
+  std::vector<PetscInt> maxrows(nsub + 1, 0), maxnz(nsub + 1, 0);
+  for (PetscInt k = nsub - 1; k >= 0; k--) {
+    maxrows[k] = std::max(maxrows[k + 1], c.cut[k + 1] - c.cut[k]);
+    maxnz[k]   = std::max(maxnz[k + 1], ia[c.cut[k + 1]] - ia[c.cut[k]]);
+  }
   for (PetscInt r = nsub; r >= 0; r--) {
-    const PetscLogDouble need = (r ? RowsBytes(ia, 0, c.cut[r]) : 0) + buffers * suffixmax[r] + vecbytes;
+    const PetscLogDouble buf  = r < nsub ? GSStreamCSRBytes(maxrows[r], maxnz[r]) : 0;
+    const PetscLogDouble need = (r ? RowsBytes(ia, 0, c.cut[r]) : 0) + buffers * buf + vecbytes;
     if (need <= budget) {
       c.nres      = r;
-      c.maxstream = suffixmax[r];
+      c.maxstream = buf;
       c.fits      = true;
       break;
     }
