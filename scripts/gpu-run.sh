@@ -1,12 +1,15 @@
 #!/bin/bash
 # Runs on the GPU machine (device tool), from the repository root, with .gpu/ carried (gpu-stack.tar.xz and the
 # build of scripts/build-gpu.sh):
-#   scripts/gpu-run.sh [tests] [sanitizer] [bench] [NS="1e4 1e5 1e6 1e7"]
+#   scripts/gpu-run.sh [tests] [sanitizer] [bench] [mpi] [stream] [NS="1e4 1e5 1e6 1e7"]
 # tests:     unit tests (kernels vs serial twins), example tests, PETSc tutorials through -dll_append
 # sanitizer: compute-sanitizer memcheck, racecheck, synccheck on a small solve and on the unit tests
 # bench:     hardware limits, then time per iteration of pipecgfused (GPU) and PETSc's CG on AIJ with every CPU core
 # mpi:       the example tests on 2 processes, then pipecgfused on 1 and 2 processes (one GPU each where there are
 #            two): weak scaling (5e6 rows per process) and strong scaling (1e7 rows)
+# stream:    the streaming engine on the cantilever cube (bench/bench_stream): pinned bandwidth, MatMult resident and
+#            streamed, streamed SpMV against the number of subdivisions with overlap on and off, k = 1..64 vectors
+#            per pass; $STREAM_ARGS (default: 3 dof, 160 nodes per edge: an 11.5 GB CSR under a 2 GB budget)
 # Logs and CSV files go to $OUT (or ./gpu-out); a summary table is printed last.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -133,5 +136,15 @@ for r in rows:
     print("%-11s %-6s %9d %10s %10s %9s %8s" % (r["ksp"] + ("x%s" % r["nprocs"] if r["nprocs"] != "1" else ""), r["pc"], n, r["us_per_it_solve"], r["us_per_it_loop"], floor, ratio))
 PY
 fi
+if [[ $what == *stream* ]]; then
+  echo "== stream" | tee -a "$summary"
+  STREAM_ARGS=${STREAM_ARGS:-"-cube_n 160 -dof 3 -budget 2e9 -subs 16,24,32,48,64,128 -ks 1,4,16,64 -reps 5"}
+  timeout 540 "$B/bench/bench_stream" $STREAM_ARGS -log_view :"$OUT/stream_log.txt" >"$OUT/stream.csv" 2>"$step"
+  echo "bench_stream $STREAM_ARGS: exit $?" | tee -a "$summary"
+  log stream.log
+  grep GPUStream "$step" | tee -a "$summary"
+  python3 bench/stream_summary.py "$OUT/stream.csv" | tee -a "$summary"
+fi
+
 echo "================ summary"
 cat "$summary"

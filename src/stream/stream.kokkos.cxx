@@ -377,6 +377,13 @@ PetscErrorCode GSStreamPlanSetValues(GSStreamPlan P, const PetscScalar a[])
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode GSStreamPlanSetOverlap(GSStreamPlan P, PetscBool overlap)
+{
+  PetscFunctionBegin;
+  P->overlap = overlap ? true : false;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode GSStreamPlanDestroy(GSStreamPlan *P)
 {
   PetscFunctionBegin;

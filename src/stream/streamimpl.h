@@ -40,6 +40,8 @@ PETSC_INTERN PetscLogDouble GSStreamVecBytes(PetscInt, PetscInt);
 /* m, n, host CSR (ia, ja, a): the plan keeps pointers to none of them */
 PETSC_INTERN PetscErrorCode GSStreamPlanCreate(PetscInt, PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], const GSStreamOptions *, GSStreamPlan *);
 PETSC_INTERN PetscErrorCode GSStreamPlanSetValues(GSStreamPlan, const PetscScalar[]);
+/* Overlap of copies and SpMVs on or off, for experiments (the plan stays) */
+PETSC_INTERN PetscErrorCode GSStreamPlanSetOverlap(GSStreamPlan, PetscBool);
 PETSC_INTERN PetscErrorCode GSStreamPlanDestroy(GSStreamPlan *);
 PETSC_INTERN PetscErrorCode GSStreamPlanGetInfo(GSStreamPlan, GSStreamInfo *);
 /* y = A x (+ z) with host arrays; on several ranks B is the (resident) off-diagonal block and H the halo */

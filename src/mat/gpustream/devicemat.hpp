@@ -40,31 +40,42 @@ template <bool Add, class XView> void SpMV(const CSR &A, const LaunchShape &s, c
       KOKKOS_LAMBDA(const Member &t) { ForEachRowProduct(t, A, x, [&](const PetscInt row, const PetscScalar sum) { Kokkos::single(Kokkos::PerThread(t), [&]() { y(row) = Add ? z(row) + sum : sum; }); }); });
 }
 
+/* Y(off + row, c0 + q) = (A X)(row, c0 + q) for q < KB: one pass over the row, KB sums in registers */
+template <int KB> KOKKOS_INLINE_FUNCTION void RowBlock(const CSR &A, PetscInt row, PetscInt off, PetscInt c0, const PetscScalar *X, PetscInt ldx, PetscScalar *Y, PetscInt ldy)
+{
+  const PetscInt beg = A.rowptr(row), end = A.rowptr(row + 1);
+  PetscScalar    sum[KB];
+  for (int q = 0; q < KB; q++) sum[q] = 0;
+  for (PetscInt j = beg; j < end; j++) {
+    const PetscScalar  a  = A.val(j);
+    const PetscScalar *xc = X + A.colidx(j) + c0 * ldx;
+    for (int q = 0; q < KB; q++) sum[q] += a * xc[q * ldx];
+  }
+  for (int q = 0; q < KB; q++) Y[off + row + (c0 + q) * ldy] = sum[q];
+}
+
 /* Y(off + row, c) = (A X)(row, c) for the k columns of X (column-major, leading dimensions ldx and ldy), on the
-   instance exec. One thread per row reads its row once per 8 columns, summing each column in the row's order, as
-   ForEachRowProduct does with one lane per row. Used by MatMatMult and by the streaming engine, where each
-   subdivision serves all k columns while it is on the device. */
-template <int KB = 8> void SpMMBlock(const Exec &exec, const CSR &A, const LaunchShape &s, PetscInt off, PetscInt k, const PetscScalar *X, PetscInt ldx, PetscScalar *Y, PetscInt ldy)
+   instance exec. One thread per row reads its row once per 8 columns (then 4, 2, 1 for the rest), summing each
+   column in the row's order, as ForEachRowProduct does with one lane per row. Used by MatMatMult and by the
+   streaming engine, where each subdivision serves all k columns while it is on the device. */
+inline void SpMMBlock(const Exec &exec, const CSR &A, const LaunchShape &s, PetscInt off, PetscInt k, const PetscScalar *X, PetscInt ldx, PetscScalar *Y, PetscInt ldy)
 {
   Kokkos::parallel_for(
       "GPUStream::SpMMBlock", TeamPol(exec, s.league, s.team, 1), KOKKOS_LAMBDA(const Member &t) {
         ForEachIndex(t, A.m, [&](const PetscInt row) {
-          const PetscInt beg = A.rowptr(row), end = A.rowptr(row + 1);
-          for (PetscInt c0 = 0; c0 < k; c0 += KB) {
-            const PetscInt kb = k - c0 < KB ? k - c0 : KB;
-            PetscScalar    sum[KB];
-            for (int q = 0; q < KB; q++) sum[q] = 0;
-            for (PetscInt j = beg; j < end; j++) {
-              const PetscScalar a = A.val(j);
-              const PetscInt    c = A.colidx(j);
-              for (int q = 0; q < KB; q++)
-                if (q < kb) sum[q] += a * X[c + (c0 + q) * ldx];
+          Kokkos::single(Kokkos::PerThread(t), [&]() {
+            PetscInt c0 = 0;
+            for (; c0 + 8 <= k; c0 += 8) RowBlock<8>(A, row, off, c0, X, ldx, Y, ldy);
+            if (c0 + 4 <= k) {
+              RowBlock<4>(A, row, off, c0, X, ldx, Y, ldy);
+              c0 += 4;
             }
-            Kokkos::single(Kokkos::PerThread(t), [&]() {
-              for (int q = 0; q < KB; q++)
-                if (q < kb) Y[off + row + (c0 + q) * ldy] = sum[q];
-            });
-          }
+            if (c0 + 2 <= k) {
+              RowBlock<2>(A, row, off, c0, X, ldx, Y, ldy);
+              c0 += 2;
+            }
+            if (c0 < k) RowBlock<1>(A, row, off, c0, X, ldx, Y, ldy);
+          });
         });
       });
 }
