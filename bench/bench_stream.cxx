@@ -5,6 +5,8 @@
      - the block product with k vectors per pass (device blocks), streamed with overlap on and off, and with the
        whole matrix resident (the compute time alone), next to the transfer time at the measured bandwidth.
    Options: -cube_n <nodes per edge> -dof <1,3,6> -budget <bytes> -subs <list> -ks <list> -reps <5>
+     -inplace: the engine streams from the generated arrays, page-locked in place, not from a pinned copy (halves the
+       host memory: for matrices near the host's size); -skip_mat: leave out the MatMult part (which copies)
    Times are medians of -reps after one untimed warm-up; every timed call ends with the device idle.
    Prints CSV: bench,dof,cube_n,rows,nnz,csr_bytes,budget,subs,resident_subs,buffers,overlap,k,bytes_copied,ms,GBps
    (GBps: bytes copied per second for streamed runs and pinned copies, CSR bytes per second for resident ones). */
@@ -62,7 +64,8 @@ int main(int argc, char **argv)
   PetscInt              reps = 5, *ia, *ja;
   PetscScalar          *a;
   std::vector<PetscInt> subs = {2, 4, 8, 16, 32, 64}, ks = {1, 4, 16, 64};
-  double                pinned = 0;
+  double                pinned  = 0;
+  PetscBool             inplace = PETSC_FALSE, skipmat = PETSC_FALSE;
 
   PetscCall(PetscInitialize(&argc, &argv, nullptr, nullptr));
   PetscCall(PetscGPUStreamInitializePackage());
@@ -71,6 +74,8 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-dof", &dof, nullptr));
   PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-reps", &reps, nullptr));
   PetscCall(GetList("-subs", subs));
+  PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-inplace", &inplace, nullptr));
+  PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-skip_mat", &skipmat, nullptr));
   PetscCall(GetList("-ks", ks));
   m = cube_n * cube_n * cube_n * dof;
   PetscCall(CubeCSR(cube_n, dof, 0, m, &ia, &ja, &a));
@@ -89,7 +94,7 @@ int main(int argc, char **argv)
     Line("pinned_h2d", 0, 0, 0, 0, 0, 0, n * sizeof(PetscScalar), ms, pinned);
   }
 
-  { /* MatMult through PETSc: resident (default budget), then streamed under the budget (automatic plan) */
+  if (!skipmat) { /* MatMult through PETSc: resident (default budget), then streamed under the budget (automatic plan) */
     Mat  A;
     Vec  x, y;
     char b[64];
@@ -124,7 +129,7 @@ int main(int argc, char **argv)
     counts.push_back(0); /* the model's choice */
     PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
     for (PetscInt s : counts) { /* single-vector streamed SpMV against the number of subdivisions */
-      GSStreamOptions o{GS_STREAM_STREAM, budget, 2, s, PETSC_TRUE};
+      GSStreamOptions o{GS_STREAM_STREAM, budget, 2, s, PETSC_TRUE, inplace};
       GSStreamPlan    P;
       GSStreamInfo    info;
       if (GSStreamPlanCreate(m, m, ia, ja, a, &o, &P)) { /* too few subdivisions for the budget */

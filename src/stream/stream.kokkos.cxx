@@ -21,7 +21,7 @@ using namespace gpustream;
 const char *const GSStreamModes[] = {"auto", "resident", "stream", "GSStreamMode", "GS_STREAM_", nullptr};
 
 template <class T> using PinnedView      = Kokkos::View<T *, PinnedSpace>;
-template <class T> using PinnedUnmanaged = Kokkos::View<const T *, PinnedSpace, Kokkos::MemoryUnmanaged>;
+template <class T> using PinnedUnmanaged = Kokkos::View<T *, PinnedSpace, Kokkos::MemoryUnmanaged>;
 template <class T> using DUnmanaged      = Kokkos::View<T *, Mem, Kokkos::MemoryUnmanaged>;
 
 namespace
@@ -52,13 +52,16 @@ struct _n_GSStreamPlan {
   DView<PetscScalar> rval;
   /* the streamed subdivisions in pinned host memory; subdivision k's row pointer (rebased to 0) starts at
      prowoff[k], its entries at nzcut[k] - nzcut[nres] */
-  std::vector<PetscInt>   prowoff;
-  PinnedView<PetscInt>    prowptr, pcolidx;
-  PinnedView<PetscScalar> pval;
-  std::vector<Buffer>     buf;
-  LaunchShape             rshape, sshape;
-  DView<PetscScalar>      x, y, z, X, Y; /* staging of host vectors and blocks */
-  Exec                    copy, compute;
+  std::vector<PetscInt>        prowoff;
+  PinnedView<PetscInt>         prowptr, owncolidx;
+  PinnedView<PetscScalar>      ownval;
+  PinnedUnmanaged<PetscInt>    pcolidx; /* ownval and owncolidx, or the caller's arrays (inplace) */
+  PinnedUnmanaged<PetscScalar> pval;
+  bool                         inplace = false;
+  std::vector<Buffer>          buf;
+  LaunchShape                  rshape, sshape;
+  DView<PetscScalar>           x, y, z, X, Y; /* staging of host vectors and blocks */
+  Exec                         copy, compute;
 #if defined(KOKKOS_ENABLE_CUDA)
   cudaStream_t scopy = nullptr, scompute = nullptr;
 #endif
@@ -274,7 +277,7 @@ static PetscErrorCode LoadValues(GSStreamPlan P, const PetscScalar a[])
   PetscFunctionBegin;
   GSCallKokkos({
     if (nzres) Kokkos::deep_copy(P->rval, HostUnmanaged<const PetscScalar>(a, nzres));
-    if (nz > nzres) Kokkos::deep_copy(P->pval, HostUnmanaged<const PetscScalar>(a + nzres, nz - nzres));
+    if (nz > nzres && !P->inplace) Kokkos::deep_copy(P->ownval, HostUnmanaged<const PetscScalar>(a + nzres, nz - nzres));
   });
   PetscCall(PetscLogCpuToGpu((PetscLogDouble)nzres * sizeof(PetscScalar)));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -319,6 +322,7 @@ PetscErrorCode GSStreamPlanCreate(PetscInt m, PetscInt n, const PetscInt ia[], c
     maxnz   = PetscMax(maxnz, P->nzcut[k + 1] - P->nzcut[k]);
   }
   P->prowoff[c.nsub]  = prows;
+  P->inplace          = o->inplace ? true : false;
   const PetscInt pnz  = P->nzcut[c.nsub] - nzres;
   PetscErrorCode ierr = PETSC_SUCCESS;
   try {
@@ -332,11 +336,18 @@ PetscErrorCode GSStreamPlanCreate(PetscInt m, PetscInt n, const PetscInt ia[], c
     P->rshape = SpMVShape(rrows);
     /* the streamed rows: pinned copies, row pointers rebased per subdivision */
     P->prowptr = PinnedView<PetscInt>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::pinned_rowptr"), prows);
-    P->pcolidx = PinnedView<PetscInt>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::pinned_colidx"), pnz);
-    P->pval    = PinnedView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::pinned_val"), pnz);
+    if (P->inplace) {
+      P->pcolidx = PinnedUnmanaged<PetscInt>(const_cast<PetscInt *>(ja) + nzres, pnz);
+      P->pval    = PinnedUnmanaged<PetscScalar>(const_cast<PetscScalar *>(a) + nzres, pnz);
+    } else {
+      P->owncolidx = PinnedView<PetscInt>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::pinned_colidx"), pnz);
+      P->ownval    = PinnedView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::pinned_val"), pnz);
+      P->pcolidx   = P->owncolidx;
+      P->pval      = P->ownval;
+      std::copy(ja + nzres, ja + nzres + pnz, P->owncolidx.data());
+    }
     for (PetscInt k = c.nres; k < c.nsub; k++)
       for (PetscInt i = c.cut[k]; i <= c.cut[k + 1]; i++) P->prowptr(P->prowoff[k] + i - c.cut[k]) = ia[i] - ia[c.cut[k]];
-    std::copy(ja + nzres, ja + nzres + pnz, P->pcolidx.data());
     if (c.nres < c.nsub) {
       P->buf.resize(o->buffers);
       for (auto &b : P->buf) {
@@ -363,6 +374,16 @@ PetscErrorCode GSStreamPlanCreate(PetscInt m, PetscInt n, const PetscInt ia[], c
     P->copy    = Kokkos::Cuda(P->scopy);
     P->compute = Kokkos::Cuda(P->scompute);
   });
+  if (P->inplace && pnz) { /* page-lock the caller's arrays where they are, for asynchronous copies */
+    if (cudaHostRegister(P->pcolidx.data(), pnz * sizeof(PetscInt), cudaHostRegisterDefault) != cudaSuccess)
+      P->pcolidx = PinnedUnmanaged<PetscInt>();
+    else if (cudaHostRegister(P->pval.data(), pnz * sizeof(PetscScalar), cudaHostRegisterDefault) != cudaSuccess)
+      P->pval = PinnedUnmanaged<PetscScalar>();
+    if (!P->pcolidx.data() || !P->pval.data()) {
+      PetscCall(GSStreamPlanDestroy(&P));
+      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaHostRegister failed on the caller's CSR arrays");
+    }
+  }
 #endif
   PetscCall(LoadValues(P, a));
   PetscCall(PetscLogCpuToGpu(GSStreamCSRBytes(rrows, nzres) - (PetscLogDouble)nzres * sizeof(PetscScalar)));
@@ -400,6 +421,8 @@ PetscErrorCode GSStreamPlanDestroy(GSStreamPlan *P)
     }
     cudaStreamDestroy((*P)->scopy);
     cudaStreamDestroy((*P)->scompute);
+    if ((*P)->inplace && (*P)->pcolidx.data()) cudaHostUnregister((*P)->pcolidx.data());
+    if ((*P)->inplace && (*P)->pval.data()) cudaHostUnregister((*P)->pval.data());
 #endif
     delete *P;
   });
@@ -450,7 +473,10 @@ template <bool Add> static void SubSpMV(const Exec &exec, const CSR &A, const La
    as their copies arrive. Returns when every kernel is done. */
 template <class Kernel> static PetscErrorCode ForEachSubdivision(GSStreamPlan P, const Kernel &kernel)
 {
+  PetscLogDouble t0, t1;
+
   PetscFunctionBegin;
+  PetscCall(PetscTime(&t0));
   GSCallKokkos(if (P->cut[P->nres]) kernel(P->rcsr, P->rshape, 0));
   if (P->nres < P->nsub) PetscCall(PetscLogEventBegin(GPUS_StreamCopy, 0, 0, 0, 0));
   for (PetscInt k = P->nres; k < P->nsub; k++) {
@@ -486,6 +512,10 @@ template <class Kernel> static PetscErrorCode ForEachSubdivision(GSStreamPlan P,
       GSCallKokkos(P->compute.fence());
   }
   GSCallKokkos(P->compute.fence());
+  /* the device ran from t0 to now (every copy and kernel is done): its time, which PETSc's default-stream timer
+     would not see on our streams */
+  PetscCall(PetscTime(&t1));
+  PetscCall(PetscLogGpuTimeAdd(t1 - t0));
   if (P->nres < P->nsub) PetscCall(PetscLogEventEnd(GPUS_StreamCopy, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -524,6 +554,7 @@ PetscErrorCode GSStreamPlanMultBlockDevice(GSStreamPlan P, PetscInt k, const Pet
   PetscFunctionBegin;
   PetscCheck(ldx >= P->n && ldy >= P->m, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Leading dimensions %" PetscInt_FMT " and %" PetscInt_FMT " must be at least %" PetscInt_FMT " and %" PetscInt_FMT, ldx, ldy, P->n, P->m);
   if (k <= 0) PetscFunctionReturn(PETSC_SUCCESS);
+  GSCallKokkos(Kokkos::fence()); /* X may come from work still running on another instance */
   {
     const Exec &exec = P->compute;
     PetscCall(ForEachSubdivision(P, [&](const CSR &A, const LaunchShape &s, PetscInt off) { SpMMBlock(exec, A, s, off, k, X, ldx, Y, ldy); }));

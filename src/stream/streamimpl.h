@@ -16,6 +16,10 @@ typedef struct {
   PetscInt       buffers;      /* device buffers streamed subdivisions rotate through, >= 2 */
   PetscInt       subdivisions; /* 0: chosen by the model */
   PetscBool      overlap;      /* copies overlap SpMVs (else each copy completes before its SpMV starts) */
+  PetscBool      inplace;      /* stream the column indices and values from the caller's arrays, page-locked where they
+                                  are (cudaHostRegister), not from a pinned copy: they must outlive the plan, unmoved,
+                                  and new values need no GSStreamPlanSetValues() for the streamed rows. For programs
+                                  that own their CSR (bench_stream); MATGPUSTREAM copies, as PETSc owns its arrays */
 } GSStreamOptions;
 
 typedef struct {

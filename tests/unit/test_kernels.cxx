@@ -444,11 +444,11 @@ void TestStream()
       GSDeviceMatMult(dA, nullptr, nullptr, x.data(), z.data(), yz.data());
       for (PetscInt nsub : {(PetscInt)0, (PetscInt)1, (PetscInt)2, (PetscInt)7, m}) {
         for (double frac : {2.0, 0.5, 0.0}) {
-          GSStreamOptions   o{GS_STREAM_STREAM, 0, 2 + coin(rng), nsub, coin(rng) ? PETSC_TRUE : PETSC_FALSE};
+          GSStreamOptions   o{GS_STREAM_STREAM, 0, 2 + coin(rng), nsub, coin(rng) ? PETSC_TRUE : PETSC_FALSE, coin(rng) ? PETSC_TRUE : PETSC_FALSE};
           GSStreamPlan      P;
           GSStreamInfo      info;
-          const std::string tag =
-              " m=" + std::to_string(m) + " maxlen=" + std::to_string(maxlen) + " nsub=" + std::to_string(nsub) + " budget=" + std::to_string(frac) + " buffers=" + std::to_string(o.buffers) + " overlap=" + std::to_string(o.overlap);
+          const std::string tag = " m=" + std::to_string(m) + " maxlen=" + std::to_string(maxlen) + " nsub=" + std::to_string(nsub) + " budget=" + std::to_string(frac) + " buffers=" + std::to_string(o.buffers) +
+                                  " overlap=" + std::to_string(o.overlap) + " inplace=" + std::to_string(o.inplace);
           std::vector<PetscScalar> ys(m), yzs(m);
           if (nsub == 0 && m > 2000) continue; /* the model tries every count up to 512: slow under valgrind */
           /* room for the buffers: a buffer holds the most rows and the most entries of any subdivision, each at most its share of the bytes and two more rows */
@@ -465,14 +465,15 @@ void TestStream()
           Check(ys == y, "streamed SpMV bitwise equal to resident" + tag);
           Check(!GSStreamPlanMult(P, nullptr, nullptr, x.data(), z.data(), yzs.data()), "GSStreamPlanMult add" + tag);
           Check(yzs == yz, "streamed SpMV+z bitwise equal to resident" + tag);
-          { /* new values */
-            CSRHost                  B = A;
-            std::vector<PetscScalar> yb(m), ybs(m);
-            B.a = Random((PetscInt)A.a.size(), 1, 2);
-            Check(!GSStreamPlanSetValues(P, B.a.data()), "GSStreamPlanSetValues" + tag);
+          { /* new values, in the same array (an inplace plan reads its streamed rows there), then the old ones back */
+            const std::vector<PetscScalar> old = A.a, b = Random((PetscInt)A.a.size(), 1, 2);
+            std::vector<PetscScalar>       yb(m), ybs(m);
+            std::copy(b.begin(), b.end(), A.a.begin());
+            Check(!GSStreamPlanSetValues(P, A.a.data()), "GSStreamPlanSetValues" + tag);
             Check(!GSStreamPlanMult(P, nullptr, nullptr, x.data(), nullptr, ybs.data()), "GSStreamPlanMult new values" + tag);
-            GSSpMV_Ref(m, B.ia.data(), B.ja.data(), B.a.data(), x.data(), nullptr, yb.data());
+            GSSpMV_Ref(m, A.ia.data(), A.ja.data(), A.a.data(), x.data(), nullptr, yb.data());
             Check(RelDiff(ybs, yb) < 1e-14, "streamed SpMV with new values matches reference" + tag);
+            std::copy(old.begin(), old.end(), A.a.begin());
           }
           Check(!GSStreamPlanDestroy(&P) && !P, "GSStreamPlanDestroy" + tag);
         }

@@ -446,6 +446,7 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   gs->opts.buffers       = 2;
   gs->opts.subdivisions  = 0;
   gs->opts.overlap       = PETSC_TRUE;
+  gs->opts.inplace       = PETSC_FALSE;
   gs->mult               = A->ops->mult;
   gs->multadd            = A->ops->multadd;
   gs->view               = A->ops->view;
