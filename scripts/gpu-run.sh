@@ -41,7 +41,7 @@ if [[ $what == *tests* ]]; then
   "$B/tests/test_kernels" >"$step" 2>&1
   log tests.log
   echo "unit kernels: $(tail -1 "$step")" | tee -a "$summary"
-  for t in examples/ex1.c:examples/ex1 tests/matgpustream.c:tests/matgpustream tests/kspgpustream.c:tests/kspgpustream tests/kspbcgsf.c:tests/kspbcgsf; do
+  for t in examples/ex1.c:examples/ex1 tests/matgpustream.c:tests/matgpustream tests/matstream.c:tests/matstream tests/kspgpustream.c:tests/kspgpustream tests/kspbcgsf.c:tests/kspbcgsf; do
     python3 tests/petsctest.py --mpiexec "$MPIEXEC" --src "${t%%:*}" --exe "$B/${t##*:}" >"$step" 2>&1
     log tests.log
     echo "$(basename "${t%%:*}"): $(tail -1 "$step")" | tee -a "$summary"
@@ -59,7 +59,7 @@ fi
 
 if [[ $what == *mpi* ]]; then
   echo "== mpi ($(nvidia-smi -L | wc -l) GPUs)" | tee -a "$summary"
-  for t in tests/matgpustream.c:tests/matgpustream:ops_2 tests/kspgpustream.c:tests/kspgpustream:cg_2 tests/kspbcgsf.c:tests/kspbcgsf:cmp_2; do
+  for t in tests/matgpustream.c:tests/matgpustream:ops_2 tests/matstream.c:tests/matstream:ops_2 tests/kspgpustream.c:tests/kspgpustream:cg_2 tests/kspbcgsf.c:tests/kspbcgsf:cmp_2; do
     IFS=: read -r src exe suffix <<<"$t"
     python3 tests/petsctest.py --mpiexec "$MPIEXEC" --src "$src" --exe "$B/$exe" --only "$suffix" >"$step" 2>&1
     log tests.log
@@ -85,6 +85,11 @@ if [[ $what == *sanitizer* ]]; then
       echo "$tool ex1 ($ksp, jacobi, 4096 rows): exit $? $(grep -E -o '(ERROR|RACECHECK) SUMMARY: [0-9]+ [a-z]+' "$step" | tail -1)" | tee -a "$summary"
       log sanitizer.log
     done
+  done
+  for tool in memcheck racecheck synccheck; do # the streaming engine: two streams and events
+    timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$B/tests/matstream" >"$step" 2>&1
+    echo "$tool matstream (streamed products): exit $? $(grep -E -o '(ERROR|RACECHECK) SUMMARY: [0-9]+ [a-z]+' "$step" | tail -1), $(grep -c FAILED "$step") FAILED lines" | tee -a "$summary"
+    log sanitizer.log
   done
   timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/test_kernels" >"$step" 2>&1
   echo "memcheck unit tests: exit $? $(grep -E -o '(ERROR|RACECHECK) SUMMARY: [0-9]+ [a-z]+' "$step" | tail -1), $(grep passed "$step" | tail -1)" | tee -a "$summary"

@@ -218,6 +218,16 @@ static PetscErrorCode TestSize(PetscInt m, PetscInt maxlen, PetscBool view, Pets
     }
   }
 
+  if (view) { /* a duplicate keeps the options: the same plan */
+    Mat D;
+    PetscCall(MatDuplicate(S[2], MAT_COPY_VALUES, &D));
+    PetscCall(CompareMult("MatDuplicate", D, R, B, rnd));
+    PetscCall(PetscViewerPushFormat(PETSC_VIEWER_STDOUT_WORLD, PETSC_VIEWER_ASCII_INFO));
+    PetscCall(MatView(D, PETSC_VIEWER_STDOUT_WORLD));
+    PetscCall(PetscViewerPopFormat(PETSC_VIEWER_STDOUT_WORLD));
+    PetscCall(MatDestroy(&D));
+  }
+
   /* new values, same pattern: the pinned copy and the resident prefix follow */
   for (int p = 0; p < 6; p++) PetscCall(MatScale(S[p], -2.0));
   PetscCall(MatScale(R, -2.0));

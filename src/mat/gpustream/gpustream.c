@@ -23,6 +23,7 @@ typedef struct {
   PetscErrorCode (*view)(Mat, PetscViewer);
   PetscErrorCode (*destroy)(Mat);
   PetscErrorCode (*setfromoptions)(Mat, GSOptionItems);
+  PetscErrorCode (*duplicate)(Mat, MatDuplicateOption, Mat *);
 } Mat_GPUStream;
 
 static PetscErrorCode MatConvert_AIJ_GPUStream(Mat, MatType, MatReuse, Mat *);
@@ -340,6 +341,19 @@ static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOpti
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* AIJ's duplicate makes a gpustream matrix with the default options: it inherits ours */
+static PetscErrorCode MatDuplicate_GPUStream(Mat A, MatDuplicateOption op, Mat *B)
+{
+  Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
+  PetscBool      same;
+
+  PetscFunctionBegin;
+  PetscCall((*gs->duplicate)(A, op, B));
+  PetscCall(PetscObjectTypeCompare((PetscObject)*B, MATGPUSTREAM, &same));
+  if (same) ((Mat_GPUStream *)(*B)->spptr)->opts = gs->opts;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* C = A B with B dense, all k columns in one pass over A (each streamed subdivision serves every column) */
 static PetscErrorCode MatProductNumeric_GPUStream_SeqDense(Mat C)
 {
@@ -417,6 +431,7 @@ static PetscErrorCode MatGPUStreamToAIJ_Private(Mat A)
   A->ops->view           = gs->view;
   A->ops->destroy        = gs->destroy;
   A->ops->setfromoptions = gs->setfromoptions;
+  A->ops->duplicate      = gs->duplicate;
   PetscCall(PetscFree(A->spptr));
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamConverters[i], NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_seqdense_C", NULL));
@@ -452,12 +467,14 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   gs->view               = A->ops->view;
   gs->destroy            = A->ops->destroy;
   gs->setfromoptions     = A->ops->setfromoptions;
+  gs->duplicate          = A->ops->duplicate;
   A->spptr               = gs;
   A->ops->mult           = MatMult_GPUStream;
   A->ops->multadd        = MatMultAdd_GPUStream;
   A->ops->view           = MatView_GPUStream;
   A->ops->destroy        = MatDestroy_GPUStream;
   A->ops->setfromoptions = MatSetFromOptions_GPUStream;
+  A->ops->duplicate      = MatDuplicate_GPUStream;
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamConverters[i], i < 2 ? MatConvert_GPUStream_AIJ : MatConvert_AIJ_GPUStream));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_seqdense_C", MatProductSetFromOptions_GPUStream_SeqDense));
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM));
@@ -524,7 +541,8 @@ static PetscErrorCode MatConvert_GPUStream_AIJ(Mat A, MatType type, MatReuse reu
    AIJ arrays in place (cudaHostRegister) would tie PETSc's allocations to CUDA and break when PETSc frees or
    reallocates them. With several processes each diagonal block streams and the off-diagonal blocks stay resident.
    `MatMatMult()` with a `MATSEQDENSE` matrix computes all columns in one pass over the matrix (each streamed
-   subdivision serves all of them); on several processes PETSc computes it column by column with `MatMult()`.
+   subdivision serves all of them; its dense operands are staged in device memory outside the budget); on several
+   processes PETSc computes it column by column with `MatMult()`. `MatDuplicate()` keeps the options.
    The fused SpMV of `KSPPIPECGFUSED` and `KSPPIPEBCGSF` needs the whole matrix on the device: on a streamed
    matrix they call `MatMult()` instead.
 
