@@ -12,19 +12,19 @@
 #include <cusparse.h>
 #include "cudacheck.h"
 
-#define CKS(x) \
-  do { \
-    if ((x) != CUSPARSE_STATUS_SUCCESS) { \
-      std::fprintf(stderr, "%s:%d %s failed\n", __FILE__, __LINE__, #x); \
-      std::exit(1); \
-    } \
+#define CKS(x)                                                                                                                                                                                                                                           \
+  do {                                                                                                                                                                                                                                                   \
+    if ((x) != CUSPARSE_STATUS_SUCCESS) {                                                                                                                                                                                                                \
+      std::fprintf(stderr, "%s:%d %s failed\n", __FILE__, __LINE__, #x);                                                                                                                                                                                 \
+      std::exit(1);                                                                                                                                                                                                                                      \
+    }                                                                                                                                                                                                                                                    \
   } while (0)
-#define CKB(x) \
-  do { \
-    if ((x) != CUBLAS_STATUS_SUCCESS) { \
-      std::fprintf(stderr, "%s:%d %s failed\n", __FILE__, __LINE__, #x); \
-      std::exit(1); \
-    } \
+#define CKB(x)                                                                                                                                                                                                                                           \
+  do {                                                                                                                                                                                                                                                   \
+    if ((x) != CUBLAS_STATUS_SUCCESS) {                                                                                                                                                                                                                  \
+      std::fprintf(stderr, "%s:%d %s failed\n", __FILE__, __LINE__, #x);                                                                                                                                                                                 \
+      std::exit(1);                                                                                                                                                                                                                                      \
+    }                                                                                                                                                                                                                                                    \
   } while (0)
 
 int main(int argc, char **argv)
@@ -35,7 +35,7 @@ int main(int argc, char **argv)
   CKB(cublasCreate(&bl));
   std::printf("peer,n,nnz,us,GBps\n");
   for (int a = 1; a < argc; a++) {
-    const int m = (int)(std::sqrt(std::atof(argv[a])) + 0.5), n = m * m;
+    const int           m = (int)(std::sqrt(std::atof(argv[a])) + 0.5), n = m * m;
     std::vector<int>    ia(1, 0), ja;
     std::vector<double> va;
     for (int row = 0; row < n; row++) {
@@ -155,7 +155,7 @@ int main(int argc, char **argv)
     CK(cudaMalloc(&V, sizeof(double) * (size_t)n * (mr + 1)));
     CK(cudaMalloc(&h, sizeof(double) * (mr + 1)));
     std::vector<double> H((size_t)(mr + 1) * mr), cs(mr), sn(mr), g(mr + 1);
-    auto gmres = [&] {
+    auto                gmres = [&] {
       CK(cudaMemcpy(V, ones.data(), sizeof(double) * n, cudaMemcpyHostToDevice));
       double beta0;
       CKB(cublasDnrm2(bl, n, V, 1, &beta0));
@@ -164,7 +164,7 @@ int main(int argc, char **argv)
       std::fill(g.begin(), g.end(), 0.0);
       g[0] = beta0;
       for (int j = 0; j < mr; j++) {
-        double *w = V + (size_t)(j + 1) * n, mone = -1.0, hn;
+        double              *w = V + (size_t)(j + 1) * n, mone = -1.0, hn;
         cusparseDnVecDescr_t vin, vout;
         CKS(cusparseCreateDnVec(&vin, n, V + (size_t)j * n, CUDA_R_64F));
         CKS(cusparseCreateDnVec(&vout, n, w, CUDA_R_64F));
