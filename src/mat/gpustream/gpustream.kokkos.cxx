@@ -22,11 +22,11 @@ LaunchShape gpustream::SpMVShape(PetscInt m)
    rows are mostly empty) */
 PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], const PetscInt ja[], const PetscScalar a[], PetscBool rowlist, GSDeviceMat *dA)
 {
-  GSDeviceMat A;
+  std::unique_ptr<_n_GSDeviceMat> A; /* freed, with the views made so far, if an allocation fails */
 
   PetscFunctionBegin;
   PetscCall(PetscGPUStreamKokkosInitialize());
-  PetscCallCXX(A = new _n_GSDeviceMat);
+  PetscCallCXX(A.reset(new _n_GSDeviceMat));
   const PetscInt nnz = ia[m];
   GSCallKokkos({
     A->rowptr = DView<PetscInt>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::rowptr"), m + 1);
@@ -49,7 +49,7 @@ PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], co
   A->csr.colidx = A->colidx;
   A->csr.val    = A->val;
   A->shape      = SpMVShape(m);
-  *dA           = A;
+  *dA           = A.release();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
