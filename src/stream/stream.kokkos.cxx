@@ -332,8 +332,9 @@ PetscErrorCode GSStreamPlanCreate(PetscInt m, PetscInt n, const PetscInt ia[], c
     P->rval    = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::stream_val"), nzres);
     Kokkos::deep_copy(P->rrowptr, HostUnmanaged<const PetscInt>(ia, rrows + 1));
     Kokkos::deep_copy(P->rcolidx, HostUnmanaged<const PetscInt>(ja, nzres));
-    P->rcsr   = CSR{rrows, n, P->rrowptr, P->rcolidx, P->rval};
-    P->rshape = SpMVShape(rrows);
+    P->rcsr = CSR{rrows, n, P->rrowptr, P->rcolidx, P->rval};
+    /* the whole matrix's launch shape for every subdivision: the same lanes per row, so the same sums as resident */
+    P->rshape = SpMVShape(m, ia[m]);
     /* the streamed rows: pinned copies, row pointers rebased per subdivision */
     P->prowptr = PinnedView<PetscInt>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::pinned_rowptr"), prows);
     if (P->inplace) {
@@ -356,7 +357,7 @@ PetscErrorCode GSStreamPlanCreate(PetscInt m, PetscInt n, const PetscInt ia[], c
         b.val    = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::buffer_val"), maxnz);
       }
     }
-    P->sshape = SpMVShape(maxrows);
+    P->sshape = P->rshape;
     P->x      = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::stream_x"), n);
     P->y      = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::stream_y"), m);
   } catch (const std::bad_alloc &e) {

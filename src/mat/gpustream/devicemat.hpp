@@ -17,7 +17,8 @@ struct LaunchShape {
   int vlen = 1, team = 1, league = 1;
 };
 
-LaunchShape SpMVShape(PetscInt m);
+/* The default shape for m rows and nnz entries: a thread per row for short rows, a warp per row for long ones */
+LaunchShape SpMVShape(PetscInt m, PetscInt nnz);
 
 /* Calls f(row, (A x)_row) for the rows this thread owns; f runs on every vector lane of the thread, and all
    lanes hold the same sum. Rows go to teams in a grid-stride loop so a fixed number of teams covers any size. */
