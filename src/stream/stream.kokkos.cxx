@@ -59,7 +59,7 @@ struct _n_GSStreamPlan {
   PinnedUnmanaged<PetscScalar> pval;
   bool                         inplace = false;
   std::vector<Buffer>          buf;
-  LaunchShape                  rshape, sshape;
+  LaunchShape                  shape;         /* the whole matrix's, for every subdivision */
   DView<PetscScalar>           x, y, z, X, Y; /* staging of host vectors and blocks */
   Exec                         copy, compute;
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -138,8 +138,7 @@ namespace
 struct Cut {
   PetscInt              nsub = 0, nres = 0;
   std::vector<PetscInt> cut;
-  PetscLogDouble        maxstream = 0; /* largest streamed subdivision (a buffer) */
-  bool                  fits      = false;
+  bool                  fits = false;
 };
 
 /* Cuts rows [0, m) into nsub (<= m) parts of about equal bytes, each at least one row: boundary k is the first row
@@ -179,9 +178,8 @@ Cut MakeCut(PetscInt m, const PetscInt ia[], PetscInt nsub, PetscInt buffers, Pe
     const PetscLogDouble buf  = r < nsub ? GSStreamCSRBytes(maxrows[r], maxnz[r]) : 0;
     const PetscLogDouble need = (r ? RowsBytes(ia, 0, c.cut[r]) : 0) + buffers * buf + vecbytes;
     if (need <= budget) {
-      c.nres      = r;
-      c.maxstream = buf;
-      c.fits      = true;
+      c.nres = r;
+      c.fits = true;
       break;
     }
   }
@@ -334,7 +332,7 @@ PetscErrorCode GSStreamPlanCreate(PetscInt m, PetscInt n, const PetscInt ia[], c
     Kokkos::deep_copy(P->rcolidx, HostUnmanaged<const PetscInt>(ja, nzres));
     P->rcsr = CSR{rrows, n, P->rrowptr, P->rcolidx, P->rval};
     /* the whole matrix's launch shape for every subdivision: the same lanes per row, so the same sums as resident */
-    P->rshape = SpMVShape(m, ia[m]);
+    P->shape = SpMVShape(m, ia[m]);
     /* the streamed rows: pinned copies, row pointers rebased per subdivision */
     P->prowptr = PinnedView<PetscInt>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::pinned_rowptr"), prows);
     if (P->inplace) {
@@ -357,9 +355,8 @@ PetscErrorCode GSStreamPlanCreate(PetscInt m, PetscInt n, const PetscInt ia[], c
         b.val    = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::buffer_val"), maxnz);
       }
     }
-    P->sshape = P->rshape;
-    P->x      = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::stream_x"), n);
-    P->y      = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::stream_y"), m);
+    P->x = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::stream_x"), n);
+    P->y = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::stream_y"), m);
   } catch (const std::bad_alloc &e) {
     ierr = PETSC_ERR_MEM;
   } catch (const std::exception &e) {
@@ -478,7 +475,7 @@ template <class Kernel> static PetscErrorCode ForEachSubdivision(GSStreamPlan P,
 
   PetscFunctionBegin;
   PetscCall(PetscTime(&t0));
-  GSCallKokkos(if (P->cut[P->nres]) kernel(P->rcsr, P->rshape, 0));
+  GSCallKokkos(if (P->cut[P->nres]) kernel(P->rcsr, P->shape, 0));
   if (P->nres < P->nsub) PetscCall(PetscLogEventBegin(GPUS_StreamCopy, 0, 0, 0, 0));
   for (PetscInt k = P->nres; k < P->nsub; k++) {
     const PetscInt j = k - P->nres, rows = P->cut[k + 1] - P->cut[k], nz = P->nzcut[k + 1] - P->nzcut[k], nzoff = P->nzcut[k] - P->nzcut[P->nres];
@@ -504,7 +501,7 @@ template <class Kernel> static PetscErrorCode ForEachSubdivision(GSStreamPlan P,
     } else
 #endif
       GSCallKokkos(P->copy.fence()); /* without events (or overlap) the SpMV waits for its copy here */
-    GSCallKokkos(kernel(A, P->sshape, P->cut[k]));
+    GSCallKokkos(kernel(A, P->shape, P->cut[k]));
     if (P->overlap) {
 #if defined(KOKKOS_ENABLE_CUDA)
       PetscCheck(cudaEventRecord(b.free, P->scompute) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventRecord failed");
