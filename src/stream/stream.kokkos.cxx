@@ -59,8 +59,8 @@ struct _n_GSStreamPlan {
   PinnedUnmanaged<PetscScalar> pval;
   bool                         inplace = false;
   std::vector<Buffer>          buf;
-  LaunchShape                  shape;         /* the whole matrix's, for every subdivision */
-  DView<PetscScalar>           x, y, z, X, Y; /* staging of host vectors and blocks */
+  LaunchShape                  shape;            /* the whole matrix's, for every subdivision */
+  DView<PetscScalar>           x, y, z, X, Y, G; /* staging of host vectors and blocks, ghost rows of X */
   Exec                         copy, compute;
 #if defined(KOKKOS_ENABLE_CUDA)
   cudaStream_t scopy = nullptr, scompute = nullptr;
@@ -561,8 +561,9 @@ PetscErrorCode GSStreamPlanMultBlockDevice(GSStreamPlan P, PetscInt k, const Pet
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Stages host blocks X (n x k) and Y (m x k) through device blocks of leading dimensions n and m */
-PetscErrorCode GSStreamPlanMultBlock(GSStreamPlan P, PetscInt k, const PetscScalar X[], PetscInt ldx, PetscScalar Y[], PetscInt ldy)
+/* Stages host blocks X (n x k) and Y (m x k) through device blocks of leading dimensions n and m; on several ranks
+   the off-diagonal block B (resident) multiplies the ghost rows of X that the halo H brings */
+PetscErrorCode GSStreamPlanMultBlock(GSStreamPlan P, GSDeviceMat B, GSHalo H, PetscInt k, const PetscScalar X[], PetscInt ldx, PetscScalar Y[], PetscInt ldy)
 {
   const PetscInt m = P->m, n = P->n;
 
@@ -570,11 +571,16 @@ PetscErrorCode GSStreamPlanMultBlock(GSStreamPlan P, PetscInt k, const PetscScal
   PetscCheck(ldx >= n && ldy >= m, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Leading dimensions %" PetscInt_FMT " and %" PetscInt_FMT " must be at least %" PetscInt_FMT " and %" PetscInt_FMT, ldx, ldy, n, m);
   if (k <= 0) PetscFunctionReturn(PETSC_SUCCESS);
   GSCallKokkos({
-    if (P->X.extent(0) < (size_t)(n * k)) P->X = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::stream_X"), n * k);
-    if (P->Y.extent(0) < (size_t)(m * k)) P->Y = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::stream_Y"), m * k);
+    if (P->X.extent(0) < (size_t)n * k) P->X = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::stream_X"), (size_t)n * k);
+    if (P->Y.extent(0) < (size_t)m * k) P->Y = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::stream_Y"), (size_t)m * k);
     for (PetscInt c = 0; c < k; c++) Kokkos::deep_copy(Kokkos::subview(P->X, std::make_pair((size_t)(c * n), (size_t)((c + 1) * n))), HostUnmanaged<const PetscScalar>(X + c * ldx, n));
   });
   PetscCall(GSStreamPlanMultBlockDevice(P, k, P->X.data(), n, P->Y.data(), m));
+  if (H) {
+    PetscCall(HaloBlock(H, k, P->X, n, P->G));
+    GSCallKokkos(SpMMBlock<true>(Exec(), B->csr, B->shape, 0, k, P->G.data(), B->csr.n, P->Y.data(), m));
+    PetscCall(PetscLogFlops(2.0 * (PetscLogDouble)B->val.extent(0) * k));
+  }
   GSCallKokkos({
     for (PetscInt c = 0; c < k; c++) Kokkos::deep_copy(HostUnmanaged<PetscScalar>(Y + c * ldy, m), Kokkos::subview(P->Y, std::make_pair((size_t)(c * m), (size_t)((c + 1) * m))));
   });

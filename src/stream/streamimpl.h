@@ -51,11 +51,12 @@ PETSC_INTERN PetscErrorCode GSStreamPlanGetInfo(GSStreamPlan, GSStreamInfo *);
 /* y = A x (+ z) with host arrays; on several ranks B is the (resident) off-diagonal block and H the halo */
 PETSC_INTERN PetscErrorCode GSStreamPlanMult(GSStreamPlan, GSDeviceMat, GSHalo, const PetscScalar[], const PetscScalar[], PetscScalar[]);
 /* Y = A X for k columns (column-major, leading dimensions ldx >= n, ldy >= m), each subdivision streamed once
-   for all k: host arrays, or device arrays (for solvers that keep their block vectors on the device) */
-PETSC_INTERN PetscErrorCode GSStreamPlanMultBlock(GSStreamPlan, PetscInt, const PetscScalar[], PetscInt, PetscScalar[], PetscInt);
+   for all k: host arrays (on several ranks with the off-diagonal block B and the halo H, else NULL), or device
+   arrays of one rank's product (for solvers that keep their block vectors on the device) */
+PETSC_INTERN PetscErrorCode GSStreamPlanMultBlock(GSStreamPlan, GSDeviceMat, GSHalo, PetscInt, const PetscScalar[], PetscInt, PetscScalar[], PetscInt);
 PETSC_INTERN PetscErrorCode GSStreamPlanMultBlockDevice(GSStreamPlan, PetscInt, const PetscScalar[], PetscInt, PetscScalar[], PetscInt);
 
-/* The same block product on a resident matrix */
-PETSC_INTERN PetscErrorCode GSDeviceMatMultBlock(GSDeviceMat, PetscInt, const PetscScalar[], PetscInt, PetscScalar[], PetscInt);
+/* The same block product on a resident matrix (A, and on several ranks B and H) */
+PETSC_INTERN PetscErrorCode GSDeviceMatMultBlock(GSDeviceMat, GSDeviceMat, GSHalo, PetscInt, const PetscScalar[], PetscInt, PetscScalar[], PetscInt);
 /* Serial reference twin of the block kernels: Y = A X for k columns */
 PETSC_INTERN void GSSpMMBlock_Ref(PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], PetscInt, const PetscScalar[], PetscInt, PetscScalar[], PetscInt);

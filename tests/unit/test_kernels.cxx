@@ -416,10 +416,10 @@ void TestBlock()
       o.budget = GSStreamVecBytes(m, n) + 0.7 * GSStreamCSRBytes(m, A.ia[m]) + 3 * GSStreamCSRBytes(1, maxlen); /* streams most rows */
       GSSpMMBlock_Ref(m, A.ia.data(), A.ja.data(), A.a.data(), k, X.data(), ldx, Yref.data(), ldy);
       Check(!GSDeviceMatCreate(m, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA), "GSDeviceMatCreate" + tag);
-      Check(!GSDeviceMatMultBlock(dA, k, X.data(), ldx, Y.data(), ldy), "GSDeviceMatMultBlock" + tag);
+      Check(!GSDeviceMatMultBlock(dA, nullptr, nullptr, k, X.data(), ldx, Y.data(), ldy), "GSDeviceMatMultBlock" + tag);
       Check(RelDiff(Y, Yref) < 1e-14, "block SpMV matches reference" + tag);
       Check(!GSStreamPlanCreate(m, n, A.ia.data(), A.ja.data(), A.a.data(), &o, &P), "GSStreamPlanCreate" + tag);
-      Check(!GSStreamPlanMultBlock(P, k, X.data(), ldx, Ys.data(), ldy), "GSStreamPlanMultBlock" + tag);
+      Check(!GSStreamPlanMultBlock(P, nullptr, nullptr, k, X.data(), ldx, Ys.data(), ldy), "GSStreamPlanMultBlock" + tag);
       Check(Ys == Y, "streamed block SpMV bitwise equal to resident, padding untouched" + tag);
       Check(!GSStreamPlanDestroy(&P) && !P, "GSStreamPlanDestroy" + tag);
       Check(!GSDeviceMatDestroy(&dA), "GSDeviceMatDestroy" + tag);

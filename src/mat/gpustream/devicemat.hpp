@@ -41,8 +41,8 @@ template <bool Add, class XView> void SpMV(const CSR &A, const LaunchShape &s, c
       KOKKOS_LAMBDA(const Member &t) { ForEachRowProduct(t, A, x, [&](const PetscInt row, const PetscScalar sum) { Kokkos::single(Kokkos::PerThread(t), [&]() { y(row) = Add ? z(row) + sum : sum; }); }); });
 }
 
-/* Y(off + row, c0 + q) = (A X)(row, c0 + q) for q < KB: one pass over the row, KB sums in registers */
-template <int KB> KOKKOS_INLINE_FUNCTION void RowBlock(const CSR &A, PetscInt row, PetscInt off, PetscInt c0, const PetscScalar *X, PetscInt ldx, PetscScalar *Y, PetscInt ldy)
+/* Y(off + row, c0 + q) = (A X)(row, c0 + q) (+ Y when Add) for q < KB: one pass over the row, KB sums in registers */
+template <int KB, bool Add> KOKKOS_INLINE_FUNCTION void RowBlock(const CSR &A, PetscInt row, PetscInt off, PetscInt c0, const PetscScalar *X, PetscInt ldx, PetscScalar *Y, PetscInt ldy)
 {
   const PetscInt beg = A.rowptr(row), end = A.rowptr(row + 1);
   PetscScalar    sum[KB];
@@ -52,30 +52,30 @@ template <int KB> KOKKOS_INLINE_FUNCTION void RowBlock(const CSR &A, PetscInt ro
     const PetscScalar *xc = X + A.colidx(j) + c0 * ldx;
     for (int q = 0; q < KB; q++) sum[q] += a * xc[q * ldx];
   }
-  for (int q = 0; q < KB; q++) Y[off + row + (c0 + q) * ldy] = sum[q];
+  for (int q = 0; q < KB; q++) Y[off + row + (c0 + q) * ldy] = Add ? Y[off + row + (c0 + q) * ldy] + sum[q] : sum[q];
 }
 
 /* Y(off + row, c) = (A X)(row, c) for the k columns of X (column-major, leading dimensions ldx and ldy), on the
    instance exec. One thread per row reads its row once per 8 columns (then 4, 2, 1 for the rest), summing each
    column in the row's order, as ForEachRowProduct does with one lane per row. Used by MatMatMult and by the
    streaming engine, where each subdivision serves all k columns while it is on the device. */
-inline void SpMMBlock(const Exec &exec, const CSR &A, const LaunchShape &s, PetscInt off, PetscInt k, const PetscScalar *X, PetscInt ldx, PetscScalar *Y, PetscInt ldy)
+template <bool Add = false> void SpMMBlock(const Exec &exec, const CSR &A, const LaunchShape &s, PetscInt off, PetscInt k, const PetscScalar *X, PetscInt ldx, PetscScalar *Y, PetscInt ldy)
 {
   Kokkos::parallel_for(
       "GPUStream::SpMMBlock", TeamPol(exec, s.league, s.team, 1), KOKKOS_LAMBDA(const Member &t) {
         ForEachIndex(t, A.m, [&](const PetscInt row) {
           Kokkos::single(Kokkos::PerThread(t), [&]() {
             PetscInt c0 = 0;
-            for (; c0 + 8 <= k; c0 += 8) RowBlock<8>(A, row, off, c0, X, ldx, Y, ldy);
+            for (; c0 + 8 <= k; c0 += 8) RowBlock<8, Add>(A, row, off, c0, X, ldx, Y, ldy);
             if (c0 + 4 <= k) {
-              RowBlock<4>(A, row, off, c0, X, ldx, Y, ldy);
+              RowBlock<4, Add>(A, row, off, c0, X, ldx, Y, ldy);
               c0 += 4;
             }
             if (c0 + 2 <= k) {
-              RowBlock<2>(A, row, off, c0, X, ldx, Y, ldy);
+              RowBlock<2, Add>(A, row, off, c0, X, ldx, Y, ldy);
               c0 += 2;
             }
-            if (c0 < k) RowBlock<1>(A, row, off, c0, X, ldx, Y, ldy);
+            if (c0 < k) RowBlock<1, Add>(A, row, off, c0, X, ldx, Y, ldy);
           });
         });
       });
@@ -88,6 +88,9 @@ inline void SpMMBlock(const Exec &exec, const CSR &A, const LaunchShape &s, Pets
 PetscErrorCode            HaloBegin(GSHalo, const DView<PetscScalar> &, PetscInt *);
 PetscErrorCode            HaloEnd(GSHalo);
 const DView<PetscScalar> &HaloGhosts(GSHalo);
+/* The ghost values of the k columns of the device block X (leading dimension n) into G (leading dimension: the
+   number of ghosts), one exchange per column; G is resized as needed */
+PetscErrorCode HaloBlock(GSHalo, PetscInt, const DView<PetscScalar> &, PetscInt, DView<PetscScalar> &);
 } // namespace gpustream
 
 struct _n_GSDeviceMat {

@@ -354,8 +354,9 @@ static PetscErrorCode MatDuplicate_GPUStream(Mat A, MatDuplicateOption op, Mat *
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* C = A B with B dense, all k columns in one pass over A (each streamed subdivision serves every column) */
-static PetscErrorCode MatProductNumeric_GPUStream_SeqDense(Mat C)
+/* C = A B with B dense, all k columns in one pass over A (each streamed subdivision serves every column); on several
+   processes the ghost rows of B come through the halo, a column at a time */
+static PetscErrorCode MatProductNumeric_GPUStream_Dense(Mat C)
 {
   Mat_Product       *product = C->product;
   Mat                A = product->A, B = product->B;
@@ -372,43 +373,47 @@ static PetscErrorCode MatProductNumeric_GPUStream_SeqDense(Mat C)
   PetscCall(MatDenseGetArrayRead(B, &b));
   PetscCall(MatDenseGetArrayWrite(C, &c));
   if (gs->plan)
-    PetscCall(GSStreamPlanMultBlock(gs->plan, B->cmap->n, b, ldb, c, ldc));
+    PetscCall(GSStreamPlanMultBlock(gs->plan, gs->dB, gs->halo, B->cmap->N, b, ldb, c, ldc));
   else
-    PetscCall(GSDeviceMatMultBlock(gs->dA, B->cmap->n, b, ldb, c, ldc));
+    PetscCall(GSDeviceMatMultBlock(gs->dA, gs->dB, gs->halo, B->cmap->N, b, ldb, c, ldc));
   PetscCall(MatDenseRestoreArrayWrite(C, &c));
   PetscCall(MatDenseRestoreArrayRead(B, &b));
   PetscCall(PetscLogEventEnd(GPUS_MatMatMult, A, B, C, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatProductSymbolic_GPUStream_SeqDense(Mat C)
+static PetscErrorCode MatProductSymbolic_GPUStream_Dense(Mat C)
 {
   Mat_Product *product = C->product;
   Mat          A = product->A, B = product->B;
   PetscBool    isdense;
+  PetscMPIInt  size;
 
   PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
   PetscCall(MatSetSizes(C, A->rmap->n, B->cmap->n, A->rmap->N, B->cmap->N));
-  PetscCall(PetscObjectBaseTypeCompare((PetscObject)C, MATSEQDENSE, &isdense));
-  if (!isdense) PetscCall(MatSetType(C, MATSEQDENSE));
+  PetscCall(PetscObjectBaseTypeCompare((PetscObject)C, size > 1 ? MATMPIDENSE : MATSEQDENSE, &isdense));
+  if (!isdense) PetscCall(MatSetType(C, size > 1 ? MATMPIDENSE : MATSEQDENSE));
   PetscCall(MatSetUp(C));
-  C->ops->productsymbolic = MatProductSymbolic_GPUStream_SeqDense; /* MatSetType() cleared them */
-  C->ops->productnumeric  = MatProductNumeric_GPUStream_SeqDense;
+  C->ops->productsymbolic = MatProductSymbolic_GPUStream_Dense; /* MatSetType() cleared them */
+  C->ops->productnumeric  = MatProductNumeric_GPUStream_Dense;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* A B on the device; other products with a dense matrix (A^T B ...) as SeqAIJ does them, on the host arrays */
-static PetscErrorCode MatProductSetFromOptions_GPUStream_SeqDense(Mat C)
+/* A B on the device; other products with a dense matrix (A^T B ...) as (MPI)AIJ does them, on the host arrays */
+static PetscErrorCode MatProductSetFromOptions_GPUStream_Dense(Mat C)
 {
   Mat_Product *product     = C->product;
   PetscErrorCode (*f)(Mat) = NULL;
+  PetscMPIInt size;
 
   PetscFunctionBegin;
   if (product->type == MATPRODUCT_AB) {
-    C->ops->productsymbolic = MatProductSymbolic_GPUStream_SeqDense;
+    C->ops->productsymbolic = MatProductSymbolic_GPUStream_Dense;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(PetscObjectQueryFunction((PetscObject)product->A, "MatProductSetFromOptions_seqaij_seqdense_C", &f));
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)product->A), &size));
+  PetscCall(PetscObjectQueryFunction((PetscObject)product->A, size > 1 ? "MatProductSetFromOptions_mpiaij_mpidense_C" : "MatProductSetFromOptions_seqaij_seqdense_C", &f));
   if (f) PetscCall((*f)(C));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -435,6 +440,7 @@ static PetscErrorCode MatGPUStreamToAIJ_Private(Mat A)
   PetscCall(PetscFree(A->spptr));
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamConverters[i], NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_seqdense_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_mpidense_C", NULL));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, size > 1 ? MATMPIAIJ : MATSEQAIJ));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -476,7 +482,8 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   A->ops->setfromoptions = MatSetFromOptions_GPUStream;
   A->ops->duplicate      = MatDuplicate_GPUStream;
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamConverters[i], i < 2 ? MatConvert_GPUStream_AIJ : MatConvert_AIJ_GPUStream));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_seqdense_C", MatProductSetFromOptions_GPUStream_SeqDense));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_seqdense_C", MatProductSetFromOptions_GPUStream_Dense));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_mpidense_C", MatProductSetFromOptions_GPUStream_Dense));
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -540,9 +547,10 @@ static PetscErrorCode MatConvert_GPUStream_AIJ(Mat A, MatType type, MatReuse reu
    which assembly and every AIJ operation use) and in a pinned copy refreshed when the values change: pinning the
    AIJ arrays in place (cudaHostRegister) would tie PETSc's allocations to CUDA and break when PETSc frees or
    reallocates them. With several processes each diagonal block streams and the off-diagonal blocks stay resident.
-   `MatMatMult()` with a `MATSEQDENSE` matrix computes all columns in one pass over the matrix (each streamed
-   subdivision serves all of them; its dense operands are staged in device memory outside the budget); on several
-   processes PETSc computes it column by column with `MatMult()`. `MatDuplicate()` keeps the options.
+   `MatMatMult()` with a `MATSEQDENSE` or `MATMPIDENSE` matrix computes all columns in one pass over the matrix (each
+   streamed subdivision serves all of them; the dense operands are staged in device memory outside the budget; on
+   several processes the ghost rows come through the halo exchange, a column at a time). `MatDuplicate()` keeps the
+   options.
    The fused SpMV of `KSPPIPECGFUSED` and `KSPPIPEBCGSF` needs the whole matrix on the device: on a streamed
    matrix they call `MatMult()` instead.
 
