@@ -192,7 +192,7 @@ static PetscErrorCode TestSize(PetscInt m, PetscInt maxlen, PetscBool view, Pets
   vec = (PetscLogDouble)(3 * mloc) * sizeof(PetscScalar);
   /* below the CSR (auto mode streams) but room for 3 buffers of the longest possible row (tiny matrices then stay
      resident) */
-  budget = vec + PetscMax(0.8 * csr, 3.0 * (2 * sizeof(PetscInt) + (maxlen + 1) * (sizeof(PetscInt) + sizeof(PetscScalar))));
+  budget = vec + PetscMax(0.9 * csr, 3.0 * (2 * sizeof(PetscInt) + (maxlen + 1) * (sizeof(PetscInt) + sizeof(PetscScalar))));
   for (int p = 0; p < 6; p++) {
     char opts[512];
     if (p == 1)
@@ -417,6 +417,12 @@ int main(int argc, char **argv)
 
    test:
       suffix: view
+      args: -view
+      filter: grep -v "model:" | sed -E -e "s/on [A-Za-z]+:/on DEVICE:/"
+
+   test:
+      suffix: view_2
+      nsize: 2
       args: -view
       filter: grep -v "model:" | sed -E -e "s/on [A-Za-z]+:/on DEVICE:/"
 
