@@ -1,5 +1,5 @@
-/* The out-of-core streaming engine (after Sørensen's communication hiding for SpMV over PCIe, with the resident
-   prefix and the automatic choice of the number of subdivisions the paper leaves to future work).
+/* The out-of-core streaming engine (after the communication hiding for SpMV over PCIe of 000_e3022f7eb214e8df.txt,
+   with the resident prefix and the automatic choice of the number of subdivisions the paper leaves to future work).
 
    Rows are cut into subdivisions of about equal bytes (row pointer, column indices and values of their rows). The
    leading subdivisions stay in device memory while the budget allows; the others live in pinned host memory and
@@ -22,7 +22,6 @@ const char *const GSStreamModes[] = {"auto", "resident", "stream", "GSStreamMode
 
 template <class T> using PinnedView      = Kokkos::View<T *, PinnedSpace>;
 template <class T> using PinnedUnmanaged = Kokkos::View<T *, PinnedSpace, Kokkos::MemoryUnmanaged>;
-template <class T> using DUnmanaged      = Kokkos::View<T *, Mem, Kokkos::MemoryUnmanaged>;
 
 namespace
 {
