@@ -53,6 +53,7 @@ PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], co
   A->csr.colidx = A->colidx;
   A->csr.val    = A->val;
   A->shape      = SpMVShape(m, nnz);
+  A->csr.lanes  = A->shape.vlen;
   *dA           = A.release();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -92,6 +93,7 @@ PetscErrorCode GSDeviceMatSetLaunchShape(GSDeviceMat A, PetscInt vlen, PetscInt 
   A->shape.vlen   = (int)vlen;
   A->shape.team   = (int)team;
   A->shape.league = (int)league;
+  A->csr.lanes    = (int)vlen;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
