@@ -21,22 +21,39 @@ struct LaunchShape {
 /* The default shape for m rows and nnz entries: a thread per row for short rows, a warp per row for long ones */
 LaunchShape SpMVShape(PetscInt m, PetscInt nnz);
 
+/* (A x)_row, summed by this thread's vector lanes (every lane gets the sum) */
+template <class XView> KOKKOS_INLINE_FUNCTION PetscScalar RowProduct(const Member &t, const CSR &A, const XView &x, const PetscInt row)
+{
+  const PetscInt beg = A.rowptr(row), len = A.rowptr(row + 1) - beg;
+  PetscScalar    sum = 0;
+  if (A.lanes == 1) /* a plain loop, same order: the vector reduction cost 25% on the 5-point matrix (H200) */
+    for (PetscInt j = beg; j < beg + len; j++) sum += A.val(j) * x(A.colidx(j));
+  else
+    Kokkos::parallel_reduce(
+        Kokkos::ThreadVectorRange(t, len), [&](const PetscInt j, PetscScalar &s) { s += A.val(beg + j) * x(A.colidx(beg + j)); }, sum);
+  return sum;
+}
+
 /* Calls f(row, (A x)_row) for the rows this thread owns; f runs on every vector lane of the thread, and all
    lanes hold the same sum. Rows go to teams in a grid-stride loop so a fixed number of teams covers any size. */
 template <class XView, class F> KOKKOS_INLINE_FUNCTION void ForEachRowProduct(const Member &t, const CSR &A, const XView &x, const F &f)
 {
   const PetscInt stride = (PetscInt)t.league_size() * t.team_size();
-  for (PetscInt row = (PetscInt)t.league_rank() * t.team_size() + t.team_rank(); row < A.m; row += stride) {
-    const PetscInt beg = A.rowptr(row), len = A.rowptr(row + 1) - beg;
-    PetscScalar    sum = 0;
-    if (A.lanes == 1) /* a plain loop, same order: the vector reduction cost 25% on the 5-point matrix (H200) */
-      for (PetscInt j = beg; j < beg + len; j++) sum += A.val(j) * x(A.colidx(j));
-    else
-      Kokkos::parallel_reduce(
-          Kokkos::ThreadVectorRange(t, len), [&](const PetscInt j, PetscScalar &s) { s += A.val(beg + j) * x(A.colidx(beg + j)); }, sum);
-    f(row, sum);
+  for (PetscInt row = (PetscInt)t.league_rank() * t.team_size() + t.team_rank(); row < A.m; row += stride) f(row, RowProduct(t, A, x, row));
+}
+
+/* ForEachRowProduct by blocks of bs <= MaxBS consecutive rows: f(block, y) with y[i] = (A x)_{block bs + i}, each row
+   summed as ForEachRowProduct sums it */
+template <int MaxBS, class XView, class F> KOKKOS_INLINE_FUNCTION void ForEachBlockRowProduct(const Member &t, const CSR &A, const XView &x, const int bs, const F &f)
+{
+  const PetscInt stride = (PetscInt)t.league_size() * t.team_size(), nb = A.m / bs;
+  for (PetscInt b = (PetscInt)t.league_rank() * t.team_size() + t.team_rank(); b < nb; b += stride) {
+    PetscScalar y[MaxBS];
+    for (int i = 0; i < bs; i++) y[i] = RowProduct(t, A, x, b * bs + i);
+    f(b, y);
   }
 }
+
 /* y = A x (+ z); z may be y itself. A thread per row runs without teams, one row per thread: on an H200 the 5-point
    SpMV ran at 3.7 TB/s so against 2.0 with teams in a grid-stride loop (docs/data/spmv-h200-2026-11-21b-ours.csv) */
 template <bool Add, class XView> void SpMV(const CSR &A, const LaunchShape &s, const XView &x, const DView<PetscScalar> &z, const DView<PetscScalar> &y)
