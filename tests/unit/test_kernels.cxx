@@ -273,6 +273,52 @@ void TestSpMVDot()
   }
 }
 
+/* KSPPIPEBCGSF with point-block Jacobi fused: the block gathers of both SpMVs and the Update by blocks */
+void TestBCGSBlocks()
+{
+  for (PetscInt bs : {2, 3, 6})
+    for (PetscInt m : sizes) {
+      if (m > 100000) continue;
+      for (PetscInt maxlen : {9, 40}) {
+        const PetscInt           n      = bs * m;
+        const std::string        tag    = " n=" + std::to_string(n) + " bs=" + std::to_string(bs) + " maxlen=" + std::to_string(maxlen);
+        CSRHost                  A      = RandomCSR(n, n, maxlen);
+        auto                     blocks = Random(n * bs, -0.3, 0.3), x = Random(n), r = Random(n), r0 = Random(n), p = Random(n);
+        std::vector<PetscScalar> v(n), s(n), t(n), vref(n), tref(n), gx(n), gr(n), gp(n);
+        GSDeviceMat              dA;
+        PBFWork                  W;
+        PetscScalar              sums[PBF_NSUMS], rr0;
+
+        for (PetscInt i = 0; i < n; i++) blocks[i * bs + i % bs] += 2;
+        GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA);
+        Check(!PBFWorkCreate(n, PBF_PC_PBJACOBI, &W) && !PBFWorkSetBlocks(W, bs, blocks.data()), "PBFWorkSetBlocks" + tag);
+        PBFWorkSetVec(W, PBF_X, x.data());
+        PBFWorkSetVec(W, PBF_R, r.data());
+        PBFWorkSetVec(W, PBF_R0, r0.data());
+        PBFWorkSetVec(W, PBF_P, p.data());
+        Check(!PBFSpMVDot1(W, dA), "PBFSpMVDot1 blocks" + tag);
+        PBFWorkGetVec(W, PBF_V, v.data());
+        PBFSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), bs, blocks.data(), p.data(), vref.data());
+        Check(RelDiff(v, vref) < 1e-14, "v = A D^-1 p with blocks matches reference" + tag);
+        Check(!PBFUpdateS(W, PETSC_TRUE, 0.7), "PBFUpdateS blocks" + tag);
+        PBFWorkGetVec(W, PBF_S, s.data());
+        Check(!PBFSpMVDot3(W, dA), "PBFSpMVDot3 blocks" + tag);
+        PBFWorkGetVec(W, PBF_T, t.data());
+        PBFSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), bs, blocks.data(), s.data(), tref.data());
+        Check(RelDiff(t, tref) < 1e-14, "t = A D^-1 s with blocks matches reference" + tag);
+        Check(!PBFUpdate(W, 0.4, -0.3) && !PBFReduce(W, sums), "PBFUpdate blocks" + tag);
+        PBFUpdate_Ref(n, bs, 0.7, 0.4, -0.3, blocks.data(), nullptr, nullptr, x.data(), r.data(), p.data(), v.data(), s.data(), t.data(), r0.data(), &rr0);
+        PBFWorkGetVec(W, PBF_X, gx.data());
+        PBFWorkGetVec(W, PBF_R, gr.data());
+        PBFWorkGetVec(W, PBF_P, gp.data());
+        Check(RelDiff(gx, x) < 1e-13 && RelDiff(gr, r) < 1e-14 && RelDiff(gp, p) < 1e-14, "x, r, p updates by blocks match reference" + tag);
+        Check(Close(sums[PBF_RR0], rr0, AbsSum(r, r0)), "<r,r0*> after the update by blocks matches reference" + tag);
+        PBFWorkDestroy(&W);
+        GSDeviceMatDestroy(&dA);
+      }
+    }
+}
+
 /* The reduction buffer grows when an SpMV needs more teams than it had room for; the Update's partial sums written
    before must survive the growth */
 void TestPartialsGrowth()
@@ -389,7 +435,7 @@ void TestBCGS()
           PBFWorkSetVec(W, PBF_SH, sh.data());
         }
         /* <r,r0*>; v = A M^{-1} p and <v,r0*> (the fused kernel knows Jacobi; an applied PC goes through MatMult) */
-        PBFSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), dinv, p.data(), v.data());
+        PBFSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), 1, dinv, p.data(), v.data());
         for (PetscInt i = 0; i < n; i++) rr0 += r[i] * r0[i], vr0 += v[i] * r0[i];
         Check(!PBFRDot(W), "PBFRDot" + tag);
         if (pc == PBF_PC_APPLY) {
@@ -400,11 +446,11 @@ void TestBCGS()
         PBFWorkGetVec(W, PBF_V, got.data());
         Check(RelDiff(got, v) < 1e-14, "v = A M^-1 p matches reference" + tag);
         if (n && vr0 == 0) { /* an empty row made v = 0: the solver stops at this breakdown before UpdateS */
-        PBFWorkDestroy(&W);
-        GSDeviceMatDestroy(&dA);
-        continue;
-      }
-      /* s = r - alpha v with alpha from the partial sums in device memory */
+          PBFWorkDestroy(&W);
+          GSDeviceMatDestroy(&dA);
+          continue;
+        }
+        /* s = r - alpha v with alpha from the partial sums in device memory */
         Check(!PBFUpdateS(W, PETSC_FALSE, 0.0), "PBFUpdateS" + tag);
         PBFReduce(W, sums);
         Check(Close(sums[PBF_RR0], rr0, AbsSum(r, r0)) && Close(sums[PBF_VR0], vr0, AbsSum(v, r0)), "<r,r0*> and <v,r0*> match reference" + tag);
@@ -419,7 +465,7 @@ void TestBCGS()
         PBFWorkGetVec(W, PBF_S, got.data());
         Check(RelDiff(got, s) < 1e-14, "s with a given alpha matches reference" + tag);
         /* t = A M^{-1} s and its three sums */
-        PBFSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), dinv, s.data(), t.data());
+        PBFSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), 1, dinv, s.data(), t.data());
         for (PetscInt i = 0; i < n; i++) ts += t[i] * s[i], tt += t[i] * t[i], tr0 += t[i] * r0[i];
         if (pc == PBF_PC_APPLY) {
           PBFWorkSetVec(W, PBF_T, t.data());
@@ -434,7 +480,7 @@ void TestBCGS()
         PetscScalar rrnew;
         Check(!PBFUpdate(W, 0.4, -0.3), "PBFUpdate" + tag); /* with the alpha of the last UpdateS, the given one */
         PBFReduce(W, sums);
-        PBFUpdate_Ref(n, alpha, 0.4, -0.3, dinv, pc == PBF_PC_APPLY ? ph.data() : nullptr, sh.data(), x.data(), r.data(), p.data(), v.data(), s.data(), t.data(), r0.data(), &rrnew);
+        PBFUpdate_Ref(n, 1, alpha, 0.4, -0.3, dinv, pc == PBF_PC_APPLY ? ph.data() : nullptr, sh.data(), x.data(), r.data(), p.data(), v.data(), s.data(), t.data(), r0.data(), &rrnew);
         std::vector<PetscScalar> gx(n), gr(n), gp(n);
         PBFWorkGetVec(W, PBF_X, gx.data());
         PBFWorkGetVec(W, PBF_R, gr.data());
@@ -481,6 +527,7 @@ int main(int argc, char **argv)
   TestSpMVDot();
   TestPointBlock();
   TestBCGS();
+  TestBCGSBlocks();
   TestPartialsGrowth();
   TestSizeMismatch();
   std::printf("%d passed, %d failed\n", passed, failed);
