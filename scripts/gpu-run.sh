@@ -110,7 +110,7 @@ ours = list(csv.DictReader(open(sys.argv[1])))
 peer = {r["matrix"]: r for r in csv.DictReader(open(sys.argv[2]))}
 hw = dict(l.strip().split(",", 1) for l in open(sys.argv[3]))
 print("device copy %s GB/s" % hw["d2d_copy_GBps"])
-print("%-16s %10s %11s %9s %9s %5s %9s %7s %7s %7s %7s" % ("matrix", "n", "nnz", "ours us", "best us", "vlen", "cusp us", "default", "best", "GB/s", "cusp"))
+print("%-16s %10s %11s %9s %9s %-14s %9s %7s %7s %7s %7s" % ("matrix", "n", "nnz", "ours us", "best us", "best kernel", "cusp us", "default", "best", "GB/s", "cusp"))
 for m in peer:
     rs = [r for r in ours if r["matrix"] == m]
     if not rs:
@@ -118,7 +118,7 @@ for m in peer:
     d = [r for r in rs if r["kernel"] == "spmv_default"][0]
     b = min(rs, key=lambda r: float(r["us"]))
     c = float(peer[m]["us"])
-    print("%-16s %10s %11s %9s %9s %5s %9.1f %7.2f %7.2f %7s %7s" % (m, d["n"], d["nnz"], d["us"], b["us"], b["vlen"], c, float(d["us"]) / c, float(b["us"]) / c, d["GBps"], peer[m]["GBps"]))
+    print("%-16s %10s %11s %9s %9s %-14s %9.1f %7.2f %7.2f %7s %7s" % (m, d["n"], d["nnz"], d["us"], b["us"], "%s/%s" % (b["kernel"][5:], b["vlen"]), c, float(d["us"]) / c, float(b["us"]) / c, d["GBps"], peer[m]["GBps"]))
 PY
 fi
 

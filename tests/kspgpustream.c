@@ -1,7 +1,7 @@
 static char help[] = "Tests KSPPIPECGFUSED against PETSc's KSPCG on the same problems: every norm type, PCNONE and PCJACOBI,\n\
 gpustream and AIJ operators, initial guesses, zero and NaN right-hand sides, indefinite operators, iteration limits,\n\
 repeated solves with changed operators, other PCs applied on the host, residual replacement.\n\
-  -scenario <all,single,replacement,cycles,empty,nonsquare,nullspace>\n\
+  -scenario <all,single,replacement,blocks,cycles,empty,nonsquare,nullspace>\n\
   -v : print the iteration counts\n\n";
 
 #include <math.h>
@@ -41,6 +41,43 @@ static PetscErrorCode Poisson(MatType type, PetscInt m, PetscReal jump, PetscRea
 }
 
 /* Solves A x = b with the given KSP type and returns iterations, reason and the true relative residual */
+/* dof unknowns per node of an m x m grid: the 5-point Laplacian on each unknown, plus c(node) S on each node's block,
+   S = (0.5^|i-j|) a dense SPD coupling and c jumping from 1 to 'jump' where x > 1/2. SPD; its diagonal blocks are
+   dense, so point-block Jacobi differs from Jacobi */
+static PetscErrorCode Blocks(MatType type, PetscInt m, PetscInt dof, PetscReal jump, Mat *A)
+{
+  PetscInt rstart, rend;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatCreate(PETSC_COMM_WORLD, A));
+  PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, m * m * dof, m * m * dof));
+  PetscCall(MatSetBlockSize(*A, dof));
+  PetscCall(MatSetType(*A, type));
+  PetscCall(MatSeqAIJSetPreallocation(*A, dof + 4, NULL));
+  PetscCall(MatMPIAIJSetPreallocation(*A, dof + 4, NULL, 4, NULL));
+  PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
+  for (PetscInt row = rstart; row < rend; row++) {
+    const PetscInt node = row / dof, c = row % dof, i = node % m, j = node / m, ni[4] = {i - 1, i + 1, i, i}, nj[4] = {j, j, j - 1, j + 1};
+    const PetscReal coef = 2 * i >= m ? jump : 1.0;
+    for (PetscInt k = 0; k < dof; k++) {
+      const PetscInt col = node * dof + k;
+      PetscScalar    v   = coef;
+      for (PetscInt q = 0; q < PetscAbsInt(k - c); q++) v *= 0.5;
+      if (k == c) v += 4.0;
+      PetscCall(MatSetValues(*A, 1, &row, 1, &col, &v, INSERT_VALUES));
+    }
+    for (int d = 0; d < 4; d++) {
+      if (ni[d] < 0 || ni[d] >= m || nj[d] < 0 || nj[d] >= m) continue;
+      const PetscInt    col = (ni[d] + m * nj[d]) * dof + c;
+      const PetscScalar v   = -1.0;
+      PetscCall(MatSetValues(*A, 1, &row, 1, &col, &v, INSERT_VALUES));
+    }
+  }
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode Solve(KSPType type, Mat A, PCType pc, KSPNormType nt, Vec b, Vec x0, PetscInt maxit, PetscInt *its, KSPConvergedReason *reason, PetscReal *res, Vec x)
 {
   KSP       ksp;
@@ -231,6 +268,24 @@ int main(int argc, char **argv)
       PetscCall(MatDestroy(&Ac));
     }
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%" PetscInt_FMT " create/solve/destroy cycles converged\n", cycles));
+  } else if (!strcmp(scenario, "blocks")) { /* 3 and 6 unknowns per node: point-block Jacobi, fused on one process */
+    for (PetscInt dof = 3; dof <= 6; dof += 3) {
+      Mat  Ab, Abij;
+      Vec  bb;
+      char what[64];
+      PetscCall(Blocks(MATGPUSTREAM, 14, dof, 1e3, &Ab));
+      PetscCall(MatConvert(Ab, MATAIJ, MAT_INITIAL_MATRIX, &Abij));
+      PetscCall(MatCreateVecs(Ab, NULL, &bb));
+      PetscCall(VecSetRandom(bb, rnd));
+      PetscCall(PetscSNPrintf(what, sizeof(what), "%" PetscInt_FMT "-dof gpustream", dof));
+      for (int n = 0; n < 3; n++) PetscCall(Compare(what, Ab, PCPBJACOBI, norms[n], bb, NULL, 10000));
+      PetscCall(Compare(what, Ab, PCJACOBI, KSP_NORM_PRECONDITIONED, bb, NULL, 10000));
+      PetscCall(PetscSNPrintf(what, sizeof(what), "%" PetscInt_FMT "-dof aij operator", dof));
+      PetscCall(Compare(what, Abij, PCPBJACOBI, KSP_NORM_UNPRECONDITIONED, bb, NULL, 10000));
+      PetscCall(VecDestroy(&bb));
+      PetscCall(MatDestroy(&Abij));
+      PetscCall(MatDestroy(&Ab));
+    }
   } else if (!strcmp(scenario, "empty")) { /* a system with no unknowns converges at once */
     Mat Ae;
     Vec be;
@@ -417,6 +472,28 @@ int main(int argc, char **argv)
       args: -scenario single -ksp_pipecgfused_residual_gap_factor 0.5
       error: 1
       filter: grep -o "ksp_pipecgfused_residual_gap_factor must be at least 1, not 0.5" | sort -u
+
+   test:
+      suffix: blocks
+      args: -scenario blocks -malloc_dump
+
+   test:
+      suffix: blocks_2
+      nsize: 2
+      args: -scenario blocks
+      output_file: output/kspgpustream_blocks.out
+
+   test:
+      suffix: blocks_4
+      nsize: 4
+      args: -scenario blocks
+      output_file: output/kspgpustream_blocks.out
+
+   # the one-process solves take the fused point-block kernels
+   test:
+      suffix: blocks_view
+      args: -scenario blocks -ksp_view
+      filter: grep -o "preconditioner fused into the kernels: point-block jacobi" | sort -u
 
    test:
       suffix: cycles

@@ -66,6 +66,19 @@ struct _n_GSStreamPlan {
 #endif
 };
 
+/* A CSR whose kernels run with the shape s (its lanes decide how ForEachRowProduct sums a row) */
+template <class R, class C, class V> static CSR MakeCSR(PetscInt m, PetscInt n, const LaunchShape &s, const R &rowptr, const C &colidx, const V &val)
+{
+  CSR A;
+  A.m      = m;
+  A.n      = n;
+  A.lanes  = s.vlen;
+  A.rowptr = rowptr;
+  A.colidx = colidx;
+  A.val    = val;
+  return A;
+}
+
 static inline PetscLogDouble RowsBytes(const PetscInt ia[], PetscInt r0, PetscInt r1)
 {
   return GSStreamCSRBytes(r1 - r0, ia[r1] - ia[r0]);
@@ -329,9 +342,9 @@ PetscErrorCode GSStreamPlanCreate(PetscInt m, PetscInt n, const PetscInt ia[], c
     P->rval    = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::stream_val"), nzres);
     Kokkos::deep_copy(P->rrowptr, HostUnmanaged<const PetscInt>(ia, rrows + 1));
     Kokkos::deep_copy(P->rcolidx, HostUnmanaged<const PetscInt>(ja, nzres));
-    P->rcsr = CSR{rrows, n, P->rrowptr, P->rcolidx, P->rval};
     /* the whole matrix's launch shape for every subdivision: the same lanes per row, so the same sums as resident */
     P->shape = SpMVShape(m, ia[m]);
+    P->rcsr  = MakeCSR(rrows, n, P->shape, P->rrowptr, P->rcolidx, P->rval);
     /* the streamed rows: pinned copies, row pointers rebased per subdivision */
     P->prowptr = PinnedView<PetscInt>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::pinned_rowptr"), prows);
     if (P->inplace) {
@@ -461,6 +474,15 @@ PetscErrorCode GSStreamPlanGetInfo(GSStreamPlan P, GSStreamInfo *info)
 /* y(off + row) = (A x)(row) (+ z(off + row)) on the instance exec */
 template <bool Add> static void SubSpMV(const Exec &exec, const CSR &A, const LaunchShape &s, PetscInt off, const DView<PetscScalar> &x, const DView<PetscScalar> &z, const DView<PetscScalar> &y)
 {
+  if (s.vlen == 1) { /* as SpMV: a thread per row without teams, the same plain row loop */
+    Kokkos::parallel_for(
+        Add ? "GPUStream::StreamSpMVAddRows" : "GPUStream::StreamSpMVRows", Kokkos::RangePolicy<Exec>(exec, 0, A.m), KOKKOS_LAMBDA(const PetscInt row) {
+          PetscScalar sum = 0;
+          for (PetscInt j = A.rowptr(row); j < A.rowptr(row + 1); j++) sum += A.val(j) * x(A.colidx(j));
+          y(off + row) = Add ? z(off + row) + sum : sum;
+        });
+    return;
+  }
   Kokkos::parallel_for(
       Add ? "GPUStream::StreamSpMVAdd" : "GPUStream::StreamSpMV", TeamPol(exec, s.league, s.team, s.vlen),
       KOKKOS_LAMBDA(const Member &t) { ForEachRowProduct(t, A, x, [&](const PetscInt row, const PetscScalar sum) { Kokkos::single(Kokkos::PerThread(t), [&]() { y(off + row) = Add ? z(off + row) + sum : sum; }); }); });
@@ -481,7 +503,7 @@ template <class Kernel> static PetscErrorCode ForEachSubdivision(GSStreamPlan P,
     Buffer        &b  = P->buf[j % P->buffers];
     const auto     rr = std::make_pair((size_t)0, (size_t)rows + 1), zz = std::make_pair((size_t)0, (size_t)nz);
     const auto     pr = std::make_pair((size_t)P->prowoff[k], (size_t)P->prowoff[k] + rows + 1), pz = std::make_pair((size_t)nzoff, (size_t)nzoff + nz);
-    CSR            A{rows, P->n, Kokkos::subview(b.rowptr, rr), Kokkos::subview(b.colidx, zz), Kokkos::subview(b.val, zz)};
+    const CSR      A    = MakeCSR(rows, P->n, P->shape, Kokkos::subview(b.rowptr, rr), Kokkos::subview(b.colidx, zz), Kokkos::subview(b.val, zz));
     PetscErrorCode ierr = PETSC_SUCCESS;
 #if defined(KOKKOS_ENABLE_CUDA)
     if (P->overlap && j >= P->buffers) ierr = cudaStreamWaitEvent(P->scopy, b.free, 0) == cudaSuccess ? PETSC_SUCCESS : PETSC_ERR_LIB;
@@ -554,7 +576,7 @@ PetscErrorCode GSStreamPlanMultBlockDevice(GSStreamPlan P, PetscInt k, const Pet
   GSCallKokkos(Kokkos::fence()); /* X may come from work still running on another instance */
   {
     const Exec &exec = P->compute;
-    PetscCall(ForEachSubdivision(P, [&](const CSR &A, const LaunchShape &s, PetscInt off) { SpMMBlock(exec, A, s, off, k, X, ldx, Y, ldy); }));
+    PetscCall(ForEachSubdivision(P, [&](const CSR &A, const LaunchShape &s, PetscInt off) { SpMMBlock(exec, A, off, k, X, ldx, Y, ldy); }));
   }
   PetscCall(PetscLogFlops(2.0 * (PetscLogDouble)P->nzcut[P->nsub] * k));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -577,7 +599,7 @@ PetscErrorCode GSStreamPlanMultBlock(GSStreamPlan P, GSDeviceMat B, GSHalo H, Pe
   PetscCall(GSStreamPlanMultBlockDevice(P, k, P->X.data(), n, P->Y.data(), m));
   if (H) {
     PetscCall(HaloBlock(H, k, P->X, n, P->G));
-    GSCallKokkos(SpMMBlock<true>(Exec(), B->csr, B->shape, 0, k, P->G.data(), B->csr.n, P->Y.data(), m));
+    GSCallKokkos(SpMMBlock<true>(Exec(), B->csr, 0, k, P->G.data(), B->csr.n, P->Y.data(), m));
     PetscCall(PetscLogFlops(2.0 * (PetscLogDouble)B->val.extent(0) * k));
   }
   GSCallKokkos({

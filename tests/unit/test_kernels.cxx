@@ -162,7 +162,7 @@ void TestUpdate()
         Load(W, v, jacobi);
         Check(!PCGFUpdate(W, alpha, beta, nt), "PCGFUpdate" + tag);
         Check(!PCGFReduce(W, sums), "PCGFReduce" + tag);
-        PCGFUpdate_Ref(n, alpha, beta, nt, jacobi ? ref.d.data() : nullptr, ref.x.data(), ref.r.data(), ref.p.data(), ref.w.data(), rsums);
+        PCGFUpdate_Ref(n, 1, alpha, beta, nt, jacobi ? ref.d.data() : nullptr, ref.x.data(), ref.r.data(), ref.p.data(), ref.w.data(), rsums);
         CGVecs got = Store(W, n);
         Check(RelDiff(got.x, ref.x) < 1e-14 && RelDiff(got.r, ref.r) < 1e-14 && RelDiff(got.p, ref.p) < 1e-14, "Update vectors match reference" + tag);
         Check(RelDiff(got.w, v.w) == 0, "Update leaves w alone" + tag);
@@ -190,7 +190,7 @@ void TestSums()
         PCGFWorkCreate(n, jacobi ? PCGF_PC_JACOBI : PCGF_PC_NONE, &W);
         Load(W, v, jacobi);
         Check(!PCGFSums(W, nt) && !PCGFReduce(W, sums), "PCGFSums" + tag);
-        PCGFSums_Ref(n, nt, jacobi ? v.d.data() : nullptr, v.r.data(), rsums);
+        PCGFSums_Ref(n, 1, nt, jacobi ? v.d.data() : nullptr, v.r.data(), rsums);
         Check(Close(sums[PCGF_RZ], rsums[0], AbsSum(v.r, v.r) * 2) && Close(sums[PCGF_NRM], rsums[1], AbsSum(v.r, v.r) * 4), "Sums match reference" + tag);
         CGVecs got = Store(W, n);
         Check(RelDiff(got.x, v.x) == 0 && RelDiff(got.r, v.r) == 0 && RelDiff(got.p, v.p) == 0 && RelDiff(got.w, v.w) == 0, "Sums change no vector" + tag);
@@ -227,7 +227,7 @@ void TestApply()
       Check(RelDiff(g.x, ref.x) < 1e-14 && RelDiff(g.r, ref.r) < 1e-14 && RelDiff(g.p, ref.p) < 1e-14 && RelDiff(got, zref) < 1e-14, "Update apply vectors match reference" + tag);
       Check(Close(sums[PCGF_RZ], rsums[0], AbsSum(ref.r, zref) * 2) && Close(sums[PCGF_NRM], rsums[1], AbsSum(ref.r, ref.r) + AbsSum(zref, zref)), "Update apply sums match reference" + tag);
       Check(!PCGFDot(W) && !PCGFReduce(W, sums), "PCGFDot apply" + tag);
-      PCGFDot_Ref(n, nullptr, q.data(), ref.p.data(), ref.w.data(), dsums);
+      PCGFDot_Ref(n, 1, nullptr, q.data(), ref.p.data(), ref.w.data(), dsums);
       Check(Close(sums[PCGF_PW], dsums[0], AbsSum(ref.p, ref.w)) && Close(sums[PCGF_WDW], dsums[1], AbsSum(ref.w, q)), "Dot apply matches reference" + tag);
       Check(!PCGFSums(W, nt) && !PCGFReduce(W, sums), "PCGFSums apply" + tag);
       Check(Close(sums[PCGF_RZ], rsums[0], AbsSum(ref.r, zref) * 2) && Close(sums[PCGF_NRM], rsums[1], AbsSum(ref.r, ref.r) + AbsSum(zref, zref)), "Sums apply use z" + tag);
@@ -254,7 +254,7 @@ void TestSpMVDot()
         Load(W, v, jacobi);
         Check(!PCGFSpMVDot(W, dA, nullptr, nullptr), "PCGFSpMVDot" + tag);
         Check(!PCGFReduce(W, sums), "PCGFReduce" + tag);
-        PCGFSpMVDot_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), jacobi ? v.d.data() : nullptr, v.p.data(), wref.data(), rsums);
+        PCGFSpMVDot_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), 1, jacobi ? v.d.data() : nullptr, v.p.data(), wref.data(), rsums);
         CGVecs got = Store(W, n);
         Check(RelDiff(got.w, wref) < 1e-14, "SpMVDot w = A p matches reference" + tag);
         Check(RelDiff(got.x, v.x) == 0 && RelDiff(got.r, v.r) == 0 && RelDiff(got.p, v.p) == 0, "SpMVDot leaves x, r, p alone" + tag);
@@ -272,6 +272,52 @@ void TestSpMVDot()
       }
     }
   }
+}
+
+/* KSPPIPEBCGSF with point-block Jacobi fused: the block gathers of both SpMVs and the Update by blocks */
+void TestBCGSBlocks()
+{
+  for (PetscInt bs : {2, 3, 6})
+    for (PetscInt m : sizes) {
+      if (m > 100000) continue;
+      for (PetscInt maxlen : {9, 40}) {
+        const PetscInt           n      = bs * m;
+        const std::string        tag    = " n=" + std::to_string(n) + " bs=" + std::to_string(bs) + " maxlen=" + std::to_string(maxlen);
+        CSRHost                  A      = RandomCSR(n, n, maxlen);
+        auto                     blocks = Random(n * bs, -0.3, 0.3), x = Random(n), r = Random(n), r0 = Random(n), p = Random(n);
+        std::vector<PetscScalar> v(n), s(n), t(n), vref(n), tref(n), gx(n), gr(n), gp(n);
+        GSDeviceMat              dA;
+        PBFWork                  W;
+        PetscScalar              sums[PBF_NSUMS], rr0;
+
+        for (PetscInt i = 0; i < n; i++) blocks[i * bs + i % bs] += 2;
+        GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA);
+        Check(!PBFWorkCreate(n, PBF_PC_PBJACOBI, &W) && !PBFWorkSetBlocks(W, bs, blocks.data()), "PBFWorkSetBlocks" + tag);
+        PBFWorkSetVec(W, PBF_X, x.data());
+        PBFWorkSetVec(W, PBF_R, r.data());
+        PBFWorkSetVec(W, PBF_R0, r0.data());
+        PBFWorkSetVec(W, PBF_P, p.data());
+        Check(!PBFSpMVDot1(W, dA), "PBFSpMVDot1 blocks" + tag);
+        PBFWorkGetVec(W, PBF_V, v.data());
+        PBFSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), bs, blocks.data(), p.data(), vref.data());
+        Check(RelDiff(v, vref) < 1e-14, "v = A D^-1 p with blocks matches reference" + tag);
+        Check(!PBFUpdateS(W, PETSC_TRUE, 0.7), "PBFUpdateS blocks" + tag);
+        PBFWorkGetVec(W, PBF_S, s.data());
+        Check(!PBFSpMVDot3(W, dA), "PBFSpMVDot3 blocks" + tag);
+        PBFWorkGetVec(W, PBF_T, t.data());
+        PBFSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), bs, blocks.data(), s.data(), tref.data());
+        Check(RelDiff(t, tref) < 1e-14, "t = A D^-1 s with blocks matches reference" + tag);
+        Check(!PBFUpdate(W, 0.4, -0.3) && !PBFReduce(W, sums), "PBFUpdate blocks" + tag);
+        PBFUpdate_Ref(n, bs, 0.7, 0.4, -0.3, blocks.data(), nullptr, nullptr, x.data(), r.data(), p.data(), v.data(), s.data(), t.data(), r0.data(), &rr0);
+        PBFWorkGetVec(W, PBF_X, gx.data());
+        PBFWorkGetVec(W, PBF_R, gr.data());
+        PBFWorkGetVec(W, PBF_P, gp.data());
+        Check(RelDiff(gx, x) < 1e-13 && RelDiff(gr, r) < 1e-14 && RelDiff(gp, p) < 1e-14, "x, r, p updates by blocks match reference" + tag);
+        Check(Close(sums[PBF_RR0], rr0, AbsSum(r, r0)), "<r,r0*> after the update by blocks matches reference" + tag);
+        PBFWorkDestroy(&W);
+        GSDeviceMatDestroy(&dA);
+      }
+    }
 }
 
 /* The reduction buffer grows when an SpMV needs more teams than it had room for; the Update's partial sums written
@@ -295,12 +341,71 @@ void TestPartialsGrowth()
   PCGFUpdate(W, 0.5, 0.25, KSP_NORM_UNPRECONDITIONED);
   Check(!PCGFSpMVDot(W, dA, nullptr, nullptr), "SpMVDot after the reduction buffer grew");
   PCGFReduce(W, sums);
-  PCGFUpdate_Ref(n, 0.5, 0.25, KSP_NORM_UNPRECONDITIONED, nullptr, ref.x.data(), ref.r.data(), ref.p.data(), ref.w.data(), rsums);
-  PCGFSpMVDot_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), nullptr, ref.p.data(), wref.data(), dsums);
+  PCGFUpdate_Ref(n, 1, 0.5, 0.25, KSP_NORM_UNPRECONDITIONED, nullptr, ref.x.data(), ref.r.data(), ref.p.data(), ref.w.data(), rsums);
+  PCGFSpMVDot_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), 1, nullptr, ref.p.data(), wref.data(), dsums);
   Check(Close(sums[PCGF_RZ], rsums[0], AbsSum(ref.r, ref.r) * 2) && Close(sums[PCGF_NRM], rsums[1], AbsSum(ref.r, ref.r) * 2), "Update sums survive the growth of the buffer");
   Check(Close(sums[PCGF_PW], dsums[0], AbsSum(ref.p, wref)) && Close(sums[PCGF_WDW], dsums[1], AbsSum(wref, wref) * 2), "SpMVDot sums with a grown buffer");
   PCGFWorkDestroy(&W);
   GSDeviceMatDestroy(&dA);
+}
+
+/* Point-block Jacobi fused (PCPBJACOBI): SpMVDot, Dot, Update and Sums against their twins, with blocks of 2, 3 and 6
+   rows, short and long rows (on a device: a thread and a warp per row) */
+void TestPointBlock()
+{
+  for (PetscInt bs : {2, 3, 6})
+    for (PetscInt m : sizes) {
+      if (m > 100000) continue;
+      for (PetscInt maxlen : {7, 60}) {
+        const PetscInt           n      = bs * m;
+        const std::string        tag    = " n=" + std::to_string(n) + " bs=" + std::to_string(bs) + " maxlen=" + std::to_string(maxlen);
+        CSRHost                  A      = RandomCSR(n, n, maxlen);
+        auto                     blocks = Random(n * bs, -0.3, 0.3);
+        CGVecs                   v = RandomCG(n), ref = v;
+        GSDeviceMat              dA;
+        PCGFWork                 W;
+        PetscScalar              sums[PCGF_NSUMS], rsums[2];
+        std::vector<PetscScalar> wref(n), y(n);
+
+        for (PetscInt i = 0; i < n; i++) blocks[i * bs + i % bs] += 2; /* a dominant diagonal, as an inverse block has */
+        GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA);
+        Check(!PCGFWorkCreate(n, PCGF_PC_PBJACOBI, &W) && !PCGFWorkSetBlocks(W, bs, blocks.data()), "PCGFWorkSetBlocks" + tag);
+        Load(W, v, false);
+        Check(!PCGFSpMVDot(W, dA, nullptr, nullptr) && !PCGFReduce(W, sums), "SpMVDot blocks" + tag);
+        PCGFSpMVDot_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), bs, blocks.data(), v.p.data(), wref.data(), rsums);
+        CGVecs       got    = Store(W, n);
+        const double wscale = 3.0 * bs * AbsSum(wref, wref);
+        Check(RelDiff(got.w, wref) < 1e-14, "SpMVDot blocks w = A p matches reference" + tag);
+        Check(Close(sums[PCGF_PW], rsums[0], AbsSum(v.p, wref)) && Close(sums[PCGF_WDW], rsums[1], wscale), "SpMVDot blocks sums match reference" + tag);
+        GSDeviceMatMult(dA, nullptr, nullptr, v.p.data(), nullptr, y.data());
+        Check(RelDiff(y, got.w) == 0, "SpMVDot blocks and plain SpMV are bitwise equal" + tag);
+        Check(!PCGFDot(W) && !PCGFReduce(W, sums), "Dot blocks" + tag);
+        Check(Close(sums[PCGF_PW], rsums[0], AbsSum(v.p, wref)) && Close(sums[PCGF_WDW], rsums[1], wscale), "Dot blocks matches reference" + tag);
+        for (KSPNormType nt : {KSP_NORM_PRECONDITIONED, KSP_NORM_UNPRECONDITIONED, KSP_NORM_NATURAL}) {
+          const std::string ntag = tag + " norm=" + std::to_string((int)nt);
+          ref                    = v;
+          Load(W, v, false);
+          Check(!PCGFUpdate(W, 0.3, 0.6, nt) && !PCGFReduce(W, sums), "Update blocks" + ntag);
+          PCGFUpdate_Ref(n, bs, 0.3, 0.6, nt, blocks.data(), ref.x.data(), ref.r.data(), ref.p.data(), ref.w.data(), rsums);
+          got = Store(W, n);
+          Check(RelDiff(got.x, ref.x) < 1e-14 && RelDiff(got.r, ref.r) < 1e-14 && RelDiff(got.p, ref.p) < 1e-13, "Update blocks vectors match reference" + ntag);
+          Check(Close(sums[PCGF_RZ], rsums[0], 3.0 * bs * AbsSum(ref.r, ref.r)) && Close(sums[PCGF_NRM], rsums[1], 9.0 * bs * bs * AbsSum(ref.r, ref.r)), "Update blocks sums match reference" + ntag);
+          Check(!PCGFSums(W, nt) && !PCGFReduce(W, sums), "Sums blocks" + ntag);
+          PCGFSums_Ref(n, bs, nt, blocks.data(), ref.r.data(), rsums);
+          Check(Close(sums[PCGF_RZ], rsums[0], 3.0 * bs * AbsSum(ref.r, ref.r)) && Close(sums[PCGF_NRM], rsums[1], 9.0 * bs * bs * AbsSum(ref.r, ref.r)), "Sums blocks match reference" + ntag);
+        }
+        PCGFWorkDestroy(&W);
+        GSDeviceMatDestroy(&dA);
+      }
+    }
+  /* blocks larger than the fused kernels hold, or that do not divide the local size */
+  PCGFWork W;
+  PCGFWorkCreate(12, PCGF_PC_PBJACOBI, &W);
+  PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
+  Check(PCGFWorkSetBlocks(W, PCGF_MAX_BS + 1, nullptr) == PETSC_ERR_ARG_OUTOFRANGE, "a block size above PCGF_MAX_BS is PETSC_ERR_ARG_OUTOFRANGE");
+  Check(PCGFWorkSetBlocks(W, 5, nullptr) == PETSC_ERR_ARG_OUTOFRANGE, "a block size that does not divide n is PETSC_ERR_ARG_OUTOFRANGE");
+  PetscPopErrorHandler();
+  PCGFWorkDestroy(&W);
 }
 
 /* KSPPIPEBCGSF's kernels against their twins, with PCNONE, fused Jacobi and a PC applied on the host; short and long
@@ -331,7 +436,7 @@ void TestBCGS()
           PBFWorkSetVec(W, PBF_SH, sh.data());
         }
         /* <r,r0*>; v = A M^{-1} p and <v,r0*> (the fused kernel knows Jacobi; an applied PC goes through MatMult) */
-        PBFSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), dinv, p.data(), v.data());
+        PBFSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), 1, dinv, p.data(), v.data());
         for (PetscInt i = 0; i < n; i++) rr0 += r[i] * r0[i], vr0 += v[i] * r0[i];
         Check(!PBFRDot(W), "PBFRDot" + tag);
         if (pc == PBF_PC_APPLY) {
@@ -341,6 +446,11 @@ void TestBCGS()
           Check(!PBFSpMVDot1(W, dA), "PBFSpMVDot1" + tag);
         PBFWorkGetVec(W, PBF_V, got.data());
         Check(RelDiff(got, v) < 1e-14, "v = A M^-1 p matches reference" + tag);
+        if (n && vr0 == 0) { /* an empty row made v = 0: the solver stops at this breakdown before UpdateS */
+          PBFWorkDestroy(&W);
+          GSDeviceMatDestroy(&dA);
+          continue;
+        }
         /* s = r - alpha v with alpha from the partial sums in device memory */
         Check(!PBFUpdateS(W, PETSC_FALSE, 0.0), "PBFUpdateS" + tag);
         PBFReduce(W, sums);
@@ -356,7 +466,7 @@ void TestBCGS()
         PBFWorkGetVec(W, PBF_S, got.data());
         Check(RelDiff(got, s) < 1e-14, "s with a given alpha matches reference" + tag);
         /* t = A M^{-1} s and its three sums */
-        PBFSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), dinv, s.data(), t.data());
+        PBFSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), 1, dinv, s.data(), t.data());
         for (PetscInt i = 0; i < n; i++) ts += t[i] * s[i], tt += t[i] * t[i], tr0 += t[i] * r0[i];
         if (pc == PBF_PC_APPLY) {
           PBFWorkSetVec(W, PBF_T, t.data());
@@ -371,7 +481,7 @@ void TestBCGS()
         PetscScalar rrnew;
         Check(!PBFUpdate(W, 0.4, -0.3), "PBFUpdate" + tag); /* with the alpha of the last UpdateS, the given one */
         PBFReduce(W, sums);
-        PBFUpdate_Ref(n, alpha, 0.4, -0.3, dinv, pc == PBF_PC_APPLY ? ph.data() : nullptr, sh.data(), x.data(), r.data(), p.data(), v.data(), s.data(), t.data(), r0.data(), &rrnew);
+        PBFUpdate_Ref(n, 1, alpha, 0.4, -0.3, dinv, pc == PBF_PC_APPLY ? ph.data() : nullptr, sh.data(), x.data(), r.data(), p.data(), v.data(), s.data(), t.data(), r0.data(), &rrnew);
         std::vector<PetscScalar> gx(n), gr(n), gp(n);
         PBFWorkGetVec(W, PBF_X, gx.data());
         PBFWorkGetVec(W, PBF_R, gr.data());
@@ -517,7 +627,9 @@ int main(int argc, char **argv)
   TestSums();
   TestApply();
   TestSpMVDot();
+  TestPointBlock();
   TestBCGS();
+  TestBCGSBlocks();
   TestPartialsGrowth();
   TestSizeMismatch();
   TestBlock();

@@ -8,7 +8,7 @@
 typedef struct {
   PBFWork          work;
   PetscInt         n;
-  PBFPC            pc;      /* Jacobi fused, none, or any PC applied on the host */
+  PBFPC            pc;      /* (point-block) Jacobi fused, none, or any PC applied on the host */
   PetscBool        fused;   /* the SpMVs run fused on the device (one-process gpustream operator) */
   Mat              dinvmat; /* the operator and state the device inverse diagonal was taken from */
   PetscObjectState dinvstate;
@@ -48,16 +48,43 @@ static PetscErrorCode KSPPIPEBCGSFStore_Private(PBFWork work, PBFVec v, Vec x)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Work sized for the operator; D^{-1} from the PC itself when Jacobi is fused */
+/* Point-block Jacobi's D^{-1} as the PC computes it: applied to the vector that is 1 at the k-th row of every block, it
+   gives column k of every inverse block */
+static PetscErrorCode KSPPIPEBCGSFLoadBlocks_Private(KSP ksp, PetscInt bs)
+{
+  KSP_PIPEBCGSF     *bf = (KSP_PIPEBCGSF *)ksp->data;
+  Vec                E = ksp->work[0], Z = ksp->work[1];
+  PetscScalar       *blocks, *e;
+  const PetscScalar *z;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc1(bf->n * bs, &blocks));
+  for (PetscInt k = 0; k < bs; k++) {
+    PetscCall(VecGetArrayWrite(E, &e));
+    for (PetscInt i = 0; i < bf->n; i++) e[i] = i % bs == k ? 1.0 : 0.0;
+    PetscCall(VecRestoreArrayWrite(E, &e));
+    PetscCall(PCApply(ksp->pc, E, Z));
+    PetscCall(VecGetArrayRead(Z, &z));
+    for (PetscInt i = 0; i < bf->n; i++) blocks[i * bs + k] = z[i];
+    PetscCall(VecRestoreArrayRead(Z, &z));
+  }
+  PetscCall(PBFWorkSetBlocks(bf->work, bs, blocks));
+  PetscCall(PetscFree(blocks));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Work sized for the operator; D^{-1} from the PC itself when Jacobi or point-block Jacobi (blocks of up to
+   PBF_MAX_BS rows) is fused */
 static PetscErrorCode KSPPIPEBCGSFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat)
 {
   KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
-  PetscBool      jacobi, none, gs;
+  PetscBool      jacobi, pbjacobi, none, gs;
   PBFPC          pc;
-  PetscInt       n;
+  PetscInt       n, bs;
 
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &jacobi));
+  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCPBJACOBI, &pbjacobi));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &none));
   PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATGPUSTREAM, &gs));
   if (gs && bf->size == 1) { /* a streamed matrix has no whole device CSR: MatMult() */
@@ -65,9 +92,18 @@ static PetscErrorCode KSPPIPEBCGSFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat)
     PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA, NULL, NULL));
     gs = (PetscBool)(dA != NULL);
   }
-  /* the device SpMVs apply no preconditioner but a fused Jacobi: other PCs take the host path */
-  bf->fused = (PetscBool)(gs && bf->size == 1 && (none || jacobi));
-  pc        = none ? PBF_PC_NONE : ((jacobi && bf->fused) ? PBF_PC_JACOBI : PBF_PC_APPLY);
+  PetscCall(MatGetBlockSize(Pmat, &bs));
+  pbjacobi = (PetscBool)(pbjacobi && bs <= PBF_MAX_BS);
+  /* the device SpMVs apply no preconditioner but a fused (point-block) Jacobi: other PCs take the host path */
+  bf->fused = (PetscBool)(gs && bf->size == 1 && (none || jacobi || pbjacobi));
+  if (none)
+    pc = PBF_PC_NONE;
+  else if (bf->fused && (jacobi || (pbjacobi && bs == 1)))
+    pc = PBF_PC_JACOBI;
+  else if (bf->fused && pbjacobi)
+    pc = PBF_PC_PBJACOBI;
+  else
+    pc = PBF_PC_APPLY;
   PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
   if (bf->work && (bf->n != n || bf->pc != pc)) PetscCall(PBFWorkDestroy(&bf->work));
   if (!bf->work) {
@@ -76,13 +112,17 @@ static PetscErrorCode KSPPIPEBCGSFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat)
     bf->pc      = pc;
     bf->dinvmat = NULL;
   }
-  if (pc == PBF_PC_JACOBI) {
+  if (pc == PBF_PC_JACOBI || pc == PBF_PC_PBJACOBI) {
     PetscObjectState state;
     PetscCall(PetscObjectStateGet((PetscObject)Pmat, &state));
     if (bf->dinvmat != Pmat || bf->dinvstate != state) {
-      PetscCall(VecSet(ksp->work[0], 1.0));
-      PetscCall(PCApply(ksp->pc, ksp->work[0], ksp->work[1]));
-      PetscCall(KSPPIPEBCGSFLoad_Private(bf->work, PBF_DINV, ksp->work[1]));
+      if (pc == PBF_PC_PBJACOBI)
+        PetscCall(KSPPIPEBCGSFLoadBlocks_Private(ksp, bs));
+      else {
+        PetscCall(VecSet(ksp->work[0], 1.0));
+        PetscCall(PCApply(ksp->pc, ksp->work[0], ksp->work[1]));
+        PetscCall(KSPPIPEBCGSFLoad_Private(bf->work, PBF_DINV, ksp->work[1]));
+      }
       bf->dinvmat   = Pmat;
       bf->dinvstate = state;
     }
@@ -292,7 +332,7 @@ static PetscErrorCode KSPView_PIPEBCGSF(KSP ksp, PetscViewer viewer)
   PetscCall(GSResidualGapView(&bf->gap, ksp, viewer));
   if (!bf->work || !bf->passes) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerASCIIPrintf(viewer, "  SpMV: %s; preconditioner: %s\n", bf->fused ? "fused gpustream device kernels" : "MatMult of the operator, vectors staged through the host",
-                                   bf->pc == PBF_PC_JACOBI ? "jacobi fused into the kernels" : (bf->pc == PBF_PC_NONE ? "none" : "applied on the host to p and s")));
+                                   bf->pc == PBF_PC_JACOBI ? "jacobi fused into the kernels" : (bf->pc == PBF_PC_PBJACOBI ? "point-block jacobi fused into the kernels" : (bf->pc == PBF_PC_NONE ? "none" : "applied on the host to p and s"))));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  per iteration: %.3g kernel launches, %.3g device-to-host reductions, %.3g vector copies\n", (double)bf->launches / (double)bf->passes, (double)bf->transfers / (double)bf->passes,
                                    (double)bf->copies / (double)bf->passes));
   if (bf->size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  MPI_Allreduce calls per iteration: %.3g\n", (double)bf->allreduces / (double)bf->passes));
@@ -358,8 +398,9 @@ static PetscErrorCode KSPDestroy_PIPEBCGSF(KSP ksp)
    Level: intermediate
 
    Notes:
-   Right preconditioning only, as `KSPPIPEBCGS`. `PCJACOBI` is fused into the SpMV gathers and the x update; any
-   other PC is applied on the host to p and s each iteration. Other `Mat` types, and `MATGPUSTREAM` on several
+   Right preconditioning only, as `KSPPIPEBCGS`. `PCJACOBI`, and `PCPBJACOBI` with blocks of up to 8 rows, are fused
+   into the SpMV gathers and the x update (D^{-1} is taken from the PC once per operator state); any other PC is
+   applied on the host to p and s each iteration. Other `Mat` types, and `MATGPUSTREAM` on several
    processes for now, run the SpMVs through `MatMult()` with vectors staged through the host. On several processes
    alpha needs its global sums before s can be formed, so an iteration has two `MPI_Allreduce`s.
    The norm formula cancels near convergence (seen at Peclet 100 on an H200): when it reports convergence, the

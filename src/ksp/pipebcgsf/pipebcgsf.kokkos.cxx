@@ -14,7 +14,8 @@ enum { SLOT_R = PBF_RR0, SLOT_A = PBF_VR0, SLOT_S = PBF_SS, SLOT_T = PBF_TS, NSL
 struct _n_PBFWork {
   PetscInt                                 n = 0;
   PBFPC                                    pc;
-  DView<PetscScalar>                       x, r, r0, p, v, s, t, dinv, ph, sh;
+  DView<PetscScalar>                       x, r, r0, p, v, s, t, dinv, ph, sh; /* dinv: n / bs inverse blocks, row-major */
+  int                                      bs = 1;
   DView<PetscScalar>                       alpha; /* the alpha UpdateS used, so that x moves with exactly the alpha r did */
   DView<PetscScalar>                       partials;
   Kokkos::View<PetscScalar *, PinnedSpace> hpartials;
@@ -44,6 +45,18 @@ PetscErrorCode PBFWorkCreate(PetscInt n, PBFPC pc, PBFWork *work)
     W->hpartials = Kokkos::View<PetscScalar *, PinnedSpace>("PipeBCGSF::hpartials", NSLOTS * (size_t)W->lu);
   });
   *work = W.release();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Point-block Jacobi: the n / bs inverse diagonal blocks, each bs x bs row-major */
+PetscErrorCode PBFWorkSetBlocks(PBFWork W, PetscInt bs, const PetscScalar blocks[])
+{
+  PetscFunctionBegin;
+  PetscCheck(W->pc == PBF_PC_PBJACOBI, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Blocks are for point-block Jacobi work");
+  PetscCheck(bs >= 1 && bs <= PBF_MAX_BS && W->n % bs == 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Block size %" PetscInt_FMT " must be in 1..%d and divide the local size %" PetscInt_FMT, bs, PBF_MAX_BS, W->n);
+  if (W->dinv.extent(0) != (size_t)(W->n * bs)) GSCallKokkos(W->dinv = DView<PetscScalar>("PipeBCGSF::dinvblocks", W->n * bs));
+  W->bs = (int)bs;
+  PetscCall(CopyIn(W->dinv, blocks, &W->copies));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -100,6 +113,19 @@ template <bool Jacobi> struct Gather {
   }
 };
 
+/* Point-block Jacobi: a gathered entry is its row of the inverse block times the block of y */
+struct BlockGather {
+  DView<PetscScalar>                 y, d;
+  int                                bs;
+  KOKKOS_INLINE_FUNCTION PetscScalar operator()(const PetscInt j) const
+  {
+    const PetscInt o = j - j % bs;
+    PetscScalar    z = 0;
+    for (int k = 0; k < bs; k++) z += d(j * bs + k) * y(o + k);
+    return z;
+  }
+};
+
 PetscErrorCode PBFRDot(PBFWork W)
 {
   const DView<PetscScalar> r = W->r, r0 = W->r0;
@@ -120,10 +146,9 @@ PetscErrorCode PBFRDot(PBFWork W)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-template <bool Jacobi> static void SpMVDot1(PBFWork W, const CSR &A)
+template <class G> static void SpMVDot1(PBFWork W, const CSR &A, const G g)
 {
   const DView<PetscScalar> v = W->v, r0 = W->r0;
-  const Gather<Jacobi>     g{W->p, W->dinv};
   PetscScalar *const       out = W->partials.data() + SLOT_A * (size_t)W->lu;
 
   Kokkos::parallel_for(
@@ -142,10 +167,12 @@ PetscErrorCode PBFSpMVDot1(PBFWork W, GSDeviceMat A)
   PetscFunctionBegin;
   PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
   PetscCall(PetscLogEventBegin(PBF_SpMVDot, 0, 0, 0, 0));
-  if (W->pc == PBF_PC_JACOBI)
-    GSCallKokkos(SpMVDot1<true>(W, A->csr));
+  if (W->pc == PBF_PC_PBJACOBI)
+    GSCallKokkos(SpMVDot1(W, A->csr, BlockGather{W->p, W->dinv, W->bs}));
+  else if (W->pc == PBF_PC_JACOBI)
+    GSCallKokkos(SpMVDot1(W, A->csr, Gather<true>{W->p, W->dinv}));
   else
-    GSCallKokkos(SpMVDot1<false>(W, A->csr));
+    GSCallKokkos(SpMVDot1(W, A->csr, Gather<false>{W->p, W->dinv}));
   W->launches++;
   PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 2.0 * W->n));
   PetscCall(PetscLogEventEnd(PBF_SpMVDot, 0, 0, 0, 0));
@@ -207,10 +234,9 @@ PetscErrorCode PBFUpdateS(PBFWork W, PetscBool given, PetscScalar alpha_given)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-template <bool Jacobi> static void SpMVDot3(PBFWork W, const CSR &A)
+template <class G> static void SpMVDot3(PBFWork W, const CSR &A, const G g)
 {
   const DView<PetscScalar> t = W->t, s = W->s, r0 = W->r0;
-  const Gather<Jacobi>     g{W->s, W->dinv};
   PetscScalar *const       out = W->partials.data() + SLOT_T * (size_t)W->lu;
 
   Kokkos::parallel_for(
@@ -231,10 +257,12 @@ PetscErrorCode PBFSpMVDot3(PBFWork W, GSDeviceMat A)
   PetscFunctionBegin;
   PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
   PetscCall(PetscLogEventBegin(PBF_SpMVDot, 0, 0, 0, 0));
-  if (W->pc == PBF_PC_JACOBI)
-    GSCallKokkos(SpMVDot3<true>(W, A->csr));
+  if (W->pc == PBF_PC_PBJACOBI)
+    GSCallKokkos(SpMVDot3(W, A->csr, BlockGather{W->s, W->dinv, W->bs}));
+  else if (W->pc == PBF_PC_JACOBI)
+    GSCallKokkos(SpMVDot3(W, A->csr, Gather<true>{W->s, W->dinv}));
   else
-    GSCallKokkos(SpMVDot3<false>(W, A->csr));
+    GSCallKokkos(SpMVDot3(W, A->csr, Gather<false>{W->s, W->dinv}));
   W->launches++;
   PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 6.0 * W->n));
   PetscCall(PetscLogEventEnd(PBF_SpMVDot, 0, 0, 0, 0));
@@ -292,12 +320,45 @@ template <PBFPC PC> static void Update(PBFWork W, PetscScalar omega, PetscScalar
       });
 }
 
+/* Update with point-block Jacobi: a thread per block, since x needs the block's old p */
+static void UpdateBlocks(PBFWork W, PetscScalar omega, PetscScalar beta)
+{
+  const DView<PetscScalar> x = W->x, r = W->r, r0 = W->r0, p = W->p, v = W->v, s = W->s, t = W->t, d = W->dinv, a = W->alpha;
+  PetscScalar *const       out = W->partials.data() + SLOT_R * (size_t)W->lu;
+  const int                bs  = W->bs;
+  const PetscInt           nb  = W->n / bs;
+
+  Kokkos::parallel_for(
+      "PipeBCGSF::UpdateBlocks", Policy(W, 2), KOKKOS_LAMBDA(const Member &m) {
+        PetscScalar       acc[2] = {0, 0};
+        const PetscScalar alpha  = a(0);
+        ForEachIndex(m, nb, [&](const PetscInt b) {
+          const PetscInt o = b * bs;
+          PetscScalar    u[PBF_MAX_BS];
+          for (int k = 0; k < bs; k++) u[k] = alpha * p(o + k) + omega * s(o + k);
+          for (int i = 0; i < bs; i++) {
+            PetscScalar dx = 0;
+            for (int k = 0; k < bs; k++) dx += d((o + i) * bs + k) * u[k];
+            x(o + i) += dx;
+            const PetscScalar ri = s(o + i) - omega * t(o + i);
+            r(o + i)             = ri;
+            p(o + i)             = ri + beta * (p(o + i) - omega * v(o + i));
+            acc[0] += ri * r0(o + i);
+            acc[1] += ri * ri;
+          }
+        });
+        TeamSumStore<2>(m, acc, out);
+      });
+}
+
 /* x, r, p with the alpha the last UpdateS used (held in device memory) and the host's omega and beta */
 PetscErrorCode PBFUpdate(PBFWork W, PetscScalar omega, PetscScalar beta)
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PBF_Update, 0, 0, 0, 0));
-  if (W->pc == PBF_PC_APPLY)
+  if (W->pc == PBF_PC_PBJACOBI)
+    GSCallKokkos(UpdateBlocks(W, omega, beta));
+  else if (W->pc == PBF_PC_APPLY)
     GSCallKokkos(Update<PBF_PC_APPLY>(W, omega, beta));
   else if (W->pc == PBF_PC_JACOBI)
     GSCallKokkos(Update<PBF_PC_JACOBI>(W, omega, beta));

@@ -1,7 +1,7 @@
 /* The declared set of fused kernels of KSPPIPEBCGSF (Algorithm 4 of Rupp et al.: pipelined BiCGStab with
    beta = -<As,r0*>/<Ap,r0*>). The solver loop in pipebcgsf.c is written once against these; pipebcgsf.kokkos.cxx
-   implements them and pipebcgsfref.c holds their serial twins. Right preconditioning: M^{-1} is D^{-1} (Jacobi,
-   fused into the SpMV gathers and the x update), the identity, or a PC applied on the host, whose results
+   implements them and pipebcgsfref.c holds their serial twins. Right preconditioning: M^{-1} is D^{-1} (Jacobi or
+   point-block Jacobi, fused into the SpMV gathers and the x update), the identity, or a PC applied on the host, whose results
    ph = M^{-1} p and sh = M^{-1} s the host path uploads.
 
    One iteration, four kernels and one device-to-host copy of all partial sums:
@@ -32,7 +32,10 @@ typedef enum {
 
 typedef enum { PBF_X, PBF_R, PBF_R0, PBF_P, PBF_V, PBF_S, PBF_T, PBF_DINV, PBF_PH, PBF_SH } PBFVec;
 
-typedef enum { PBF_PC_NONE, PBF_PC_JACOBI, PBF_PC_APPLY } PBFPC;
+typedef enum { PBF_PC_NONE, PBF_PC_JACOBI, PBF_PC_APPLY, PBF_PC_PBJACOBI } PBFPC;
+
+/* Point-block Jacobi is fused for blocks up to this size (D^{-1} in n / bs row-major bs x bs blocks) */
+#define PBF_MAX_BS 8
 
 typedef struct _n_PBFWork *PBFWork;
 
@@ -41,6 +44,7 @@ PETSC_INTERN PetscErrorCode PBFWorkDestroy(PBFWork *);
 PETSC_INTERN PetscErrorCode PBFWorkSetVec(PBFWork, PBFVec, const PetscScalar[]);
 PETSC_INTERN PetscErrorCode PBFWorkGetVec(PBFWork, PBFVec, PetscScalar[]);
 PETSC_INTERN PetscErrorCode PBFWorkGetCounts(PBFWork, PetscInt *, PetscInt *, PetscInt *);
+PETSC_INTERN PetscErrorCode PBFWorkSetBlocks(PBFWork, PetscInt, const PetscScalar[]);
 
 PETSC_INTERN PetscErrorCode PBFRDot(PBFWork);
 PETSC_INTERN PetscErrorCode PBFSpMVDot1(PBFWork, GSDeviceMat);
@@ -51,8 +55,9 @@ PETSC_INTERN PetscErrorCode PBFDot3(PBFWork);
 PETSC_INTERN PetscErrorCode PBFUpdate(PBFWork, PetscScalar, PetscScalar);
 PETSC_INTERN PetscErrorCode PBFReduce(PBFWork, PetscScalar[PBF_NSUMS]);
 
-/* Serial twins; dinv NULL: no Jacobi; ph/sh NULL: M^{-1} applied through dinv (or the identity) */
-PETSC_INTERN void PBFSpMV_Ref(PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], const PetscScalar[], const PetscScalar[], PetscScalar[]);
+/* Serial twins; dinv NULL: no Jacobi, else the inverse bs x bs diagonal blocks (bs = 1: Jacobi); ph/sh NULL: M^{-1}
+   applied through dinv (or the identity) */
+PETSC_INTERN void PBFSpMV_Ref(PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], PetscInt, const PetscScalar[], const PetscScalar[], PetscScalar[]);
 PETSC_INTERN void PBFUpdateS_Ref(PetscInt, PetscScalar, const PetscScalar[], const PetscScalar[], PetscScalar[], PetscScalar *);
-PETSC_INTERN void PBFUpdate_Ref(PetscInt, PetscScalar, PetscScalar, PetscScalar, const PetscScalar[], const PetscScalar[], const PetscScalar[], PetscScalar[], PetscScalar[], PetscScalar[], const PetscScalar[], const PetscScalar[],
+PETSC_INTERN void PBFUpdate_Ref(PetscInt, PetscInt, PetscScalar, PetscScalar, PetscScalar, const PetscScalar[], const PetscScalar[], const PetscScalar[], PetscScalar[], PetscScalar[], PetscScalar[], const PetscScalar[], const PetscScalar[],
                                 const PetscScalar[], const PetscScalar[], PetscScalar *);

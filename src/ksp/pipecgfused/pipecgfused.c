@@ -54,19 +54,58 @@ static PetscErrorCode KSPPIPECGFUSEDStore_Private(PCGFWork work, PCGFVec v, Vec 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Device work sized for the operator, and D^{-1} taken from the PC itself so PCJACOBI's own options hold. With a null
-   space on the operator the PC goes through KSP_PCApply(), which projects it out of z and q, so z stays clear of it. */
+/* D^{-1} of point-block Jacobi as the PC itself computes it: applying it to the vector that is 1 at the k-th row of
+   every block gives column k of every inverse block */
+static PetscErrorCode KSPPIPECGFUSEDLoadBlocks_Private(KSP ksp, PetscInt bs)
+{
+  KSP_PIPECGFUSED   *cg = (KSP_PIPECGFUSED *)ksp->data;
+  Vec                E = ksp->work[0], Z = ksp->work[1];
+  PetscScalar       *blocks, *e;
+  const PetscScalar *z;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc1(cg->n * bs, &blocks));
+  for (PetscInt k = 0; k < bs; k++) {
+    PetscCall(VecGetArrayWrite(E, &e));
+    for (PetscInt i = 0; i < cg->n; i++) e[i] = i % bs == k ? 1.0 : 0.0;
+    PetscCall(VecRestoreArrayWrite(E, &e));
+    PetscCall(PCApply(ksp->pc, E, Z));
+    PetscCall(VecGetArrayRead(Z, &z));
+    for (PetscInt i = 0; i < cg->n; i++) blocks[i * bs + k] = z[i];
+    PetscCall(VecRestoreArrayRead(Z, &z));
+  }
+  PetscCall(PCGFWorkSetBlocks(cg->work, bs, blocks));
+  PetscCall(PetscFree(blocks));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Device work sized for the operator, and D^{-1} taken from the PC itself so PCJACOBI's and PCPBJACOBI's own options
+   hold. Point-block Jacobi is fused on one process for blocks of up to PCGF_MAX_BS rows; elsewhere it is applied on
+   the host like any PC. With a null space on the operator the PC goes through KSP_PCApply(), which projects it out
+   of z and q, so z stays clear of it. */
 static PetscErrorCode KSPPIPECGFUSEDPrepare_Private(KSP ksp, Mat Pmat, PetscBool nullspace)
 {
   KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
-  PetscBool        jacobi, none;
+  PetscBool        jacobi, pbjacobi, none;
   PCGFPC           pc;
-  PetscInt         n;
+  PetscInt         n, bs;
+  PetscMPIInt      size;
 
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &jacobi));
+  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCPBJACOBI, &pbjacobi));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &none));
-  pc = nullspace ? PCGF_PC_APPLY : (jacobi ? PCGF_PC_JACOBI : (none ? PCGF_PC_NONE : PCGF_PC_APPLY));
+  PetscCall(MatGetBlockSize(Pmat, &bs));
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
+  pbjacobi = (PetscBool)(pbjacobi && size == 1 && bs <= PCGF_MAX_BS);
+  if (nullspace)
+    pc = PCGF_PC_APPLY;
+  else if (jacobi || (pbjacobi && bs == 1))
+    pc = PCGF_PC_JACOBI;
+  else if (pbjacobi)
+    pc = PCGF_PC_PBJACOBI;
+  else
+    pc = none ? PCGF_PC_NONE : PCGF_PC_APPLY;
   PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
   if (cg->work && (cg->n != n || cg->pc != pc)) PetscCall(PCGFWorkDestroy(&cg->work));
   if (!cg->work) {
@@ -75,13 +114,17 @@ static PetscErrorCode KSPPIPECGFUSEDPrepare_Private(KSP ksp, Mat Pmat, PetscBool
     cg->pc      = pc;
     cg->dinvmat = NULL;
   }
-  if (pc == PCGF_PC_JACOBI) {
+  if (pc == PCGF_PC_JACOBI || pc == PCGF_PC_PBJACOBI) {
     PetscObjectState state;
     PetscCall(PetscObjectStateGet((PetscObject)Pmat, &state));
     if (cg->dinvmat != Pmat || cg->dinvstate != state) {
-      PetscCall(VecSet(ksp->work[0], 1.0));
-      PetscCall(PCApply(ksp->pc, ksp->work[0], ksp->work[1]));
-      PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_DINV, ksp->work[1]));
+      if (pc == PCGF_PC_PBJACOBI)
+        PetscCall(KSPPIPECGFUSEDLoadBlocks_Private(ksp, bs));
+      else {
+        PetscCall(VecSet(ksp->work[0], 1.0));
+        PetscCall(PCApply(ksp->pc, ksp->work[0], ksp->work[1]));
+        PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_DINV, ksp->work[1]));
+      }
       cg->dinvmat   = Pmat;
       cg->dinvstate = state;
     }
@@ -301,7 +344,7 @@ static PetscErrorCode KSPView_PIPECGFUSED(KSP ksp, PetscViewer viewer)
     if (cg->pc == PCGF_PC_APPLY)
       PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner applied on the host each iteration (z by recurrence, q = M^{-1} w)\n"));
     else
-      PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner fused into the kernels: %s\n", cg->pc == PCGF_PC_JACOBI ? "jacobi" : "none"));
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner fused into the kernels: %s\n", cg->pc == PCGF_PC_JACOBI ? "jacobi" : (cg->pc == PCGF_PC_PBJACOBI ? "point-block jacobi" : "none")));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  device memory: work vectors %.6g MB, reduction buffer %.6g KB\n", vbytes / 1048576.0, pbytes / 1024.0));
   }
   if (cg->passes) {
@@ -374,8 +417,9 @@ static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
 
    Notes:
    The fused SpMV needs a `MATGPUSTREAM` operator; any other `Mat` works through `MatMult()` with the vectors copied
-   between host and device each iteration (correct, slower). `PCNONE` and `PCJACOBI` are fused into the kernels (D^{-1}
-   is taken from the PC once per operator state, so `-pc_jacobi_type` and `-pc_jacobi_abs` apply). Any other PC
+   between host and device each iteration (correct, slower). `PCNONE`, `PCJACOBI` and, on one process with blocks of
+   up to 8 rows, `PCPBJACOBI` are fused into the kernels (D^{-1} is taken from the PC once per operator state, so
+   `-pc_jacobi_type` and `-pc_jacobi_abs` apply; the point-block kernels visit a block of rows per thread). Any other PC
    (SOR, block Jacobi, ICC/ILU, GAMG, ...) is applied on the host once per iteration to w = A p: z = M^{-1} r then
    follows the recurrence z -= alpha M^{-1} w, which costs one more kernel and two vector copies per iteration.
    Left preconditioning. A `MatNullSpace` on the operator (a singular consistent system) is projected out of the

@@ -8,7 +8,8 @@ using namespace gpustream;
 
 struct _n_PCGFWork {
   PetscInt                                 n = 0;
-  DView<PetscScalar>                       x, r, p, w, dinv;
+  DView<PetscScalar>                       x, r, p, w, dinv; /* dinv: n / bs inverse bs x bs blocks, row-major */
+  int                                      bs = 1;
   DView<PetscScalar>                       z, q; /* z = M^{-1} r by recurrence and q = M^{-1} w, for PCs applied on the host */
   PCGFPC                                   pc = PCGF_PC_NONE;
   DView<PetscScalar>                       partials; /* [Update: 2 x lu][SpMVDot or Dot: 2 x ls][off-diagonal: 2 x lb] */
@@ -69,6 +70,18 @@ PetscErrorCode PCGFWorkSetLaunchShape(PCGFWork W, PetscInt team, PetscInt league
   W->lu = (int)league;
   W->ls = 0;
   GSCallKokkos(EnsurePartials(W, W->lu));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Point-block Jacobi: the n / bs inverse diagonal blocks, each bs x bs row-major */
+PetscErrorCode PCGFWorkSetBlocks(PCGFWork W, PetscInt bs, const PetscScalar blocks[])
+{
+  PetscFunctionBegin;
+  PetscCheck(W->pc == PCGF_PC_PBJACOBI, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Blocks are for point-block Jacobi work");
+  PetscCheck(bs >= 1 && bs <= PCGF_MAX_BS && W->n % bs == 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Block size %" PetscInt_FMT " must be in 1..%d and divide the local size %" PetscInt_FMT, bs, PCGF_MAX_BS, W->n);
+  if (W->dinv.extent(0) != (size_t)(W->n * bs)) GSCallKokkos(W->dinv = DView<PetscScalar>("PipeCGFused::dinvblocks", W->n * bs));
+  W->bs = (int)bs;
+  PetscCall(CopyIn(W->dinv, blocks, &W->copies));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -133,6 +146,37 @@ PetscErrorCode PCGFWorkGetMemory(PCGFWork W, PetscLogDouble *vecbytes, PetscLogD
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The Update with point-block Jacobi: a thread per block of rows, since z needs the block's new r */
+template <KSPNormType Norm> static void UpdateBlocks(PCGFWork W, PetscScalar alpha, PetscScalar beta)
+{
+  const DView<PetscScalar> x = W->x, r = W->r, p = W->p, w = W->w, d = W->dinv;
+  PetscScalar *const       out = W->partials.data();
+  const int                bs = W->bs, T = W->tu, L = W->lu;
+  const PetscInt           nb = W->n / bs;
+
+  Kokkos::parallel_for(
+      "PipeCGFused::UpdateBlocks", TeamPol(L, T).set_scratch_size(0, Kokkos::PerTeam(2 * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+        PetscScalar acc[2] = {0, 0};
+        ForEachIndex(t, nb, [&](const PetscInt b) {
+          const PetscInt o = b * bs;
+          PetscScalar    rb[PCGF_MAX_BS];
+          for (int k = 0; k < bs; k++) rb[k] = r(o + k) - alpha * w(o + k);
+          for (int i = 0; i < bs; i++) {
+            PetscScalar zi = 0;
+            for (int k = 0; k < bs; k++) zi += d((o + i) * bs + k) * rb[k];
+            const PetscScalar pi = p(o + i);
+            x(o + i) += alpha * pi;
+            r(o + i) = rb[i];
+            p(o + i) = zi + beta * pi;
+            acc[0] += rb[i] * zi;
+            if (Norm == KSP_NORM_PRECONDITIONED) acc[1] += zi * zi;
+            if (Norm == KSP_NORM_UNPRECONDITIONED) acc[1] += rb[i] * rb[i];
+          }
+        });
+        TeamSumStore<2>(t, acc, out);
+      });
+}
+
 template <PCGFPC PC, KSPNormType Norm> static void Update(PCGFWork W, PetscScalar alpha, PetscScalar beta)
 {
   const DView<PetscScalar> x = W->x, r = W->r, p = W->p, w = W->w, d = W->dinv, z = W->z, q = W->q;
@@ -140,6 +184,10 @@ template <PCGFPC PC, KSPNormType Norm> static void Update(PCGFWork W, PetscScala
   const PetscInt           n   = W->n;
   const int                T = W->tu, L = W->lu;
 
+  if constexpr (PC == PCGF_PC_PBJACOBI) {
+    UpdateBlocks<Norm>(W, alpha, beta);
+    return;
+  }
   Kokkos::parallel_for(
       "PipeCGFused::Update", TeamPol(L, T).set_scratch_size(0, Kokkos::PerTeam(2 * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[2] = {0, 0};
@@ -178,6 +226,8 @@ template <PCGFPC PC> static void UpdateNorm(PCGFWork W, PetscScalar alpha, Petsc
   do {                                                                                                                                                                                                                                                   \
     if ((W)->pc == PCGF_PC_JACOBI)                                                                                                                                                                                                                       \
       F<PCGF_PC_JACOBI>(__VA_ARGS__);                                                                                                                                                                                                                    \
+    else if ((W)->pc == PCGF_PC_PBJACOBI)                                                                                                                                                                                                                \
+      F<PCGF_PC_PBJACOBI>(__VA_ARGS__);                                                                                                                                                                                                                  \
     else if ((W)->pc == PCGF_PC_APPLY)                                                                                                                                                                                                                   \
       F<PCGF_PC_APPLY>(__VA_ARGS__);                                                                                                                                                                                                                     \
     else                                                                                                                                                                                                                                                 \
@@ -241,14 +291,43 @@ template <bool Jacobi> static void OffDiagDot(PCGFWork W, const GSDeviceMat B, c
       });
 }
 
+/* w = A p and the two sums with point-block Jacobi: a thread (and its lanes) per block of rows */
+static void SpMVDotBlocks(PCGFWork W, const CSR &A, const LaunchShape &s)
+{
+  const DView<PetscScalar> p = W->p, w = W->w, d = W->dinv;
+  PetscScalar *const       out = W->partials.data() + 2 * W->lu;
+  const int                bs  = W->bs;
+
+  Kokkos::parallel_for(
+      "PipeCGFused::SpMVDotBlocks", TeamPol(s.league, s.team, s.vlen).set_scratch_size(0, Kokkos::PerTeam(2 * s.team * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+        PetscScalar acc[2] = {0, 0};
+        ForEachBlockRowProduct<PCGF_MAX_BS>(t, A, p, bs, [&](const PetscInt b, const PetscScalar(&wb)[PCGF_MAX_BS]) {
+          const PetscInt o = b * bs;
+          Kokkos::single(Kokkos::PerThread(t), [&]() {
+            for (int i = 0; i < bs; i++) w(o + i) = wb[i];
+          });
+          for (int i = 0; i < bs; i++) {
+            PetscScalar q = 0;
+            for (int k = 0; k < bs; k++) q += d((o + i) * bs + k) * wb[k];
+            acc[0] += p(o + i) * wb[i];
+            acc[1] += wb[i] * q;
+          }
+        });
+        TeamSumStore<2>(t, acc, out);
+      });
+}
+
 PetscErrorCode PCGFSpMVDot(PCGFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H)
 {
   PetscFunctionBegin;
   PetscCheck(A->csr.m == W->n && A->csr.n == W->n && (!H || B->csr.m == W->n), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
   PetscCall(PetscLogEventBegin(PCGF_SpMVDot, 0, 0, 0, 0));
+  PetscCheck(W->pc != PCGF_PC_PBJACOBI || !H, PETSC_COMM_SELF, PETSC_ERR_SUP, "Point-block Jacobi is fused on one process only");
   if (!H) {
     GSCallKokkos(EnsurePartials(W, A->shape.league));
-    if (W->dinv.extent(0))
+    if (W->pc == PCGF_PC_PBJACOBI)
+      GSCallKokkos(SpMVDotBlocks(W, A->csr, A->shape));
+    else if (W->dinv.extent(0))
       GSCallKokkos(SpMVDot<true, false>(W, A->csr, A->shape, A->csr.rowptr));
     else
       GSCallKokkos(SpMVDot<false, false>(W, A->csr, A->shape, A->csr.rowptr));
@@ -286,8 +365,25 @@ template <PCGFPC PC> static void Dot(PCGFWork W)
   const DView<PetscScalar> p = W->p, w = W->w, d = W->dinv, q = W->q;
   PetscScalar *const       out = W->partials.data() + 2 * W->lu;
   const PetscInt           n   = W->n;
-  const int                T = W->tu, L = W->lu;
+  const int                T = W->tu, L = W->lu, bs = W->bs;
 
+  if constexpr (PC == PCGF_PC_PBJACOBI) {
+    Kokkos::parallel_for(
+        "PipeCGFused::DotBlocks", TeamPol(L, T).set_scratch_size(0, Kokkos::PerTeam(2 * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+          PetscScalar acc[2] = {0, 0};
+          ForEachIndex(t, n / bs, [&](const PetscInt b) {
+            const PetscInt o = b * bs;
+            for (int i = 0; i < bs; i++) {
+              PetscScalar dw = 0;
+              for (int k = 0; k < bs; k++) dw += d((o + i) * bs + k) * w(o + k);
+              acc[0] += p(o + i) * w(o + i);
+              acc[1] += w(o + i) * dw;
+            }
+          });
+          TeamSumStore<2>(t, acc, out);
+        });
+    return;
+  }
   Kokkos::parallel_for(
       "PipeCGFused::Dot", TeamPol(L, T).set_scratch_size(0, Kokkos::PerTeam(2 * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[2] = {0, 0};
@@ -319,7 +415,26 @@ template <PCGFPC PC, KSPNormType Norm> static void Sums(PCGFWork W)
   const DView<PetscScalar> r = W->r, d = W->dinv, z = W->z;
   PetscScalar *const       out = W->partials.data();
   const PetscInt           n   = W->n;
+  const int                bs  = W->bs;
 
+  if constexpr (PC == PCGF_PC_PBJACOBI) {
+    Kokkos::parallel_for(
+        "PipeCGFused::SumsBlocks", TeamPol(W->lu, W->tu).set_scratch_size(0, Kokkos::PerTeam(2 * W->tu * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+          PetscScalar acc[2] = {0, 0};
+          ForEachIndex(t, n / bs, [&](const PetscInt b) {
+            const PetscInt o = b * bs;
+            for (int i = 0; i < bs; i++) {
+              PetscScalar zi = 0;
+              for (int k = 0; k < bs; k++) zi += d((o + i) * bs + k) * r(o + k);
+              acc[0] += r(o + i) * zi;
+              if (Norm == KSP_NORM_PRECONDITIONED) acc[1] += zi * zi;
+              if (Norm == KSP_NORM_UNPRECONDITIONED) acc[1] += r(o + i) * r(o + i);
+            }
+          });
+          TeamSumStore<2>(t, acc, out);
+        });
+    return;
+  }
   Kokkos::parallel_for(
       "PipeCGFused::Sums", TeamPol(W->lu, W->tu).set_scratch_size(0, Kokkos::PerTeam(2 * W->tu * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[2] = {0, 0};

@@ -1,8 +1,9 @@
-/* The declared set of fused kernels of KSPPIPECGFUSED (Algorithm 2 of Rupp et al., with PCJACOBI fused in).
+/* The declared set of fused kernels of KSPPIPECGFUSED (Algorithm 2 of Rupp et al., with PCJACOBI or PCPBJACOBI fused in).
    The solver loop in pipecgfused.c is written once against these; pipecgfused.kokkos.cxx implements them on the
    default Kokkos execution space and pipecgfusedref.c holds their serial reference twins for the tests.
 
-   One iteration, with D^{-1} the Jacobi inverse diagonal (the identity without a preconditioner):
+   One iteration, with D^{-1} the Jacobi inverse diagonal, or the inverse bs x bs diagonal blocks of point-block Jacobi
+   (the identity without a preconditioner):
      Update:  x += alpha p;  r -= alpha w;  z = D^{-1} r;  p = z + beta p;   partial sums of <r,z> and of the norm
               (with a PC applied on the host: z -= alpha q instead, q = M^{-1} w, and Dot's second sum is <w,q>)
               (<z,z> preconditioned, <r,r> unpreconditioned, nothing for natural or none)
@@ -31,8 +32,13 @@ typedef enum {
 typedef enum { PCGF_X, PCGF_R, PCGF_P, PCGF_W, PCGF_DINV, PCGF_Z, PCGF_Q } PCGFVec;
 
 /* The preconditioner as the kernels see it: none, Jacobi fused (D^{-1} on the device), or applied on the host each
-   iteration (any PC): then z = M^{-1} r follows the recurrence z -= alpha q with q = M^{-1} w given by the PC */
-typedef enum { PCGF_PC_NONE, PCGF_PC_JACOBI, PCGF_PC_APPLY } PCGFPC;
+   iteration (any PC): then z = M^{-1} r follows the recurrence z -= alpha q with q = M^{-1} w given by the PC.
+   Point-block Jacobi keeps the inverse blocks on the device (PCGFWorkSetBlocks()) and its kernels visit a block of
+   rows per thread. */
+typedef enum { PCGF_PC_NONE, PCGF_PC_JACOBI, PCGF_PC_APPLY, PCGF_PC_PBJACOBI } PCGFPC;
+
+/* Point-block Jacobi is fused for blocks up to this size: each thread keeps one block of r (Update) or of w (SpMVDot) */
+#define PCGF_MAX_BS 8
 
 typedef struct _n_PCGFWork *PCGFWork; /* device vectors and reduction buffers of one solver */
 
@@ -42,6 +48,7 @@ PETSC_INTERN PetscErrorCode PCGFWorkSetVec(PCGFWork, PCGFVec, const PetscScalar[
 PETSC_INTERN PetscErrorCode PCGFWorkGetVec(PCGFWork, PCGFVec, PetscScalar[]);
 PETSC_INTERN PetscErrorCode PCGFWorkGetCounts(PCGFWork, PetscInt *, PetscInt *, PetscInt *);
 PETSC_INTERN PetscErrorCode PCGFWorkSetLaunchShape(PCGFWork, PetscInt, PetscInt);
+PETSC_INTERN PetscErrorCode PCGFWorkSetBlocks(PCGFWork, PetscInt, const PetscScalar[]);
 PETSC_INTERN PetscErrorCode PCGFWorkGetMemory(PCGFWork, PetscLogDouble *, PetscLogDouble *);
 
 PETSC_INTERN PetscErrorCode PCGFUpdate(PCGFWork, PetscScalar, PetscScalar, KSPNormType);
@@ -51,10 +58,11 @@ PETSC_INTERN PetscErrorCode PCGFSums(PCGFWork, KSPNormType);
 PETSC_INTERN PetscErrorCode PCGFUpdateX(PCGFWork, PetscScalar);
 PETSC_INTERN PetscErrorCode PCGFReduce(PCGFWork, PetscScalar[PCGF_NSUMS]);
 
-/* Serial reference twins; dinv NULL means no preconditioner, sums[] gets the two sums of the kernel */
+/* Serial reference twins; dinv NULL means no preconditioner, else it holds the inverse bs x bs diagonal blocks, each
+   row-major (bs = 1: Jacobi's inverse diagonal); sums[] gets the two sums of the kernel */
 PETSC_INTERN void PCGFUpdateApply_Ref(PetscInt, PetscScalar, PetscScalar, KSPNormType, PetscScalar[], PetscScalar[], PetscScalar[], PetscScalar[], const PetscScalar[], const PetscScalar[], PetscScalar[2]);
-PETSC_INTERN void PCGFDot_Ref(PetscInt, const PetscScalar[], const PetscScalar[], const PetscScalar[], const PetscScalar[], PetscScalar[2]);
-PETSC_INTERN void PCGFUpdate_Ref(PetscInt, PetscScalar, PetscScalar, KSPNormType, const PetscScalar[], PetscScalar[], PetscScalar[], PetscScalar[], const PetscScalar[], PetscScalar[2]);
+PETSC_INTERN void PCGFDot_Ref(PetscInt, PetscInt, const PetscScalar[], const PetscScalar[], const PetscScalar[], const PetscScalar[], PetscScalar[2]);
+PETSC_INTERN void PCGFUpdate_Ref(PetscInt, PetscInt, PetscScalar, PetscScalar, KSPNormType, const PetscScalar[], PetscScalar[], PetscScalar[], PetscScalar[], const PetscScalar[], PetscScalar[2]);
 PETSC_INTERN void PCGFUpdateX_Ref(PetscInt, PetscScalar, const PetscScalar[], PetscScalar[]);
-PETSC_INTERN void PCGFSums_Ref(PetscInt, KSPNormType, const PetscScalar[], const PetscScalar[], PetscScalar[2]);
-PETSC_INTERN void PCGFSpMVDot_Ref(PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], const PetscScalar[], const PetscScalar[], PetscScalar[], PetscScalar[2]);
+PETSC_INTERN void PCGFSums_Ref(PetscInt, PetscInt, KSPNormType, const PetscScalar[], const PetscScalar[], PetscScalar[2]);
+PETSC_INTERN void PCGFSpMVDot_Ref(PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], PetscInt, const PetscScalar[], const PetscScalar[], PetscScalar[], PetscScalar[2]);

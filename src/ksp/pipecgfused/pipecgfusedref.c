@@ -1,13 +1,26 @@
 /* Serial reference twins of the fused kernels of KSPPIPECGFUSED: the plain loops the unit tests compare with */
 #include "pipecgfusedimpl.h"
 
-void PCGFUpdate_Ref(PetscInt n, PetscScalar alpha, PetscScalar beta, KSPNormType normtype, const PetscScalar dinv[], PetscScalar x[], PetscScalar r[], PetscScalar p[], const PetscScalar w[], PetscScalar sums[2])
+/* (D^{-1} v)_i with D^{-1} in bs x bs blocks (dinv NULL: the identity) */
+static PetscScalar BlockApply(PetscInt bs, const PetscScalar dinv[], const PetscScalar v[], PetscInt i)
+{
+  const PetscInt o = i - i % bs;
+  PetscScalar    z = 0;
+
+  if (!dinv) return v[i];
+  for (PetscInt k = 0; k < bs; k++) z += dinv[i * bs + k] * v[o + k];
+  return z;
+}
+
+void PCGFUpdate_Ref(PetscInt n, PetscInt bs, PetscScalar alpha, PetscScalar beta, KSPNormType normtype, const PetscScalar dinv[], PetscScalar x[], PetscScalar r[], PetscScalar p[], const PetscScalar w[], PetscScalar sums[2])
 {
   sums[0] = sums[1] = 0;
   for (PetscInt i = 0; i < n; i++) {
     x[i] += alpha * p[i];
     r[i] -= alpha * w[i];
-    const PetscScalar z = dinv ? dinv[i] * r[i] : r[i];
+  }
+  for (PetscInt i = 0; i < n; i++) { /* z needs the whole new block of r */
+    const PetscScalar z = BlockApply(bs, dinv, r, i);
     p[i]                = z + beta * p[i];
     sums[0] += r[i] * z;
     if (normtype == KSP_NORM_PRECONDITIONED)
@@ -22,11 +35,11 @@ void PCGFUpdateX_Ref(PetscInt n, PetscScalar alpha, const PetscScalar p[], Petsc
   for (PetscInt i = 0; i < n; i++) x[i] += alpha * p[i];
 }
 
-void PCGFSums_Ref(PetscInt n, KSPNormType normtype, const PetscScalar dinv[], const PetscScalar r[], PetscScalar sums[2])
+void PCGFSums_Ref(PetscInt n, PetscInt bs, KSPNormType normtype, const PetscScalar dinv[], const PetscScalar r[], PetscScalar sums[2])
 {
   sums[0] = sums[1] = 0;
   for (PetscInt i = 0; i < n; i++) {
-    const PetscScalar z = dinv ? dinv[i] * r[i] : r[i];
+    const PetscScalar z = BlockApply(bs, dinv, r, i);
     sums[0] += r[i] * z;
     if (normtype == KSP_NORM_PRECONDITIONED)
       sums[1] += z * z;
@@ -35,14 +48,10 @@ void PCGFSums_Ref(PetscInt n, KSPNormType normtype, const PetscScalar dinv[], co
   }
 }
 
-void PCGFSpMVDot_Ref(PetscInt m, const PetscInt ia[], const PetscInt ja[], const PetscScalar a[], const PetscScalar dinv[], const PetscScalar p[], PetscScalar w[], PetscScalar sums[2])
+void PCGFSpMVDot_Ref(PetscInt m, const PetscInt ia[], const PetscInt ja[], const PetscScalar a[], PetscInt bs, const PetscScalar dinv[], const PetscScalar p[], PetscScalar w[], PetscScalar sums[2])
 {
   GSSpMV_Ref(m, ia, ja, a, p, NULL, w);
-  sums[0] = sums[1] = 0;
-  for (PetscInt i = 0; i < m; i++) {
-    sums[0] += p[i] * w[i];
-    sums[1] += w[i] * (dinv ? dinv[i] : 1) * w[i];
-  }
+  PCGFDot_Ref(m, bs, dinv, NULL, p, w, sums);
 }
 
 /* Update with a PC applied on the host: z follows its recurrence with q = M^{-1} w */
@@ -62,12 +71,13 @@ void PCGFUpdateApply_Ref(PetscInt n, PetscScalar alpha, PetscScalar beta, KSPNor
   }
 }
 
-/* <p,w> and <w, M w> with M given as the diagonal dinv, or as the vector q = M w when dinv is NULL, or the identity */
-void PCGFDot_Ref(PetscInt n, const PetscScalar dinv[], const PetscScalar q[], const PetscScalar p[], const PetscScalar w[], PetscScalar sums[2])
+/* <p,w> and <w, M w> with M given as the inverse diagonal blocks dinv, or as the vector q = M w when dinv is NULL, or
+   the identity */
+void PCGFDot_Ref(PetscInt n, PetscInt bs, const PetscScalar dinv[], const PetscScalar q[], const PetscScalar p[], const PetscScalar w[], PetscScalar sums[2])
 {
   sums[0] = sums[1] = 0;
   for (PetscInt i = 0; i < n; i++) {
     sums[0] += p[i] * w[i];
-    sums[1] += w[i] * (dinv ? dinv[i] * w[i] : (q ? q[i] : w[i]));
+    sums[1] += w[i] * (dinv ? BlockApply(bs, dinv, w, i) : (q ? q[i] : w[i]));
   }
 }

@@ -8,6 +8,7 @@ namespace gpustream
 {
 struct CSR {
   PetscInt                 m = 0, n = 0;
+  int                      lanes = 1; /* the vector lanes per row kernels are launched with (LaunchShape::vlen) */
   DView<const PetscInt>    rowptr, colidx;
   DView<const PetscScalar> val;
 };
@@ -20,22 +21,52 @@ struct LaunchShape {
 /* The default shape for m rows and nnz entries: a thread per row for short rows, a warp per row for long ones */
 LaunchShape SpMVShape(PetscInt m, PetscInt nnz);
 
+/* (A x)_row, summed by this thread's vector lanes (every lane gets the sum) */
+template <class XView> KOKKOS_INLINE_FUNCTION PetscScalar RowProduct(const Member &t, const CSR &A, const XView &x, const PetscInt row)
+{
+  const PetscInt beg = A.rowptr(row), len = A.rowptr(row + 1) - beg;
+  PetscScalar    sum = 0;
+  if (A.lanes == 1) /* a plain loop, same order: the vector reduction cost 25% on the 5-point matrix (H200) */
+    for (PetscInt j = beg; j < beg + len; j++) sum += A.val(j) * x(A.colidx(j));
+  else
+    Kokkos::parallel_reduce(
+        Kokkos::ThreadVectorRange(t, len), [&](const PetscInt j, PetscScalar &s) { s += A.val(beg + j) * x(A.colidx(beg + j)); }, sum);
+  return sum;
+}
+
 /* Calls f(row, (A x)_row) for the rows this thread owns; f runs on every vector lane of the thread, and all
    lanes hold the same sum. Rows go to teams in a grid-stride loop so a fixed number of teams covers any size. */
 template <class XView, class F> KOKKOS_INLINE_FUNCTION void ForEachRowProduct(const Member &t, const CSR &A, const XView &x, const F &f)
 {
   const PetscInt stride = (PetscInt)t.league_size() * t.team_size();
-  for (PetscInt row = (PetscInt)t.league_rank() * t.team_size() + t.team_rank(); row < A.m; row += stride) {
-    const PetscInt beg = A.rowptr(row), len = A.rowptr(row + 1) - beg;
-    PetscScalar    sum = 0;
-    Kokkos::parallel_reduce(
-        Kokkos::ThreadVectorRange(t, len), [&](const PetscInt j, PetscScalar &s) { s += A.val(beg + j) * x(A.colidx(beg + j)); }, sum);
-    f(row, sum);
+  for (PetscInt row = (PetscInt)t.league_rank() * t.team_size() + t.team_rank(); row < A.m; row += stride) f(row, RowProduct(t, A, x, row));
+}
+
+/* ForEachRowProduct by blocks of bs <= MaxBS consecutive rows: f(block, y) with y[i] = (A x)_{block bs + i}, each row
+   summed as ForEachRowProduct sums it */
+template <int MaxBS, class XView, class F> KOKKOS_INLINE_FUNCTION void ForEachBlockRowProduct(const Member &t, const CSR &A, const XView &x, const int bs, const F &f)
+{
+  const PetscInt stride = (PetscInt)t.league_size() * t.team_size(), nb = A.m / bs;
+  for (PetscInt b = (PetscInt)t.league_rank() * t.team_size() + t.team_rank(); b < nb; b += stride) {
+    PetscScalar y[MaxBS];
+    for (int i = 0; i < bs; i++) y[i] = RowProduct(t, A, x, b * bs + i);
+    f(b, y);
   }
 }
-/* y = A x (+ z); z may be y itself */
+
+/* y = A x (+ z); z may be y itself. A thread per row runs without teams, one row per thread: on an H200 the 5-point
+   SpMV ran at 3.7 TB/s so against 2.0 with teams in a grid-stride loop (docs/data/spmv-h200-2026-11-21b-ours.csv) */
 template <bool Add, class XView> void SpMV(const CSR &A, const LaunchShape &s, const XView &x, const DView<PetscScalar> &z, const DView<PetscScalar> &y)
 {
+  if (s.vlen == 1) {
+    Kokkos::parallel_for(
+        Add ? "GPUStream::SpMVAddRows" : "GPUStream::SpMVRows", Kokkos::RangePolicy<Exec>(0, A.m), KOKKOS_LAMBDA(const PetscInt row) {
+          PetscScalar sum = 0;
+          for (PetscInt j = A.rowptr(row); j < A.rowptr(row + 1); j++) sum += A.val(j) * x(A.colidx(j));
+          y(row) = Add ? z(row) + sum : sum;
+        });
+    return;
+  }
   Kokkos::parallel_for(
       Add ? "GPUStream::SpMVAdd" : "GPUStream::SpMV", TeamPol(s.league, s.team, s.vlen),
       KOKKOS_LAMBDA(const Member &t) { ForEachRowProduct(t, A, x, [&](const PetscInt row, const PetscScalar sum) { Kokkos::single(Kokkos::PerThread(t), [&]() { y(row) = Add ? z(row) + sum : sum; }); }); });
@@ -55,29 +86,25 @@ template <int KB, bool Add> KOKKOS_INLINE_FUNCTION void RowBlock(const CSR &A, P
   for (int q = 0; q < KB; q++) Y[off + row + (c0 + q) * ldy] = Add ? Y[off + row + (c0 + q) * ldy] + sum[q] : sum[q];
 }
 
-/* Y(off + row, c) = (A X)(row, c) for the k columns of X (column-major, leading dimensions ldx and ldy), on the
-   instance exec. One thread per row reads its row once per 8 columns (then 4, 2, 1 for the rest), summing each
-   column in the row's order, as ForEachRowProduct does with one lane per row. Used by MatMatMult and by the
+/* Y(off + row, c) = (A X)(row, c) (+ Y when Add) for the k columns of X (column-major, leading dimensions ldx and
+   ldy), on the instance exec. A thread per row, without teams (as SpMV at one lane), reads its row once per 8
+   columns (then 4, 2, 1 for the rest), summing each column in the row's order. Used by MatMatMult and by the
    streaming engine, where each subdivision serves all k columns while it is on the device. */
-template <bool Add = false> void SpMMBlock(const Exec &exec, const CSR &A, const LaunchShape &s, PetscInt off, PetscInt k, const PetscScalar *X, PetscInt ldx, PetscScalar *Y, PetscInt ldy)
+template <bool Add = false> void SpMMBlock(const Exec &exec, const CSR &A, PetscInt off, PetscInt k, const PetscScalar *X, PetscInt ldx, PetscScalar *Y, PetscInt ldy)
 {
   Kokkos::parallel_for(
-      "GPUStream::SpMMBlock", TeamPol(exec, s.league, s.team, 1), KOKKOS_LAMBDA(const Member &t) {
-        ForEachIndex(t, A.m, [&](const PetscInt row) {
-          Kokkos::single(Kokkos::PerThread(t), [&]() {
-            PetscInt c0 = 0;
-            for (; c0 + 8 <= k; c0 += 8) RowBlock<8, Add>(A, row, off, c0, X, ldx, Y, ldy);
-            if (c0 + 4 <= k) {
-              RowBlock<4, Add>(A, row, off, c0, X, ldx, Y, ldy);
-              c0 += 4;
-            }
-            if (c0 + 2 <= k) {
-              RowBlock<2, Add>(A, row, off, c0, X, ldx, Y, ldy);
-              c0 += 2;
-            }
-            if (c0 < k) RowBlock<1, Add>(A, row, off, c0, X, ldx, Y, ldy);
-          });
-        });
+      "GPUStream::SpMMBlock", Kokkos::RangePolicy<Exec>(exec, 0, A.m), KOKKOS_LAMBDA(const PetscInt row) {
+        PetscInt c0 = 0;
+        for (; c0 + 8 <= k; c0 += 8) RowBlock<8, Add>(A, row, off, c0, X, ldx, Y, ldy);
+        if (c0 + 4 <= k) {
+          RowBlock<4, Add>(A, row, off, c0, X, ldx, Y, ldy);
+          c0 += 4;
+        }
+        if (c0 + 2 <= k) {
+          RowBlock<2, Add>(A, row, off, c0, X, ldx, Y, ldy);
+          c0 += 2;
+        }
+        if (c0 < k) RowBlock<1, Add>(A, row, off, c0, X, ldx, Y, ldy);
       });
 }
 

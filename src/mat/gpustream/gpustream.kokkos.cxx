@@ -54,6 +54,7 @@ PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], co
   A->csr.colidx = A->colidx;
   A->csr.val    = A->val;
   A->shape      = SpMVShape(m, nnz);
+  A->csr.lanes  = A->shape.vlen;
   *dA           = A.release();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -93,6 +94,7 @@ PetscErrorCode GSDeviceMatSetLaunchShape(GSDeviceMat A, PetscInt vlen, PetscInt 
   A->shape.vlen   = (int)vlen;
   A->shape.team   = (int)team;
   A->shape.league = (int)league;
+  A->csr.lanes    = (int)vlen;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -151,11 +153,11 @@ PetscErrorCode GSDeviceMatMultBlock(GSDeviceMat A, GSDeviceMat B, GSHalo H, Pets
       dX = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::X"), n * k);
       dY = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::Y"), m * k);
       for (PetscInt c = 0; c < k; c++) Kokkos::deep_copy(Kokkos::subview(dX, std::make_pair((size_t)(c * n), (size_t)((c + 1) * n))), HostUnmanaged<const PetscScalar>(X + c * ldx, n));
-      SpMMBlock(Exec(), A->csr, A->shape, 0, k, dX.data(), n, dY.data(), m);
+      SpMMBlock(Exec(), A->csr, 0, k, dX.data(), n, dY.data(), m);
     });
     if (H) {
       PetscCall(HaloBlock(H, k, dX, n, G));
-      GSCallKokkos(SpMMBlock<true>(Exec(), B->csr, B->shape, 0, k, G.data(), B->csr.n, dY.data(), m));
+      GSCallKokkos(SpMMBlock<true>(Exec(), B->csr, 0, k, G.data(), B->csr.n, dY.data(), m));
     }
     GSCallKokkos({
       for (PetscInt c = 0; c < k; c++) Kokkos::deep_copy(HostUnmanaged<PetscScalar>(Y + c * ldy, m), Kokkos::subview(dY, std::make_pair((size_t)(c * m), (size_t)((c + 1) * m))));
