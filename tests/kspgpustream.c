@@ -57,7 +57,7 @@ static PetscErrorCode Blocks(MatType type, PetscInt m, PetscInt dof, PetscReal j
   PetscCall(MatMPIAIJSetPreallocation(*A, dof + 4, NULL, 4, NULL));
   PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
   for (PetscInt row = rstart; row < rend; row++) {
-    const PetscInt node = row / dof, c = row % dof, i = node % m, j = node / m, ni[4] = {i - 1, i + 1, i, i}, nj[4] = {j, j, j - 1, j + 1};
+    const PetscInt  node = row / dof, c = row % dof, i = node % m, j = node / m, ni[4] = {i - 1, i + 1, i, i}, nj[4] = {j, j, j - 1, j + 1};
     const PetscReal coef = 2 * i >= m ? jump : 1.0;
     for (PetscInt k = 0; k < dof; k++) {
       const PetscInt col = node * dof + k;
@@ -133,7 +133,8 @@ static PetscErrorCode Compare(const char *what, Mat A, PCType pc, KSPNormType nt
     PetscCall(Solve(types[t], A, pc, nt, b, x0, maxit, &its[t], &reason[t], &res[t], x));
   }
   if (its[1] >= 0) PetscCall(PetscSNPrintf(pipecg, sizeof(pipecg), "%" PetscInt_FMT, its[1]));
-  ok = (PetscBool)(reason[0] == reason[2] && PetscAbsInt(its[0] - its[2]) <= PetscMax(2, its[0] / 20) && (reason[2] < 0 || res[2] < 1e-6));
+  /* within 5% of CG, or of PIPECG, whose recurrences -ksp_pipecgfused_overlap_reduction follows */
+  ok = (PetscBool)(reason[0] == reason[2] && (PetscAbsInt(its[0] - its[2]) <= PetscMax(2, its[0] / 20) || (its[1] >= 0 && PetscAbsInt(its[1] - its[2]) <= PetscMax(2, its[1] / 20))) && (reason[2] < 0 || res[2] < 1e-6));
   /* exact counts vary with rounding (FMA, BLAS) from machine to machine on ill-conditioned problems: -v shows them */
   if (verbose) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  iterations: cg %" PetscInt_FMT ", pipecg %s, pipecgfused %" PetscInt_FMT "\n", its[0], pipecg, its[2]));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s pc=%s norm=%s: %s, cg %s, pipecgfused %s%s\n", what, pc, KSPNormTypes[nt], ok ? "agree" : "DIFFER", KSPConvergedReasons[reason[0]], KSPConvergedReasons[reason[2]],
@@ -472,6 +473,36 @@ int main(int argc, char **argv)
       args: -scenario single -ksp_pipecgfused_residual_gap_factor 0.5
       error: 1
       filter: grep -o "ksp_pipecgfused_residual_gap_factor must be at least 1, not 0.5" | sort -u
+
+   # Ghysels-Vanroose recurrences (PIPECG's) with the sums in an MPI_Iallreduce behind the SpMV
+   test:
+      suffix: cg_overlap
+      args: -ksp_pipecgfused_overlap_reduction
+      output_file: output/kspgpustream_cg.out
+
+   test:
+      suffix: cg_overlap_2
+      nsize: 2
+      args: -ksp_pipecgfused_overlap_reduction
+      output_file: output/kspgpustream_cg.out
+
+   test:
+      suffix: cg_overlap_4
+      nsize: 4
+      args: -ksp_pipecgfused_overlap_reduction
+      output_file: output/kspgpustream_cg.out
+
+   test:
+      suffix: overlap_replace
+      args: -scenario single -ksp_pipecgfused_overlap_reduction -ksp_pipecgfused_replace_every 5
+      error: 1
+      filter: grep -o "ksp_pipecgfused_replace_every needs -ksp_pipecgfused_overlap_reduction 0" | sort -u
+
+   test:
+      suffix: nullspace_overlap_3
+      nsize: 3
+      args: -scenario nullspace -ksp_pipecgfused_overlap_reduction
+      output_file: output/kspgpustream_nullspace.out
 
    test:
       suffix: blocks

@@ -274,6 +274,49 @@ void TestSpMVDot()
   }
 }
 
+/* pipecgfused's overlapped variant (Ghysels-Vanroose): OverlapUpdate and SpMVN against their twins */
+void TestOverlap()
+{
+  const KSPNormType norms[] = {KSP_NORM_PRECONDITIONED, KSP_NORM_UNPRECONDITIONED, KSP_NORM_NATURAL};
+  for (PetscInt n : sizes)
+    for (PCGFPC pc : {PCGF_PC_NONE, PCGF_PC_JACOBI, PCGF_PC_APPLY})
+      for (KSPNormType nt : norms) {
+        const std::string        tag     = " n=" + std::to_string(n) + " pc=" + std::to_string((int)pc) + " norm=" + std::to_string((int)nt);
+        const PCGFVec            ids[10] = {PCGF_X, PCGF_R, PCGF_U, PCGF_W, PCGF_M, PCGF_N, PCGF_Z, PCGF_Q, PCGF_P, PCGF_S};
+        std::vector<PetscScalar> v[10], got(n), d = Random(n, 0.5, 2);
+        PetscScalar              sums[PCGF_NSUMS], rsums[3];
+        PCGFWork                 W;
+        Check(!PCGFWorkCreate(n, pc, &W) && !PCGFWorkSetOverlap(W), "PCGFWorkSetOverlap" + tag);
+        for (int k = 0; k < 10; k++) {
+          v[k] = Random(n);
+          PCGFWorkSetVec(W, ids[k], v[k].data());
+        }
+        if (pc == PCGF_PC_JACOBI) PCGFWorkSetVec(W, PCGF_DINV, d.data());
+        Check(!PCGFOverlapUpdate(W, 0.3, 0.6, nt) && !PCGFReduce(W, sums), "PCGFOverlapUpdate" + tag);
+        PCGFOverlapUpdate_Ref(n, 0.3, 0.6, nt, pc == PCGF_PC_JACOBI ? d.data() : nullptr, pc == PCGF_PC_APPLY ? PETSC_TRUE : PETSC_FALSE, v[0].data(), v[1].data(), v[2].data(), v[3].data(), v[4].data(), v[5].data(), v[6].data(), v[7].data(),
+                              v[8].data(), v[9].data(), rsums);
+        bool same = true;
+        for (int k = 0; k < 10; k++) {
+          PCGFWorkGetVec(W, ids[k], got.data());
+          same = same && RelDiff(got, v[k]) < 1e-14;
+        }
+        Check(same, "OverlapUpdate vectors match reference" + tag);
+        Check(Close(sums[PCGF_RZ], rsums[0], AbsSum(v[1], v[2])) && Close(sums[PCGF_NRM], rsums[1], AbsSum(v[1], v[1]) + AbsSum(v[2], v[2])) && Close(sums[PCGF_PW], rsums[2], AbsSum(v[3], v[2])) && sums[PCGF_WDW] == 0,
+              "OverlapUpdate sums match reference" + tag);
+        /* n = A m */
+        CSRHost     A = RandomCSR(n, n, 30);
+        GSDeviceMat dA;
+        GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA);
+        std::vector<PetscScalar> ref(n);
+        Check(!PCGFSpMVN(W, dA, nullptr, nullptr), "PCGFSpMVN" + tag);
+        PCGFWorkGetVec(W, PCGF_N, got.data());
+        GSSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), v[4].data(), nullptr, ref.data());
+        Check(RelDiff(got, ref) < 1e-14, "SpMVN n = A m matches reference" + tag);
+        GSDeviceMatDestroy(&dA);
+        PCGFWorkDestroy(&W);
+      }
+}
+
 /* KSPPIPEBCGSF with point-block Jacobi fused: the block gathers of both SpMVs and the Update by blocks */
 void TestBCGSBlocks()
 {
@@ -628,6 +671,7 @@ int main(int argc, char **argv)
   TestApply();
   TestSpMVDot();
   TestPointBlock();
+  TestOverlap();
   TestBCGS();
   TestBCGSBlocks();
   TestPartialsGrowth();

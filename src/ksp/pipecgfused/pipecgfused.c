@@ -21,6 +21,7 @@ typedef struct {
   PetscInt         passes, launches, transfers, copies, allreduces; /* counted over the iteration loop of the last solve */
   /* attainable accuracy */
   PetscInt      replace_every; /* replace r by b - A x every this many iterations (0: never) */
+  PetscBool     overlap;       /* Ghysels-Vanroose with the sums in an MPI_Iallreduce behind the SpMV */
   PetscInt      replacements;  /* in the last solve */
   GSResidualGap gap;           /* the true residual against the recursive one at convergence */
 } KSP_PIPECGFUSED;
@@ -28,7 +29,7 @@ typedef struct {
 static PetscErrorCode KSPSetUp_PIPECGFUSED(KSP ksp)
 {
   PetscFunctionBegin;
-  PetscCall(KSPSetWorkVecs(ksp, 3));
+  PetscCall(KSPSetWorkVecs(ksp, 5));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -97,7 +98,7 @@ static PetscErrorCode KSPPIPECGFUSEDPrepare_Private(KSP ksp, Mat Pmat, PetscBool
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &none));
   PetscCall(MatGetBlockSize(Pmat, &bs));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
-  pbjacobi = (PetscBool)(pbjacobi && size == 1 && bs <= PCGF_MAX_BS);
+  pbjacobi = (PetscBool)(pbjacobi && size == 1 && bs <= PCGF_MAX_BS && !cg->overlap);
   if (nullspace)
     pc = PCGF_PC_APPLY;
   else if (jacobi || (pbjacobi && bs == 1))
@@ -157,6 +158,145 @@ static PetscErrorCode KSPPIPECGFUSEDTrueNorm_Private(KSP ksp, Mat Amat, PetscRea
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* After the iteration loop: its counts, x back to the host, the true residual check */
+static PetscErrorCode KSPPIPECGFUSEDFinish_Private(KSP ksp, Mat Amat, PetscInt l0, PetscInt t0, PetscInt c0)
+{
+  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
+  PetscInt         l1, t1, c1;
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventEnd(PCGF_Iterations, ksp, 0, 0, 0));
+  PetscCall(PCGFWorkGetCounts(cg->work, &l1, &t1, &c1));
+  cg->launches  = l1 - l0;
+  cg->transfers = t1 - t0;
+  cg->copies    = c1 - c0;
+  if (cg->solving) PetscCall(KSPPIPECGFUSEDStore_Private(cg->work, PCGF_X, ksp->vec_sol));
+  cg->solving = PETSC_FALSE;
+  if (cg->gap.check && ksp->reason > 0 && ksp->normtype != KSP_NORM_NONE) PetscCall(KSPPIPECGFUSEDTrueNorm_Private(ksp, Amat, &cg->gap.truenorm));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Ghysels and Vanroose's pipelined CG (the recurrences of KSPPIPECG) with all vector updates in one kernel: the sums
+   of an iteration travel in one MPI_Iallreduce while m = M^{-1} w and n = A m are computed */
+static PetscErrorCode KSPPIPECGFUSEDSolveOverlap_Private(KSP ksp, Mat Amat, GSDeviceMat dA, GSDeviceMat dB, GSHalo halo)
+{
+  KSP_PIPECGFUSED *cg   = (KSP_PIPECGFUSED *)ksp->data;
+  MPI_Comm         comm = PetscObjectComm((PetscObject)ksp);
+  Vec              X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[0], U = ksp->work[1], W = ksp->work[2], M = ksp->work[3], N = ksp->work[4];
+  PetscScalar      s[PCGF_NSUMS], gamma, delta, gammaold = 1, alpha = 0, alphaold = 1, beta, den;
+  PetscReal        dp;
+  PetscInt         i;
+
+  PetscFunctionBegin;
+  PetscCall(PCGFWorkSetOverlap(cg->work));
+  /* r = b - A x, u = M^{-1} r, w = A u, their sums, m = M^{-1} w and n = A m on the host, once */
+  if (ksp->guess_zero) {
+    PetscCall(VecSet(X, 0.0));
+    PetscCall(VecCopy(B, R));
+  } else {
+    PetscCall(KSP_MatMult(ksp, Amat, X, R));
+    PetscCall(VecAYPX(R, -1.0, B));
+  }
+  PetscCall(KSP_PCApply(ksp, R, U));
+  PetscCall(KSP_MatMult(ksp, Amat, U, W));
+  PetscCall(VecDot(R, U, &gamma));
+  PetscCall(VecDot(W, U, &delta));
+  switch (ksp->normtype) {
+  case KSP_NORM_PRECONDITIONED:
+    PetscCall(VecNorm(U, NORM_2, &dp));
+    break;
+  case KSP_NORM_UNPRECONDITIONED:
+    PetscCall(VecNorm(R, NORM_2, &dp));
+    break;
+  case KSP_NORM_NATURAL:
+    dp = PetscSqrtReal(PetscAbsScalar(gamma));
+    break;
+  default:
+    dp = 0.0;
+  }
+  ksp->its   = 0;
+  ksp->rnorm = dp;
+  PetscCall(KSPLogResidualHistory(ksp, dp));
+  PetscCall(KSPMonitor(ksp, 0, dp));
+  PetscCall((*ksp->converged)(ksp, 0, dp, &ksp->reason, ksp->cnvP));
+  if (ksp->reason) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(KSP_PCApply(ksp, W, M));
+  PetscCall(KSP_MatMult(ksp, Amat, M, N));
+  PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_X, X));
+  PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_R, R));
+  PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_U, U));
+  PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_W, W));
+  PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_M, M));
+  PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_N, N));
+  for (PCGFVec v = PCGF_Z; v <= PCGF_S; v = (PCGFVec)(v + 1))
+    if (v == PCGF_Z || v == PCGF_Q || v == PCGF_S) PetscCall(PCGFWorkSetVec(cg->work, v, NULL));
+  PetscCall(PCGFWorkSetVec(cg->work, PCGF_P, NULL));
+  cg->solving = PETSC_TRUE;
+
+  for (i = 0;; i++) {
+    if (i > 0) {
+      dp         = ksp->normtype == KSP_NORM_NATURAL ? PetscSqrtReal(PetscAbsScalar(gamma)) : (ksp->normtype == KSP_NORM_NONE ? 0.0 : PetscSqrtReal(PetscAbsReal(s[PCGF_NRM])));
+      ksp->its   = i;
+      ksp->rnorm = dp;
+      PetscCall(KSPLogResidualHistory(ksp, dp));
+      PetscCall(KSPMonitor(ksp, i, dp));
+      PetscCall((*ksp->converged)(ksp, i, dp, &ksp->reason, ksp->cnvP));
+      if (ksp->reason) break;
+    }
+    if (PetscIsInfOrNanScalar(gamma) || PetscIsInfOrNanScalar(delta)) {
+      ksp->reason = KSP_DIVERGED_NANORINF;
+      break;
+    }
+    if (i == ksp->max_it) {
+      ksp->reason = KSP_DIVERGED_ITS;
+      break;
+    }
+    if (gamma == 0.0) { /* exactly zero residual */
+      ksp->reason = KSP_CONVERGED_ATOL;
+      break;
+    }
+    if (PetscRealPart(gamma) < 0.0) {
+      ksp->reason = KSP_DIVERGED_INDEFINITE_PC;
+      break;
+    }
+    beta = i ? gamma / gammaold : 0.0;
+    den  = i ? delta - beta / alphaold * gamma : delta; /* <p, A p> */
+    if (PetscRealPart(den) <= 0.0) {
+      ksp->reason = KSP_DIVERGED_INDEFINITE_MAT;
+      break;
+    }
+    alpha = gamma / den;
+    PetscCall(PCGFOverlapUpdate(cg->work, alpha, beta, ksp->normtype));
+    PetscCall(PCGFReduce(cg->work, s));
+    {
+      MPI_Request req = MPI_REQUEST_NULL;
+      if (cg->size > 1) {
+        PetscCallMPI(MPI_Iallreduce(MPI_IN_PLACE, s, PCGF_NSUMS, MPIU_SCALAR, MPIU_SUM, comm, &req));
+        cg->allreduces++;
+      }
+      if (cg->pc == PCGF_PC_APPLY) { /* m = M^{-1} w on the host */
+        PetscCall(KSPPIPECGFUSEDStore_Private(cg->work, PCGF_W, W));
+        PetscCall(KSP_PCApply(ksp, W, M));
+        PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_M, M));
+      }
+      if (dA)
+        PetscCall(PCGFSpMVN(cg->work, dA, dB, halo));
+      else {
+        PetscCall(KSPPIPECGFUSEDStore_Private(cg->work, PCGF_M, M));
+        PetscCall(KSP_MatMult(ksp, Amat, M, N));
+        PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_N, N));
+      }
+      PetscCallMPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    }
+    gammaold = gamma;
+    alphaold = alpha;
+    gamma    = s[PCGF_RZ];
+    delta    = s[PCGF_PW];
+  }
+  cg->passes = i + 1;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
 {
   KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
@@ -179,6 +319,18 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATGPUSTREAM, &cg->fusedspmv));
   if (cg->fusedspmv) PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA, &dB, &halo));
   cg->fusedspmv = (PetscBool)(dA != NULL); /* a streamed matrix has no whole device CSR: MatMult() */
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &cg->size));
+  cg->allreduces   = 0;
+  cg->replacements = 0;
+  cg->gap.truenorm = -1;
+  if (cg->overlap) {
+    PetscCheck(!cg->replace_every, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-ksp_pipecgfused_replace_every needs -ksp_pipecgfused_overlap_reduction 0");
+    PetscCall(PCGFWorkGetCounts(cg->work, &l0, &t0, &c0));
+    PetscCall(PetscLogEventBegin(PCGF_Iterations, ksp, 0, 0, 0));
+    PetscCall(KSPPIPECGFUSEDSolveOverlap_Private(ksp, Amat, dA, dB, halo));
+    PetscCall(KSPPIPECGFUSEDFinish_Private(ksp, Amat, l0, t0, c0));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
 
   /* r = b - A x on the host, once; then everything moves to the device */
   if (ksp->guess_zero) {
@@ -201,10 +353,6 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   cg->solving = PETSC_TRUE;
 
   PetscCall(PCGFWorkGetCounts(cg->work, &l0, &t0, &c0));
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &cg->size));
-  cg->allreduces   = 0;
-  cg->replacements = 0;
-  cg->gap.truenorm = -1;
   PetscCall(PetscLogEventBegin(PCGF_Iterations, ksp, 0, 0, 0));
   ksp->its = 0;
   for (k = 0;; k++) {
@@ -293,18 +441,8 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
     alpha = s[PCGF_RZ] / s[PCGF_PW];
     beta  = alpha * alpha * s[PCGF_WDW] / s[PCGF_RZ] - 1.0;
   }
-  PetscCall(PetscLogEventEnd(PCGF_Iterations, ksp, 0, 0, 0));
-  {
-    PetscInt l1, t1, c1;
-    PetscCall(PCGFWorkGetCounts(cg->work, &l1, &t1, &c1));
-    cg->passes    = k + 1;
-    cg->launches  = l1 - l0;
-    cg->transfers = t1 - t0;
-    cg->copies    = c1 - c0;
-  }
-  PetscCall(KSPPIPECGFUSEDStore_Private(cg->work, PCGF_X, X));
-  cg->solving = PETSC_FALSE;
-  if (cg->gap.check && ksp->reason > 0 && ksp->normtype != KSP_NORM_NONE) PetscCall(KSPPIPECGFUSEDTrueNorm_Private(ksp, Amat, &cg->gap.truenorm));
+  cg->passes = k + 1;
+  PetscCall(KSPPIPECGFUSEDFinish_Private(ksp, Amat, l0, t0, c0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -332,6 +470,10 @@ static PetscErrorCode KSPView_PIPECGFUSED(KSP ksp, PetscViewer viewer)
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
   if (!isascii) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerASCIIPrintf(viewer, "  fused kernels on Kokkos %s\n", PetscGPUStreamExecutionSpace()));
+  if (cg->overlap)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  Ghysels-Vanroose recurrences: the sums of an iteration in one MPI_Iallreduce overlapping M^{-1} w and the SpMV\n"));
+  else
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  Rupp et al.'s recurrences: the sums of an iteration in one reduction after the SpMV\n"));
   if (cg->replace_every)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replacement every %" PetscInt_FMT " iterations\n", cg->replace_every));
   else
@@ -372,6 +514,7 @@ static PetscErrorCode KSPSetFromOptions_PIPECGFUSED(KSP ksp, GSOptionItems Petsc
     PetscCheck(every >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_pipecgfused_replace_every must be 0 (never) or positive, not %" PetscInt_FMT, every);
     cg->replace_every = every;
   }
+  PetscCall(PetscOptionsBool("-ksp_pipecgfused_overlap_reduction", "Ghysels-Vanroose pipelining: the sums in an MPI_Iallreduce behind the SpMV", "KSPPIPECGFUSED", cg->overlap, &cg->overlap, NULL));
   PetscCall(GSResidualGapSetFromOptions(&cg->gap, PetscOptionsObject));
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -409,6 +552,8 @@ static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
 +  -ksp_type pipecgfused - selects this method
 .  -ksp_norm_type <preconditioned,unpreconditioned,natural,none> - the norm monitored and tested (all cost no extra kernel)
 .  -ksp_pipecgfused_replace_every <0> - replace the recursive residual by b - A x every N iterations (0: never)
+.  -ksp_pipecgfused_overlap_reduction <false> - Ghysels and Vanroose's recurrences, whose single MPI_Iallreduce per
+   iteration overlaps M^{-1} w and the SpMV
 .  -ksp_pipecgfused_check_true_residual <true> - compute the true residual once at convergence
 -  -ksp_pipecgfused_residual_gap_factor <10> - report, under -ksp_view and -ksp_converged_reason, a true residual
    this many times larger than the recursive one
@@ -424,9 +569,15 @@ static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
    follows the recurrence z -= alpha M^{-1} w, which costs one more kernel and two vector copies per iteration.
    Left preconditioning. A `MatNullSpace` on the operator (a singular consistent system) is projected out of the
    preconditioned vectors as `KSPCG` does; it takes the host path of the PC (also for PCNONE and PCJACOBI).
-   On several MPI processes all the sums of an iteration travel in one `MPI_Allreduce`; with a `MATGPUSTREAM` operator
-   the halo exchange overlaps the diagonal-block SpMV, which makes the SpMV stage three kernels (gather, diagonal
-   block, off-diagonal block with the sums) instead of one.
+   On several MPI processes all the sums of an iteration travel in one blocking `MPI_Allreduce` after the SpMV. With
+   `-ksp_pipecgfused_overlap_reduction` the solver uses Ghysels and Vanroose's recurrences instead (those of
+   `KSPPIPECG`): one kernel updates the eight vectors z, q, p, s, x, u, w, r and forms m = D^{-1} w with the partial
+   sums of <r,u>, <w,u> and the norm; the sums travel in one `MPI_Iallreduce` while n = A m is computed (and M^{-1} w
+   for PCs applied on the host). It hides the reduction's latency, which pays off across nodes, but moves about twice
+   the vector bytes and, like `KSPPIPECG`, can take more iterations than CG on ill-conditioned problems (20% more on
+   the test problem with a coefficient jump of 1e3 and no preconditioner), hence not the default. With a
+   `MATGPUSTREAM` operator the halo exchange overlaps the diagonal-block SpMV, which makes the SpMV stage three kernels
+   (gather, diagonal block, off-diagonal block) instead of one. Residual replacement needs the default recurrences.
    `-ksp_view` reports the kernel launches and transfers of the last solve; `-log_view` shows the events
    PCGFUpdate, PCGFSpMVDot and PCGFReduce, one each per iteration.
    Attainable accuracy: the recursive residual drifts from b - A x through rounding, more in pipelined CG than in CG.

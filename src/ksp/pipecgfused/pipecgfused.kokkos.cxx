@@ -10,7 +10,8 @@ struct _n_PCGFWork {
   PetscInt                                 n = 0;
   DView<PetscScalar>                       x, r, p, w, dinv; /* dinv: n / bs inverse bs x bs blocks, row-major */
   int                                      bs = 1;
-  DView<PetscScalar>                       z, q; /* z = M^{-1} r by recurrence and q = M^{-1} w, for PCs applied on the host */
+  DView<PetscScalar>                       z, q;        /* z = M^{-1} r by recurrence and q = M^{-1} w, for PCs applied on the host */
+  DView<PetscScalar>                       u, m, nv, s; /* the overlapped variant's u = M^{-1} r, m = M^{-1} w, n = A m, s */
   PCGFPC                                   pc = PCGF_PC_NONE;
   DView<PetscScalar>                       partials; /* [Update: 2 x lu][SpMVDot or Dot: 2 x ls][off-diagonal: 2 x lb] */
   Kokkos::View<PetscScalar *, PinnedSpace> hpartials;
@@ -109,6 +110,14 @@ static DView<PetscScalar> &Vec_(PCGFWork W, PCGFVec v)
     return W->z;
   case PCGF_Q:
     return W->q;
+  case PCGF_U:
+    return W->u;
+  case PCGF_M:
+    return W->m;
+  case PCGF_N:
+    return W->nv;
+  case PCGF_S:
+    return W->s;
   default:
     return W->dinv;
   }
@@ -141,7 +150,7 @@ PetscErrorCode PCGFWorkGetCounts(PCGFWork W, PetscInt *launches, PetscInt *trans
 PetscErrorCode PCGFWorkGetMemory(PCGFWork W, PetscLogDouble *vecbytes, PetscLogDouble *partialbytes)
 {
   PetscFunctionBegin;
-  *vecbytes     = (PetscLogDouble)((W->x.span() + W->r.span() + W->p.span() + W->w.span() + W->dinv.span() + W->z.span() + W->q.span()) * sizeof(PetscScalar));
+  *vecbytes     = (PetscLogDouble)((W->x.span() + W->r.span() + W->p.span() + W->w.span() + W->dinv.span() + W->z.span() + W->q.span() + W->u.span() + W->m.span() + W->nv.span() + W->s.span()) * sizeof(PetscScalar));
   *partialbytes = (PetscLogDouble)(W->partials.span() * sizeof(PetscScalar));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -510,5 +519,108 @@ PetscErrorCode PCGFReduce(PCGFWork W, PetscScalar sums[PCGF_NSUMS])
   for (int i = 0; i < lb; i++) sums[PCGF_WDW] += h[b0 + lb + i];
   W->ls = W->lb = 0;
   PetscCall(PetscLogEventEnd(PCGF_Reduce, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The vectors of the overlapped variant (and z, q, which every PC then needs) */
+PetscErrorCode PCGFWorkSetOverlap(PCGFWork W)
+{
+  PetscFunctionBegin;
+  PetscCheck(W->pc != PCGF_PC_PBJACOBI, PETSC_COMM_SELF, PETSC_ERR_SUP, "The overlapped variant applies point-block Jacobi on the host");
+  GSCallKokkos({
+    for (auto v : {&W->u, &W->m, &W->nv, &W->s, &W->z, &W->q})
+      if (v->extent(0) != (size_t)W->n) *v = DView<PetscScalar>("PipeCGFused::overlap", W->n);
+  });
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+template <PCGFPC PC, KSPNormType Norm> static void OverlapUpdate(PCGFWork W, PetscScalar alpha, PetscScalar beta)
+{
+  const DView<PetscScalar> x = W->x, r = W->r, u = W->u, w = W->w, m = W->m, nv = W->nv, z = W->z, q = W->q, p = W->p, s = W->s, d = W->dinv;
+  PetscScalar *const       out = W->partials.data();
+  const PetscInt           n   = W->n;
+  const int                T = W->tu, L = W->lu;
+
+  Kokkos::parallel_for(
+      "PipeCGFused::OverlapUpdate", TeamPol(L, T).set_scratch_size(0, Kokkos::PerTeam(4 * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+        PetscScalar acc[4] = {0, 0, 0, 0};
+        ForEachIndex(t, n, [&](const PetscInt i) {
+          const PetscScalar zi = nv(i) + beta * z(i), qi = m(i) + beta * q(i), pi = u(i) + beta * p(i), si = w(i) + beta * s(i);
+          const PetscScalar ui = u(i) - alpha * qi, wi = w(i) - alpha * zi, ri = r(i) - alpha * si;
+          z(i) = zi;
+          q(i) = qi;
+          p(i) = pi;
+          s(i) = si;
+          x(i) += alpha * pi;
+          u(i) = ui;
+          w(i) = wi;
+          r(i) = ri;
+          if (PC != PCGF_PC_APPLY) m(i) = PC == PCGF_PC_JACOBI ? d(i) * wi : wi;
+          acc[0] += ri * ui;
+          if (Norm == KSP_NORM_PRECONDITIONED) acc[1] += ui * ui;
+          if (Norm == KSP_NORM_UNPRECONDITIONED) acc[1] += ri * ri;
+          acc[2] += wi * ui;
+        });
+        /* gamma and the norm where an Update puts <r,z> and the norm, delta where an SpMVDot puts <p,w> */
+        TeamSumAll<4>(t, acc);
+        if (t.team_rank() == 0)
+          Kokkos::single(Kokkos::PerThread(t), [&]() {
+            out[t.league_rank()]         = acc[0];
+            out[L + t.league_rank()]     = acc[1];
+            out[2 * L + t.league_rank()] = acc[2];
+            out[3 * L + t.league_rank()] = acc[3];
+          });
+      });
+}
+
+template <PCGFPC PC> static void OverlapUpdateNorm(PCGFWork W, PetscScalar alpha, PetscScalar beta, KSPNormType normtype)
+{
+  switch (normtype) {
+  case KSP_NORM_PRECONDITIONED:
+    OverlapUpdate<PC, KSP_NORM_PRECONDITIONED>(W, alpha, beta);
+    break;
+  case KSP_NORM_UNPRECONDITIONED:
+    OverlapUpdate<PC, KSP_NORM_UNPRECONDITIONED>(W, alpha, beta);
+    break;
+  default:
+    OverlapUpdate<PC, KSP_NORM_NONE>(W, alpha, beta);
+  }
+}
+
+PetscErrorCode PCGFOverlapUpdate(PCGFWork W, PetscScalar alpha, PetscScalar beta, KSPNormType normtype)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(PCGF_Update, 0, 0, 0, 0));
+  if (W->pc == PCGF_PC_JACOBI)
+    GSCallKokkos(OverlapUpdateNorm<PCGF_PC_JACOBI>(W, alpha, beta, normtype));
+  else if (W->pc == PCGF_PC_APPLY)
+    GSCallKokkos(OverlapUpdateNorm<PCGF_PC_APPLY>(W, alpha, beta, normtype));
+  else
+    GSCallKokkos(OverlapUpdateNorm<PCGF_PC_NONE>(W, alpha, beta, normtype));
+  W->ls = W->lu; /* Reduce reads delta (and a zero) from the SpMV stage's place */
+  W->lb = 0;
+  W->launches++;
+  PetscCall(PetscLogFlops(24.0 * W->n));
+  PetscCall(PetscLogEventEnd(PCGF_Update, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* n = A m; on several ranks the diagonal block runs while the ghost values of m travel */
+PetscErrorCode PCGFSpMVN(PCGFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H)
+{
+  PetscInt gathers = 0;
+
+  PetscFunctionBegin;
+  PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
+  PetscCall(PetscLogEventBegin(PCGF_SpMVDot, 0, 0, 0, 0));
+  if (H) PetscCall(HaloBegin(H, W->m, &gathers));
+  GSCallKokkos(SpMV<false>(A->csr, A->shape, W->m, W->nv, W->nv));
+  if (H) {
+    PetscCall(HaloEnd(H));
+    GSCallKokkos(SpMV<true>(B->csr, B->shape, HaloGhosts(H), W->nv, W->nv));
+  }
+  W->launches += gathers + 1 + (H ? 1 : 0);
+  PetscCall(PetscLogFlops(2.0 * (A->val.extent(0) + (B ? B->val.extent(0) : 0))));
+  PetscCall(PetscLogEventEnd(PCGF_SpMVDot, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -12,7 +12,14 @@
      Dot:     the partial sums of SpMVDot for a w computed elsewhere (operators that are not gpustream)
      Sums:    Update's two sums again, for an r replaced by b - A x (residual replacement)
      UpdateX: x += alpha p alone (the first step of a replacement iteration)
-     Reduce:  every partial sum of the iteration in one device-to-host copy, summed on the host */
+     Reduce:  every partial sum of the iteration in one device-to-host copy, summed on the host
+
+   Several processes can overlap the reduction with the SpMV instead (Ghysels and Vanroose's pipelined CG, as
+   KSPPIPECG, with the vectors u = M^{-1} r, w = A u, m = M^{-1} w, n = A m and the recurrences z, q, p, s):
+     OverlapUpdate: z = n + beta z; q = m + beta q; p = u + beta p; s = w + beta s; x += alpha p; u -= alpha q;
+                    w -= alpha z; r -= alpha s; m = D^{-1} w (unless the PC is applied on the host);
+                    partial sums of gamma = <r,u>, delta = <w,u> and the norm
+     SpMVN:         n = A m (on several ranks with the halo exchange), while the sums travel in an MPI_Iallreduce */
 #pragma once
 
 #include "../../sys/gpustreamimpl.h"
@@ -29,7 +36,7 @@ typedef enum {
   PCGF_NSUMS
 } PCGFSum;
 
-typedef enum { PCGF_X, PCGF_R, PCGF_P, PCGF_W, PCGF_DINV, PCGF_Z, PCGF_Q } PCGFVec;
+typedef enum { PCGF_X, PCGF_R, PCGF_P, PCGF_W, PCGF_DINV, PCGF_Z, PCGF_Q, PCGF_U, PCGF_M, PCGF_N, PCGF_S } PCGFVec;
 
 /* The preconditioner as the kernels see it: none, Jacobi fused (D^{-1} on the device), or applied on the host each
    iteration (any PC): then z = M^{-1} r follows the recurrence z -= alpha q with q = M^{-1} w given by the PC.
@@ -57,9 +64,15 @@ PETSC_INTERN PetscErrorCode PCGFDot(PCGFWork);
 PETSC_INTERN PetscErrorCode PCGFSums(PCGFWork, KSPNormType);
 PETSC_INTERN PetscErrorCode PCGFUpdateX(PCGFWork, PetscScalar);
 PETSC_INTERN PetscErrorCode PCGFReduce(PCGFWork, PetscScalar[PCGF_NSUMS]);
+PETSC_INTERN PetscErrorCode PCGFWorkSetOverlap(PCGFWork);
+PETSC_INTERN PetscErrorCode PCGFOverlapUpdate(PCGFWork, PetscScalar, PetscScalar, KSPNormType);
+PETSC_INTERN PetscErrorCode PCGFSpMVN(PCGFWork, GSDeviceMat, GSDeviceMat, GSHalo);
 
 /* Serial reference twins; dinv NULL means no preconditioner, else it holds the inverse bs x bs diagonal blocks, each
    row-major (bs = 1: Jacobi's inverse diagonal); sums[] gets the two sums of the kernel */
+/* OverlapUpdate's twin: sums[0] = <r,u>, sums[1] = the norm's sum, sums[2] = <w,u>; m is written unless apply */
+PETSC_INTERN void PCGFOverlapUpdate_Ref(PetscInt, PetscScalar, PetscScalar, KSPNormType, const PetscScalar[], PetscBool, PetscScalar[], PetscScalar[], PetscScalar[], PetscScalar[], PetscScalar[], const PetscScalar[], PetscScalar[], PetscScalar[],
+                                        PetscScalar[], PetscScalar[], PetscScalar[3]);
 PETSC_INTERN void PCGFUpdateApply_Ref(PetscInt, PetscScalar, PetscScalar, KSPNormType, PetscScalar[], PetscScalar[], PetscScalar[], PetscScalar[], const PetscScalar[], const PetscScalar[], PetscScalar[2]);
 PETSC_INTERN void PCGFDot_Ref(PetscInt, PetscInt, const PetscScalar[], const PetscScalar[], const PetscScalar[], const PetscScalar[], PetscScalar[2]);
 PETSC_INTERN void PCGFUpdate_Ref(PetscInt, PetscInt, PetscScalar, PetscScalar, KSPNormType, const PetscScalar[], PetscScalar[], PetscScalar[], PetscScalar[], const PetscScalar[], PetscScalar[2]);

@@ -81,3 +81,27 @@ void PCGFDot_Ref(PetscInt n, PetscInt bs, const PetscScalar dinv[], const PetscS
     sums[1] += w[i] * (dinv ? BlockApply(bs, dinv, w, i) : (q ? q[i] : w[i]));
   }
 }
+
+/* Ghysels and Vanroose's update (see pipecgfusedimpl.h), x r u w m n z q p s in that order of arguments */
+void PCGFOverlapUpdate_Ref(PetscInt n, PetscScalar alpha, PetscScalar beta, KSPNormType normtype, const PetscScalar dinv[], PetscBool apply, PetscScalar x[], PetscScalar r[], PetscScalar u[], PetscScalar w[], PetscScalar m[], const PetscScalar nv[],
+                           PetscScalar z[], PetscScalar q[], PetscScalar p[], PetscScalar s[], PetscScalar sums[3])
+{
+  sums[0] = sums[1] = sums[2] = 0;
+  for (PetscInt i = 0; i < n; i++) {
+    z[i] = nv[i] + beta * z[i];
+    q[i] = m[i] + beta * q[i];
+    p[i] = u[i] + beta * p[i];
+    s[i] = w[i] + beta * s[i];
+    x[i] += alpha * p[i];
+    u[i] -= alpha * q[i];
+    w[i] -= alpha * z[i];
+    r[i] -= alpha * s[i];
+    if (!apply) m[i] = dinv ? dinv[i] * w[i] : w[i];
+    sums[0] += r[i] * u[i];
+    sums[2] += w[i] * u[i];
+    if (normtype == KSP_NORM_PRECONDITIONED)
+      sums[1] += u[i] * u[i];
+    else if (normtype == KSP_NORM_UNPRECONDITIONED)
+      sums[1] += r[i] * r[i];
+  }
+}
