@@ -369,6 +369,7 @@ static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
       ksp->reason = KSP_DIVERGED_NANORINF;
       break;
     }
+    if (!ksp->reason && !breakdown && ksp->its >= ksp->max_it) ksp->reason = KSP_DIVERGED_ITS; /* no restart to prepare */
     if (breakdown || !ksp->reason || (ksp->reason > 0 && sg->confirm && ksp->normtype != KSP_NORM_NONE)) PetscCall(KSPSGMRESFResidual_Private(ksp, Amat, dA, &rho));
     if (breakdown) {
       /* exact to rounding unless the operator is singular: test the true residual */
