@@ -383,23 +383,24 @@ void TestBCGS()
 }
 
 /* KSPSGMRESF's kernels against their twins: iterations k = 1 (no orthogonalization), 2, 9 and 11 (sums in one, two
-   chunks), the refinement never, ifneeded, always, with sums reduced on the device or given by the host, PCNONE and
-   fused Jacobi (SpMVDot) or a column computed elsewhere (Dot). Basis columns 1.. have norm about 0.1, so that the
+   chunks), the refinement never, ifneeded, always, with sums reduced on the device or given by the host, PCNONE,
+   fused Jacobi and point-block Jacobi (SpMVDot) or a column computed elsewhere (Dot). Basis columns 1.. have norm about 0.1, so that the
    refined norm stays positive. The largest size runs the two-chunk cases only. */
 void TestSGMRES()
 {
   const PetscInt m = 11;
-  for (PetscInt n : sizes) {
-    for (SGFPC pc : {SGF_PC_NONE, SGF_PC_JACOBI, SGF_PC_APPLY}) {
+  for (PetscInt n0 : sizes) {
+    for (SGFPC pc : {SGF_PC_NONE, SGF_PC_JACOBI, SGF_PC_PBJACOBI, SGF_PC_APPLY}) {
+      const PetscInt     bs = pc == SGF_PC_PBJACOBI ? 3 : 1, n = n0 - n0 % bs; /* point-block Jacobi: 3 x 3 blocks */
       CSRHost            A = RandomCSR(n, n, 9);
       GSDeviceMat        dA;
       SGFWork            W;
-      auto               d = Random(n, 0.5, 2), x = Random(n), b = Random(n);
-      const PetscScalar *dinv = pc == SGF_PC_JACOBI ? d.data() : nullptr;
+      auto               d = Random(n * bs, 0.5, 2), x = Random(n), b = Random(n);
+      const PetscScalar *dinv = pc == SGF_PC_JACOBI || pc == SGF_PC_PBJACOBI ? d.data() : nullptr;
       const std::string  tagn = " n=" + std::to_string(n) + " pc=" + std::to_string((int)pc);
 
       GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA);
-      Check(!SGFWorkCreate(n, m, pc, &W), "SGFWorkCreate" + tagn);
+      Check(!SGFWorkCreate(n, m, pc, bs, &W), "SGFWorkCreate" + tagn);
       if (dinv) SGFWorkSetVec(W, SGF_DINV, d.data());
       for (PetscInt k : {1, 2, 9, 11}) {
         for (SGFRefine refine : {SGF_REFINE_NEVER, SGF_REFINE_IFNEEDED, SGF_REFINE_ALWAYS}) {
@@ -415,7 +416,7 @@ void TestSGMRES()
             for (PetscInt i = n; i < n * (m + 1); i++) V[i] *= sc;
             for (PetscInt j = 0; j < k; j++) SGFWorkSetColumn(W, j, V.data() + j * n);
             /* w = s A M^{-1} v_{k-1} and the first-stage sums */
-            SGFSpMVDot_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), dinv, k, k == 1 ? 0.7 : 1.0, V.data(), s1.data());
+            SGFSpMVDot_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), dinv, bs, k, k == 1 ? 0.7 : 1.0, V.data(), s1.data());
             if (pc == SGF_PC_APPLY) {
               SGFWorkSetColumn(W, k, V.data() + k * n);
               Check(!SGFDot(W, k), "SGFDot" + tag);
@@ -463,16 +464,16 @@ void TestSGMRES()
             /* x += M^{-1} V(:,0:k-1) c, or u = V(:,0:k-1) c */
             auto c = Random(k);
             SGFWorkSetGiven(W, k, c.data());
-            std::vector<PetscScalar> xr = x, u(n, 0.0);
+            std::vector<PetscScalar> xr = x, u(n, 0.0), ur(n);
             if (pc != SGF_PC_APPLY) {
               SGFWorkSetVec(W, SGF_X, x.data());
               Check(!SGFUpdateSolution(W, k, PETSC_FALSE), "SGFUpdateSolution" + tag);
-              SGFUpdateSolution_Ref(n, k, c.data(), dinv, V.data(), xr.data());
+              SGFUpdateSolution_Ref(n, k, c.data(), dinv, bs, V.data(), xr.data(), ur.data());
               SGFWorkGetVec(W, SGF_X, col.data());
               Check(RelDiff(col, xr) < 1e-12, "x update matches reference" + tag);
             }
             Check(!SGFUpdateSolution(W, k, PETSC_TRUE), "SGFUpdateSolution into u" + tag);
-            SGFUpdateSolution_Ref(n, k, c.data(), nullptr, V.data(), u.data());
+            SGFUpdateSolution_Ref(n, k, c.data(), nullptr, 1, V.data(), u.data(), ur.data());
             SGFWorkGetVec(W, SGF_U, col.data());
             Check(RelDiff(col, u) < 1e-12, "u = V c matches reference" + tag);
           }

@@ -12,8 +12,8 @@ static const char *const SGFRefineTypes[] = {"never", "ifneeded", "always", "SGF
 
 typedef struct {
   SGFWork          work;
-  PetscInt         n, m, workm; /* restart; the restart the work was sized for */
-  SGFPC            pc;          /* Jacobi fused, none, or any PC applied on the host */
+  PetscInt         n, m, workm, bs; /* restart; the restart the work was sized for; point-block Jacobi's block size */
+  SGFPC            pc;              /* (point-block) Jacobi fused, none, or any PC applied on the host */
   SGFRefine        refine;
   PetscBool        fused;   /* the SpMVs run fused on the device (one-process gpustream operator) */
   Mat              dinvmat; /* the operator and state the device inverse diagonal was taken from */
@@ -80,41 +80,74 @@ static PetscErrorCode KSPSGMRESFStoreColumn_Private(SGFWork work, PetscInt j, Ve
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Work sized for the operator and the restart; D^{-1} from the PC itself when Jacobi is fused */
+/* D^{-1} of point-block Jacobi, row by row (blk[i * bs + c] = D_b^{-1}(i mod bs, c)): column c of every block is the PC
+   applied to the vector with ones at the positions c of the blocks */
+static PetscErrorCode KSPSGMRESFLoadBlocks_Private(KSP ksp, PetscInt bs)
+{
+  KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
+  PetscScalar *blk, *e;
+  PetscInt     rstart;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc1(sg->n * bs, &blk));
+  PetscCall(VecGetOwnershipRange(ksp->work[0], &rstart, NULL));
+  for (PetscInt c = 0; c < bs; c++) {
+    const PetscScalar *y;
+    PetscCall(VecGetArrayWrite(ksp->work[0], &e));
+    for (PetscInt i = 0; i < sg->n; i++) e[i] = (rstart + i) % bs == c ? 1.0 : 0.0;
+    PetscCall(VecRestoreArrayWrite(ksp->work[0], &e));
+    PetscCall(PCApply(ksp->pc, ksp->work[0], ksp->work[1]));
+    PetscCall(VecGetArrayRead(ksp->work[1], &y));
+    for (PetscInt i = 0; i < sg->n; i++) blk[i * bs + c] = y[i];
+    PetscCall(VecRestoreArrayRead(ksp->work[1], &y));
+  }
+  PetscCall(SGFWorkSetVec(sg->work, SGF_DINV, blk));
+  PetscCall(PetscFree(blk));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Work sized for the operator and the restart; D^{-1} (or the inverse diagonal blocks) from the PC itself when
+   (point-block) Jacobi is fused */
 static PetscErrorCode KSPSGMRESFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat)
 {
   KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
-  PetscBool    jacobi, none, gs;
+  PetscBool    jacobi, pbjacobi, none, gs;
   SGFPC        pc;
-  PetscInt     n;
+  PetscInt     n, bs = 1;
 
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &jacobi));
+  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCPBJACOBI, &pbjacobi));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &none));
   PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATGPUSTREAM, &gs));
-  /* the device SpMVs apply no preconditioner but a fused Jacobi: other PCs take the host path */
-  sg->fused = (PetscBool)(gs && sg->size == 1 && (none || jacobi));
-  pc        = none ? SGF_PC_NONE : ((jacobi && sg->fused) ? SGF_PC_JACOBI : SGF_PC_APPLY);
-  if (!sg->fused && pc != SGF_PC_APPLY) pc = SGF_PC_APPLY; /* the host path keeps x on the host: M^{-1} there too */
+  /* the device SpMVs apply no preconditioner but a fused (point-block) Jacobi: other PCs take the host path, which
+     keeps x on the host and applies M^{-1} there */
+  sg->fused = (PetscBool)(gs && sg->size == 1 && (none || jacobi || pbjacobi));
+  pc        = !sg->fused ? SGF_PC_APPLY : (none ? SGF_PC_NONE : (jacobi ? SGF_PC_JACOBI : SGF_PC_PBJACOBI));
+  if (pc == SGF_PC_PBJACOBI) PetscCall(MatGetBlockSize(Pmat, &bs));
   PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
-  if (sg->work && (sg->n != n || sg->pc != pc || sg->workm != sg->m)) PetscCall(SGFWorkDestroy(&sg->work));
+  if (sg->work && (sg->n != n || sg->pc != pc || sg->bs != bs || sg->workm != sg->m)) PetscCall(SGFWorkDestroy(&sg->work));
   if (!sg->work) {
     const PetscInt np = 8 * ((sg->m + 7) / 8) + 1;
-    PetscCall(SGFWorkCreate(n, sg->m, pc, &sg->work));
+    PetscCall(SGFWorkCreate(n, sg->m, pc, bs, &sg->work));
     sg->n       = n;
     sg->pc      = pc;
+    sg->bs      = bs;
     sg->workm   = sg->m;
     sg->dinvmat = NULL;
     PetscCall(PetscFree4(sg->R, sg->xi, sg->y, sg->sums));
     PetscCall(PetscMalloc4((sg->m + 1) * (sg->m + 1), &sg->R, sg->m + 1, &sg->xi, sg->m + 1, &sg->y, np, &sg->sums));
   }
-  if (pc == SGF_PC_JACOBI) {
+  if (pc == SGF_PC_JACOBI || pc == SGF_PC_PBJACOBI) {
     PetscObjectState state;
     PetscCall(PetscObjectStateGet((PetscObject)Pmat, &state));
     if (sg->dinvmat != Pmat || sg->dinvstate != state) {
-      PetscCall(VecSet(ksp->work[0], 1.0));
-      PetscCall(PCApply(ksp->pc, ksp->work[0], ksp->work[1]));
-      PetscCall(KSPSGMRESFLoad_Private(sg->work, SGF_DINV, ksp->work[1]));
+      if (pc == SGF_PC_JACOBI) {
+        PetscCall(VecSet(ksp->work[0], 1.0));
+        PetscCall(PCApply(ksp->pc, ksp->work[0], ksp->work[1]));
+        PetscCall(KSPSGMRESFLoad_Private(sg->work, SGF_DINV, ksp->work[1]));
+      } else
+        PetscCall(KSPSGMRESFLoadBlocks_Private(ksp, bs));
       sg->dinvmat   = Pmat;
       sg->dinvstate = state;
     }
@@ -456,7 +489,7 @@ static PetscErrorCode KSPView_SGMRESF(KSP ksp, PetscViewer viewer)
   }
   if (!sg->first) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerASCIIPrintf(viewer, "  SpMV: %s; preconditioner: %s\n", sg->fused ? "fused gpustream device kernels" : "MatMult of the operator, vectors staged through the host",
-                                   sg->pc == SGF_PC_JACOBI ? "jacobi fused into the kernels" : (sg->pc == SGF_PC_NONE ? "none" : "applied on the host")));
+                                   sg->pc == SGF_PC_JACOBI ? "jacobi fused into the kernels" : (sg->pc == SGF_PC_PBJACOBI ? "point-block jacobi fused into the kernels" : (sg->pc == SGF_PC_NONE ? "none" : "applied on the host"))));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  kernel launches: %.3g in the first iteration of a cycle, %.3g in later ones; %.3g per iteration with the cycle ends\n", (double)sg->lfirst / (double)sg->first,
                                    sg->later ? (double)sg->llater / (double)sg->later : 0.0, (double)sg->launches / (double)(sg->first + sg->later)));
   PetscCall(
@@ -549,9 +582,9 @@ static PetscErrorCode KSPDestroy_SGMRESF(KSP ksp)
    Level: intermediate
 
    Notes:
-   Right preconditioning only. `PCJACOBI` is fused into the SpMV gather and the x update; any other PC (including
-   `PCPBJACOBI`, not fused yet) is applied on the host to every basis vector and once per cycle to the solution
-   update. Other `Mat` types, and `MATGPUSTREAM` on several processes, run the SpMVs through `MatMult()` with vectors
+   Right preconditioning only. `PCJACOBI` and `PCPBJACOBI` (its inverse diagonal blocks, taken from the PC applied to
+   bs vectors once per operator) are fused into the SpMV gather and the x update; any other PC is applied on the
+   host to every basis vector and once per cycle to the solution update. Other `Mat` types, and `MATGPUSTREAM` on several processes, run the SpMVs through `MatMult()` with vectors
    staged through the host; on several processes each stage's partial sums are reduced on the host with one
    `MPI_Allreduce` (three per iteration) and handed to the kernels.
 

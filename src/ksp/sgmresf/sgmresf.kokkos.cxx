@@ -19,7 +19,7 @@ using Basis = Kokkos::View<PetscScalar **, Kokkos::LayoutLeft, Mem>;
 /* partials: pass 1 (np slots: 0 <w,w>, j <v_j,w>), pass 2 (np slots: 0 <w',w'>, j <v_j,w'>), the xi slot, then the
    SGF_NREC record; np rounds m up to whole chunks */
 struct _n_SGFWork {
-  PetscInt                                 n = 0, m = 0;
+  PetscInt                                 n = 0, m = 0, bs = 1; /* bs: of PCPBJACOBI's blocks */
   SGFPC                                    pc;
   Basis                                    V;
   DView<PetscScalar>                       x, b, dinv, u;
@@ -31,13 +31,15 @@ struct _n_SGFWork {
   PetscInt                                 launches = 0, transfers = 0, copies = 0;
 };
 
-PetscErrorCode SGFWorkCreate(PetscInt n, PetscInt m, SGFPC pc, SGFWork *work)
+PetscErrorCode SGFWorkCreate(PetscInt n, PetscInt m, SGFPC pc, PetscInt bs, SGFWork *work)
 {
   SGFWork W;
 
   PetscFunctionBegin;
+  PetscCheck(pc != SGF_PC_PBJACOBI || (bs >= 1 && n % bs == 0), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Blocks of size %" PetscInt_FMT " for %" PetscInt_FMT " rows", bs, n);
   PetscCall(PetscGPUStreamKokkosInitialize());
   PetscCallCXX(W = new _n_SGFWork);
+  W->bs            = pc == SGF_PC_PBJACOBI ? bs : 1;
   W->n             = n;
   W->m             = m;
   W->pc            = pc;
@@ -50,7 +52,7 @@ PetscErrorCode SGFWorkCreate(PetscInt n, PetscInt m, SGFPC pc, SGFWork *work)
     W->V         = Basis("SGMRESF::basis", n, m + 1);
     W->x         = DView<PetscScalar>("SGMRESF::x", pc == SGF_PC_APPLY ? 0 : n);
     W->b         = DView<PetscScalar>("SGMRESF::b", pc == SGF_PC_APPLY ? 0 : n);
-    W->dinv      = DView<PetscScalar>("SGMRESF::dinv", pc == SGF_PC_JACOBI ? n : 0);
+    W->dinv      = DView<PetscScalar>("SGMRESF::dinv", pc == SGF_PC_JACOBI ? n : (pc == SGF_PC_PBJACOBI ? n * bs : 0));
     W->u         = DView<PetscScalar>("SGMRESF::u", n);
     W->R         = DView<PetscScalar>("SGMRESF::R", (size_t)(m + 1) * (m + 1));
     W->given     = DView<PetscScalar>("SGMRESF::given", (size_t)W->np + 1);
@@ -155,14 +157,23 @@ static TeamPol Policy(SGFWork W)
 
 namespace
 {
-/* M^{-1} V(:,col) gathered inside the SpMV: Jacobi scales each entry */
-template <bool Jacobi> struct ColumnGather {
+/* M^{-1} V(:,col) gathered inside the SpMV: Jacobi scales each entry; point-block Jacobi applies row j of its block's
+   inverse, stored row by row (d(j * bs + c) = D_b^{-1}(j mod bs, c)) */
+template <SGFPC PC> struct ColumnGather {
   Basis                              V;
   DView<PetscScalar>                 d;
   int                                col;
+  PetscInt                           bs;
   KOKKOS_INLINE_FUNCTION PetscScalar operator()(const PetscInt j) const
   {
-    return Jacobi ? d(j) * V(j, col) : V(j, col);
+    if (PC == SGF_PC_JACOBI) return d(j) * V(j, col);
+    if (PC == SGF_PC_PBJACOBI) {
+      const PetscInt b0 = j - j % bs;
+      PetscScalar    s  = 0;
+      for (PetscInt c = 0; c < bs; c++) s += d(j * bs + c) * V(b0 + c, col);
+      return s;
+    }
+    return V(j, col);
   }
 };
 
@@ -201,13 +212,13 @@ KOKKOS_INLINE_FUNCTION void SecondStage(const Member &t, const Scratch &buf, con
 }
 } // namespace
 
-template <bool Jacobi> static void SpMVDot(SGFWork W, const CSR &A, int k, PetscScalar scale)
+template <SGFPC PC> static void SpMVDot(SGFWork W, const CSR &A, int k, PetscScalar scale)
 {
-  const Basis                V = W->V;
-  const ColumnGather<Jacobi> g{W->V, W->dinv, k - 1};
-  PetscScalar *const         out = W->partials.data();
-  const PetscInt             n   = W->n;
-  const int                  L   = W->lu;
+  const Basis            V = W->V;
+  const ColumnGather<PC> g{W->V, W->dinv, k - 1, W->bs};
+  PetscScalar *const     out = W->partials.data();
+  const PetscInt         n   = W->n;
+  const int              L   = W->lu;
 
   Kokkos::parallel_for(
       "SGMRESF::SpMVDot", Policy(W), KOKKOS_LAMBDA(const Member &t) {
@@ -232,10 +243,13 @@ PetscErrorCode SGFSpMVDot(SGFWork W, GSDeviceMat A, PetscInt k, PetscScalar scal
   PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
   PetscCheck(k >= 1 && k <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Iteration %" PetscInt_FMT " of a cycle of %" PetscInt_FMT, k, W->m);
   PetscCall(PetscLogEventBegin(SGF_SpMVDot, 0, 0, 0, 0));
+  PetscCheck(W->pc != SGF_PC_APPLY, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "A PC applied on the host has no fused SpMV");
   if (W->pc == SGF_PC_JACOBI)
-    GSCallKokkos(SpMVDot<true>(W, A->csr, (int)k, scale));
+    GSCallKokkos(SpMVDot<SGF_PC_JACOBI>(W, A->csr, (int)k, scale));
+  else if (W->pc == SGF_PC_PBJACOBI)
+    GSCallKokkos(SpMVDot<SGF_PC_PBJACOBI>(W, A->csr, (int)k, scale));
   else
-    GSCallKokkos(SpMVDot<false>(W, A->csr, (int)k, scale));
+    GSCallKokkos(SpMVDot<SGF_PC_NONE>(W, A->csr, (int)k, scale));
   W->launches++;
   PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 2.0 * k * W->n));
   PetscCall(PetscLogEventEnd(SGF_SpMVDot, 0, 0, 0, 0));
@@ -413,8 +427,25 @@ template <SGFPC PC> static void UpdateSolution(SGFWork W, int kk, bool tou)
       });
 }
 
+/* x += D_b^{-1} u block by block (point-block Jacobi: u complete first, its block's entries come from other threads) */
+static void AddBlocks(SGFWork W)
+{
+  const DView<PetscScalar> x = W->x, d = W->dinv, u = W->u;
+  const PetscInt           n = W->n, bs = W->bs;
+
+  Kokkos::parallel_for(
+      "SGMRESF::AddBlocks", Policy(W), KOKKOS_LAMBDA(const Member &t) {
+        ForEachIndex(t, n, [&](const PetscInt i) {
+          const PetscInt b0 = i - i % bs;
+          PetscScalar    s  = 0;
+          for (PetscInt c = 0; c < bs; c++) s += d(i * bs + c) * u(b0 + c);
+          x(i) += s;
+        });
+      });
+}
+
 /* u = sum_{j<kk} c_j V(:,j), the coefficients uploaded by SGFWorkSetGiven(); tou: into SGF_U (the host applies M^{-1}),
-   else x += M^{-1} u with Jacobi or no PC */
+   else x += M^{-1} u with Jacobi, point-block Jacobi (through u: a second launch) or no PC */
 PetscErrorCode SGFUpdateSolution(SGFWork W, PetscInt kk, PetscBool tou)
 {
   PetscFunctionBegin;
@@ -423,7 +454,11 @@ PetscErrorCode SGFUpdateSolution(SGFWork W, PetscInt kk, PetscBool tou)
   PetscCall(PetscLogEventBegin(SGF_Update, 0, 0, 0, 0));
   if (W->pc == SGF_PC_JACOBI)
     GSCallKokkos(UpdateSolution<SGF_PC_JACOBI>(W, (int)kk, tou));
-  else
+  else if (W->pc == SGF_PC_PBJACOBI && !tou) {
+    GSCallKokkos(UpdateSolution<SGF_PC_NONE>(W, (int)kk, true));
+    GSCallKokkos(AddBlocks(W));
+    W->launches++;
+  } else
     GSCallKokkos(UpdateSolution<SGF_PC_NONE>(W, (int)kk, tou));
   W->launches++;
   PetscCall(PetscLogFlops(2.0 * kk * W->n));

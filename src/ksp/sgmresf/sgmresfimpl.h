@@ -1,8 +1,9 @@
 /* The declared set of fused kernels of KSPSGMRESF (Algorithm 6 of Rupp et al.: Walker and Zhou's simpler GMRES(m)
    with classical Gram-Schmidt, the residual update taken out of the orthogonalization). The solver loop in
    sgmresf.c is written once against these; sgmresf.kokkos.cxx implements them and sgmresfref.c holds their serial
-   twins. Right preconditioning: M^{-1} is D^{-1} (Jacobi, fused into the SpMV gather and the x update), the
-   identity, or a PC applied on the host.
+   twins. Right preconditioning: M^{-1} is D^{-1} (Jacobi, fused into the SpMV gather and the x update), the inverse
+   diagonal blocks of point-block Jacobi (fused alike; the x update takes a second launch), the identity, or a PC
+   applied on the host.
 
    The basis is one 2D view V (n x (m+1), LayoutLeft: column j contiguous, so that the threads of a team, one per
    row, read consecutive addresses of every column in the multi-dot). Column 0 holds the cycle's residual r0
@@ -36,7 +37,7 @@
 
 typedef enum { SGF_REFINE_NEVER, SGF_REFINE_IFNEEDED, SGF_REFINE_ALWAYS } SGFRefine;
 
-typedef enum { SGF_PC_NONE, SGF_PC_JACOBI, SGF_PC_APPLY } SGFPC;
+typedef enum { SGF_PC_NONE, SGF_PC_JACOBI, SGF_PC_PBJACOBI, SGF_PC_APPLY } SGFPC;
 
 typedef enum { SGF_X, SGF_B, SGF_DINV, SGF_U } SGFVec;
 
@@ -53,7 +54,7 @@ enum { SGF_REC_RKK, SGF_REC_REFINED, SGF_REC_WW, SGF_NREC };
 
 typedef struct _n_SGFWork *SGFWork;
 
-PETSC_INTERN PetscErrorCode SGFWorkCreate(PetscInt, PetscInt, SGFPC, SGFWork *);
+PETSC_INTERN PetscErrorCode SGFWorkCreate(PetscInt, PetscInt, SGFPC, PetscInt, SGFWork *);
 PETSC_INTERN PetscErrorCode SGFWorkDestroy(SGFWork *);
 PETSC_INTERN PetscErrorCode SGFWorkSetVec(SGFWork, SGFVec, const PetscScalar[]);
 PETSC_INTERN PetscErrorCode SGFWorkGetVec(SGFWork, SGFVec, PetscScalar[]);
@@ -73,9 +74,10 @@ PETSC_INTERN PetscErrorCode SGFReduceDots(SGFWork, SGFPass, PetscInt, PetscScala
 PETSC_INTERN PetscErrorCode SGFReduceXi(SGFWork, PetscScalar *, PetscScalar[SGF_NREC]);
 PETSC_INTERN PetscErrorCode SGFGetR(SGFWork, PetscScalar[]);
 
-/* Serial twins on a column-major basis V (leading dimension n); dinv NULL: no Jacobi */
-PETSC_INTERN void SGFSpMVDot_Ref(PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], const PetscScalar[], PetscInt, PetscScalar, PetscScalar[], PetscScalar[]);
+/* Serial twins on a column-major basis V (leading dimension n); dinv: the inverse diagonal blocks of size bs stored
+   row by row (bs = 1: Jacobi), NULL: no preconditioner */
+PETSC_INTERN void SGFSpMVDot_Ref(PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], const PetscScalar[], PetscInt, PetscInt, PetscScalar, PetscScalar[], PetscScalar[]);
 PETSC_INTERN void SGFOrthogonalize_Ref(PetscInt, PetscInt, const PetscScalar[], PetscBool, PetscScalar[], PetscScalar[]);
 PETSC_INTERN void SGFNormalize_Ref(PetscInt, PetscInt, PetscBool, const PetscScalar[], PetscScalar[], PetscScalar *, PetscScalar *);
 PETSC_INTERN void SGFResidual_Ref(PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], const PetscScalar[], const PetscScalar[], PetscScalar[], PetscScalar *);
-PETSC_INTERN void SGFUpdateSolution_Ref(PetscInt, PetscInt, const PetscScalar[], const PetscScalar[], const PetscScalar[], PetscScalar[]);
+PETSC_INTERN void SGFUpdateSolution_Ref(PetscInt, PetscInt, const PetscScalar[], const PetscScalar[], PetscInt, const PetscScalar[], PetscScalar[], PetscScalar[]);

@@ -3,15 +3,25 @@
 #include <math.h>
 #include "sgmresfimpl.h"
 
-/* V(:,k) = scale A D V(:,k-1) (D = diag(dinv) or the identity); sums[0] = <w,w>, sums[j] = <v_j,w>, 1 <= j < k */
-void SGFSpMVDot_Ref(PetscInt n, const PetscInt ia[], const PetscInt ja[], const PetscScalar a[], const PetscScalar dinv[], PetscInt k, PetscScalar scale, PetscScalar V[], PetscScalar sums[])
+/* Row i of M^{-1} z: the identity (dinv NULL) or row i of its diagonal block's inverse */
+static PetscScalar Precond(const PetscScalar dinv[], PetscInt bs, const PetscScalar z[], PetscInt i)
+{
+  PetscScalar s = 0;
+
+  if (!dinv) return z[i];
+  for (PetscInt c = 0; c < bs; c++) s += dinv[i * bs + c] * z[i - i % bs + c];
+  return s;
+}
+
+/* V(:,k) = scale A M^{-1} V(:,k-1); sums[0] = <w,w>, sums[j] = <v_j,w>, 1 <= j < k */
+void SGFSpMVDot_Ref(PetscInt n, const PetscInt ia[], const PetscInt ja[], const PetscScalar a[], const PetscScalar dinv[], PetscInt bs, PetscInt k, PetscScalar scale, PetscScalar V[], PetscScalar sums[])
 {
   const PetscScalar *z = V + (k - 1) * n;
   PetscScalar       *w = V + k * n;
 
   for (PetscInt i = 0; i < n; i++) {
     PetscScalar sum = 0;
-    for (PetscInt q = ia[i]; q < ia[i + 1]; q++) sum += a[q] * (dinv ? dinv[ja[q]] : 1) * z[ja[q]];
+    for (PetscInt q = ia[i]; q < ia[i + 1]; q++) sum += a[q] * Precond(dinv, bs, z, ja[q]);
     w[i] = scale * sum;
   }
   for (PetscInt j = 0; j < k; j++) {
@@ -63,12 +73,12 @@ void SGFResidual_Ref(PetscInt n, const PetscInt ia[], const PetscInt ja[], const
   }
 }
 
-/* x += D sum_{j<kk} c_j V(:,j) (D = diag(dinv) or the identity) */
-void SGFUpdateSolution_Ref(PetscInt n, PetscInt kk, const PetscScalar c[], const PetscScalar dinv[], const PetscScalar V[], PetscScalar x[])
+/* x += M^{-1} sum_{j<kk} c_j V(:,j); u: room for n scalars */
+void SGFUpdateSolution_Ref(PetscInt n, PetscInt kk, const PetscScalar c[], const PetscScalar dinv[], PetscInt bs, const PetscScalar V[], PetscScalar x[], PetscScalar u[])
 {
   for (PetscInt i = 0; i < n; i++) {
-    PetscScalar u = 0;
-    for (PetscInt j = 0; j < kk; j++) u += c[j] * V[j * n + i];
-    x[i] += (dinv ? dinv[i] : 1) * u;
+    u[i] = 0;
+    for (PetscInt j = 0; j < kk; j++) u[i] += c[j] * V[j * n + i];
   }
+  for (PetscInt i = 0; i < n; i++) x[i] += Precond(dinv, bs, u, i);
 }
