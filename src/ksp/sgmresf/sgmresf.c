@@ -180,14 +180,11 @@ static PetscErrorCode KSPSGMRESFStep_Private(KSP ksp, Mat Amat, GSDeviceMat dA, 
   PetscFunctionBegin;
   if (sg->fused)
     PetscCall(SGFSpMVDot(sg->work, dA, k, scale));
-  else { /* w = A M^{-1} v_{k-1} through PCApply() and MatMult() */
+  else { /* w = A M^{-1} v_{k-1} through PCApply() and MatMult() (the host path applies every PC there) */
     Vec X = ksp->work[0], XH = ksp->work[1], Y = ksp->work[2];
     PetscCall(KSPSGMRESFStoreColumn_Private(sg->work, k - 1, X));
-    if (sg->pc == SGF_PC_APPLY) {
-      PetscCall(PCApply(ksp->pc, X, XH));
-      PetscCall(KSP_MatMult(ksp, Amat, XH, Y));
-    } else
-      PetscCall(KSP_MatMult(ksp, Amat, X, Y));
+    PetscCall(KSP_PCApply(ksp, X, XH));
+    PetscCall(KSP_MatMult(ksp, Amat, XH, Y));
     if (k == 1) PetscCall(VecScale(Y, scale));
     PetscCall(KSPSGMRESFLoadColumn_Private(sg->work, k, Y));
     PetscCall(SGFDot(sg->work, k));
