@@ -20,10 +20,11 @@ typedef struct {
   PetscObjectState dinvstate;
   PetscBool        solving;
   PetscMPIInt      size;
-  PetscScalar     *R, *xi, *y, *sums; /* host copies: R ((m+1)^2), xi and y (m+1), reduced sums (np + 1) */
-  PetscReal        rho, rho0;         /* norms of the cycle's r0 and of the solve's */
-  PetscInt         kk;                /* columns of the current cycle ready for the solution */
-  Vec              soltemp;           /* KSPBuildSolution() into no vector, mid-cycle */
+  PetscScalar     *R, *xi, *y, *sums;         /* host copies: R ((m+1)^2), xi and y (m+1), reduced sums (np + 1) */
+  PetscScalar      sxi[2], srec[2][SGF_NREC]; /* xi and the record of the last two steps */
+  PetscReal        rho, rho0;                 /* norms of the cycle's r0 and of the solve's */
+  PetscInt         kk;                        /* columns of the current cycle ready for the solution */
+  Vec              soltemp;                   /* KSPBuildSolution() into no vector, mid-cycle */
   PetscInt         first, later, lfirst, llater, cycles, refinements, breakdowns, transfers, copies, allreduces, launches;
   PetscBool        confirm; /* a convergence the estimate claims is checked with b - A x */
   PetscInt         confirmations, rejections, floors;
@@ -170,14 +171,17 @@ static PetscErrorCode KSPSGMRESFAllreduce_Private(KSP ksp, PetscInt cnt, PetscSc
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* One Arnoldi step k of the cycle: v_k, R(:,k) on the device; xi_k and Normalize's record on the host */
-static PetscErrorCode KSPSGMRESFStep_Private(KSP ksp, Mat Amat, GSDeviceMat dA, PetscInt k, PetscScalar *xi, PetscScalar rec[SGF_NREC])
+/* Launches Arnoldi step k of the cycle: v_k and R(:,k) on the device, then the copy of xi_k and Normalize's record to
+   the host, left in flight on the fused path (KSPSGMRESFFinish_Private() waits for it) */
+static PetscErrorCode KSPSGMRESFLaunch_Private(KSP ksp, Mat Amat, GSDeviceMat dA, PetscInt k)
 {
   KSP_SGMRESF *sg    = (KSP_SGMRESF *)ksp->data;
   PetscScalar  scale = k == 1 ? 1.0 / sg->rho : 1.0, *s = sg->sums;
   PetscBool    given = (PetscBool)(sg->size > 1);
+  PetscInt     l1, l2, t1, c1;
 
   PetscFunctionBegin;
+  PetscCall(SGFWorkGetCounts(sg->work, &l1, &t1, &c1));
   if (sg->fused)
     PetscCall(SGFSpMVDot(sg->work, dA, k, scale));
   else { /* w = A M^{-1} v_{k-1} through PCApply() and MatMult() (the host path applies every PC there) */
@@ -212,8 +216,32 @@ static PetscErrorCode KSPSGMRESFStep_Private(KSP ksp, Mat Amat, GSDeviceMat dA, 
     PetscCall(SGFWorkSetGiven(sg->work, 1, s));
   }
   PetscCall(SGFNormalize(sg->work, k, given));
-  PetscCall(SGFReduceXi(sg->work, xi, rec));
-  PetscCall(KSPSGMRESFAllreduce_Private(ksp, 1, xi));
+  if (sg->fused)
+    PetscCall(SGFReduceXiBegin(sg->work, k % 2));
+  else { /* MatMult waits for the device anyway */
+    PetscCall(SGFReduceXi(sg->work, &sg->sxi[k % 2], sg->srec[k % 2]));
+    PetscCall(KSPSGMRESFAllreduce_Private(ksp, 1, &sg->sxi[k % 2]));
+  }
+  PetscCall(SGFWorkGetCounts(sg->work, &l2, &t1, &c1));
+  if (k == 1) {
+    sg->first++;
+    sg->lfirst += l2 - l1;
+  } else {
+    sg->later++;
+    sg->llater += l2 - l1;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* xi_k and Normalize's record of step k on the host */
+static PetscErrorCode KSPSGMRESFFinish_Private(KSP ksp, PetscInt k, PetscScalar *xi, PetscScalar rec[SGF_NREC])
+{
+  KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
+
+  PetscFunctionBegin;
+  if (sg->fused) PetscCall(SGFReduceXiEnd(sg->work, k % 2, &sg->sxi[k % 2], sg->srec[k % 2]));
+  *xi = sg->sxi[k % 2];
+  for (int i = 0; i < SGF_NREC; i++) rec[i] = sg->srec[k % 2][i];
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -284,7 +312,7 @@ static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
   GSDeviceMat  dA = NULL;
   Vec          X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[2];
   PetscReal    rr, rho;
-  PetscInt     l0, t0, c0;
+  PetscInt     l0, t0, c0, launched;
 
   PetscFunctionBegin;
   PetscCheck(!ksp->transpose_solve, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPSGMRESF has no transpose solve");
@@ -342,22 +370,26 @@ static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
     PetscCall((*ksp->converged)(ksp, ksp->its, ksp->rnorm, &ksp->reason, ksp->cnvP));
     if (ksp->reason) break;
     sg->cycles++;
+    launched = 0;
     for (PetscInt k = 1; k <= sg->m && !ksp->reason; k++) {
-      PetscScalar xi, rec[SGF_NREC];
+      PetscScalar xi = 0, rec[SGF_NREC] = {0};
       PetscReal   rkk, a, rn;
-      PetscInt    l1, l2, t1, c1;
 
-      if (ksp->its >= ksp->max_it) {
-        ksp->reason = KSP_DIVERGED_ITS;
-        break;
+      if (launched < k) {
+        if (ksp->its >= ksp->max_it) {
+          ksp->reason = KSP_DIVERGED_ITS;
+          break;
+        }
+        PetscCall(KSPSGMRESFLaunch_Private(ksp, Amat, dA, k));
+        launched = k;
       }
-      PetscCall(SGFWorkGetCounts(sg->work, &l1, &t1, &c1));
-      PetscCall(KSPSGMRESFStep_Private(ksp, Amat, dA, k, &xi, rec));
-      PetscCall(SGFWorkGetCounts(sg->work, &l2, &t1, &c1));
-      if (k == 1)
-        sg->first++, sg->lfirst += l2 - l1;
-      else
-        sg->later++, sg->llater += l2 - l1;
+      /* fused: step k+1 goes to the device before step k's xi is read, so that the device does not wait for the
+         host's convergence test; it is dropped if the cycle ends at k */
+      if (sg->fused && k < sg->m && !atfloor && ksp->its + 1 < ksp->max_it) {
+        PetscCall(KSPSGMRESFLaunch_Private(ksp, Amat, dA, k + 1));
+        launched = k + 1;
+      }
+      PetscCall(KSPSGMRESFFinish_Private(ksp, k, &xi, rec));
       if (rec[SGF_REC_REFINED] != 0.0) sg->refinements++;
       rkk = PetscRealPart(rec[SGF_REC_RKK]);
       if (PetscIsInfOrNanScalar(xi) || PetscIsInfOrNanReal(rkk) || PetscIsInfOrNanScalar(rec[SGF_REC_WW])) {
@@ -565,7 +597,8 @@ static PetscErrorCode KSPDestroy_SGMRESF(KSP ksp)
    triangular system R y = xi is solved on the host once per cycle. On one MPI process with a `MATGPUSTREAM`
    operator an iteration is three kernels (two in the first iteration of a cycle): the SpMV fused with all the inner
    products against the basis; the Gram-Schmidt update with the second-stage sums computed in every team and the
-   refinement's inner products; the normalization with xi_k; then one device-to-host copy of the xi partials.
+   refinement's inner products; the normalization with xi_k; then one device-to-host copy of the xi partials, which
+   the host waits for only after it has launched the next step (so a step after convergence is computed and dropped).
 
    Options Database Keys:
 +  -ksp_type sgmresf - selects this method

@@ -27,8 +27,17 @@ struct _n_SGFWork {
   DView<PetscScalar>                       given; /* sums reduced by the host, or the coefficients of the x update */
   DView<PetscScalar>                       partials;
   Kokkos::View<PetscScalar *, PinnedSpace> hpartials, hR;
+  Kokkos::View<PetscScalar *, PinnedSpace> hxi; /* two slots of xi partials and record, so one copy can be in flight */
   int                                      tu = 1, lu = 1, np = CH;
   PetscInt                                 launches = 0, transfers = 0, copies = 0;
+#if defined(KOKKOS_ENABLE_CUDA)
+  cudaEvent_t done[2] = {nullptr, nullptr}; /* recorded after each slot's copy: the host waits for it alone */
+  ~_n_SGFWork()
+  {
+    for (auto &e : done)
+      if (e) cudaEventDestroy(e);
+  }
+#endif
 };
 
 PetscErrorCode SGFWorkCreate(PetscInt n, PetscInt m, SGFPC pc, PetscInt bs, SGFWork *work)
@@ -59,7 +68,11 @@ PetscErrorCode SGFWorkCreate(PetscInt n, PetscInt m, SGFPC pc, PetscInt bs, SGFW
     W->partials  = DView<PetscScalar>("SGMRESF::partials", np);
     W->hpartials = Kokkos::View<PetscScalar *, PinnedSpace>("SGMRESF::hpartials", np);
     W->hR        = Kokkos::View<PetscScalar *, PinnedSpace>("SGMRESF::hR", (size_t)(m + 1) * (m + 1));
+    W->hxi       = Kokkos::View<PetscScalar *, PinnedSpace>("SGMRESF::hxi", 2 * ((size_t)W->lu + SGF_NREC));
   });
+#if defined(KOKKOS_ENABLE_CUDA)
+  for (auto &e : W->done) PetscCheck(cudaEventCreateWithFlags(&e, cudaEventDisableTiming) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventCreateWithFlags() failed");
+#endif
   *work = W;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -486,21 +499,52 @@ PetscErrorCode SGFReduceDots(SGFWork W, SGFPass pass, PetscInt cnt, PetscScalar 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* One copy of the xi partials (or Residual's <r0,r0>) and of Normalize's record */
-PetscErrorCode SGFReduceXi(SGFWork W, PetscScalar *xi, PetscScalar rec[SGF_NREC])
+/* Starts the copy of the xi partials (or Residual's <r0,r0>) and of Normalize's record into host slot 0 or 1: on a
+   device it runs behind the kernels already launched, without blocking the host, which can launch the next ones */
+PetscErrorCode SGFReduceXiBegin(SGFWork W, PetscInt slot)
 {
-  const int          L   = W->lu;
-  const size_t       off = (size_t)2 * W->np * L, len = (size_t)L + SGF_NREC;
-  const PetscScalar *h = W->hpartials.data() + off;
+  const size_t off = (size_t)2 * W->np * W->lu, len = (size_t)W->lu + SGF_NREC;
 
   PetscFunctionBegin;
+  PetscCheck(slot == 0 || slot == 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Slot %" PetscInt_FMT " of 2", slot);
   PetscCall(PetscLogEventBegin(SGF_Reduce, 0, 0, 0, 0));
-  GSCallKokkos(Kokkos::deep_copy(Kokkos::subview(W->hpartials, std::make_pair(off, off + len)), Kokkos::subview(W->partials, std::make_pair(off, off + len))));
+  GSCallKokkos(Kokkos::deep_copy(Exec(), Kokkos::subview(W->hxi, std::make_pair(slot * len, slot * len + len)), Kokkos::subview(W->partials, std::make_pair(off, off + len))));
+#if defined(KOKKOS_ENABLE_CUDA)
+  PetscCheck(cudaEventRecord(W->done[slot], Exec().cuda_stream()) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventRecord() failed");
+#endif
   W->transfers++;
+  PetscCall(PetscLogEventEnd(SGF_Reduce, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Waits for that copy alone (not for kernels launched after it) and sums the partials in team order */
+PetscErrorCode SGFReduceXiEnd(SGFWork W, PetscInt slot, PetscScalar *xi, PetscScalar rec[SGF_NREC])
+{
+  const int          L   = W->lu;
+  const size_t       len = (size_t)L + SGF_NREC;
+  const PetscScalar *h   = W->hxi.data() + slot * len;
+
+  PetscFunctionBegin;
+  PetscCheck(slot == 0 || slot == 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Slot %" PetscInt_FMT " of 2", slot);
+  PetscCall(PetscLogEventBegin(SGF_Reduce, 0, 0, 0, 0));
+#if defined(KOKKOS_ENABLE_CUDA)
+  PetscCheck(cudaEventSynchronize(W->done[slot]) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventSynchronize() failed");
+#else
+  GSCallKokkos(Exec().fence());
+#endif
   *xi = 0;
   for (int i = 0; i < L; i++) *xi += h[i];
   for (int i = 0; i < SGF_NREC; i++) rec[i] = h[L + i];
   PetscCall(PetscLogEventEnd(SGF_Reduce, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Both at once */
+PetscErrorCode SGFReduceXi(SGFWork W, PetscScalar *xi, PetscScalar rec[SGF_NREC])
+{
+  PetscFunctionBegin;
+  PetscCall(SGFReduceXiBegin(W, 0));
+  PetscCall(SGFReduceXiEnd(W, 0, xi, rec));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

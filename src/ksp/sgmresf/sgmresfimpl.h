@@ -19,7 +19,9 @@
      Normalize:     R2 = <v_j,w'> summed in every team when refining (R(:,k) += R2);
                     R(k,k) = sqrt(<w',w'> - |R2|^2) (Pythagoras: w'' = w' - V R2 is orthogonal to V R2);
                     v_k = (w' - V R2) / R(k,k);   partial <r0, v_k>
-     one device-to-host copy of the xi partials with R(k,k) and the refinement flag (the per-iteration estimate)
+     one device-to-host copy of the xi partials with R(k,k) and the refinement flag (the per-iteration estimate),
+     left in flight: the host launches step k+1 before it waits for this copy alone (a CUDA event), so the device
+     does not idle during the convergence test
    so two launches in the first iteration and three afterwards, with or without refinement. 'ifneeded' refines
    when ||w'|| < 1.0833 ||R(:,k)|| (PETSc's test), ||w'||^2 taken as <w,w> - |R(:,k)|^2 so that every team decides
    from the sums it already has. Once per cycle: the copy of R, the upload of the coefficients, UpdateSolution and
@@ -71,6 +73,8 @@ PETSC_INTERN PetscErrorCode SGFNormalize(SGFWork, PetscInt, PetscBool);
 PETSC_INTERN PetscErrorCode SGFResidual(SGFWork, GSDeviceMat);
 PETSC_INTERN PetscErrorCode SGFUpdateSolution(SGFWork, PetscInt, PetscBool);
 PETSC_INTERN PetscErrorCode SGFReduceDots(SGFWork, SGFPass, PetscInt, PetscScalar[]);
+PETSC_INTERN PetscErrorCode SGFReduceXiBegin(SGFWork, PetscInt);
+PETSC_INTERN PetscErrorCode SGFReduceXiEnd(SGFWork, PetscInt, PetscScalar *, PetscScalar[SGF_NREC]);
 PETSC_INTERN PetscErrorCode SGFReduceXi(SGFWork, PetscScalar *, PetscScalar[SGF_NREC]);
 PETSC_INTERN PetscErrorCode SGFGetR(SGFWork, PetscScalar[]);
 
