@@ -22,7 +22,8 @@
      one device-to-host copy of the xi partials with R(k,k) and the refinement flag (the per-iteration estimate),
      left in flight: the host launches step k+1 before it waits for this copy alone (a CUDA event), so the device
      does not idle during the convergence test
-   so two launches in the first iteration and three afterwards, with or without refinement. 'ifneeded' refines
+   so two launches in the first iteration and three afterwards, with or without refinement (Rupp et al. have four:
+   their multi-dot is a kernel of its own). 'ifneeded' refines
    when ||w'|| < 1.0833 ||R(:,k)|| (PETSc's test), ||w'||^2 taken as <w,w> - |R(:,k)|^2 so that every team decides
    from the sums it already has. Once per cycle: the copy of R, the upload of the coefficients, UpdateSolution and
    Residual (r0 = b - A x, partial <r0,r0>).
