@@ -420,6 +420,13 @@ int main(int argc, char **argv)
       nsize: 2
       output_file: output/kspsgmresf_cmp.out
 
+   # the refinement decided on the host from the reduced sums
+   test:
+      suffix: cmp_always_3
+      nsize: 3
+      args: -ksp_sgmresf_cgs_refinement always
+      output_file: output/kspsgmresf_cmp.out
+
    test:
       suffix: cmp_3
       nsize: 3
