@@ -419,7 +419,9 @@ static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
          next one starting from the true residual */
       atfloor = (PetscBool)(!ksp->reason && k < sg->m && rr <= SGF_FLOOR * rho * rho);
       if (atfloor) sg->floors++;
-      /* as KSPGMRESCycle(): the last iteration of a cycle that restarts is reported with the true residual */
+      /* as KSPGMRESCycle(): the last iteration of a cycle that restarts is reported with the true residual, and so is
+         a convergence claim that the true residual checks */
+      if (ksp->reason > 0 && sg->confirm && ksp->normtype != KSP_NORM_NONE) continue;
       if ((k < sg->m && !atfloor) || ksp->reason || ksp->its >= ksp->max_it) {
         PetscCall(KSPLogResidualHistory(ksp, ksp->rnorm));
         PetscCall(KSPMonitor(ksp, ksp->its, ksp->rnorm));
@@ -447,9 +449,11 @@ static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
       ksp->reason = KSP_CONVERGED_ITERATING;
       ksp->rnorm  = rho;
       PetscCall((*ksp->converged)(ksp, ksp->its, ksp->rnorm, &ksp->reason, ksp->cnvP));
-      if (!ksp->reason)
+      if (!ksp->reason) {
         sg->rejections++;
-      else {
+        if (ksp->its >= ksp->max_it) ksp->reason = KSP_DIVERGED_ITS;
+      }
+      if (ksp->reason) { /* else the next cycle reports it */
         PetscCall(KSPLogResidualHistory(ksp, ksp->rnorm));
         PetscCall(KSPMonitor(ksp, ksp->its, ksp->rnorm));
       }
