@@ -2,7 +2,10 @@
 //   spmv: cusparseSpMV (CSR, double, default algorithm) on the 2D 5-point Laplacian of about n rows
 //   cg:   classical CG built from cusparseSpMV and cuBLAS level-1 calls (as NVIDIA's conjugateGradient sample),
 //         30 iterations, no preconditioner, dot products returned to the host as a BLAS-style solver does
-// Usage: cusparse_peers N [N ...]   CSV: peer,n,nnz,us,GBps   (us: per SpMV, or per CG iteration)
+//   gmres: GMRES(30) built from cusparseSpMV and cuBLAS: classical Gram-Schmidt as two gemv calls on the basis
+//         (one n x (m+1) column-major array), the Hessenberg column and the norm returned to the host, Givens
+//         rotations and the triangular solve on the host, x = V y by gemv; one cycle of 30 iterations
+// Usage: cusparse_peers N [N ...]   CSV: peer,n,nnz,us,GBps   (us: per SpMV, or per CG or GMRES iteration)
 #include <cmath>
 #include <cublas_v2.h>
 #include <cusparse.h>
@@ -104,6 +107,65 @@ int main(int argc, char **argv)
       CK(cudaMemset(x, 0, sizeof(double) * n));
     });
     std::printf("cusparse_cublas_cg,%d,%d,%.2f,-\n", n, nnz, (tcg - tinit) / its);
+
+    // GMRES(30), one cycle from x = 0, r = b = 1
+    {
+      const int            mr = 30;
+      double              *V, *hd;
+      cusparseDnVecDescr_t vv, vw;
+      std::vector<double>  R((size_t)(mr + 1) * mr), h(mr + 1), cs(mr), sn(mr), g(mr + 1), coef(mr);
+      CK(cudaMalloc(&V, sizeof(double) * (size_t)n * (mr + 1)));
+      CK(cudaMalloc(&hd, sizeof(double) * (mr + 1)));
+      CKS(cusparseCreateDnVec(&vv, n, V, CUDA_R_64F));
+      CKS(cusparseCreateDnVec(&vw, n, V + n, CUDA_R_64F));
+      auto gmres = [&] {
+        const double mone = -1.0;
+        double       beta, hn;
+        CK(cudaMemcpy(V, ones.data(), sizeof(double) * n, cudaMemcpyHostToDevice));
+        CKB(cublasDnrm2(bl, n, V, 1, &beta));
+        const double ib = 1.0 / beta;
+        CKB(cublasDscal(bl, n, &ib, V, 1));
+        std::fill(g.begin(), g.end(), 0.0);
+        g[0] = beta;
+        for (int k = 0; k < mr; k++) {
+          double *w = V + (size_t)(k + 1) * n;
+          CKS(cusparseDnVecSetValues(vv, V + (size_t)k * n));
+          CKS(cusparseDnVecSetValues(vw, w));
+          CKS(cusparseSpMV(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A, vv, &zero, vw, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, buf));
+          CKB(cublasDgemv(bl, CUBLAS_OP_T, n, k + 1, &one, V, n, w, 1, &zero, hd, 1));
+          CKB(cublasDgemv(bl, CUBLAS_OP_N, n, k + 1, &mone, V, n, hd, 1, &one, w, 1));
+          CK(cudaMemcpy(h.data(), hd, sizeof(double) * (k + 1), cudaMemcpyDeviceToHost));
+          CKB(cublasDnrm2(bl, n, w, 1, &hn));
+          const double ih = 1.0 / hn;
+          CKB(cublasDscal(bl, n, &ih, w, 1));
+          for (int i = 0; i < k; i++) {
+            const double t = cs[i] * h[i] + sn[i] * h[i + 1];
+            h[i + 1]       = -sn[i] * h[i] + cs[i] * h[i + 1];
+            h[i]           = t;
+          }
+          const double rr = std::hypot(h[k], hn);
+          cs[k]           = h[k] / rr;
+          sn[k]           = hn / rr;
+          h[k]            = rr;
+          g[k + 1]        = -sn[k] * g[k];
+          g[k]            = cs[k] * g[k];
+          for (int i = 0; i <= k; i++) R[(size_t)k * (mr + 1) + i] = h[i];
+        }
+        for (int i = mr - 1; i >= 0; i--) {
+          double t = g[i];
+          for (int j = i + 1; j < mr; j++) t -= R[(size_t)j * (mr + 1) + i] * coef[j];
+          coef[i] = t / R[(size_t)i * (mr + 1) + i];
+        }
+        CK(cudaMemcpy(hd, coef.data(), sizeof(double) * mr, cudaMemcpyHostToDevice));
+        CKB(cublasDgemv(bl, CUBLAS_OP_N, n, mr, &one, V, n, hd, 1, &zero, x, 1));
+      };
+      const double tg  = MedianUs(9, gmres);
+      const double tg0 = MedianUs(9, [&] { CK(cudaMemcpy(V, ones.data(), sizeof(double) * n, cudaMemcpyHostToDevice)); });
+      std::printf("cusparse_cublas_gmres,%d,%d,%.2f,-\n", n, nnz, (tg - tg0) / mr);
+      for (auto v : {vv, vw}) CKS(cusparseDestroyDnVec(v));
+      CK(cudaFree(V));
+      CK(cudaFree(hd));
+    }
 
     CKS(cusparseDestroySpMat(A));
     for (auto v : {vx, vy, vp, vq}) CKS(cusparseDestroyDnVec(v));

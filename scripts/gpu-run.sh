@@ -5,7 +5,7 @@
 # tests:     unit tests (kernels vs serial twins), example tests, PETSc tutorials through -dll_append
 # sanitizer: compute-sanitizer memcheck, racecheck, synccheck on a small solve and on the unit tests
 # bench:     hardware limits, then time per iteration of pipecgfused, pipebcgsf, sgmresf (GPU) and PETSc's CG, BCGS,
-#            GMRES on AIJ with every CPU core
+#            GMRES on AIJ with every CPU core; cuSPARSE/cuBLAS SpMV, CG and GMRES(30) peers
 # mpi:       the example tests on 2 processes, then pipecgfused on 1 and 2 processes (one GPU each where there are
 #            two): weak scaling (5e6 rows per process) and strong scaling (1e7 rows)
 # Logs and CSV files go to $OUT (or ./gpu-out); a summary table is printed last.
@@ -119,6 +119,12 @@ for n in sorted(k):
     cg = [float(p["us"]) for p in peers if p["peer"] == "cusparse_cublas_cg" and int(p["n"]) == n]
     if sp and cg and n in ours:
         print("%9d %12.2f %12.2f %7.2f %14.2f %14.2f %7.2f" % (n, float(k[n][5]), sp[0], float(k[n][5]) / sp[0], ours[n], cg[0], ours[n] / cg[0]))
+sg = {int(r["n"]): float(r["us_per_it_loop"]) for r in csv.DictReader(open(sys.argv[3])) if r["ksp"] == "sgmresf" and r["pc"] == "none"}
+print("%9s %14s %18s %7s" % ("n", "sgmresf us/it", "cusparse gmres us", "ratio"))
+for n in sorted(sg):
+    gm = [float(p["us"]) for p in peers if p["peer"] == "cusparse_cublas_gmres" and int(p["n"]) == n]
+    if gm:
+        print("%9d %14.2f %18.2f %7.2f" % (n, sg[n], gm[0], sg[n] / gm[0]))
 PY
   python3 - "$csv" "$OUT/hw.csv" <<'PY' | tee -a "$summary"
 import csv, sys
