@@ -390,17 +390,21 @@ void TestSGMRES()
 {
   const PetscInt m = 11;
   for (PetscInt n0 : sizes) {
-    for (SGFPC pc : {SGF_PC_NONE, SGF_PC_JACOBI, SGF_PC_PBJACOBI, SGF_PC_APPLY}) {
+    for (int pcteams = 0; pcteams < 2 * 4; pcteams++) {
+      const SGFPC    pcs[4] = {SGF_PC_NONE, SGF_PC_JACOBI, SGF_PC_PBJACOBI, SGF_PC_APPLY}, pc = pcs[pcteams % 4];
+      const PetscInt teams = pcteams < 4 ? 0 : 7; /* 0: the default; 7: sums across teams on a host backend too */
+      if (teams && n0 > 10007) continue;
       const PetscInt     bs = pc == SGF_PC_PBJACOBI ? 3 : 1, n = n0 - n0 % bs; /* point-block Jacobi: 3 x 3 blocks */
       CSRHost            A = RandomCSR(n, n, 9);
       GSDeviceMat        dA;
       SGFWork            W;
       auto               d = Random(n * bs, 0.5, 2), x = Random(n), b = Random(n);
       const PetscScalar *dinv = pc == SGF_PC_JACOBI || pc == SGF_PC_PBJACOBI ? d.data() : nullptr;
-      const std::string  tagn = " n=" + std::to_string(n) + " pc=" + std::to_string((int)pc);
+      const std::string  tagn = " n=" + std::to_string(n) + " pc=" + std::to_string((int)pc) + " teams=" + std::to_string(teams);
 
       GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA);
       Check(!SGFWorkCreate(n, m, pc, bs, &W), "SGFWorkCreate" + tagn);
+      if (teams) Check(!SGFWorkSetTeams(W, teams), "SGFWorkSetTeams" + tagn);
       if (dinv) SGFWorkSetVec(W, SGF_DINV, d.data());
       for (PetscInt k : {1, 2, 9, 11}) {
         for (SGFRefine refine : {SGF_REFINE_NEVER, SGF_REFINE_IFNEEDED, SGF_REFINE_ALWAYS}) {

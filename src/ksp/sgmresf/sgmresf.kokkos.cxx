@@ -56,20 +56,17 @@ PetscErrorCode SGFWorkCreate(PetscInt n, PetscInt m, SGFPC pc, PetscInt bs, SGFW
   W->tu            = TeamThreads();
   const PetscInt t = (n + W->tu - 1) / W->tu;
   W->lu            = (int)PetscMax(1, PetscMin(t, (PetscInt)MaxTeams(W->tu)));
-  const size_t np  = (size_t)(2 * W->np + 1) * W->lu + SGF_NREC;
   GSCallKokkos({
-    W->V         = Basis("SGMRESF::basis", n, m + 1);
-    W->x         = DView<PetscScalar>("SGMRESF::x", pc == SGF_PC_APPLY ? 0 : n);
-    W->b         = DView<PetscScalar>("SGMRESF::b", pc == SGF_PC_APPLY ? 0 : n);
-    W->dinv      = DView<PetscScalar>("SGMRESF::dinv", pc == SGF_PC_JACOBI ? n : (pc == SGF_PC_PBJACOBI ? n * bs : 0));
-    W->u         = DView<PetscScalar>("SGMRESF::u", n);
-    W->R         = DView<PetscScalar>("SGMRESF::R", (size_t)(m + 1) * (m + 1));
-    W->given     = DView<PetscScalar>("SGMRESF::given", (size_t)W->np + 1);
-    W->partials  = DView<PetscScalar>("SGMRESF::partials", np);
-    W->hpartials = Kokkos::View<PetscScalar *, PinnedSpace>("SGMRESF::hpartials", np);
-    W->hR        = Kokkos::View<PetscScalar *, PinnedSpace>("SGMRESF::hR", (size_t)(m + 1) * (m + 1));
-    W->hxi       = Kokkos::View<PetscScalar *, PinnedSpace>("SGMRESF::hxi", 2 * ((size_t)W->lu + SGF_NREC));
+    W->V     = Basis("SGMRESF::basis", n, m + 1);
+    W->x     = DView<PetscScalar>("SGMRESF::x", pc == SGF_PC_APPLY ? 0 : n);
+    W->b     = DView<PetscScalar>("SGMRESF::b", pc == SGF_PC_APPLY ? 0 : n);
+    W->dinv  = DView<PetscScalar>("SGMRESF::dinv", pc == SGF_PC_JACOBI ? n : (pc == SGF_PC_PBJACOBI ? n * bs : 0));
+    W->u     = DView<PetscScalar>("SGMRESF::u", n);
+    W->R     = DView<PetscScalar>("SGMRESF::R", (size_t)(m + 1) * (m + 1));
+    W->given = DView<PetscScalar>("SGMRESF::given", (size_t)W->np + 1);
+    W->hR    = Kokkos::View<PetscScalar *, PinnedSpace>("SGMRESF::hR", (size_t)(m + 1) * (m + 1));
   });
+  PetscCall(SGFWorkSetTeams(W, W->lu));
 #if defined(KOKKOS_ENABLE_CUDA)
   for (auto &e : W->done) PetscCheck(cudaEventCreateWithFlags(&e, cudaEventDisableTiming) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventCreateWithFlags() failed");
 #endif
@@ -141,6 +138,22 @@ PetscErrorCode SGFWorkSetGiven(SGFWork W, PetscInt cnt, const PetscScalar a[])
   PetscCheck(cnt >= 0 && cnt <= W->np + 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%" PetscInt_FMT " given values for room of %d", cnt, W->np + 1);
   GSCallKokkos(Kokkos::deep_copy(Kokkos::subview(W->given, std::make_pair((size_t)0, (size_t)cnt)), HostUnmanaged<const PetscScalar>(a, cnt)));
   W->transfers++;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Teams of every kernel (one partial sum each): sizes the partial-sum buffers. The unit tests set several on a host
+   backend, where one team is the default, to exercise the sums across teams. */
+PetscErrorCode SGFWorkSetTeams(SGFWork W, PetscInt teams)
+{
+  PetscFunctionBegin;
+  PetscCheck(teams >= 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%" PetscInt_FMT " teams", teams);
+  W->lu           = (int)teams;
+  const size_t np = (size_t)(2 * W->np + 1) * W->lu + SGF_NREC;
+  GSCallKokkos({
+    W->partials  = DView<PetscScalar>("SGMRESF::partials", np);
+    W->hpartials = Kokkos::View<PetscScalar *, PinnedSpace>("SGMRESF::hpartials", np);
+    W->hxi       = Kokkos::View<PetscScalar *, PinnedSpace>("SGMRESF::hxi", 2 * ((size_t)W->lu + SGF_NREC));
+  });
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -64,6 +64,7 @@ PETSC_INTERN PetscErrorCode SGFWorkGetVec(SGFWork, SGFVec, PetscScalar[]);
 PETSC_INTERN PetscErrorCode SGFWorkSetColumn(SGFWork, PetscInt, const PetscScalar[]);
 PETSC_INTERN PetscErrorCode SGFWorkGetColumn(SGFWork, PetscInt, PetscScalar[]);
 PETSC_INTERN PetscErrorCode SGFWorkSetGiven(SGFWork, PetscInt, const PetscScalar[]);
+PETSC_INTERN PetscErrorCode SGFWorkSetTeams(SGFWork, PetscInt);
 PETSC_INTERN PetscErrorCode SGFWorkGetCounts(SGFWork, PetscInt *, PetscInt *, PetscInt *);
 PETSC_INTERN PetscErrorCode SGFWorkGetMemory(SGFWork, PetscLogDouble *, PetscLogDouble *);
 
