@@ -93,7 +93,8 @@ int main(int argc, char **argv)
     {
       DView<PetscScalar> xv("x", n), yv("y", n);
       Kokkos::deep_copy(xv, 1.0);
-      A->shape        = SpMVShape(n);
+      const LaunchShape d = SpMVShape(n, (PetscInt)nnz);
+      PetscCall(GSDeviceMatSetLaunchShape(A, d.vlen, d.team, d.league));
       const double us = TimeUs(reps, [&] { SpMV<false>(A->csr, A->shape, xv, yv, yv); });
       std::printf("spmv_default,%d,%d,%d,%d,%.2f,%.1f\n", (int)n, A->shape.vlen, A->shape.team, A->shape.league, us, (12 * nnz + 4.0 * (n + 1) + 2 * vecb) / us * 1e-3);
     }
@@ -101,7 +102,10 @@ int main(int argc, char **argv)
     PetscCall(PCGFWorkDestroy(&W));
     PetscCall(PCGFWorkCreate(n, PCGF_PC_NONE, &W));
     for (auto v : {PCGF_X, PCGF_R, PCGF_P, PCGF_W}) PetscCall(PCGFWorkSetVec(W, v, x.data()));
-    A->shape = SpMVShape(n);
+    {
+      const LaunchShape d = SpMVShape(n, (PetscInt)nnz);
+      PetscCall(GSDeviceMatSetLaunchShape(A, d.vlen, d.team, d.league));
+    }
     std::printf("# default SpMV shape: vlen %d team %d league %d\n", A->shape.vlen, A->shape.team, A->shape.league);
     {
       const double us = TimeUs(reps, [&] {

@@ -77,7 +77,7 @@ int main(int argc, char **argv)
     PetscCall(PetscOptionsGetString(NULL, NULL, "-loop_event", name, sizeof(name), NULL));
     PetscCall(PetscLogEventGetId(name, &loop));
   }
-  PetscCall(KSPSolve(ksp, b, x));                         /* warm-up: first-launch costs stay out */
+  PetscCall(KSPSolve(ksp, b, x)); /* warm-up: first-launch costs stay out */
   for (PetscInt r = 0; r < reps; r++) {
     PetscLogDouble     t0, t1;
     PetscEventPerfInfo e0, e1;

@@ -7,13 +7,13 @@
 #include <vector>
 #include <cuda_runtime.h>
 
-#define CK(x) \
-  do { \
-    cudaError_t e = (x); \
-    if (e != cudaSuccess) { \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
-      std::exit(1); \
-    } \
+#define CK(x)                                                                                                                                                                                                                                            \
+  do {                                                                                                                                                                                                                                                   \
+    cudaError_t e = (x);                                                                                                                                                                                                                                 \
+    if (e != cudaSuccess) {                                                                                                                                                                                                                              \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e));                                                                                                                                                             \
+      std::exit(1);                                                                                                                                                                                                                                      \
+    }                                                                                                                                                                                                                                                    \
   } while (0)
 
 // Median in microseconds of `reps` runs of f between two events on the default stream, after one warm-up run

@@ -2,28 +2,29 @@
 //   spmv: cusparseSpMV (CSR, double, default algorithm) on the 2D 5-point Laplacian of about n rows
 //   cg:   classical CG built from cusparseSpMV and cuBLAS level-1 calls (as NVIDIA's conjugateGradient sample),
 //         30 iterations, no preconditioner, dot products returned to the host as a BLAS-style solver does
-//   gmres: GMRES(30) built from cusparseSpMV and cuBLAS: classical Gram-Schmidt as two gemv calls on the basis
-//         (one n x (m+1) column-major array), the Hessenberg column and the norm returned to the host, Givens
-//         rotations and the triangular solve on the host, x = V y by gemv; one cycle of 30 iterations
-// Usage: cusparse_peers N [N ...]   CSV: peer,n,nnz,us,GBps   (us: per SpMV, or per CG or GMRES iteration)
+//   bicgstab: classical BiCGStab the same way (2 SpMVs, 4 dots and the residual norm per iteration), 30 iterations
+//   gmres: one cycle of GMRES(30) with classical Gram-Schmidt: the basis is one n x 31 column-major array, so the
+//         projections and the update are two cublasDgemv calls; the Hessenberg column is copied to the host and
+//         its Givens rotations applied there, as a BLAS-style GMRES does
+// Usage: cusparse_peers N [N ...]   CSV: peer,n,nnz,us,GBps   (us: per SpMV, or per CG iteration)
 #include <cmath>
 #include <cublas_v2.h>
 #include <cusparse.h>
 #include "cudacheck.h"
 
-#define CKS(x) \
-  do { \
-    if ((x) != CUSPARSE_STATUS_SUCCESS) { \
-      std::fprintf(stderr, "%s:%d %s failed\n", __FILE__, __LINE__, #x); \
-      std::exit(1); \
-    } \
+#define CKS(x)                                                                                                                                                                                                                                           \
+  do {                                                                                                                                                                                                                                                   \
+    if ((x) != CUSPARSE_STATUS_SUCCESS) {                                                                                                                                                                                                                \
+      std::fprintf(stderr, "%s:%d %s failed\n", __FILE__, __LINE__, #x);                                                                                                                                                                                 \
+      std::exit(1);                                                                                                                                                                                                                                      \
+    }                                                                                                                                                                                                                                                    \
   } while (0)
-#define CKB(x) \
-  do { \
-    if ((x) != CUBLAS_STATUS_SUCCESS) { \
-      std::fprintf(stderr, "%s:%d %s failed\n", __FILE__, __LINE__, #x); \
-      std::exit(1); \
-    } \
+#define CKB(x)                                                                                                                                                                                                                                           \
+  do {                                                                                                                                                                                                                                                   \
+    if ((x) != CUBLAS_STATUS_SUCCESS) {                                                                                                                                                                                                                  \
+      std::fprintf(stderr, "%s:%d %s failed\n", __FILE__, __LINE__, #x);                                                                                                                                                                                 \
+      std::exit(1);                                                                                                                                                                                                                                      \
+    }                                                                                                                                                                                                                                                    \
   } while (0)
 
 int main(int argc, char **argv)
@@ -34,7 +35,7 @@ int main(int argc, char **argv)
   CKB(cublasCreate(&bl));
   std::printf("peer,n,nnz,us,GBps\n");
   for (int a = 1; a < argc; a++) {
-    const int m = (int)(std::sqrt(std::atof(argv[a])) + 0.5), n = m * m;
+    const int           m = (int)(std::sqrt(std::atof(argv[a])) + 0.5), n = m * m;
     std::vector<int>    ia(1, 0), ja;
     std::vector<double> va;
     for (int row = 0; row < n; row++) {
@@ -108,64 +109,99 @@ int main(int argc, char **argv)
     });
     std::printf("cusparse_cublas_cg,%d,%d,%.2f,-\n", n, nnz, (tcg - tinit) / its);
 
-    // GMRES(30), one cycle from x = 0, r = b = 1
-    {
-      const int            mr = 30;
-      double              *V, *hd;
-      cusparseDnVecDescr_t vv, vw;
-      std::vector<double>  R((size_t)(mr + 1) * mr), h(mr + 1), cs(mr), sn(mr), g(mr + 1), coef(mr);
-      CK(cudaMalloc(&V, sizeof(double) * (size_t)n * (mr + 1)));
-      CK(cudaMalloc(&hd, sizeof(double) * (mr + 1)));
-      CKS(cusparseCreateDnVec(&vv, n, V, CUDA_R_64F));
-      CKS(cusparseCreateDnVec(&vw, n, V + n, CUDA_R_64F));
-      auto gmres = [&] {
-        const double mone = -1.0;
-        double       beta, hn;
-        CK(cudaMemcpy(V, ones.data(), sizeof(double) * n, cudaMemcpyHostToDevice));
-        CKB(cublasDnrm2(bl, n, V, 1, &beta));
-        const double ib = 1.0 / beta;
-        CKB(cublasDscal(bl, n, &ib, V, 1));
-        std::fill(g.begin(), g.end(), 0.0);
-        g[0] = beta;
-        for (int k = 0; k < mr; k++) {
-          double *w = V + (size_t)(k + 1) * n;
-          CKS(cusparseDnVecSetValues(vv, V + (size_t)k * n));
-          CKS(cusparseDnVecSetValues(vw, w));
-          CKS(cusparseSpMV(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A, vv, &zero, vw, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, buf));
-          CKB(cublasDgemv(bl, CUBLAS_OP_T, n, k + 1, &one, V, n, w, 1, &zero, hd, 1));
-          CKB(cublasDgemv(bl, CUBLAS_OP_N, n, k + 1, &mone, V, n, hd, 1, &one, w, 1));
-          CK(cudaMemcpy(h.data(), hd, sizeof(double) * (k + 1), cudaMemcpyDeviceToHost));
-          CKB(cublasDnrm2(bl, n, w, 1, &hn));
-          const double ih = 1.0 / hn;
-          CKB(cublasDscal(bl, n, &ih, w, 1));
-          for (int i = 0; i < k; i++) {
-            const double t = cs[i] * h[i] + sn[i] * h[i + 1];
-            h[i + 1]       = -sn[i] * h[i] + cs[i] * h[i + 1];
-            h[i]           = t;
-          }
-          const double rr = std::hypot(h[k], hn);
-          cs[k]           = h[k] / rr;
-          sn[k]           = hn / rr;
-          h[k]            = rr;
-          g[k + 1]        = -sn[k] * g[k];
-          g[k]            = cs[k] * g[k];
-          for (int i = 0; i <= k; i++) R[(size_t)k * (mr + 1) + i] = h[i];
+    // classical BiCGStab from x = 0, r = r0* = p = b = 1; the norm of r is what a convergence test reads
+    double *r0, *v, *s, *t;
+    for (double **w : {&r0, &v, &s, &t}) CK(cudaMalloc(w, sizeof(double) * n));
+    cusparseDnVecDescr_t vv, vs, vt;
+    CKS(cusparseCreateDnVec(&vv, n, v, CUDA_R_64F));
+    CKS(cusparseCreateDnVec(&vs, n, s, CUDA_R_64F));
+    CKS(cusparseCreateDnVec(&vt, n, t, CUDA_R_64F));
+    CK(cudaMemcpy(r0, ones.data(), sizeof(double) * n, cudaMemcpyHostToDevice));
+    auto bicgstab = [&] {
+      double rho, rhonew, vr0, ts, tt, rnorm;
+      CK(cudaMemcpy(p, ones.data(), sizeof(double) * n, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(r, ones.data(), sizeof(double) * n, cudaMemcpyHostToDevice));
+      CK(cudaMemset(x, 0, sizeof(double) * n));
+      CKB(cublasDdot(bl, n, r, 1, r0, 1, &rho));
+      for (int k = 0; k < its; k++) {
+        CKS(cusparseSpMV(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A, vp, &zero, vv, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, buf));
+        CKB(cublasDdot(bl, n, v, 1, r0, 1, &vr0));
+        const double alpha = rho / vr0, malpha = -alpha;
+        CK(cudaMemcpyAsync(s, r, sizeof(double) * n, cudaMemcpyDeviceToDevice));
+        CKB(cublasDaxpy(bl, n, &malpha, v, 1, s, 1));
+        CKS(cusparseSpMV(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A, vs, &zero, vt, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, buf));
+        CKB(cublasDdot(bl, n, t, 1, s, 1, &ts));
+        CKB(cublasDdot(bl, n, t, 1, t, 1, &tt));
+        const double omega = ts / tt, momega = -omega;
+        CKB(cublasDaxpy(bl, n, &alpha, p, 1, x, 1));
+        CKB(cublasDaxpy(bl, n, &omega, s, 1, x, 1));
+        CK(cudaMemcpyAsync(r, s, sizeof(double) * n, cudaMemcpyDeviceToDevice));
+        CKB(cublasDaxpy(bl, n, &momega, t, 1, r, 1));
+        CKB(cublasDnrm2(bl, n, r, 1, &rnorm));
+        CKB(cublasDdot(bl, n, r, 1, r0, 1, &rhonew));
+        const double beta = rhonew / rho * alpha / omega;
+        rho               = rhonew;
+        CKB(cublasDaxpy(bl, n, &momega, v, 1, p, 1));
+        CKB(cublasDscal(bl, n, &beta, p, 1));
+        CKB(cublasDaxpy(bl, n, &one, r, 1, p, 1));
+      }
+    };
+    const double tbicg = MedianUs(9, bicgstab);
+    std::printf("cusparse_cublas_bicgstab,%d,%d,%.2f,-\n", n, nnz, (tbicg - tinit) / its);
+
+    // GMRES(30), one cycle from x = 0: v_0 = b / ||b||; w = A v_j, h = V^T w, w -= V h, v_{j+1} = w / ||w||
+    const int mr = its;
+    double   *V, *h;
+    CK(cudaMalloc(&V, sizeof(double) * (size_t)n * (mr + 1)));
+    CK(cudaMalloc(&h, sizeof(double) * (mr + 1)));
+    std::vector<double> H((size_t)(mr + 1) * mr), cs(mr), sn(mr), g(mr + 1);
+    auto                gmres = [&] {
+      CK(cudaMemcpy(V, ones.data(), sizeof(double) * n, cudaMemcpyHostToDevice));
+      double beta0;
+      CKB(cublasDnrm2(bl, n, V, 1, &beta0));
+      const double inv0 = 1.0 / beta0;
+      CKB(cublasDscal(bl, n, &inv0, V, 1));
+      std::fill(g.begin(), g.end(), 0.0);
+      g[0] = beta0;
+      for (int j = 0; j < mr; j++) {
+        double              *w = V + (size_t)(j + 1) * n, mone = -1.0, hn;
+        cusparseDnVecDescr_t vin, vout;
+        CKS(cusparseCreateDnVec(&vin, n, V + (size_t)j * n, CUDA_R_64F));
+        CKS(cusparseCreateDnVec(&vout, n, w, CUDA_R_64F));
+        CKS(cusparseSpMV(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A, vin, &zero, vout, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, buf));
+        CKB(cublasDgemv(bl, CUBLAS_OP_T, n, j + 1, &one, V, n, w, 1, &zero, h, 1));
+        CKB(cublasDgemv(bl, CUBLAS_OP_N, n, j + 1, &mone, V, n, h, 1, &one, w, 1));
+        CKB(cublasDnrm2(bl, n, w, 1, &hn));
+        const double inv = 1.0 / hn;
+        CKB(cublasDscal(bl, n, &inv, w, 1));
+        double *col = &H[(size_t)j * (mr + 1)];
+        CK(cudaMemcpy(col, h, sizeof(double) * (j + 1), cudaMemcpyDeviceToHost));
+        col[j + 1] = hn;
+        for (int i = 0; i < j; i++) { // earlier rotations, then a new one that zeroes col[j+1]; g[j+1] is the residual
+          const double a = col[i], b = col[i + 1];
+          col[i]     = cs[i] * a + sn[i] * b;
+          col[i + 1] = -sn[i] * a + cs[i] * b;
         }
-        for (int i = mr - 1; i >= 0; i--) {
-          double t = g[i];
-          for (int j = i + 1; j < mr; j++) t -= R[(size_t)j * (mr + 1) + i] * coef[j];
-          coef[i] = t / R[(size_t)i * (mr + 1) + i];
-        }
-        CK(cudaMemcpy(hd, coef.data(), sizeof(double) * mr, cudaMemcpyHostToDevice));
-        CKB(cublasDgemv(bl, CUBLAS_OP_N, n, mr, &one, V, n, hd, 1, &zero, x, 1));
-      };
-      const double tg  = MedianUs(9, gmres);
-      const double tg0 = MedianUs(9, [&] { CK(cudaMemcpy(V, ones.data(), sizeof(double) * n, cudaMemcpyHostToDevice)); });
-      std::printf("cusparse_cublas_gmres,%d,%d,%.2f,-\n", n, nnz, (tg - tg0) / mr);
-      for (auto v : {vv, vw}) CKS(cusparseDestroyDnVec(v));
-      CK(cudaFree(V));
-      CK(cudaFree(hd));
-    }
+        const double d = std::hypot(col[j], col[j + 1]);
+        cs[j]          = col[j] / d;
+        sn[j]          = col[j + 1] / d;
+        col[j]         = d;
+        g[j + 1]       = -sn[j] * g[j];
+        g[j]           = cs[j] * g[j];
+        CKS(cusparseDestroyDnVec(vin));
+        CKS(cusparseDestroyDnVec(vout));
+      }
+      for (int i = mr - 1; i >= 0; i--) { // y = R^{-1} g, then x = V y
+        for (int k = i + 1; k < mr; k++) g[i] -= H[(size_t)k * (mr + 1) + i] * g[k];
+        g[i] /= H[(size_t)i * (mr + 1) + i];
+      }
+      CK(cudaMemcpy(h, g.data(), sizeof(double) * mr, cudaMemcpyHostToDevice));
+      CKB(cublasDgemv(bl, CUBLAS_OP_N, n, mr, &one, V, n, h, 1, &zero, x, 1));
+    };
+    const double tgmres = MedianUs(9, gmres);
+    std::printf("cusparse_cublas_gmres,%d,%d,%.2f,-\n", n, nnz, tgmres / its);
+    for (auto w : {vv, vs, vt}) CKS(cusparseDestroyDnVec(w));
+    for (void *w : {(void *)r0, (void *)v, (void *)s, (void *)t, (void *)V, (void *)h}) CK(cudaFree(w));
 
     CKS(cusparseDestroySpMat(A));
     for (auto v : {vx, vy, vp, vq}) CKS(cusparseDestroyDnVec(v));

@@ -5,13 +5,16 @@
 // Prints CSV: name,value
 #include "cudacheck.h"
 
-__global__ void tiny(double *p) { if (threadIdx.x == 0) p[0] += 1.0; }
+__global__ void tiny(double *p)
+{
+  if (threadIdx.x == 0) p[0] += 1.0;
+}
 
 int main()
 {
   const size_t big = size_t(1) << 30, h2d = size_t(256) << 20;
-  char *x, *y, *h;
-  double *d, hv;
+  char        *x, *y, *h;
+  double      *d, hv;
   CK(cudaMalloc(&x, big));
   CK(cudaMalloc(&y, big));
   CK(cudaMemset(x, 1, big));
@@ -19,13 +22,13 @@ int main()
   std::fill(h, h + h2d, 3);
   CK(cudaMalloc(&d, sizeof(double)));
   CK(cudaMemset(d, 0, sizeof(double)));
-  const double tc = 1e-3 * MedianUs(20, [&] { CK(cudaMemcpy(y, x, big, cudaMemcpyDeviceToDevice)); });
-  const double th = 1e-3 * MedianUs(10, [&] { CK(cudaMemcpy(x, h, h2d, cudaMemcpyHostToDevice)); });
-  const double tl = 1e-3 * MedianUs(200, [&] {
-    tiny<<<1, 32>>>(d);
-    CK(cudaGetLastError());
-    CK(cudaMemcpy(&hv, d, sizeof(double), cudaMemcpyDeviceToHost));
-  });
+  const double   tc = 1e-3 * MedianUs(20, [&] { CK(cudaMemcpy(y, x, big, cudaMemcpyDeviceToDevice)); });
+  const double   th = 1e-3 * MedianUs(10, [&] { CK(cudaMemcpy(x, h, h2d, cudaMemcpyHostToDevice)); });
+  const double   tl = 1e-3 * MedianUs(200, [&] {
+                      tiny<<<1, 32>>>(d);
+                      CK(cudaGetLastError());
+                      CK(cudaMemcpy(&hv, d, sizeof(double), cudaMemcpyDeviceToHost));
+                    });
   cudaDeviceProp p;
   CK(cudaGetDeviceProperties(&p, 0));
   std::printf("device,%s\n", p.name);

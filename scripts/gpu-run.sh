@@ -4,6 +4,7 @@
 #   scripts/gpu-run.sh [tests] [sanitizer] [bench] [NS="1e4 1e5 1e6 1e7"]
 # tests:     unit tests (kernels vs serial twins), example tests, PETSc tutorials through -dll_append
 # sanitizer: compute-sanitizer memcheck, racecheck, synccheck on a small solve and on the unit tests
+# spmv:      our SpMV and cuSPARSE's on the matrices of bench/generators.h (MATS="spec ..."), ratios and GB/s
 # bench:     hardware limits, then time per iteration of pipecgfused, pipebcgsf, sgmresf (GPU) and PETSc's CG, BCGS,
 #            GMRES on AIJ with every CPU core; cuSPARSE/cuBLAS SpMV, CG and GMRES(30) peers
 # mpi:       the example tests on 2 processes, then pipecgfused on 1 and 2 processes (one GPU each where there are
@@ -87,6 +88,31 @@ if [[ $what == *sanitizer* ]]; then
   timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/test_kernels" >"$step" 2>&1
   echo "memcheck unit tests: exit $? $(grep -E -o '(ERROR|RACECHECK) SUMMARY: [0-9]+ [a-z]+' "$step" | tail -1), $(grep passed "$step" | tail -1)" | tee -a "$summary"
   log sanitizer.log
+fi
+
+if [[ $what == *spmv* ]]; then
+  # small and large (at least 5e8 nonzeros) 27-point matrices with 1, 3 and 6 unknowns per node, uneven rows
+  MATS=${MATS:-"poisson2d:1e4 poisson2d:1e5 poisson2d:1e6 poisson2d:1e7 cube27:20:1 cube27:265:1 cube27:14:3 cube27:128:3 cube27:10:6 cube27:81:6 powerlaw:1e5:16 powerlaw:1e7:16"}
+  echo "== spmv" | tee -a "$summary"
+  nvcc -O3 -arch=sm_90 -o /tmp/hwlimits bench/hwlimits.cu && /tmp/hwlimits >"$OUT/hw.csv"
+  nvcc -O3 -arch=sm_90 -o /tmp/cusparse_spmv bench/cusparse_spmv.cu -lcusparse && /tmp/cusparse_spmv $MATS | tee "$OUT/spmv_cusparse.csv"
+  "$B/bench/bench_spmv" -mats "$(echo $MATS | tr ' ' ,)" | tee "$OUT/spmv_ours.csv"
+  python3 - "$OUT/spmv_ours.csv" "$OUT/spmv_cusparse.csv" "$OUT/hw.csv" <<'PY' | tee -a "$summary"
+import csv, sys
+ours = list(csv.DictReader(open(sys.argv[1])))
+peer = {r["matrix"]: r for r in csv.DictReader(open(sys.argv[2]))}
+hw = dict(l.strip().split(",", 1) for l in open(sys.argv[3]))
+print("device copy %s GB/s" % hw["d2d_copy_GBps"])
+print("%-16s %10s %11s %9s %9s %-14s %9s %7s %7s %7s %7s" % ("matrix", "n", "nnz", "ours us", "best us", "best kernel", "cusp us", "default", "best", "GB/s", "cusp"))
+for m in peer:
+    rs = [r for r in ours if r["matrix"] == m]
+    if not rs:
+        continue
+    d = [r for r in rs if r["kernel"] == "spmv_default"][0]
+    b = min(rs, key=lambda r: float(r["us"]))
+    c = float(peer[m]["us"])
+    print("%-16s %10s %11s %9s %9s %-14s %9.1f %7.2f %7.2f %7s %7s" % (m, d["n"], d["nnz"], d["us"], b["us"], "%s/%s" % (b["kernel"][5:], b["vlen"]), c, float(d["us"]) / c, float(b["us"]) / c, d["GBps"], peer[m]["GBps"]))
+PY
 fi
 
 if [[ $what == *bench* ]]; then

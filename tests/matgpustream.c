@@ -3,6 +3,7 @@ MatDuplicate, MatConvert both ways (initial, in place, reuse), value and pattern
 On several processes the rows are split unevenly, and with more than two the first process owns none.\n";
 
 #include <petscgpustream.h>
+#include <petsc/private/matimpl.h>
 
 /* Same random values into A and B: rows of 0 to maxlen entries anywhere in the matrix (some rows empty), plus the
    diagonal on odd rows */
@@ -235,6 +236,10 @@ static PetscErrorCode BadInput(const char *which)
   PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
   PetscCall(PetscStrcmp(which, "new_nonzero", &flg));
   if (flg) PetscCall(MatSetValue(A, 10 * PetscGlobalRank, 10 * PetscGlobalRank + 1, 1.0, INSERT_VALUES));
+  PetscCall(PetscStrcmp(which, "out_of_range", &flg)); /* column N: PETSc checks it in debug builds only */
+  if (flg) PetscCall(MatSetValue(A, 10 * PetscGlobalRank, A->cmap->N, 1.0, ADD_VALUES));
+  PetscCall(PetscStrcmp(which, "out_of_range_row", &flg));
+  if (flg) PetscCall(MatSetValue(A, A->rmap->N, 0, 1.0, ADD_VALUES));
   PetscCall(PetscStrcmp(which, "sizes", &flg));
   if (flg) {
     Vec z;
@@ -314,6 +319,26 @@ int main(int argc, char **argv)
       args: -case new_nonzero
       error: 1
       filter: grep -o "New nonzero at (0,1) caused a malloc" | sort -u
+
+   test:
+      suffix: out_of_range
+      args: -case out_of_range
+      error: 1
+      filter: grep -o "Column too large: col 10 max 9" | sort -u
+
+   test:
+      suffix: out_of_range_2
+      nsize: 2
+      args: -case out_of_range
+      error: 1
+      filter: grep -o "Column too large: col 20 max 19" | sort -u
+
+   test:
+      suffix: out_of_range_row_2
+      nsize: 2
+      args: -case out_of_range_row
+      error: 1
+      filter: grep -o "Row too large: row 20 max 19" | sort -u
 
    test:
       suffix: sizes

@@ -3,6 +3,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <cstdint>
+#include <memory>
 #include "gpustreamimpl.h"
 
 /* Turns a C++ exception from Kokkos into a PETSc error; a failed allocation becomes PETSC_ERR_MEM */

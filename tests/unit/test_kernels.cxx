@@ -303,82 +303,84 @@ void TestPartialsGrowth()
   GSDeviceMatDestroy(&dA);
 }
 
-/* KSPPIPEBCGSF's kernels against their twins, with PCNONE, fused Jacobi and a PC applied on the host */
+/* KSPPIPEBCGSF's kernels against their twins, with PCNONE, fused Jacobi and a PC applied on the host; short and long
+   rows (on a device: a thread and a warp per row) */
 void TestBCGS()
 {
   for (PetscInt n : sizes) {
-    for (PBFPC pc : {PBF_PC_NONE, PBF_PC_JACOBI, PBF_PC_APPLY}) {
-      const std::string        tag = " n=" + std::to_string(n) + " pc=" + std::to_string((int)pc);
-      CSRHost                  A   = RandomCSR(n, n, 9);
-      GSDeviceMat              dA;
-      PBFWork                  W;
-      auto                     x = Random(n), r = Random(n), r0 = Random(n), p = Random(n), d = Random(n, 0.5, 2), ph = Random(n), sh = Random(n);
-      std::vector<PetscScalar> v(n), s(n), t(n), got(n), dv(n);
-      PetscScalar              sums[PBF_NSUMS], rr0 = 0, vr0 = 0, ss, ts = 0, tt = 0, tr0 = 0;
-      const PetscScalar       *dinv = pc == PBF_PC_JACOBI ? d.data() : nullptr;
+    for (PBFPC pc : {PBF_PC_NONE, PBF_PC_JACOBI, PBF_PC_APPLY})
+      for (PetscInt maxlen : {9, 40}) {
+        const std::string        tag = " n=" + std::to_string(n) + " pc=" + std::to_string((int)pc) + " maxlen=" + std::to_string(maxlen);
+        CSRHost                  A   = RandomCSR(n, n, maxlen);
+        GSDeviceMat              dA;
+        PBFWork                  W;
+        auto                     x = Random(n), r = Random(n), r0 = Random(n), p = Random(n), d = Random(n, 0.5, 2), ph = Random(n), sh = Random(n);
+        std::vector<PetscScalar> v(n), s(n), t(n), got(n), dv(n);
+        PetscScalar              sums[PBF_NSUMS], rr0 = 0, vr0 = 0, ss, ts = 0, tt = 0, tr0 = 0;
+        const PetscScalar       *dinv = pc == PBF_PC_JACOBI ? d.data() : nullptr;
 
-      GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA);
-      Check(!PBFWorkCreate(n, pc, &W), "PBFWorkCreate" + tag);
-      PBFWorkSetVec(W, PBF_X, x.data());
-      PBFWorkSetVec(W, PBF_R, r.data());
-      PBFWorkSetVec(W, PBF_R0, r0.data());
-      PBFWorkSetVec(W, PBF_P, p.data());
-      if (dinv) PBFWorkSetVec(W, PBF_DINV, d.data());
-      if (pc == PBF_PC_APPLY) {
-        PBFWorkSetVec(W, PBF_PH, ph.data());
-        PBFWorkSetVec(W, PBF_SH, sh.data());
-      }
-      /* <r,r0*>; v = A M^{-1} p and <v,r0*> (the fused kernel knows Jacobi; an applied PC goes through MatMult) */
-      PBFSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), dinv, p.data(), v.data());
-      for (PetscInt i = 0; i < n; i++) rr0 += r[i] * r0[i], vr0 += v[i] * r0[i];
-      Check(!PBFRDot(W), "PBFRDot" + tag);
-      if (pc == PBF_PC_APPLY) {
-        PBFWorkSetVec(W, PBF_V, v.data());
-        Check(!PBFDot1(W), "PBFDot1" + tag);
-      } else
-        Check(!PBFSpMVDot1(W, dA), "PBFSpMVDot1" + tag);
-      PBFWorkGetVec(W, PBF_V, got.data());
-      Check(RelDiff(got, v) < 1e-14, "v = A M^-1 p matches reference" + tag);
-      /* s = r - alpha v with alpha from the partial sums in device memory */
-      Check(!PBFUpdateS(W, PETSC_FALSE, 0.0), "PBFUpdateS" + tag);
-      PBFReduce(W, sums);
-      Check(Close(sums[PBF_RR0], rr0, AbsSum(r, r0)) && Close(sums[PBF_VR0], vr0, AbsSum(v, r0)), "<r,r0*> and <v,r0*> match reference" + tag);
-      const PetscScalar alpha = n ? rr0 / vr0 : 0;
-      PBFUpdateS_Ref(n, alpha, r.data(), v.data(), s.data(), &ss);
-      if (n) {
+        GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA);
+        Check(!PBFWorkCreate(n, pc, &W), "PBFWorkCreate" + tag);
+        PBFWorkSetVec(W, PBF_X, x.data());
+        PBFWorkSetVec(W, PBF_R, r.data());
+        PBFWorkSetVec(W, PBF_R0, r0.data());
+        PBFWorkSetVec(W, PBF_P, p.data());
+        if (dinv) PBFWorkSetVec(W, PBF_DINV, d.data());
+        if (pc == PBF_PC_APPLY) {
+          PBFWorkSetVec(W, PBF_PH, ph.data());
+          PBFWorkSetVec(W, PBF_SH, sh.data());
+        }
+        /* <r,r0*>; v = A M^{-1} p and <v,r0*> (the fused kernel knows Jacobi; an applied PC goes through MatMult) */
+        PBFSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), dinv, p.data(), v.data());
+        for (PetscInt i = 0; i < n; i++) rr0 += r[i] * r0[i], vr0 += v[i] * r0[i];
+        Check(!PBFRDot(W), "PBFRDot" + tag);
+        if (pc == PBF_PC_APPLY) {
+          PBFWorkSetVec(W, PBF_V, v.data());
+          Check(!PBFDot1(W), "PBFDot1" + tag);
+        } else
+          Check(!PBFSpMVDot1(W, dA), "PBFSpMVDot1" + tag);
+        PBFWorkGetVec(W, PBF_V, got.data());
+        Check(RelDiff(got, v) < 1e-14, "v = A M^-1 p matches reference" + tag);
+        /* s = r - alpha v with alpha from the partial sums in device memory */
+        Check(!PBFUpdateS(W, PETSC_FALSE, 0.0), "PBFUpdateS" + tag);
+        PBFReduce(W, sums);
+        Check(Close(sums[PBF_RR0], rr0, AbsSum(r, r0)) && Close(sums[PBF_VR0], vr0, AbsSum(v, r0)), "<r,r0*> and <v,r0*> match reference" + tag);
+        const PetscScalar alpha = n ? rr0 / vr0 : 0;
+        PBFUpdateS_Ref(n, alpha, r.data(), v.data(), s.data(), &ss);
+        if (n) {
+          PBFWorkGetVec(W, PBF_S, got.data());
+          Check(RelDiff(got, s) < 1e-9 * std::max(1.0, std::abs(alpha)), "s with the device's alpha matches reference" + tag);
+        }
+        /* the given alpha (several ranks) gives the reference s exactly up to FMA */
+        PBFUpdateS(W, PETSC_TRUE, alpha);
         PBFWorkGetVec(W, PBF_S, got.data());
-        Check(RelDiff(got, s) < 1e-9 * std::max(1.0, std::abs(alpha)), "s with the device's alpha matches reference" + tag);
+        Check(RelDiff(got, s) < 1e-14, "s with a given alpha matches reference" + tag);
+        /* t = A M^{-1} s and its three sums */
+        PBFSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), dinv, s.data(), t.data());
+        for (PetscInt i = 0; i < n; i++) ts += t[i] * s[i], tt += t[i] * t[i], tr0 += t[i] * r0[i];
+        if (pc == PBF_PC_APPLY) {
+          PBFWorkSetVec(W, PBF_T, t.data());
+          Check(!PBFDot3(W), "PBFDot3" + tag);
+        } else
+          Check(!PBFSpMVDot3(W, dA), "PBFSpMVDot3" + tag);
+        PBFReduce(W, sums);
+        PBFWorkGetVec(W, PBF_T, got.data());
+        Check(RelDiff(got, t) < 1e-14, "t = A M^-1 s matches reference" + tag);
+        Check(Close(sums[PBF_SS], ss, AbsSum(s, s)) && Close(sums[PBF_TS], ts, AbsSum(t, s)) && Close(sums[PBF_TT], tt, AbsSum(t, t)) && Close(sums[PBF_TR0], tr0, AbsSum(t, r0)), "the four sums match reference" + tag);
+        /* x, r, p and <r,r0*> */
+        PetscScalar rrnew;
+        Check(!PBFUpdate(W, 0.4, -0.3), "PBFUpdate" + tag); /* with the alpha of the last UpdateS, the given one */
+        PBFReduce(W, sums);
+        PBFUpdate_Ref(n, alpha, 0.4, -0.3, dinv, pc == PBF_PC_APPLY ? ph.data() : nullptr, sh.data(), x.data(), r.data(), p.data(), v.data(), s.data(), t.data(), r0.data(), &rrnew);
+        std::vector<PetscScalar> gx(n), gr(n), gp(n);
+        PBFWorkGetVec(W, PBF_X, gx.data());
+        PBFWorkGetVec(W, PBF_R, gr.data());
+        PBFWorkGetVec(W, PBF_P, gp.data());
+        Check(RelDiff(gx, x) < 1e-9 && RelDiff(gr, r) < 1e-9 && RelDiff(gp, p) < 1e-9, "x, r, p updates match reference" + tag);
+        Check(Close(sums[PBF_RR0], rrnew, 1e3 * (AbsSum(r, r0) + 1)), "<r,r0*> after the update matches reference" + tag);
+        PBFWorkDestroy(&W);
+        GSDeviceMatDestroy(&dA);
       }
-      /* the given alpha (several ranks) gives the reference s exactly up to FMA */
-      PBFUpdateS(W, PETSC_TRUE, alpha);
-      PBFWorkGetVec(W, PBF_S, got.data());
-      Check(RelDiff(got, s) < 1e-14, "s with a given alpha matches reference" + tag);
-      /* t = A M^{-1} s and its three sums */
-      PBFSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), dinv, s.data(), t.data());
-      for (PetscInt i = 0; i < n; i++) ts += t[i] * s[i], tt += t[i] * t[i], tr0 += t[i] * r0[i];
-      if (pc == PBF_PC_APPLY) {
-        PBFWorkSetVec(W, PBF_T, t.data());
-        Check(!PBFDot3(W), "PBFDot3" + tag);
-      } else
-        Check(!PBFSpMVDot3(W, dA), "PBFSpMVDot3" + tag);
-      PBFReduce(W, sums);
-      PBFWorkGetVec(W, PBF_T, got.data());
-      Check(RelDiff(got, t) < 1e-14, "t = A M^-1 s matches reference" + tag);
-      Check(Close(sums[PBF_SS], ss, AbsSum(s, s)) && Close(sums[PBF_TS], ts, AbsSum(t, s)) && Close(sums[PBF_TT], tt, AbsSum(t, t)) && Close(sums[PBF_TR0], tr0, AbsSum(t, r0)), "the four sums match reference" + tag);
-      /* x, r, p and <r,r0*> */
-      PetscScalar rrnew;
-      Check(!PBFUpdate(W, 0.4, -0.3), "PBFUpdate" + tag); /* with the alpha of the last UpdateS, the given one */
-      PBFReduce(W, sums);
-      PBFUpdate_Ref(n, alpha, 0.4, -0.3, dinv, pc == PBF_PC_APPLY ? ph.data() : nullptr, sh.data(), x.data(), r.data(), p.data(), v.data(), s.data(), t.data(), r0.data(), &rrnew);
-      std::vector<PetscScalar> gx(n), gr(n), gp(n);
-      PBFWorkGetVec(W, PBF_X, gx.data());
-      PBFWorkGetVec(W, PBF_R, gr.data());
-      PBFWorkGetVec(W, PBF_P, gp.data());
-      Check(RelDiff(gx, x) < 1e-9 && RelDiff(gr, r) < 1e-9 && RelDiff(gp, p) < 1e-9, "x, r, p updates match reference" + tag);
-      Check(Close(sums[PBF_RR0], rrnew, 1e3 * (AbsSum(r, r0) + 1)), "<r,r0*> after the update matches reference" + tag);
-      PBFWorkDestroy(&W);
-      GSDeviceMatDestroy(&dA);
-    }
   }
 }
 

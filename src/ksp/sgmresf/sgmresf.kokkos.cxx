@@ -42,12 +42,12 @@ struct _n_SGFWork {
 
 PetscErrorCode SGFWorkCreate(PetscInt n, PetscInt m, SGFPC pc, PetscInt bs, SGFWork *work)
 {
-  SGFWork W;
+  std::unique_ptr<_n_SGFWork> W; /* freed, with the views made so far, if an allocation fails */
 
   PetscFunctionBegin;
   PetscCheck(pc != SGF_PC_PBJACOBI || (bs >= 1 && n % bs == 0), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Blocks of size %" PetscInt_FMT " for %" PetscInt_FMT " rows", bs, n);
   PetscCall(PetscGPUStreamKokkosInitialize());
-  PetscCallCXX(W = new _n_SGFWork);
+  PetscCallCXX(W.reset(new _n_SGFWork));
   W->bs            = pc == SGF_PC_PBJACOBI ? bs : 1;
   W->n             = n;
   W->m             = m;
@@ -66,11 +66,11 @@ PetscErrorCode SGFWorkCreate(PetscInt n, PetscInt m, SGFPC pc, PetscInt bs, SGFW
     W->given = DView<PetscScalar>("SGMRESF::given", (size_t)W->np + 1);
     W->hR    = Kokkos::View<PetscScalar *, PinnedSpace>("SGMRESF::hR", (size_t)(m + 1) * (m + 1));
   });
-  PetscCall(SGFWorkSetTeams(W, W->lu));
+  PetscCall(SGFWorkSetTeams(W.get(), W->lu));
 #if defined(KOKKOS_ENABLE_CUDA)
   for (auto &e : W->done) PetscCheck(cudaEventCreateWithFlags(&e, cudaEventDisableTiming) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventCreateWithFlags() failed");
 #endif
-  *work = W;
+  *work = W.release();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -8,6 +8,7 @@ namespace gpustream
 {
 struct CSR {
   PetscInt                 m = 0, n = 0;
+  int                      lanes = 1; /* the vector lanes per row kernels are launched with (LaunchShape::vlen) */
   DView<const PetscInt>    rowptr, colidx;
   DView<const PetscScalar> val;
 };
@@ -17,7 +18,8 @@ struct LaunchShape {
   int vlen = 1, team = 1, league = 1;
 };
 
-LaunchShape SpMVShape(PetscInt m);
+/* The default shape for m rows and nnz entries: a thread per row for short rows, a warp per row for long ones */
+LaunchShape SpMVShape(PetscInt m, PetscInt nnz);
 
 /* Calls f(row, (A x)_row) for the rows this thread owns; f runs on every vector lane of the thread, and all
    lanes hold the same sum. Rows go to teams in a grid-stride loop so a fixed number of teams covers any size. */
@@ -27,14 +29,27 @@ template <class XView, class F> KOKKOS_INLINE_FUNCTION void ForEachRowProduct(co
   for (PetscInt row = (PetscInt)t.league_rank() * t.team_size() + t.team_rank(); row < A.m; row += stride) {
     const PetscInt beg = A.rowptr(row), len = A.rowptr(row + 1) - beg;
     PetscScalar    sum = 0;
-    Kokkos::parallel_reduce(
-        Kokkos::ThreadVectorRange(t, len), [&](const PetscInt j, PetscScalar &s) { s += A.val(beg + j) * x(A.colidx(beg + j)); }, sum);
+    if (A.lanes == 1) /* a plain loop, same order: the vector reduction cost 25% on the 5-point matrix (H200) */
+      for (PetscInt j = beg; j < beg + len; j++) sum += A.val(j) * x(A.colidx(j));
+    else
+      Kokkos::parallel_reduce(
+          Kokkos::ThreadVectorRange(t, len), [&](const PetscInt j, PetscScalar &s) { s += A.val(beg + j) * x(A.colidx(beg + j)); }, sum);
     f(row, sum);
   }
 }
-/* y = A x (+ z); z may be y itself */
+/* y = A x (+ z); z may be y itself. A thread per row runs without teams, one row per thread: on an H200 the 5-point
+   SpMV ran at 3.7 TB/s so against 2.0 with teams in a grid-stride loop (docs/data/spmv-h200-2026-11-21b-ours.csv) */
 template <bool Add, class XView> void SpMV(const CSR &A, const LaunchShape &s, const XView &x, const DView<PetscScalar> &z, const DView<PetscScalar> &y)
 {
+  if (s.vlen == 1) {
+    Kokkos::parallel_for(
+        Add ? "GPUStream::SpMVAddRows" : "GPUStream::SpMVRows", Kokkos::RangePolicy<Exec>(0, A.m), KOKKOS_LAMBDA(const PetscInt row) {
+          PetscScalar sum = 0;
+          for (PetscInt j = A.rowptr(row); j < A.rowptr(row + 1); j++) sum += A.val(j) * x(A.colidx(j));
+          y(row) = Add ? z(row) + sum : sum;
+        });
+    return;
+  }
   Kokkos::parallel_for(
       Add ? "GPUStream::SpMVAdd" : "GPUStream::SpMV", TeamPol(s.league, s.team, s.vlen),
       KOKKOS_LAMBDA(const Member &t) { ForEachRowProduct(t, A, x, [&](const PetscInt row, const PetscScalar sum) { Kokkos::single(Kokkos::PerThread(t), [&]() { y(row) = Add ? z(row) + sum : sum; }); }); });

@@ -5,16 +5,20 @@
 
 using namespace gpustream;
 
-/* Thread per row, 256 threads per team, 8 teams per multiprocessor: on an H200 this ran the 5-point SpMV at
-   1.92 TB/s, while 2, 4 and 8 Kokkos vector lanes per row ran at 1.0, 0.7 and 0.5 TB/s, and fewer teams or one
-   team per 256 rows were slower too (docs/performance.md, docs/data/kernels-h200-2026-11-21.csv). */
-LaunchShape gpustream::SpMVShape(PetscInt m)
+/* Rows shorter than 12 entries on average: a thread per row, 256 threads per team, 8 teams per multiprocessor. On an
+   H200 this ran the 5-point SpMV at 1.98 TB/s, while 2, 4 and 8 Kokkos vector lanes per row ran at 1.1, 0.7 and
+   0.5 TB/s (docs/data/spmv-h200-2026-11-21-ours.csv). Longer rows: a warp (32 vector lanes) per row, 8 rows per
+   team, which ran the 27-point matrices with 1, 3 and 6 unknowns per node 5-11x faster than a thread per row and
+   1.2-1.8x faster than 4-16 lanes. */
+LaunchShape gpustream::SpMVShape(PetscInt m, PetscInt nnz)
 {
   LaunchShape s;
   if (!OnDevice()) return s;
-  s.team               = TeamThreads();
+  const int threads    = TeamThreads();
+  s.vlen               = (m > 0 && nnz >= 12 * m) ? 32 : 1;
+  s.team               = threads / s.vlen;
   const PetscInt teams = (m + s.team - 1) / s.team;
-  s.league             = (int)PetscMax(1, PetscMin(teams, (PetscInt)MaxTeams(TeamThreads())));
+  s.league             = (int)PetscMax(1, PetscMin(teams, (PetscInt)MaxTeams(threads)));
   return s;
 }
 
@@ -22,11 +26,11 @@ LaunchShape gpustream::SpMVShape(PetscInt m)
    rows are mostly empty) */
 PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], const PetscInt ja[], const PetscScalar a[], PetscBool rowlist, GSDeviceMat *dA)
 {
-  GSDeviceMat A;
+  std::unique_ptr<_n_GSDeviceMat> A; /* freed, with the views made so far, if an allocation fails */
 
   PetscFunctionBegin;
   PetscCall(PetscGPUStreamKokkosInitialize());
-  PetscCallCXX(A = new _n_GSDeviceMat);
+  PetscCallCXX(A.reset(new _n_GSDeviceMat));
   const PetscInt nnz = ia[m];
   GSCallKokkos({
     A->rowptr = DView<PetscInt>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::rowptr"), m + 1);
@@ -48,8 +52,9 @@ PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], co
   A->csr.rowptr = A->rowptr;
   A->csr.colidx = A->colidx;
   A->csr.val    = A->val;
-  A->shape      = SpMVShape(m);
-  *dA           = A;
+  A->shape      = SpMVShape(m, nnz);
+  A->csr.lanes  = A->shape.vlen;
+  *dA           = A.release();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -88,6 +93,7 @@ PetscErrorCode GSDeviceMatSetLaunchShape(GSDeviceMat A, PetscInt vlen, PetscInt 
   A->shape.vlen   = (int)vlen;
   A->shape.team   = (int)team;
   A->shape.league = (int)league;
+  A->csr.lanes    = (int)vlen;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
