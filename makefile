@@ -24,6 +24,9 @@ SOURCES = petsc-registration.c \
           src/ksp/pipebcgsf/pipebcgsf.c \
           src/ksp/pipebcgsf/pipebcgsf.kokkos.cxx \
           src/ksp/pipebcgsf/pipebcgsfref.c \
+          src/ksp/sgmresf/sgmresf.c \
+          src/ksp/sgmresf/sgmresf.kokkos.cxx \
+          src/ksp/sgmresf/sgmresfref.c \
           src/ksp/common/residualgap.c
 OBJS = $(SOURCES:%=$(BUILD)/%.o)
 LIB  = $(BUILD)/libpetscgpustream.so

@@ -5,6 +5,7 @@
 PetscLogEvent GPUS_MatMult, GPUS_MatSync, GPUS_CopyVec, PCGF_Update, PCGF_SpMVDot, PCGF_Dot, PCGF_Reduce, PCGF_Iterations;
 PetscLogEvent PBF_Update, PBF_SpMVDot, PBF_Reduce, PBF_Iterations;
 PetscLogEvent GPUS_StreamCopy, GPUS_MatMatMult;
+PetscLogEvent SGF_Update, SGF_SpMVDot, SGF_Reduce, SGF_Iterations;
 
 static PetscBool PetscGPUStreamPackageInitialized = PETSC_FALSE;
 
@@ -16,7 +17,7 @@ static PetscErrorCode PetscGPUStreamFinalizePackage(void)
 }
 
 /*@C
-   PetscGPUStreamInitializePackage - Registers `MATGPUSTREAM`, `KSPPIPECGFUSED`, `KSPPIPEBCGSF` and the plugin's log events.
+   PetscGPUStreamInitializePackage - Registers `MATGPUSTREAM`, `KSPPIPECGFUSED`, `KSPPIPEBCGSF`, `KSPSGMRESF` and the plugin's log events.
 
    Not Collective
 
@@ -37,6 +38,7 @@ PetscErrorCode PetscGPUStreamInitializePackage(void)
   PetscCall(MatRegister(MATGPUSTREAM, MatCreate_GPUStream));
   PetscCall(KSPRegister(KSPPIPECGFUSED, KSPCreate_PIPECGFUSED));
   PetscCall(KSPRegister(KSPPIPEBCGSF, KSPCreate_PIPEBCGSF));
+  PetscCall(KSPRegister(KSPSGMRESF, KSPCreate_SGMRESF));
   PetscCall(PetscLogEventRegister("GPUSMatMult", MAT_CLASSID, &GPUS_MatMult));
   PetscCall(PetscLogEventRegister("GPUSMatSync", MAT_CLASSID, &GPUS_MatSync));
   PetscCall(PetscLogEventRegister("GPUSCopyVec", VEC_CLASSID, &GPUS_CopyVec));
@@ -51,6 +53,10 @@ PetscErrorCode PetscGPUStreamInitializePackage(void)
   PetscCall(PetscLogEventRegister("PBCGSFSpMVDot", KSP_CLASSID, &PBF_SpMVDot));
   PetscCall(PetscLogEventRegister("PBCGSFReduce", KSP_CLASSID, &PBF_Reduce));
   PetscCall(PetscLogEventRegister("PBCGSFIteration", KSP_CLASSID, &PBF_Iterations));
+  PetscCall(PetscLogEventRegister("SGMRESFUpdate", KSP_CLASSID, &SGF_Update));
+  PetscCall(PetscLogEventRegister("SGMRESFSpMVDot", KSP_CLASSID, &SGF_SpMVDot));
+  PetscCall(PetscLogEventRegister("SGMRESFReduce", KSP_CLASSID, &SGF_Reduce));
+  PetscCall(PetscLogEventRegister("SGMRESFIteration", KSP_CLASSID, &SGF_Iterations));
   PetscCall(PetscRegisterFinalize(PetscGPUStreamFinalizePackage));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

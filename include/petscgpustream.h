@@ -18,6 +18,7 @@ PETSC_EXTERN PetscErrorCode PetscGPUStreamInitializePackage(void);
 PETSC_EXTERN PetscErrorCode MatCreate_GPUStream(Mat);
 PETSC_EXTERN PetscErrorCode KSPCreate_PIPECGFUSED(KSP);
 PETSC_EXTERN PetscErrorCode KSPCreate_PIPEBCGSF(KSP);
+PETSC_EXTERN PetscErrorCode KSPCreate_SGMRESF(KSP);
 
 /* Creates a sequential gpustream matrix with the AIJ preallocation arguments */
 PETSC_EXTERN PetscErrorCode MatCreateGPUStream(MPI_Comm, PetscInt, PetscInt, PetscInt, const PetscInt[], Mat *);

@@ -14,7 +14,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 csv=$OUT/cpu.csv
 echo "ksp,pc,mat,nprocs,n,nnz,its,us_per_it_solve,us_per_it_loop" >"$csv"
 for n in $NS; do
-  for k in "pipecgfused PCGFIterations" "pipebcgsf PBCGSFIteration"; do
+  for k in "pipecgfused PCGFIterations" "pipebcgsf PBCGSFIteration" "sgmresf SGMRESFIteration"; do
     read -r ksp ev <<<"$k"
     "$B/bench/bench_poisson" -n "$n" -dll_append "$B/libpetscgpustream.so" -mat_type gpustream -ksp_type "$ksp" -loop_event "$ev" | tee -a "$csv"
   done

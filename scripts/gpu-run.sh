@@ -5,7 +5,8 @@
 # tests:     unit tests (kernels vs serial twins), example tests, PETSc tutorials through -dll_append
 # sanitizer: compute-sanitizer memcheck, racecheck, synccheck on a small solve and on the unit tests
 # spmv:      our SpMV and cuSPARSE's on the matrices of bench/generators.h (MATS="spec ..."), ratios and GB/s
-# bench:     hardware limits, then time per iteration of pipecgfused (GPU) and PETSc's CG on AIJ with every CPU core
+# bench:     hardware limits, then time per iteration of pipecgfused, pipebcgsf, sgmresf (GPU) and PETSc's CG, BCGS,
+#            GMRES on AIJ with every CPU core; cuSPARSE/cuBLAS SpMV, CG and GMRES(30) peers
 # mpi:       the example tests on 2 processes, then pipecgfused on 1 and 2 processes (one GPU each where there are
 #            two): weak scaling (5e6 rows per process) and strong scaling (1e7 rows)
 # stream:    the streaming engine on the cantilever cube (bench/bench_stream): pinned bandwidth, MatMult resident and
@@ -42,7 +43,7 @@ if [[ $what == *tests* ]]; then
   "$B/tests/test_kernels" >"$step" 2>&1
   log tests.log
   echo "unit kernels: $(tail -1 "$step")" | tee -a "$summary"
-  for t in examples/ex1.c:examples/ex1 tests/matgpustream.c:tests/matgpustream tests/matstream.c:tests/matstream tests/kspgpustream.c:tests/kspgpustream tests/kspbcgsf.c:tests/kspbcgsf; do
+  for t in examples/ex1.c:examples/ex1 tests/matgpustream.c:tests/matgpustream tests/matstream.c:tests/matstream tests/kspgpustream.c:tests/kspgpustream tests/kspbcgsf.c:tests/kspbcgsf tests/kspsgmresf.c:tests/kspsgmresf; do
     python3 tests/petsctest.py --mpiexec "$MPIEXEC" --src "${t%%:*}" --exe "$B/${t##*:}" >"$step" 2>&1
     log tests.log
     echo "$(basename "${t%%:*}"): $(tail -1 "$step")" | tee -a "$summary"
@@ -60,7 +61,7 @@ fi
 
 if [[ $what == *mpi* ]]; then
   echo "== mpi ($(nvidia-smi -L | wc -l) GPUs)" | tee -a "$summary"
-  for t in tests/matgpustream.c:tests/matgpustream:ops_2 tests/matstream.c:tests/matstream:ops_2 tests/kspgpustream.c:tests/kspgpustream:cg_2 tests/kspbcgsf.c:tests/kspbcgsf:cmp_2; do
+  for t in tests/matgpustream.c:tests/matgpustream:ops_2 tests/matstream.c:tests/matstream:ops_2 tests/kspgpustream.c:tests/kspgpustream:cg_2 tests/kspbcgsf.c:tests/kspbcgsf:cmp_2 tests/kspsgmresf.c:tests/kspsgmresf:cmp_2; do
     IFS=: read -r src exe suffix <<<"$t"
     python3 tests/petsctest.py --mpiexec "$MPIEXEC" --src "$src" --exe "$B/$exe" --only "$suffix" >"$step" 2>&1
     log tests.log
@@ -81,7 +82,7 @@ fi
 if [[ $what == *sanitizer* ]]; then
   echo "== compute-sanitizer" | tee -a "$summary"
   for tool in memcheck racecheck synccheck; do
-    for ksp in pipecgfused pipebcgsf; do
+    for ksp in pipecgfused pipebcgsf sgmresf; do
       timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$B/examples/ex1" -m 64 -n 64 -pc_type jacobi -ksp_type $ksp >"$step" 2>&1
       echo "$tool ex1 ($ksp, jacobi, 4096 rows): exit $? $(grep -E -o '(ERROR|RACECHECK) SUMMARY: [0-9]+ [a-z]+' "$step" | tail -1)" | tee -a "$summary"
       log sanitizer.log
@@ -136,6 +137,10 @@ if [[ $what == *bench* ]]; then
     "$MPIEXEC" -n "$ncpu" --bind-to core "$B/bench/bench_poisson" -n "$n" -mat_type aij -ksp_type cg -pc_type none | tee -a "$csv"
     "$B/bench/bench_poisson" -n "$n" -dll_append "$B/libpetscgpustream.so" -mat_type gpustream -ksp_type pipebcgsf -pc_type none -loop_event PBCGSFIteration | tee -a "$csv"
     "$MPIEXEC" -n "$ncpu" --bind-to core "$B/bench/bench_poisson" -n "$n" -mat_type aij -ksp_type bcgs -pc_type none | tee -a "$csv"
+    # restart 30 (the default) and 30 iterations: one whole cycle per solve; pc "never": no second Gram-Schmidt pass
+    "$B/bench/bench_poisson" -n "$n" -dll_append "$B/libpetscgpustream.so" -mat_type gpustream -ksp_type sgmresf -pc_type none -loop_event SGMRESFIteration | tee -a "$csv"
+    "$B/bench/bench_poisson" -n "$n" -dll_append "$B/libpetscgpustream.so" -mat_type gpustream -ksp_type sgmresf -pc_type none -loop_event SGMRESFIteration -ksp_sgmresf_cgs_refinement never | sed 's/,none,/,never,/' | tee -a "$csv"
+    "$MPIEXEC" -n "$ncpu" --bind-to core "$B/bench/bench_poisson" -n "$n" -mat_type aij -ksp_type gmres -pc_type none | tee -a "$csv"
   done
   python3 - "$OUT/kernels.csv" "$OUT/peers.csv" "$csv" <<'PY' | tee -a "$summary"
 import csv, sys
@@ -148,6 +153,12 @@ for n in sorted(k):
     cg = [float(p["us"]) for p in peers if p["peer"] == "cusparse_cublas_cg" and int(p["n"]) == n]
     if sp and cg and n in ours:
         print("%9d %12.2f %12.2f %7.2f %14.2f %14.2f %7.2f" % (n, float(k[n][5]), sp[0], float(k[n][5]) / sp[0], ours[n], cg[0], ours[n] / cg[0]))
+sg = {int(r["n"]): float(r["us_per_it_loop"]) for r in csv.DictReader(open(sys.argv[3])) if r["ksp"] == "sgmresf" and r["pc"] == "none"}
+print("%9s %14s %18s %7s" % ("n", "sgmresf us/it", "cusparse gmres us", "ratio"))
+for n in sorted(sg):
+    gm = [float(p["us"]) for p in peers if p["peer"] == "cusparse_cublas_gmres" and int(p["n"]) == n]
+    if gm:
+        print("%9d %14.2f %18.2f %7.2f" % (n, sg[n], gm[0], sg[n] / gm[0]))
 PY
   python3 - "$csv" "$OUT/hw.csv" <<'PY' | tee -a "$summary"
 import csv, sys
@@ -163,6 +174,11 @@ for r in rows:
         floor = "%.1f" % ((12 * nnz + 4 * (n + 1) + 8 * vec * n) / bw * 1e6)
     if r["ksp"] == "pipebcgsf":  # two SpMVs; p,v,r0 + r,v,s + s,t,r0 + x,p,s,t,v,r0 read and x,r,p written
         floor = "%.1f" % ((2 * (12 * nnz + 4 * (n + 1)) + 8 * 18 * n) / bw * 1e6)
+    if r["ksp"] == "sgmresf":  # restart m = 30, averaged over the cycle; without the refinement's two extra reads of v_1..v_{k-1}
+        m = 30
+        cols = sum(max(k - 1, 1) + 1 + (k - 1 + 2 if k > 1 else 0) + 3 for k in range(1, m + 1))  # SpMVDot, Orthogonalize, Normalize
+        cols += (m + 2) + 3  # UpdateSolution (m columns, x read and written), Residual (x, b, r0)
+        floor = "%.1f" % (((m + 1) * (12 * nnz + 4 * (n + 1)) + 8 * cols * n) / m / bw * 1e6)
     ratio = "%.2f" % (float(r["us_per_it_loop"]) / float(floor)) if floor else ""
     print("%-11s %-6s %9d %10s %10s %9s %8s" % (r["ksp"] + ("x%s" % r["nprocs"] if r["nprocs"] != "1" else ""), r["pc"], n, r["us_per_it_solve"], r["us_per_it_loop"], floor, ratio))
 PY

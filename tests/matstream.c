@@ -1,7 +1,7 @@
 static char help[] = "Tests the streaming engine of MATGPUSTREAM: streamed MatMult and MatMultAdd bitwise equal to resident ones and\n\
 equal to AIJ to rounding, for several plans (uneven subdivisions, one row per subdivision, a resident prefix, overlap off,\n\
 three buffers, the automatic count), empty rows and a matrix with no rows; values and patterns changed after assembly;\n\
-MatMatMult with 1, 4 and 16 columns against AIJ; pipecgfused and pipebcgsf on a streamed matrix against resident;\n\
+MatMatMult with 1, 4 and 16 columns against AIJ; pipecgfused, pipebcgsf and sgmresf on a streamed matrix against resident;\n\
 bad options and budgets. On several processes the rows are split unevenly and the diagonal blocks stream.\n";
 
 #include <petscgpustream.h>
@@ -276,12 +276,12 @@ static PetscErrorCode TestSize(PetscInt m, PetscInt maxlen, PetscBool view, Pets
   PetscFunctionReturn(0);
 }
 
-/* 2D Laplacian on an n x n grid, streamed or resident: pipecgfused and pipebcgsf give the same iterations */
+/* 2D Laplacian on an n x n grid, streamed or resident: pipecgfused, pipebcgsf and sgmresf give the same iterations */
 static PetscErrorCode TestSolvers(PetscInt n)
 {
-  const char *types[] = {KSPPIPECGFUSED, KSPPIPEBCGSF};
-  PetscInt    its[2][2];
-  PetscReal   rnorm[2][2];
+  const char *types[] = {KSPPIPECGFUSED, KSPPIPEBCGSF, KSPSGMRESF};
+  PetscInt    its[2][3];
+  PetscReal   rnorm[2][3];
 
   PetscFunctionBeginUser;
   for (int s = 0; s < 2; s++) {
@@ -315,7 +315,7 @@ static PetscErrorCode TestSolvers(PetscInt n)
     PetscCall(PetscOptionsClearValue(NULL, "-a_mat_gpustream_subdivisions"));
     PetscCall(PetscOptionsClearValue(NULL, "-a_mat_gpustream_max_device_bytes"));
     PetscCall(MatCreateVecs(A, &x, &b));
-    for (int t = 0; t < 2; t++) {
+    for (int t = 0; t < 3; t++) {
       KSP ksp;
       PC  pc;
       PetscCall(VecSet(b, 1.0));
@@ -335,7 +335,7 @@ static PetscErrorCode TestSolvers(PetscInt n)
     PetscCall(VecDestroy(&b));
     PetscCall(MatDestroy(&A));
   }
-  for (int t = 0; t < 2; t++) {
+  for (int t = 0; t < 3; t++) {
     if (its[0][t] == its[1][t] && PetscAbsReal(rnorm[0][t] - rnorm[1][t]) <= 1e-6 * rnorm[0][t])
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: streamed and resident take the same %s iterations\n", types[t], its[0][t] > 10 ? "(more than 10)" : "(few)"));
     else

@@ -61,13 +61,14 @@ template <class F> KOKKOS_INLINE_FUNCTION void ForEachIndex(const Member &t, Pet
   for (PetscInt i = (PetscInt)t.league_rank() * t.team_size() + t.team_rank(); i < n; i += stride) f(i);
 }
 
-/* Sums N per-thread values over the team with a tree in scratch memory, in the same order in every team, and gives
-   every thread the totals. Needs N * team_size scalars of level-0 scratch. */
-template <int N> KOKKOS_INLINE_FUNCTION void TeamSumAll(const Member &t, PetscScalar (&a)[N])
+/* Sums N per-thread values over the team with a tree in the scratch buffer s (N * team_size scalars), in the same
+   order in every team, and gives every thread the totals. s may be reused by later calls in the same kernel: the
+   leading barrier lets the previous call's readers finish first. */
+template <int N> KOKKOS_INLINE_FUNCTION void TeamSumAllIn(const Member &t, const Scratch &s, PetscScalar (&a)[N])
 {
   const int T  = t.team_size();
   const int tr = t.team_rank();
-  Scratch   s(t.team_scratch(0), N * T);
+  t.team_barrier();
   Kokkos::single(Kokkos::PerThread(t), [&]() {
     for (int k = 0; k < N; k++) s(k * T + tr) = a[k];
   });
@@ -82,16 +83,28 @@ template <int N> KOKKOS_INLINE_FUNCTION void TeamSumAll(const Member &t, PetscSc
   for (int k = 0; k < N; k++) a[k] = s(k * T);
 }
 
-/* TeamSumAll, then the team's sums stored at out[k * league_size + league_rank] */
-template <int N> KOKKOS_INLINE_FUNCTION void TeamSumStore(const Member &t, const PetscScalar (&a)[N], PetscScalar *out)
+/* TeamSumAllIn, then the team's sums stored at out[k * league_size + league_rank] */
+template <int N> KOKKOS_INLINE_FUNCTION void TeamSumStoreIn(const Member &t, const Scratch &s, const PetscScalar (&a)[N], PetscScalar *out)
 {
   PetscScalar b[N];
   for (int k = 0; k < N; k++) b[k] = a[k];
-  TeamSumAll<N>(t, b);
+  TeamSumAllIn<N>(t, s, b);
   if (t.team_rank() == 0)
     Kokkos::single(Kokkos::PerThread(t), [&]() {
       for (int k = 0; k < N; k++) out[k * t.league_size() + t.league_rank()] = b[k];
     });
+}
+
+/* The same on N * team_size scalars of level-0 scratch allocated per call (each call takes new scratch: size the
+   policy's scratch for all calls of the kernel) */
+template <int N> KOKKOS_INLINE_FUNCTION void TeamSumAll(const Member &t, PetscScalar (&a)[N])
+{
+  TeamSumAllIn<N>(t, Scratch(t.team_scratch(0), N * t.team_size()), a);
+}
+
+template <int N> KOKKOS_INLINE_FUNCTION void TeamSumStore(const Member &t, const PetscScalar (&a)[N], PetscScalar *out)
+{
+  TeamSumStoreIn<N>(t, Scratch(t.team_scratch(0), N * t.team_size()), a, out);
 }
 
 /* Host to device (a NULL array zeroes the vector) and device to host, under the copy event; copies counts them */

@@ -12,6 +12,7 @@
 #include "gpustreamimpl.h"
 #include "../../src/ksp/pipecgfused/pipecgfusedimpl.h"
 #include "../../src/ksp/pipebcgsf/pipebcgsfimpl.h"
+#include "../../src/ksp/sgmresf/sgmresfimpl.h"
 #include "../../src/stream/streamimpl.h"
 
 namespace
@@ -537,6 +538,130 @@ void TestBCGS()
   }
 }
 
+/* KSPSGMRESF's kernels against their twins: iterations k = 1 (no orthogonalization), 2, 9 and 11 (sums in one, two
+   chunks), the refinement never, ifneeded, always, with sums reduced on the device or given by the host, PCNONE,
+   fused Jacobi and point-block Jacobi (SpMVDot) or a column computed elsewhere (Dot). Basis columns 1.. have norm about 0.1, so that the
+   refined norm stays positive. The largest size runs the two-chunk cases only. */
+void TestSGMRES()
+{
+  const PetscInt m = 11;
+  for (PetscInt n0 : sizes) {
+    for (int pcteams = 0; pcteams < 2 * 4; pcteams++) {
+      const SGFPC    pcs[4] = {SGF_PC_NONE, SGF_PC_JACOBI, SGF_PC_PBJACOBI, SGF_PC_APPLY}, pc = pcs[pcteams % 4];
+      const PetscInt teams = pcteams < 4 ? 0 : 7; /* 0: the default; 7: sums across teams on a host backend too */
+      if (teams && n0 > 10007) continue;
+      const PetscInt     bs = pc == SGF_PC_PBJACOBI ? 3 : 1, n = n0 - n0 % bs; /* point-block Jacobi: 3 x 3 blocks */
+      CSRHost            A = RandomCSR(n, n, 9);
+      GSDeviceMat        dA;
+      SGFWork            W;
+      auto               d = Random(n * bs, 0.5, 2), x = Random(n), b = Random(n);
+      const PetscScalar *dinv = pc == SGF_PC_JACOBI || pc == SGF_PC_PBJACOBI ? d.data() : nullptr;
+      const std::string  tagn = " n=" + std::to_string(n) + " pc=" + std::to_string((int)pc) + " teams=" + std::to_string(teams);
+
+      GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA);
+      Check(!SGFWorkCreate(n, m, pc, bs, &W), "SGFWorkCreate" + tagn);
+      if (teams) Check(!SGFWorkSetTeams(W, teams), "SGFWorkSetTeams" + tagn);
+      if (dinv) SGFWorkSetVec(W, SGF_DINV, d.data());
+      for (PetscInt k : {1, 2, 9, 11}) {
+        for (SGFRefine refine : {SGF_REFINE_NEVER, SGF_REFINE_IFNEEDED, SGF_REFINE_ALWAYS}) {
+          if (n > 20000 && (k < 9 || refine == SGF_REFINE_IFNEEDED)) continue; /* many teams: the long cases only */
+          for (PetscBool given : {PETSC_FALSE, PETSC_TRUE}) {
+            if (given && refine == SGF_REFINE_IFNEEDED) continue; /* the host decides first */
+            const std::string        tag = tagn + " k=" + std::to_string(k) + " refine=" + std::to_string((int)refine) + " given=" + std::to_string((int)given);
+            std::vector<PetscScalar> V(n * (m + 1)), col(n), ref(n), s1(k), s2(k), got(std::max<PetscInt>(k, 1)), R((m + 1) * (m + 1)), rec(SGF_NREC);
+            const double             sc = n ? 0.1 * std::sqrt(3.0 / n) : 0;
+            PetscScalar              rkk, xi, gxi;
+
+            V = Random(n * (m + 1));
+            for (PetscInt i = n; i < n * (m + 1); i++) V[i] *= sc;
+            for (PetscInt j = 0; j < k; j++) SGFWorkSetColumn(W, j, V.data() + j * n);
+            /* w = s A M^{-1} v_{k-1} and the first-stage sums */
+            SGFSpMVDot_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), dinv, bs, k, k == 1 ? 0.7 : 1.0, V.data(), s1.data());
+            if (pc == SGF_PC_APPLY) {
+              SGFWorkSetColumn(W, k, V.data() + k * n);
+              Check(!SGFDot(W, k), "SGFDot" + tag);
+            } else
+              Check(!SGFSpMVDot(W, dA, k, k == 1 ? 0.7 : 1.0), "SGFSpMVDot" + tag);
+            SGFWorkGetColumn(W, k, col.data());
+            Check(RelDiff(col, std::vector<PetscScalar>(V.begin() + k * n, V.begin() + (k + 1) * n)) < 1e-14, "w = A M^-1 v matches reference" + tag);
+            SGFReduceDots(W, SGF_PASS1, k, got.data());
+            bool ok = true;
+            for (PetscInt j = 0; j < k; j++) ok = ok && Close(got[j], s1[j], 10 * n);
+            Check(ok, "first-stage sums match reference" + tag);
+            for (PetscInt j = 0; j < k; j++) s1[j] = got[j]; /* the twin continues with the device's sums */
+            PetscBool refined = PETSC_FALSE;
+            if (k > 1) {
+              PetscScalar hh = 0;
+              for (PetscInt j = 1; j < k; j++) hh += s1[j] * s1[j];
+              refined = (PetscBool)(refine == SGF_REFINE_ALWAYS || (refine == SGF_REFINE_IFNEEDED && SGF_REFINE_NEEDED(s1[0], hh)));
+              if (given) SGFWorkSetGiven(W, k, s1.data());
+              Check(!SGFOrthogonalize(W, k, refine, given), "SGFOrthogonalize" + tag);
+              SGFOrthogonalize_Ref(n, k, s1.data(), refined, V.data(), s2.data());
+              SGFWorkGetColumn(W, k, col.data());
+              Check(RelDiff(col, std::vector<PetscScalar>(V.begin() + k * n, V.begin() + (k + 1) * n)) < 1e-12, "w' matches reference" + tag);
+              SGFReduceDots(W, SGF_PASS2, refined ? k : 1, got.data());
+              ok = true;
+              for (PetscInt j = 0; j < (refined ? k : 1); j++) ok = ok && Close(got[j], s2[j], 10 * n);
+              Check(ok, "second-pass sums match reference" + tag);
+              for (PetscInt j = 0; j < (refined ? k : 1); j++) s2[j] = got[j];
+              if (given) SGFWorkSetGiven(W, refined ? k : 1, s2.data());
+            } else {
+              s2[0] = s1[0];
+              if (given) SGFWorkSetGiven(W, 1, s2.data());
+            }
+            Check(!SGFNormalize(W, k, given), "SGFNormalize" + tag);
+            SGFReduceXi(W, &gxi, rec.data());
+            SGFNormalize_Ref(n, k, refined, s2.data(), V.data(), &rkk, &xi);
+            SGFWorkGetColumn(W, k, col.data());
+            Check(RelDiff(col, std::vector<PetscScalar>(V.begin() + k * n, V.begin() + (k + 1) * n)) < 1e-10, "v_k matches reference" + tag);
+            Check(Close(rec[SGF_REC_RKK], rkk, 1e3 * std::abs(rkk)) && (rec[SGF_REC_REFINED] != 0) == (bool)refined && Close(rec[SGF_REC_WW], s1[0], 10 * n), "R(k,k) and the record match reference" + tag);
+            Check(Close(gxi, xi, 10 * n), "xi matches reference" + tag);
+            { /* the asynchronous copy into the other slot gives the same */
+              PetscScalar xi1, rec1[SGF_NREC];
+              Check(!SGFReduceXiBegin(W, 1) && !SGFReduceXiEnd(W, 1, &xi1, rec1), "SGFReduceXiBegin/End" + tag);
+              Check(xi1 == gxi && rec1[SGF_REC_RKK] == rec[SGF_REC_RKK] && rec1[SGF_REC_REFINED] == rec[SGF_REC_REFINED], "xi through slot 1" + tag);
+            }
+            /* R(:,k): the first pass's sums plus the refinement's, and R(k,k) */
+            SGFGetR(W, R.data());
+            ok = Close(R[k + k * (m + 1)], rkk, 1e3 * std::abs(rkk));
+            for (PetscInt j = 1; j < k; j++) ok = ok && Close(R[j + k * (m + 1)], s1[j] + (refined ? s2[j] : 0), 10 * n);
+            Check(ok, "R(:,k) matches reference" + tag);
+            /* x += M^{-1} V(:,0:k-1) c, or u = V(:,0:k-1) c */
+            auto c = Random(k);
+            SGFWorkSetGiven(W, k, c.data());
+            std::vector<PetscScalar> xr = x, u(n, 0.0), ur(n);
+            if (pc != SGF_PC_APPLY) {
+              SGFWorkSetVec(W, SGF_X, x.data());
+              Check(!SGFUpdateSolution(W, k, PETSC_FALSE), "SGFUpdateSolution" + tag);
+              SGFUpdateSolution_Ref(n, k, c.data(), dinv, bs, V.data(), xr.data(), ur.data());
+              SGFWorkGetVec(W, SGF_X, col.data());
+              Check(RelDiff(col, xr) < 1e-12, "x update matches reference" + tag);
+            }
+            Check(!SGFUpdateSolution(W, k, PETSC_TRUE), "SGFUpdateSolution into u" + tag);
+            SGFUpdateSolution_Ref(n, k, c.data(), nullptr, 1, V.data(), u.data(), ur.data());
+            SGFWorkGetVec(W, SGF_U, col.data());
+            Check(RelDiff(col, u) < 1e-12, "u = V c matches reference" + tag);
+          }
+        }
+      }
+      /* r0 = b - A x into column 0 and <r0,r0> */
+      if (pc != SGF_PC_APPLY) {
+        std::vector<PetscScalar> r(n), col(n), rec(SGF_NREC);
+        PetscScalar              rr, grr;
+        SGFWorkSetVec(W, SGF_X, x.data());
+        SGFWorkSetVec(W, SGF_B, b.data());
+        Check(!SGFResidual(W, dA), "SGFResidual" + tagn);
+        SGFReduceXi(W, &grr, rec.data());
+        SGFResidual_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), x.data(), b.data(), r.data(), &rr);
+        SGFWorkGetColumn(W, 0, col.data());
+        Check(RelDiff(col, r) < 1e-14 && Close(grr, rr, AbsSum(r, r)), "residual and its norm match reference" + tagn);
+      }
+      SGFWorkDestroy(&W);
+      GSDeviceMatDestroy(&dA);
+    }
+  }
+}
+
 void TestSizeMismatch()
 {
   CSRHost     A = RandomCSR(10, 10, 3);
@@ -674,6 +799,7 @@ int main(int argc, char **argv)
   TestOverlap();
   TestBCGS();
   TestBCGSBlocks();
+  TestSGMRES();
   TestPartialsGrowth();
   TestSizeMismatch();
   TestBlock();

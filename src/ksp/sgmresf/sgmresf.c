@@ -1,0 +1,672 @@
+/* KSPSGMRESF: pipelined simpler GMRES(m) with fused kernels (Algorithm 6 of Rupp et al., 2016; Walker and Zhou's
+   simpler GMRES). The residual is never updated inside a cycle: xi_k = <r0, v_k> gives the residual norm of every
+   iteration, and the small triangular system is solved on the host once per cycle; see sgmresfimpl.h. */
+#include <petsc/private/kspimpl.h>
+#include "sgmresfimpl.h"
+
+/* The squared relative residual below which rho^2 - sum xi_i^2 is too close to its rounding (a few epsilon rho^2 on
+   the tests) to go on: a relative residual of 4.7e-7 */
+#define SGF_FLOOR (1e3 * PETSC_MACHINE_EPSILON)
+
+static const char *const SGFRefineTypes[] = {"never", "ifneeded", "always", "SGFRefine", "SGF_REFINE_", NULL};
+
+typedef struct {
+  SGFWork          work;
+  PetscInt         n, m, workm, bs; /* restart; the restart the work was sized for; point-block Jacobi's block size */
+  SGFPC            pc;              /* (point-block) Jacobi fused, none, or any PC applied on the host */
+  SGFRefine        refine;
+  PetscBool        fused;   /* the SpMVs run fused on the device (one-process gpustream operator) */
+  Mat              dinvmat; /* the operator and state the device inverse diagonal was taken from */
+  PetscObjectState dinvstate;
+  PetscBool        solving;
+  PetscMPIInt      size;
+  PetscScalar     *R, *xi, *y, *sums;         /* host copies: R ((m+1)^2), xi and y (m+1), reduced sums (np + 1) */
+  PetscScalar      sxi[2], srec[2][SGF_NREC]; /* xi and the record of the last two steps */
+  PetscReal        rho, rho0;                 /* norms of the cycle's r0 and of the solve's */
+  PetscInt         kk;                        /* columns of the current cycle ready for the solution */
+  Vec              soltemp;                   /* KSPBuildSolution() into no vector, mid-cycle */
+  PetscInt         first, later, lfirst, llater, cycles, refinements, breakdowns, transfers, copies, allreduces, launches;
+  PetscBool        confirm; /* a convergence the estimate claims is checked with b - A x */
+  PetscInt         confirmations, rejections, floors;
+} KSP_SGMRESF;
+
+static PetscErrorCode KSPSetUp_SGMRESF(KSP ksp)
+{
+  PetscFunctionBegin;
+  PetscCall(KSPSetWorkVecs(ksp, 3));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPSGMRESFLoad_Private(SGFWork work, SGFVec v, Vec x)
+{
+  const PetscScalar *a;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetArrayRead(x, &a));
+  PetscCall(SGFWorkSetVec(work, v, a));
+  PetscCall(VecRestoreArrayRead(x, &a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPSGMRESFStore_Private(SGFWork work, SGFVec v, Vec x)
+{
+  PetscScalar *a;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetArrayWrite(x, &a));
+  PetscCall(SGFWorkGetVec(work, v, a));
+  PetscCall(VecRestoreArrayWrite(x, &a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPSGMRESFLoadColumn_Private(SGFWork work, PetscInt j, Vec x)
+{
+  const PetscScalar *a;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetArrayRead(x, &a));
+  PetscCall(SGFWorkSetColumn(work, j, a));
+  PetscCall(VecRestoreArrayRead(x, &a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPSGMRESFStoreColumn_Private(SGFWork work, PetscInt j, Vec x)
+{
+  PetscScalar *a;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetArrayWrite(x, &a));
+  PetscCall(SGFWorkGetColumn(work, j, a));
+  PetscCall(VecRestoreArrayWrite(x, &a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* D^{-1} of point-block Jacobi, row by row (blk[i * bs + c] = D_b^{-1}(i mod bs, c)): column c of every block is the PC
+   applied to the vector with ones at the positions c of the blocks */
+static PetscErrorCode KSPSGMRESFLoadBlocks_Private(KSP ksp, PetscInt bs)
+{
+  KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
+  PetscScalar *blk, *e;
+  PetscInt     rstart;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc1(sg->n * bs, &blk));
+  PetscCall(VecGetOwnershipRange(ksp->work[0], &rstart, NULL));
+  for (PetscInt c = 0; c < bs; c++) {
+    const PetscScalar *y;
+    PetscCall(VecGetArrayWrite(ksp->work[0], &e));
+    for (PetscInt i = 0; i < sg->n; i++) e[i] = (rstart + i) % bs == c ? 1.0 : 0.0;
+    PetscCall(VecRestoreArrayWrite(ksp->work[0], &e));
+    PetscCall(PCApply(ksp->pc, ksp->work[0], ksp->work[1]));
+    PetscCall(VecGetArrayRead(ksp->work[1], &y));
+    for (PetscInt i = 0; i < sg->n; i++) blk[i * bs + c] = y[i];
+    PetscCall(VecRestoreArrayRead(ksp->work[1], &y));
+  }
+  PetscCall(SGFWorkSetVec(sg->work, SGF_DINV, blk));
+  PetscCall(PetscFree(blk));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Work sized for the operator and the restart; D^{-1} (or the inverse diagonal blocks) from the PC itself when
+   (point-block) Jacobi is fused */
+static PetscErrorCode KSPSGMRESFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat)
+{
+  KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
+  PetscBool    jacobi, pbjacobi, none, gs;
+  SGFPC        pc;
+  PetscInt     n, bs = 1;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &jacobi));
+  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCPBJACOBI, &pbjacobi));
+  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &none));
+  PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATGPUSTREAM, &gs));
+  if (gs && sg->size == 1) { /* a streamed matrix has no whole device CSR: MatMult() */
+    GSDeviceMat dA;
+    PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA, NULL, NULL));
+    gs = (PetscBool)(dA != NULL);
+  }
+  /* the device SpMVs apply no preconditioner but a fused (point-block) Jacobi: other PCs take the host path, which
+     keeps x on the host and applies M^{-1} there */
+  sg->fused = (PetscBool)(gs && sg->size == 1 && (none || jacobi || pbjacobi));
+  pc        = !sg->fused ? SGF_PC_APPLY : (none ? SGF_PC_NONE : (jacobi ? SGF_PC_JACOBI : SGF_PC_PBJACOBI));
+  if (pc == SGF_PC_PBJACOBI) PetscCall(MatGetBlockSize(Pmat, &bs));
+  PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
+  if (sg->work && (sg->n != n || sg->pc != pc || sg->bs != bs || sg->workm != sg->m)) PetscCall(SGFWorkDestroy(&sg->work));
+  if (!sg->work) {
+    const PetscInt np = 8 * ((sg->m + 7) / 8) + 1;
+    PetscCall(SGFWorkCreate(n, sg->m, pc, bs, &sg->work));
+    sg->n       = n;
+    sg->pc      = pc;
+    sg->bs      = bs;
+    sg->workm   = sg->m;
+    sg->dinvmat = NULL;
+    PetscCall(PetscFree4(sg->R, sg->xi, sg->y, sg->sums));
+    PetscCall(PetscMalloc4((sg->m + 1) * (sg->m + 1), &sg->R, sg->m + 1, &sg->xi, sg->m + 1, &sg->y, np, &sg->sums));
+  }
+  if (pc == SGF_PC_JACOBI || pc == SGF_PC_PBJACOBI) {
+    PetscObjectState state;
+    PetscCall(PetscObjectStateGet((PetscObject)Pmat, &state));
+    if (sg->dinvmat != Pmat || sg->dinvstate != state) {
+      if (pc == SGF_PC_JACOBI) {
+        PetscCall(VecSet(ksp->work[0], 1.0));
+        PetscCall(PCApply(ksp->pc, ksp->work[0], ksp->work[1]));
+        PetscCall(KSPSGMRESFLoad_Private(sg->work, SGF_DINV, ksp->work[1]));
+      } else
+        PetscCall(KSPSGMRESFLoadBlocks_Private(ksp, bs));
+      sg->dinvmat   = Pmat;
+      sg->dinvstate = state;
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Host sums of a stage, over all processes: one MPI_Allreduce */
+static PetscErrorCode KSPSGMRESFAllreduce_Private(KSP ksp, PetscInt cnt, PetscScalar s[])
+{
+  KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
+
+  PetscFunctionBegin;
+  if (sg->size > 1) {
+    PetscMPIInt c;
+    PetscCall(PetscMPIIntCast(cnt, &c));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, s, c, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)ksp)));
+    sg->allreduces++;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Launches Arnoldi step k of the cycle: v_k and R(:,k) on the device, then the copy of xi_k and Normalize's record to
+   the host, left in flight on the fused path (KSPSGMRESFFinish_Private() waits for it) */
+static PetscErrorCode KSPSGMRESFLaunch_Private(KSP ksp, Mat Amat, GSDeviceMat dA, PetscInt k)
+{
+  KSP_SGMRESF *sg    = (KSP_SGMRESF *)ksp->data;
+  PetscScalar  scale = k == 1 ? 1.0 / sg->rho : 1.0, *s = sg->sums;
+  PetscBool    given = (PetscBool)(sg->size > 1);
+  PetscInt     l1, l2, t1, c1;
+
+  PetscFunctionBegin;
+  PetscCall(SGFWorkGetCounts(sg->work, &l1, &t1, &c1));
+  if (sg->fused)
+    PetscCall(SGFSpMVDot(sg->work, dA, k, scale));
+  else { /* w = A M^{-1} v_{k-1} through PCApply() and MatMult() (the host path applies every PC there) */
+    Vec X = ksp->work[0], XH = ksp->work[1], Y = ksp->work[2];
+    PetscCall(KSPSGMRESFStoreColumn_Private(sg->work, k - 1, X));
+    PetscCall(KSP_PCApply(ksp, X, XH));
+    PetscCall(KSP_MatMult(ksp, Amat, XH, Y));
+    if (k == 1) PetscCall(VecScale(Y, scale));
+    PetscCall(KSPSGMRESFLoadColumn_Private(sg->work, k, Y));
+    PetscCall(SGFDot(sg->work, k));
+  }
+  if (k > 1) {
+    SGFRefine refine = sg->refine;
+    if (given) { /* the first stage's global sums, and the refinement decided from them as the device would */
+      PetscScalar hh = 0;
+      PetscCall(SGFReduceDots(sg->work, SGF_PASS1, k, s));
+      PetscCall(KSPSGMRESFAllreduce_Private(ksp, k, s));
+      for (PetscInt j = 1; j < k; j++) hh += s[j] * s[j];
+      if (refine == SGF_REFINE_IFNEEDED) refine = SGF_REFINE_NEEDED(s[0], hh) ? SGF_REFINE_ALWAYS : SGF_REFINE_NEVER;
+      PetscCall(SGFWorkSetGiven(sg->work, k, s));
+    }
+    PetscCall(SGFOrthogonalize(sg->work, k, refine, given));
+    if (given) {
+      const PetscInt cnt = refine == SGF_REFINE_ALWAYS ? k : 1;
+      PetscCall(SGFReduceDots(sg->work, SGF_PASS2, cnt, s));
+      PetscCall(KSPSGMRESFAllreduce_Private(ksp, cnt, s));
+      PetscCall(SGFWorkSetGiven(sg->work, cnt, s));
+    }
+  } else if (given) {
+    PetscCall(SGFReduceDots(sg->work, SGF_PASS1, 1, s));
+    PetscCall(KSPSGMRESFAllreduce_Private(ksp, 1, s));
+    PetscCall(SGFWorkSetGiven(sg->work, 1, s));
+  }
+  PetscCall(SGFNormalize(sg->work, k, given));
+  if (sg->fused)
+    PetscCall(SGFReduceXiBegin(sg->work, k % 2));
+  else { /* MatMult waits for the device anyway */
+    PetscCall(SGFReduceXi(sg->work, &sg->sxi[k % 2], sg->srec[k % 2]));
+    PetscCall(KSPSGMRESFAllreduce_Private(ksp, 1, &sg->sxi[k % 2]));
+  }
+  PetscCall(SGFWorkGetCounts(sg->work, &l2, &t1, &c1));
+  if (k == 1) {
+    sg->first++;
+    sg->lfirst += l2 - l1;
+  } else {
+    sg->later++;
+    sg->llater += l2 - l1;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* xi_k and Normalize's record of step k on the host */
+static PetscErrorCode KSPSGMRESFFinish_Private(KSP ksp, PetscInt k, PetscScalar *xi, PetscScalar rec[SGF_NREC])
+{
+  KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
+
+  PetscFunctionBegin;
+  if (sg->fused) PetscCall(SGFReduceXiEnd(sg->work, k % 2, &sg->sxi[k % 2], sg->srec[k % 2]));
+  *xi = sg->sxi[k % 2];
+  for (int i = 0; i < SGF_NREC; i++) rec[i] = sg->srec[k % 2][i];
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* y = R^{-1} xi on the first kk columns (R copied from the device), then the coefficients of [r0/rho, v_1 .. v_{kk-1}]
+   uploaded for UpdateSolution */
+static PetscErrorCode KSPSGMRESFCoefficients_Private(KSP ksp, PetscInt kk)
+{
+  KSP_SGMRESF   *sg = (KSP_SGMRESF *)ksp->data;
+  const PetscInt ld = sg->m + 1;
+
+  PetscFunctionBegin;
+  PetscCall(SGFGetR(sg->work, sg->R));
+  for (PetscInt i = kk; i >= 1; i--) {
+    PetscScalar t = sg->xi[i];
+    for (PetscInt j = i + 1; j <= kk; j++) t -= sg->R[i + j * ld] * sg->y[j];
+    sg->y[i] = t / sg->R[i + i * ld];
+  }
+  for (PetscInt j = 0; j < kk; j++) sg->sums[j] = j ? sg->y[j + 1] : sg->y[1] / sg->rho;
+  PetscCall(SGFWorkSetGiven(sg->work, kk, sg->sums));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* x += M^{-1} [r0/rho, v_1 .. v_{kk-1}] y: on the device (fused), or u on the device and M^{-1} u added on the host */
+static PetscErrorCode KSPSGMRESFUpdateSolution_Private(KSP ksp, PetscInt kk)
+{
+  KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
+
+  PetscFunctionBegin;
+  if (!kk) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(KSPSGMRESFCoefficients_Private(ksp, kk));
+  if (sg->fused)
+    PetscCall(SGFUpdateSolution(sg->work, kk, PETSC_FALSE));
+  else {
+    PetscCall(SGFUpdateSolution(sg->work, kk, PETSC_TRUE));
+    PetscCall(KSPSGMRESFStore_Private(sg->work, SGF_U, ksp->work[0]));
+    PetscCall(KSP_PCApply(ksp, ksp->work[0], ksp->work[1]));
+    PetscCall(VecAXPY(ksp->vec_sol, 1.0, ksp->work[1]));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* r0 = b - A x into column 0 and its norm: on the device (fused), else on the host */
+static PetscErrorCode KSPSGMRESFResidual_Private(KSP ksp, Mat Amat, GSDeviceMat dA, PetscReal *rho)
+{
+  KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
+
+  PetscFunctionBegin;
+  if (sg->fused) {
+    PetscScalar rr, rec[SGF_NREC];
+    PetscCall(SGFResidual(sg->work, dA));
+    PetscCall(SGFReduceXi(sg->work, &rr, rec));
+    *rho = PetscSqrtReal(PetscAbsReal(PetscRealPart(rr)));
+    if (PetscIsInfOrNanScalar(rr)) *rho = PetscRealPart(rr);
+  } else {
+    Vec R = ksp->work[2];
+    PetscCall(KSP_MatMult(ksp, Amat, ksp->vec_sol, R));
+    PetscCall(VecAYPX(R, -1.0, ksp->vec_rhs));
+    PetscCall(VecNorm(R, NORM_2, rho));
+    PetscCall(KSPSGMRESFLoadColumn_Private(sg->work, 0, R));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
+{
+  KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
+  Mat          Amat, Pmat;
+  GSDeviceMat  dA = NULL;
+  Vec          X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[2];
+  PetscReal    rr, rho;
+  PetscInt     l0, t0, c0, launched;
+
+  PetscFunctionBegin;
+  PetscCheck(!ksp->transpose_solve, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPSGMRESF has no transpose solve");
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &sg->size));
+  PetscCall(PCGetOperators(ksp->pc, &Amat, &Pmat));
+  PetscCall(KSPSGMRESFPrepare_Private(ksp, Amat, Pmat));
+  if (sg->fused) PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA, NULL, NULL));
+
+  /* r0 = b - A x0 on the host (right preconditioning: x is the solution itself) */
+  if (ksp->guess_zero) {
+    PetscCall(VecSet(X, 0.0));
+    PetscCall(VecCopy(B, R));
+  } else {
+    PetscCall(KSP_MatMult(ksp, Amat, X, R));
+    PetscCall(VecAYPX(R, -1.0, B));
+  }
+  PetscCall(VecNorm(R, NORM_2, &rho));
+  sg->rho0 = rho;
+  if (sg->fused) {
+    PetscCall(KSPSGMRESFLoad_Private(sg->work, SGF_X, X));
+    PetscCall(KSPSGMRESFLoad_Private(sg->work, SGF_B, B));
+  }
+  PetscCall(KSPSGMRESFLoadColumn_Private(sg->work, 0, R));
+  sg->solving       = PETSC_TRUE;
+  sg->kk            = 0;
+  sg->first         = 0;
+  sg->later         = 0;
+  sg->lfirst        = 0;
+  sg->llater        = 0;
+  sg->cycles        = 0;
+  sg->refinements   = 0;
+  sg->breakdowns    = 0;
+  sg->allreduces    = 0;
+  sg->confirmations = 0;
+  sg->rejections    = 0;
+  sg->floors        = 0;
+
+  ksp->its    = 0;
+  ksp->reason = KSP_CONVERGED_ITERATING;
+  PetscCall(SGFWorkGetCounts(sg->work, &l0, &t0, &c0));
+  PetscCall(PetscLogEventBegin(SGF_Iterations, ksp, 0, 0, 0));
+  while (!ksp->reason) {
+    PetscBool breakdown = PETSC_FALSE, nan = PETSC_FALSE, atfloor = PETSC_FALSE;
+
+    /* as KSPGMRESCycle(): the norm of the cycle's true residual is logged, monitored and tested */
+    sg->rho    = rho;
+    rr         = rho * rho;
+    ksp->rnorm = ksp->normtype == KSP_NORM_NONE ? 0.0 : rho;
+    PetscCall(KSPLogResidualHistory(ksp, ksp->rnorm));
+    PetscCall(KSPMonitor(ksp, ksp->its, ksp->rnorm));
+    if (rho == 0.0) {
+      ksp->reason = KSP_CONVERGED_ATOL;
+      break;
+    }
+    PetscCall((*ksp->converged)(ksp, ksp->its, ksp->rnorm, &ksp->reason, ksp->cnvP));
+    if (ksp->reason) break;
+    sg->cycles++;
+    launched = 0;
+    for (PetscInt k = 1; k <= sg->m && !ksp->reason; k++) {
+      PetscScalar xi = 0, rec[SGF_NREC] = {0};
+      PetscReal   rkk, a, rn;
+
+      if (launched < k) {
+        if (ksp->its >= ksp->max_it) {
+          ksp->reason = KSP_DIVERGED_ITS;
+          break;
+        }
+        PetscCall(KSPSGMRESFLaunch_Private(ksp, Amat, dA, k));
+        launched = k;
+      }
+      /* fused: step k+1 goes to the device before step k's xi is read, so that the device does not wait for the
+         host's convergence test; it is dropped if the cycle ends at k */
+      if (sg->fused && k < sg->m && !atfloor && ksp->its + 1 < ksp->max_it) {
+        PetscCall(KSPSGMRESFLaunch_Private(ksp, Amat, dA, k + 1));
+        launched = k + 1;
+      }
+      PetscCall(KSPSGMRESFFinish_Private(ksp, k, &xi, rec));
+      if (rec[SGF_REC_REFINED] != 0.0) sg->refinements++;
+      rkk = PetscRealPart(rec[SGF_REC_RKK]);
+      if (PetscIsInfOrNanScalar(xi) || PetscIsInfOrNanReal(rkk) || PetscIsInfOrNanScalar(rec[SGF_REC_WW])) {
+        nan = PETSC_TRUE;
+        break;
+      }
+      /* happy breakdown: A M^{-1} v_{k-1} lies in the span of v_1..v_{k-1} to rounding; the first k-1 columns hold
+         the solution */
+      if (rkk <= 100.0 * PETSC_MACHINE_EPSILON * PetscSqrtReal(PetscAbsReal(PetscRealPart(rec[SGF_REC_WW])))) {
+        breakdown = PETSC_TRUE;
+        sg->breakdowns++;
+        ksp->its++;
+        break;
+      }
+      if (atfloor) break; /* the step after the floor did not break down: the cycle ends without it */
+      sg->xi[k] = xi;
+      sg->kk    = k;
+      /* ||r_k||^2 = ||r_{k-1}||^2 - xi_k^2, factored so that it stays accurate as the residual drops */
+      rn = PetscSqrtReal(rr);
+      a  = PetscAbsReal(PetscRealPart(xi));
+      rr = PetscMax((rn - a) * (rn + a), 0.0);
+      ksp->its++;
+      ksp->rnorm = ksp->normtype == KSP_NORM_NONE ? 0.0 : PetscSqrtReal(rr);
+      PetscCall((*ksp->converged)(ksp, ksp->its, ksp->rnorm, &ksp->reason, ksp->cnvP));
+      /* below about sqrt(epsilon) rho the estimate is rounding, and columns after it would make R nearly singular:
+         one more step tells an invariant Krylov space (a happy breakdown) from rounding, which ends the cycle, the
+         next one starting from the true residual */
+      atfloor = (PetscBool)(!ksp->reason && k < sg->m && rr <= SGF_FLOOR * rho * rho);
+      if (atfloor) sg->floors++;
+      /* as KSPGMRESCycle(): the last iteration of a cycle that restarts is reported with the true residual, and so is
+         a convergence claim that the true residual checks */
+      if (ksp->reason > 0 && sg->confirm && ksp->normtype != KSP_NORM_NONE) continue;
+      if ((k < sg->m && !atfloor) || ksp->reason || ksp->its >= ksp->max_it) {
+        PetscCall(KSPLogResidualHistory(ksp, ksp->rnorm));
+        PetscCall(KSPMonitor(ksp, ksp->its, ksp->rnorm));
+      }
+    }
+    PetscCall(KSPSGMRESFUpdateSolution_Private(ksp, sg->kk));
+    sg->kk = 0;
+    if (nan) {
+      ksp->reason = KSP_DIVERGED_NANORINF;
+      break;
+    }
+    if (!ksp->reason && !breakdown && ksp->its >= ksp->max_it) ksp->reason = KSP_DIVERGED_ITS; /* no restart to prepare */
+    if (breakdown || !ksp->reason || (ksp->reason > 0 && sg->confirm && ksp->normtype != KSP_NORM_NONE)) PetscCall(KSPSGMRESFResidual_Private(ksp, Amat, dA, &rho));
+    if (breakdown) {
+      /* exact to rounding unless the operator is singular: test the true residual */
+      ksp->rnorm = ksp->normtype == KSP_NORM_NONE ? 0.0 : rho;
+      PetscCall((*ksp->converged)(ksp, ksp->its, ksp->rnorm, &ksp->reason, ksp->cnvP));
+      if (ksp->reason <= 0) ksp->reason = (ksp->normtype == KSP_NORM_NONE || rho <= PETSC_SQRT_MACHINE_EPSILON * sg->rho0) ? KSP_CONVERGED_HAPPY_BREAKDOWN : KSP_DIVERGED_BREAKDOWN;
+      PetscCall(KSPLogResidualHistory(ksp, ksp->rnorm));
+      PetscCall(KSPMonitor(ksp, ksp->its, ksp->rnorm));
+    } else if (ksp->reason > 0 && sg->confirm && ksp->normtype != KSP_NORM_NONE) {
+      /* rho^2 - sum xi_i^2 cancels below about sqrt(epsilon) rho: the true residual decides, and a rejected claim
+         restarts from it */
+      sg->confirmations++;
+      ksp->reason = KSP_CONVERGED_ITERATING;
+      ksp->rnorm  = rho;
+      PetscCall((*ksp->converged)(ksp, ksp->its, ksp->rnorm, &ksp->reason, ksp->cnvP));
+      if (!ksp->reason) {
+        sg->rejections++;
+        if (ksp->its >= ksp->max_it) ksp->reason = KSP_DIVERGED_ITS;
+      }
+      if (ksp->reason) { /* else the next cycle reports it */
+        PetscCall(KSPLogResidualHistory(ksp, ksp->rnorm));
+        PetscCall(KSPMonitor(ksp, ksp->its, ksp->rnorm));
+      }
+    }
+    if (!ksp->reason && ksp->its >= ksp->max_it) ksp->reason = KSP_DIVERGED_ITS;
+  }
+  PetscCall(PetscLogEventEnd(SGF_Iterations, ksp, 0, 0, 0));
+  {
+    PetscInt l1, t1, c1;
+    PetscCall(SGFWorkGetCounts(sg->work, &l1, &t1, &c1));
+    sg->launches  = l1 - l0;
+    sg->transfers = t1 - t0;
+    sg->copies    = c1 - c0;
+  }
+  if (sg->fused) PetscCall(KSPSGMRESFStore_Private(sg->work, SGF_X, X));
+  sg->solving = PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The solution at the current iteration: the cycle's x plus M^{-1} of the current cycle's columns, as
+   KSPBuildSolution_GMRES() */
+static PetscErrorCode KSPBuildSolution_SGMRESF(KSP ksp, Vec v, Vec *V)
+{
+  KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
+
+  PetscFunctionBegin;
+  if (!v && sg->solving && sg->kk) {
+    if (!sg->soltemp) PetscCall(VecDuplicate(ksp->vec_sol, &sg->soltemp));
+    v = sg->soltemp;
+  }
+  if (v) {
+    if (sg->solving && sg->fused)
+      PetscCall(KSPSGMRESFStore_Private(sg->work, SGF_X, v));
+    else
+      PetscCall(VecCopy(ksp->vec_sol, v));
+    if (sg->solving && sg->kk) {
+      PetscCall(KSPSGMRESFCoefficients_Private(ksp, sg->kk));
+      PetscCall(SGFUpdateSolution(sg->work, sg->kk, PETSC_TRUE));
+      PetscCall(KSPSGMRESFStore_Private(sg->work, SGF_U, ksp->work[0]));
+      PetscCall(KSP_PCApply(ksp, ksp->work[0], ksp->work[1]));
+      PetscCall(VecAXPY(v, 1.0, ksp->work[1]));
+    }
+    if (V) *V = v;
+  } else {
+    if (sg->solving && sg->fused) PetscCall(KSPSGMRESFStore_Private(sg->work, SGF_X, ksp->vec_sol));
+    if (V) *V = ksp->vec_sol;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPView_SGMRESF(KSP ksp, PetscViewer viewer)
+{
+  KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
+  PetscBool    isascii;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
+  if (!isascii) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  restart=%" PetscInt_FMT ", classical Gram-Schmidt, refinement %s; fused kernels on Kokkos %s\n", sg->m, SGFRefineTypes[sg->refine], PetscGPUStreamExecutionSpace()));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  a convergence the estimate claims is %s\n", sg->confirm ? "confirmed with the true residual" : "not checked"));
+  if (!sg->work) PetscFunctionReturn(PETSC_SUCCESS);
+  {
+    PetscLogDouble basis, other;
+    PetscCall(SGFWorkGetMemory(sg->work, &basis, &other));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  device memory: Krylov basis %" PetscInt_FMT " x %" PetscInt_FMT " in one 2D view (column-major) %g MB, other vectors and sums %g MB\n", sg->n, sg->workm + 1, basis / 1048576.0, other / 1048576.0));
+  }
+  if (!sg->first) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  SpMV: %s; preconditioner: %s\n", sg->fused ? "fused gpustream device kernels" : "MatMult of the operator, vectors staged through the host",
+                                   sg->pc == SGF_PC_JACOBI ? "jacobi fused into the kernels" : (sg->pc == SGF_PC_PBJACOBI ? "point-block jacobi fused into the kernels" : (sg->pc == SGF_PC_NONE ? "none" : "applied on the host"))));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  kernel launches: %.3g in the first iteration of a cycle, %.3g in later ones; %.3g per iteration with the cycle ends\n", (double)sg->lfirst / (double)sg->first,
+                                   sg->later ? (double)sg->llater / (double)sg->later : 0.0, (double)sg->launches / (double)(sg->first + sg->later)));
+  PetscCall(
+      PetscViewerASCIIPrintf(viewer, "  per iteration: %.3g small host-device transfers (sums, R, coefficients), %.3g vector copies\n", (double)sg->transfers / (double)(sg->first + sg->later), (double)sg->copies / (double)(sg->first + sg->later)));
+  if (sg->size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  MPI_Allreduce calls per iteration: %.3g\n", (double)sg->allreduces / (double)(sg->first + sg->later)));
+  PetscCall(PetscViewerASCIIPrintf(viewer,
+                                   "  last solve: %" PetscInt_FMT " cycles, %" PetscInt_FMT " refined orthogonalizations, %" PetscInt_FMT " happy breakdowns, %" PetscInt_FMT " convergence claims checked, %" PetscInt_FMT " rejected, %" PetscInt_FMT
+                                   " cycles ended at the estimate's rounding floor\n",
+                                   sg->cycles, sg->refinements, sg->breakdowns, sg->confirmations, sg->rejections, sg->floors));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPSetFromOptions_SGMRESF(KSP ksp, GSOptionItems PetscOptionsObject)
+{
+  KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
+  PetscInt     m, r;
+  PetscBool    set;
+
+  PetscFunctionBegin;
+  PetscOptionsHeadBegin(PetscOptionsObject, "KSP simpler GMRES with fused kernels options");
+  PetscCall(PetscOptionsInt("-ksp_gmres_restart", "Number of Krylov vectors before a restart", "KSPSGMRESF", sg->m, &m, &set));
+  if (set) {
+    PetscCheck(m >= 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_gmres_restart must be positive, not %" PetscInt_FMT, m);
+    sg->m = m;
+  }
+  r = sg->refine;
+  PetscCall(PetscOptionsEList("-ksp_sgmresf_cgs_refinement", "Second classical Gram-Schmidt pass", "KSPSGMRESF", SGFRefineTypes, 3, SGFRefineTypes[sg->refine], &r, &set));
+  if (set) sg->refine = (SGFRefine)r;
+  PetscCall(PetscOptionsBool("-ksp_sgmresf_check_true_residual", "Confirm a convergence the estimate claims with the true residual", "KSPSGMRESF", sg->confirm, &sg->confirm, NULL));
+  PetscOptionsHeadEnd();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* KSPGMRESSetRestart() works on this type too */
+static PetscErrorCode KSPGMRESSetRestart_SGMRESF(KSP ksp, PetscInt m)
+{
+  KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
+
+  PetscFunctionBegin;
+  PetscCheck(m >= 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "Restart must be positive, not %" PetscInt_FMT, m);
+  sg->m = m;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPReset_SGMRESF(KSP ksp)
+{
+  KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
+
+  PetscFunctionBegin;
+  PetscCall(SGFWorkDestroy(&sg->work));
+  PetscCall(PetscFree4(sg->R, sg->xi, sg->y, sg->sums));
+  PetscCall(VecDestroy(&sg->soltemp));
+  sg->n       = 0;
+  sg->dinvmat = NULL;
+  sg->first   = 0;
+  sg->later   = 0;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPDestroy_SGMRESF(KSP ksp)
+{
+  PetscFunctionBegin;
+  PetscCall(KSPReset_SGMRESF(ksp));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPGMRESSetRestart_C", NULL));
+  PetscCall(KSPDestroyDefault(ksp));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*MC
+   KSPSGMRESF - KSPSGMRESF = "sgmresf" - Pipelined simpler GMRES(m) with fused GPU kernels.
+
+   Algorithm 6 of Rupp et al.: Walker and Zhou's simpler GMRES with classical Gram-Schmidt, the residual update
+   taken out of the orthogonalization. With column 0 of the basis the cycle's residual r0, an Arnoldi step computes
+   v_k from A M^{-1} v_{k-1} and xi_k = <r0, v_k>; the residual norm sqrt(||r_{k-1}||^2 - xi_k^2) is known after
+   every iteration (monitors and the convergence test run per iteration, and the cycle stops early), and the
+   triangular system R y = xi is solved on the host once per cycle. On one MPI process with a `MATGPUSTREAM`
+   operator an iteration is three kernels (two in the first iteration of a cycle): the SpMV fused with all the inner
+   products against the basis; the Gram-Schmidt update with the second-stage sums computed in every team and the
+   refinement's inner products; the normalization with xi_k; then one device-to-host copy of the xi partials, which
+   the host waits for only after it has launched the next step (so a step after convergence is computed and dropped).
+
+   Options Database Keys:
++  -ksp_type sgmresf - selects this method
+.  -ksp_gmres_restart <30> - the number of Krylov vectors (m) before a restart (also `KSPGMRESSetRestart()`)
+.  -ksp_sgmresf_cgs_refinement <ifneeded,never,always> - a second classical Gram-Schmidt pass: never, when the
+   norm dropped by more than PETSc's factor (`KSP_GMRES_CGS_REFINE_IFNEEDED`), or always
+.  -ksp_norm_type <unpreconditioned,none> - the norm of the true residual (right preconditioning)
+-  -ksp_sgmresf_check_true_residual <true> - confirm a convergence the estimate claims with b - A x; a rejected
+   claim restarts from the true residual
+
+   Level: intermediate
+
+   Notes:
+   Right preconditioning only. `PCJACOBI` and `PCPBJACOBI` (its inverse diagonal blocks, taken from the PC applied to
+   bs vectors once per operator) are fused into the SpMV gather and the x update; any other PC is applied on the
+   host to every basis vector and once per cycle to the solution update. Other `Mat` types, and `MATGPUSTREAM` on several processes, run the SpMVs through `MatMult()` with vectors
+   staged through the host; on several processes each stage's partial sums are reduced on the host with one
+   `MPI_Allreduce` (three per iteration) and handed to the kernels.
+
+   The refinement costs no launch: the second pass's inner products are fused into the update kernel and the norm
+   of the refined vector follows from Pythagoras. The default 'ifneeded' keeps the iteration counts of
+   `KSPGMRES` with `-ksp_gmres_cgs_refinement_type refine_ifneeded` (tests/kspsgmresf.c), while 'never' loses
+   orthogonality on ill-conditioned problems and needs more iterations there.
+
+   Since xi_k = <r0, v_k> is computed with the cycle's first residual, sqrt(rho^2 - sum xi_i^2) cannot resolve
+   residuals much below sqrt(epsilon) rho: with the default -ksp_sgmresf_check_true_residual, a convergence it
+   claims ends the cycle, and the true residual decides (`KSPGetResidualNorm()` then returns its norm). A cycle also
+   ends when the estimate drops below 4.7e-7 rho, near its rounding: the basis vectors after that point
+   would make R nearly singular (seen on an ill-conditioned diagonal problem with restart 500, where x blew up).
+
+   After each cycle the true residual b - A x starts the next one (on the device on the fused path). A happy
+   breakdown (R(k,k) below 100 epsilon ||A M^{-1} v_{k-1}||) ends the cycle with the solution of the first k-1
+   columns: `KSP_CONVERGED_HAPPY_BREAKDOWN` when the true residual is down to sqrt(epsilon) of the solve's first one (or
+   the convergence test accepts it), `KSP_DIVERGED_BREAKDOWN` otherwise (a singular operator).
+
+   The basis is one 2D Kokkos view, column-major so that the multi-dot's reads coalesce; its size is in -ksp_view.
+   Distinct vectors were not measured against it on a GPU yet.
+
+.seealso: `KSPGMRES`, `KSPPGMRES`, `KSPPIPEBCGSF`, `KSPPIPECGFUSED`, `MATGPUSTREAM`
+M*/
+PETSC_EXTERN PetscErrorCode KSPCreate_SGMRESF(KSP ksp)
+{
+  KSP_SGMRESF *sg;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&sg));
+  ksp->data   = (void *)sg;
+  sg->m       = 30;
+  sg->refine  = SGF_REFINE_IFNEEDED;
+  sg->confirm = PETSC_TRUE;
+  PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_RIGHT, 2));
+  PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NONE, PC_RIGHT, 1));
+  ksp->ops->setup          = KSPSetUp_SGMRESF;
+  ksp->ops->solve          = KSPSolve_SGMRESF;
+  ksp->ops->destroy        = KSPDestroy_SGMRESF;
+  ksp->ops->view           = KSPView_SGMRESF;
+  ksp->ops->reset          = KSPReset_SGMRESF;
+  ksp->ops->buildsolution  = KSPBuildSolution_SGMRESF;
+  ksp->ops->setfromoptions = KSPSetFromOptions_SGMRESF;
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPGMRESSetRestart_C", KSPGMRESSetRestart_SGMRESF));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,0 +1,574 @@
+/* Fused kernels of KSPSGMRESF on the default Kokkos execution space (see sgmresfimpl.h). Every kernel runs with
+   the same launch shape (one thread per row or entry, a fixed number of teams in a grid-stride loop), so a thread
+   owns the same rows in every pass and rereads only what it wrote itself; each reduction leaves one partial sum per
+   team in its own slot of one device buffer. Inner products against the basis go in chunks of CH sums, one team
+   reduction per chunk, through one reused scratch buffer. */
+#include <cmath>
+#include "../../mat/gpustream/devicemat.hpp"
+#include "sgmresfimpl.h"
+
+using namespace gpustream;
+
+namespace
+{
+constexpr int CH = 8; /* sums per team reduction */
+
+using Basis = Kokkos::View<PetscScalar **, Kokkos::LayoutLeft, Mem>;
+} // namespace
+
+/* partials: pass 1 (np slots: 0 <w,w>, j <v_j,w>), pass 2 (np slots: 0 <w',w'>, j <v_j,w'>), the xi slot, then the
+   SGF_NREC record; np rounds m up to whole chunks */
+struct _n_SGFWork {
+  PetscInt                                 n = 0, m = 0, bs = 1; /* bs: of PCPBJACOBI's blocks */
+  SGFPC                                    pc;
+  Basis                                    V;
+  DView<PetscScalar>                       x, b, dinv, u;
+  DView<PetscScalar>                       R;     /* (m+1) x (m+1), column-major; R(j,k) for 1 <= j <= k <= m */
+  DView<PetscScalar>                       given; /* sums reduced by the host, or the coefficients of the x update */
+  DView<PetscScalar>                       partials;
+  Kokkos::View<PetscScalar *, PinnedSpace> hpartials, hR;
+  Kokkos::View<PetscScalar *, PinnedSpace> hxi; /* two slots of xi partials and record, so one copy can be in flight */
+  int                                      tu = 1, lu = 1, np = CH;
+  PetscInt                                 launches = 0, transfers = 0, copies = 0;
+#if defined(KOKKOS_ENABLE_CUDA)
+  cudaEvent_t done[2] = {nullptr, nullptr}; /* recorded after each slot's copy: the host waits for it alone */
+  ~_n_SGFWork()
+  {
+    for (auto &e : done)
+      if (e) cudaEventDestroy(e);
+  }
+#endif
+};
+
+PetscErrorCode SGFWorkCreate(PetscInt n, PetscInt m, SGFPC pc, PetscInt bs, SGFWork *work)
+{
+  std::unique_ptr<_n_SGFWork> W; /* freed, with the views made so far, if an allocation fails */
+
+  PetscFunctionBegin;
+  PetscCheck(pc != SGF_PC_PBJACOBI || (bs >= 1 && n % bs == 0), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Blocks of size %" PetscInt_FMT " for %" PetscInt_FMT " rows", bs, n);
+  PetscCall(PetscGPUStreamKokkosInitialize());
+  PetscCallCXX(W.reset(new _n_SGFWork));
+  W->bs            = pc == SGF_PC_PBJACOBI ? bs : 1;
+  W->n             = n;
+  W->m             = m;
+  W->pc            = pc;
+  W->np            = (int)(CH * ((m + CH - 1) / CH));
+  W->tu            = TeamThreads();
+  const PetscInt t = (n + W->tu - 1) / W->tu;
+  W->lu            = (int)PetscMax(1, PetscMin(t, (PetscInt)MaxTeams(W->tu)));
+  GSCallKokkos({
+    W->V     = Basis("SGMRESF::basis", n, m + 1);
+    W->x     = DView<PetscScalar>("SGMRESF::x", pc == SGF_PC_APPLY ? 0 : n);
+    W->b     = DView<PetscScalar>("SGMRESF::b", pc == SGF_PC_APPLY ? 0 : n);
+    W->dinv  = DView<PetscScalar>("SGMRESF::dinv", pc == SGF_PC_JACOBI ? n : (pc == SGF_PC_PBJACOBI ? n * bs : 0));
+    W->u     = DView<PetscScalar>("SGMRESF::u", n);
+    W->R     = DView<PetscScalar>("SGMRESF::R", (size_t)(m + 1) * (m + 1));
+    W->given = DView<PetscScalar>("SGMRESF::given", (size_t)W->np + 1);
+    W->hR    = Kokkos::View<PetscScalar *, PinnedSpace>("SGMRESF::hR", (size_t)(m + 1) * (m + 1));
+  });
+  PetscCall(SGFWorkSetTeams(W.get(), W->lu));
+#if defined(KOKKOS_ENABLE_CUDA)
+  for (auto &e : W->done) PetscCheck(cudaEventCreateWithFlags(&e, cudaEventDisableTiming) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventCreateWithFlags() failed");
+#endif
+  *work = W.release();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SGFWorkDestroy(SGFWork *W)
+{
+  PetscFunctionBegin;
+  if (!*W) PetscFunctionReturn(PETSC_SUCCESS);
+  GSCallKokkos(delete *W);
+  *W = nullptr;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static DView<PetscScalar> &Vec_(SGFWork W, SGFVec v)
+{
+  DView<PetscScalar> *all[] = {&W->x, &W->b, &W->dinv, &W->u};
+  return *all[v];
+}
+
+/* Column j of the basis as a 1D view (LayoutLeft: contiguous) */
+static DView<PetscScalar> Column(SGFWork W, PetscInt j)
+{
+  return DView<PetscScalar>(W->V.data() + (size_t)j * W->V.stride(1), W->n);
+}
+
+PetscErrorCode SGFWorkSetVec(SGFWork W, SGFVec v, const PetscScalar a[])
+{
+  PetscFunctionBegin;
+  PetscCall(CopyIn(Vec_(W, v), a, &W->copies));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SGFWorkGetVec(SGFWork W, SGFVec v, PetscScalar a[])
+{
+  PetscFunctionBegin;
+  PetscCall(CopyOut(Vec_(W, v), a, &W->copies));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SGFWorkSetColumn(SGFWork W, PetscInt j, const PetscScalar a[])
+{
+  DView<PetscScalar> c;
+
+  PetscFunctionBegin;
+  PetscCheck(j >= 0 && j <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Column %" PetscInt_FMT " of a basis of %" PetscInt_FMT, j, W->m + 1);
+  GSCallKokkos(c = Column(W, j));
+  PetscCall(CopyIn(c, a, &W->copies));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SGFWorkGetColumn(SGFWork W, PetscInt j, PetscScalar a[])
+{
+  DView<PetscScalar> c;
+
+  PetscFunctionBegin;
+  PetscCheck(j >= 0 && j <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Column %" PetscInt_FMT " of a basis of %" PetscInt_FMT, j, W->m + 1);
+  GSCallKokkos(c = Column(W, j));
+  PetscCall(CopyOut(c, a, &W->copies));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Up to np + 1 scalars from the host: sums the next kernel takes as given, or the coefficients of UpdateSolution */
+PetscErrorCode SGFWorkSetGiven(SGFWork W, PetscInt cnt, const PetscScalar a[])
+{
+  PetscFunctionBegin;
+  PetscCheck(cnt >= 0 && cnt <= W->np + 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%" PetscInt_FMT " given values for room of %d", cnt, W->np + 1);
+  GSCallKokkos(Kokkos::deep_copy(Kokkos::subview(W->given, std::make_pair((size_t)0, (size_t)cnt)), HostUnmanaged<const PetscScalar>(a, cnt)));
+  W->transfers++;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Teams of every kernel (one partial sum each): sizes the partial-sum buffers. The unit tests set several on a host
+   backend, where one team is the default, to exercise the sums across teams. */
+PetscErrorCode SGFWorkSetTeams(SGFWork W, PetscInt teams)
+{
+  PetscFunctionBegin;
+  PetscCheck(teams >= 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%" PetscInt_FMT " teams", teams);
+  W->lu           = (int)teams;
+  const size_t np = (size_t)(2 * W->np + 1) * W->lu + SGF_NREC;
+  GSCallKokkos({
+    W->partials  = DView<PetscScalar>("SGMRESF::partials", np);
+    W->hpartials = Kokkos::View<PetscScalar *, PinnedSpace>("SGMRESF::hpartials", np);
+    W->hxi       = Kokkos::View<PetscScalar *, PinnedSpace>("SGMRESF::hxi", 2 * ((size_t)W->lu + SGF_NREC));
+  });
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SGFWorkGetCounts(SGFWork W, PetscInt *launches, PetscInt *transfers, PetscInt *copies)
+{
+  PetscFunctionBegin;
+  *launches  = W->launches;
+  *transfers = W->transfers;
+  *copies    = W->copies;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Device bytes of the basis and of everything else */
+PetscErrorCode SGFWorkGetMemory(SGFWork W, PetscLogDouble *basis, PetscLogDouble *other)
+{
+  PetscFunctionBegin;
+  *basis = (PetscLogDouble)W->V.span() * sizeof(PetscScalar);
+  *other = (PetscLogDouble)(W->x.span() + W->b.span() + W->dinv.span() + W->u.span() + W->R.span() + W->given.span() + W->partials.span()) * sizeof(PetscScalar);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Scratch: the reduction buffer (CH * team size) and the team's second-stage sums (np), with room for alignment */
+static TeamPol Policy(SGFWork W)
+{
+  return TeamPol(W->lu, W->tu).set_scratch_size(0, Kokkos::PerTeam(((size_t)CH * W->tu + W->np + 2 * CH) * sizeof(PetscScalar)));
+}
+
+namespace
+{
+/* M^{-1} V(:,col) gathered inside the SpMV: Jacobi scales each entry; point-block Jacobi applies row j of its block's
+   inverse, stored row by row (d(j * bs + c) = D_b^{-1}(j mod bs, c)) */
+template <SGFPC PC> struct ColumnGather {
+  Basis                              V;
+  DView<PetscScalar>                 d;
+  int                                col;
+  PetscInt                           bs;
+  KOKKOS_INLINE_FUNCTION PetscScalar operator()(const PetscInt j) const
+  {
+    if (PC == SGF_PC_JACOBI) return d(j) * V(j, col);
+    if (PC == SGF_PC_PBJACOBI) {
+      const PetscInt b0 = j - j % bs;
+      PetscScalar    s  = 0;
+      for (PetscInt c = 0; c < bs; c++) s += d(j * bs + c) * V(b0 + c, col);
+      return s;
+    }
+    return V(j, col);
+  }
+};
+
+/* Partials of the sums c0 .. c0+CH-1 of column k against the basis: sum 0 is <w,w>, sum j > 0 is <v_j,w>
+   (columns j < k only; the rest of the chunk stays 0) */
+KOKKOS_INLINE_FUNCTION void DotChunk(const Member &t, const Scratch &buf, const Basis &V, int k, int c0, PetscInt n, PetscScalar *out)
+{
+  PetscScalar acc[CH] = {};
+  const int   nc      = k - c0 < CH ? k - c0 : CH;
+  ForEachIndex(t, n, [&](const PetscInt i) {
+    const PetscScalar wi = V(i, k);
+    for (int c = 0; c < nc; c++) acc[c] += (c0 + c == 0 ? wi : V(i, c0 + c)) * wi;
+  });
+  TeamSumStoreIn<CH>(t, buf, acc, out);
+}
+
+/* The second stage of sums 0..cnt-1 of a pass into the team's scratch H, in the same order in every team; or the
+   sums the host reduced (given) */
+KOKKOS_INLINE_FUNCTION void SecondStage(const Member &t, const Scratch &buf, const Scratch &H, const PetscScalar *p, int L, int cnt, const PetscScalar *given)
+{
+  for (int c0 = 0; c0 < cnt; c0 += CH) {
+    PetscScalar a[CH] = {};
+    const int   nc    = cnt - c0 < CH ? cnt - c0 : CH;
+    if (given)
+      for (int c = 0; c < nc; c++) a[c] = given[c0 + c];
+    else {
+      for (int l = t.team_rank(); l < L; l += t.team_size())
+        for (int c = 0; c < nc; c++) a[c] += p[(size_t)(c0 + c) * L + l];
+      TeamSumAllIn<CH>(t, buf, a);
+    }
+    Kokkos::single(Kokkos::PerTeam(t), [&]() {
+      for (int c = 0; c < nc; c++) H(c0 + c) = a[c];
+    });
+  }
+  t.team_barrier();
+}
+} // namespace
+
+template <SGFPC PC> static void SpMVDot(SGFWork W, const CSR &A, int k, PetscScalar scale)
+{
+  const Basis            V = W->V;
+  const ColumnGather<PC> g{W->V, W->dinv, k - 1, W->bs};
+  PetscScalar *const     out = W->partials.data();
+  const PetscInt         n   = W->n;
+  const int              L   = W->lu;
+
+  Kokkos::parallel_for(
+      "SGMRESF::SpMVDot", Policy(W), KOKKOS_LAMBDA(const Member &t) {
+        const Scratch buf(t.team_scratch(0), CH * t.team_size());
+        PetscScalar   acc[CH] = {};
+        const int     nc      = k < CH ? k : CH;
+        ForEachRowProduct(t, A, g, [&](const PetscInt row, const PetscScalar sum) {
+          const PetscScalar wi = scale * sum;
+          V(row, k)            = wi;
+          acc[0] += wi * wi;
+          for (int c = 1; c < nc; c++) acc[c] += V(row, c) * wi;
+        });
+        TeamSumStoreIn<CH>(t, buf, acc, out);
+        for (int c0 = CH; c0 < k; c0 += CH) DotChunk(t, buf, V, k, c0, n, out + (size_t)c0 * L);
+      });
+}
+
+/* w = V(:,k) = scale A M^{-1} V(:,k-1); partials <w,w>, <v_j,w> for 1 <= j < k */
+PetscErrorCode SGFSpMVDot(SGFWork W, GSDeviceMat A, PetscInt k, PetscScalar scale)
+{
+  PetscFunctionBegin;
+  PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
+  PetscCheck(k >= 1 && k <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Iteration %" PetscInt_FMT " of a cycle of %" PetscInt_FMT, k, W->m);
+  PetscCall(PetscLogEventBegin(SGF_SpMVDot, 0, 0, 0, 0));
+  PetscCheck(W->pc != SGF_PC_APPLY, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "A PC applied on the host has no fused SpMV");
+  if (W->pc == SGF_PC_JACOBI)
+    GSCallKokkos(SpMVDot<SGF_PC_JACOBI>(W, A->csr, (int)k, scale));
+  else if (W->pc == SGF_PC_PBJACOBI)
+    GSCallKokkos(SpMVDot<SGF_PC_PBJACOBI>(W, A->csr, (int)k, scale));
+  else
+    GSCallKokkos(SpMVDot<SGF_PC_NONE>(W, A->csr, (int)k, scale));
+  W->launches++;
+  PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 2.0 * k * W->n));
+  PetscCall(PetscLogEventEnd(SGF_SpMVDot, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* SpMVDot's partials of a column k computed elsewhere (host path) */
+PetscErrorCode SGFDot(SGFWork W, PetscInt k)
+{
+  const Basis        V   = W->V;
+  PetscScalar *const out = W->partials.data();
+  const PetscInt     n   = W->n;
+  const int          L = W->lu, kk = (int)k;
+
+  PetscFunctionBegin;
+  PetscCheck(k >= 1 && k <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Iteration %" PetscInt_FMT " of a cycle of %" PetscInt_FMT, k, W->m);
+  PetscCall(PetscLogEventBegin(SGF_SpMVDot, 0, 0, 0, 0));
+  GSCallKokkos(Kokkos::parallel_for(
+      "SGMRESF::Dot", Policy(W), KOKKOS_LAMBDA(const Member &t) {
+        const Scratch buf(t.team_scratch(0), CH * t.team_size());
+        for (int c0 = 0; c0 < kk; c0 += CH) DotChunk(t, buf, V, kk, c0, n, out + (size_t)c0 * L);
+      }));
+  W->launches++;
+  PetscCall(PetscLogFlops(2.0 * k * W->n));
+  PetscCall(PetscLogEventEnd(SGF_SpMVDot, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* R(j,k) = <v_j,w> (second stage in every team, or given); w' = w - sum_j R(j,k) v_j; partials <w',w'> and, when
+   refining, <v_j,w'>. given: the host reduced the sums and decided the refinement (refine is never or always). */
+PetscErrorCode SGFOrthogonalize(SGFWork W, PetscInt k, SGFRefine refine, PetscBool given)
+{
+  const Basis              V  = W->V;
+  const DView<PetscScalar> R  = W->R;
+  const PetscScalar *const p1 = W->partials.data(), *const g = given ? W->given.data() : nullptr;
+  PetscScalar *const p2  = W->partials.data() + (size_t)W->np * W->lu;
+  PetscScalar *const rec = W->partials.data() + (size_t)(2 * W->np + 1) * W->lu;
+  const PetscInt     n   = W->n;
+  const int          L = W->lu, np = W->np, kk = (int)k, ld = (int)W->m + 1;
+
+  PetscFunctionBegin;
+  PetscCheck(k >= 2 && k <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Orthogonalization in iteration %" PetscInt_FMT " of a cycle of %" PetscInt_FMT, k, W->m);
+  PetscCheck(!given || refine != SGF_REFINE_IFNEEDED, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Given sums come with the refinement decided");
+  PetscCall(PetscLogEventBegin(SGF_Update, 0, 0, 0, 0));
+  GSCallKokkos(Kokkos::parallel_for(
+      "SGMRESF::Orthogonalize", Policy(W), KOKKOS_LAMBDA(const Member &t) {
+        const Scratch buf(t.team_scratch(0), CH * t.team_size()), H(t.team_scratch(0), np);
+        SecondStage(t, buf, H, p1, L, kk, g);
+        PetscScalar hh = 0;
+        for (int j = 1; j < kk; j++) hh += H(j) * H(j);
+        const bool ref = refine == SGF_REFINE_ALWAYS || (refine == SGF_REFINE_IFNEEDED && SGF_REFINE_NEEDED(H(0), hh));
+        if (t.league_rank() == 0)
+          Kokkos::single(Kokkos::PerTeam(t), [&]() {
+            for (int j = 1; j < kk; j++) R(j + (size_t)kk * ld) = H(j);
+            rec[SGF_REC_REFINED] = ref ? 1 : 0;
+            rec[SGF_REC_WW]      = H(0);
+          });
+        PetscScalar acc[CH] = {};
+        const int   nc      = ref ? (kk < CH ? kk : CH) : 1;
+        ForEachIndex(t, n, [&](const PetscInt i) {
+          PetscScalar wi = V(i, kk);
+          for (int j = 1; j < kk; j++) wi -= H(j) * V(i, j);
+          V(i, kk) = wi;
+          acc[0] += wi * wi;
+          for (int c = 1; c < nc; c++) acc[c] += V(i, c) * wi;
+        });
+        TeamSumStoreIn<CH>(t, buf, acc, p2);
+        if (ref)
+          for (int c0 = CH; c0 < kk; c0 += CH) DotChunk(t, buf, V, kk, c0, n, p2 + (size_t)c0 * L);
+      }));
+  W->launches++;
+  PetscCall(PetscLogFlops((refine == SGF_REFINE_NEVER ? 2.0 : 4.0) * k * W->n));
+  PetscCall(PetscLogEventEnd(SGF_Update, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* R2 = <v_j,w'> when iteration k refined (R(:,k) += R2); R(k,k) = sqrt(<w',w'> - |R2|^2); v_k = (w' - V R2) / R(k,k);
+   partial <r0, v_k>. A non-positive norm leaves v_k = 0 and R(k,k) = 0 (the host sees a breakdown); NaN stays NaN. */
+PetscErrorCode SGFNormalize(SGFWork W, PetscInt k, PetscBool given)
+{
+  const Basis              V = W->V;
+  const DView<PetscScalar> R = W->R;
+  const PetscScalar *const p = W->partials.data() + (k == 1 ? 0 : (size_t)W->np * W->lu), *const g = given ? W->given.data() : nullptr;
+  PetscScalar *const xi  = W->partials.data() + (size_t)2 * W->np * W->lu;
+  PetscScalar *const rec = W->partials.data() + (size_t)(2 * W->np + 1) * W->lu;
+  const PetscInt     n   = W->n;
+  const int          L = W->lu, np = W->np, kk = (int)k, ld = (int)W->m + 1;
+
+  PetscFunctionBegin;
+  PetscCheck(k >= 1 && k <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Iteration %" PetscInt_FMT " of a cycle of %" PetscInt_FMT, k, W->m);
+  PetscCall(PetscLogEventBegin(SGF_Update, 0, 0, 0, 0));
+  GSCallKokkos(Kokkos::parallel_for(
+      "SGMRESF::Normalize", Policy(W), KOKKOS_LAMBDA(const Member &t) {
+        const Scratch buf(t.team_scratch(0), CH * t.team_size()), H(t.team_scratch(0), np);
+        const bool    ref = kk > 1 && rec[SGF_REC_REFINED] != 0;
+        SecondStage(t, buf, H, p, L, ref ? kk : 1, g);
+        PetscScalar nrm2 = H(0);
+        if (ref)
+          for (int j = 1; j < kk; j++) nrm2 -= H(j) * H(j);
+        const PetscScalar rkk = nrm2 >= 0 ? sqrt(nrm2) : (nrm2 < 0 ? 0 : nrm2), inv = rkk > 0 ? 1 / rkk : 0;
+        if (t.league_rank() == 0)
+          Kokkos::single(Kokkos::PerTeam(t), [&]() {
+            if (ref)
+              for (int j = 1; j < kk; j++) R(j + (size_t)kk * ld) += H(j);
+            R(kk + (size_t)kk * ld) = rkk;
+            rec[SGF_REC_RKK]        = rkk;
+            if (kk == 1) {
+              rec[SGF_REC_REFINED] = 0;
+              rec[SGF_REC_WW]      = H(0);
+            }
+          });
+        PetscScalar acc[1] = {0};
+        ForEachIndex(t, n, [&](const PetscInt i) {
+          PetscScalar wi = V(i, kk);
+          if (ref)
+            for (int j = 1; j < kk; j++) wi -= H(j) * V(i, j);
+          const PetscScalar vi = rkk > 0 ? wi * inv : (rkk == 0 ? 0 : rkk);
+          V(i, kk)             = vi;
+          acc[0] += V(i, 0) * vi;
+        });
+        TeamSumStoreIn<1>(t, buf, acc, xi);
+      }));
+  W->launches++;
+  PetscCall(PetscLogFlops(3.0 * W->n));
+  PetscCall(PetscLogEventEnd(SGF_Update, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* r0 = V(:,0) = b - A x; partial <r0,r0> in the xi slot */
+PetscErrorCode SGFResidual(SGFWork W, GSDeviceMat A)
+{
+  const Basis              V = W->V;
+  const DView<PetscScalar> x = W->x, b = W->b;
+  PetscScalar *const       xi  = W->partials.data() + (size_t)2 * W->np * W->lu;
+  const CSR                csr = A->csr;
+
+  PetscFunctionBegin;
+  PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
+  PetscCheck(W->pc != SGF_PC_APPLY, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "The solution lives on the host with a PC applied there");
+  PetscCall(PetscLogEventBegin(SGF_SpMVDot, 0, 0, 0, 0));
+  GSCallKokkos(Kokkos::parallel_for(
+      "SGMRESF::Residual", Policy(W), KOKKOS_LAMBDA(const Member &t) {
+        const Scratch buf(t.team_scratch(0), CH * t.team_size());
+        PetscScalar   acc[1] = {0};
+        ForEachRowProduct(t, csr, x, [&](const PetscInt row, const PetscScalar ax) {
+          const PetscScalar ri = b(row) - ax;
+          V(row, 0)            = ri;
+          acc[0] += ri * ri;
+        });
+        TeamSumStoreIn<1>(t, buf, acc, xi);
+      }));
+  W->launches++;
+  PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 3.0 * W->n));
+  PetscCall(PetscLogEventEnd(SGF_SpMVDot, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+template <SGFPC PC> static void UpdateSolution(SGFWork W, int kk, bool tou)
+{
+  const Basis              V = W->V;
+  const DView<PetscScalar> x = W->x, d = W->dinv, u = W->u;
+  const PetscScalar *const c = W->given.data();
+  const PetscInt           n = W->n;
+
+  Kokkos::parallel_for(
+      "SGMRESF::UpdateSolution", Policy(W), KOKKOS_LAMBDA(const Member &t) {
+        ForEachIndex(t, n, [&](const PetscInt i) {
+          PetscScalar ui = 0;
+          for (int j = 0; j < kk; j++) ui += c[j] * V(i, j);
+          if (tou)
+            u(i) = ui;
+          else
+            x(i) += PC == SGF_PC_JACOBI ? d(i) * ui : ui;
+        });
+      });
+}
+
+/* x += D_b^{-1} u block by block (point-block Jacobi: u complete first, its block's entries come from other threads) */
+static void AddBlocks(SGFWork W)
+{
+  const DView<PetscScalar> x = W->x, d = W->dinv, u = W->u;
+  const PetscInt           n = W->n, bs = W->bs;
+
+  Kokkos::parallel_for(
+      "SGMRESF::AddBlocks", Policy(W), KOKKOS_LAMBDA(const Member &t) {
+        ForEachIndex(t, n, [&](const PetscInt i) {
+          const PetscInt b0 = i - i % bs;
+          PetscScalar    s  = 0;
+          for (PetscInt c = 0; c < bs; c++) s += d(i * bs + c) * u(b0 + c);
+          x(i) += s;
+        });
+      });
+}
+
+/* u = sum_{j<kk} c_j V(:,j), the coefficients uploaded by SGFWorkSetGiven(); tou: into SGF_U (the host applies M^{-1}),
+   else x += M^{-1} u with Jacobi, point-block Jacobi (through u: a second launch) or no PC */
+PetscErrorCode SGFUpdateSolution(SGFWork W, PetscInt kk, PetscBool tou)
+{
+  PetscFunctionBegin;
+  PetscCheck(kk >= 0 && kk <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%" PetscInt_FMT " columns of a basis of %" PetscInt_FMT, kk, W->m + 1);
+  PetscCheck(tou || W->pc != SGF_PC_APPLY, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "The solution lives on the host with a PC applied there");
+  PetscCall(PetscLogEventBegin(SGF_Update, 0, 0, 0, 0));
+  if (W->pc == SGF_PC_JACOBI)
+    GSCallKokkos(UpdateSolution<SGF_PC_JACOBI>(W, (int)kk, tou));
+  else if (W->pc == SGF_PC_PBJACOBI && !tou) {
+    GSCallKokkos(UpdateSolution<SGF_PC_NONE>(W, (int)kk, true));
+    GSCallKokkos(AddBlocks(W));
+    W->launches++;
+  } else
+    GSCallKokkos(UpdateSolution<SGF_PC_NONE>(W, (int)kk, tou));
+  W->launches++;
+  PetscCall(PetscLogFlops(2.0 * kk * W->n));
+  PetscCall(PetscLogEventEnd(SGF_Update, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* One copy of the first cnt slots of a pass to the host; each sum in team order */
+PetscErrorCode SGFReduceDots(SGFWork W, SGFPass pass, PetscInt cnt, PetscScalar sums[])
+{
+  const int          L   = W->lu;
+  const size_t       off = pass == SGF_PASS1 ? 0 : (size_t)W->np * L, len = (size_t)cnt * L;
+  const PetscScalar *h = W->hpartials.data() + off;
+
+  PetscFunctionBegin;
+  PetscCheck(cnt >= 0 && cnt <= W->np, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%" PetscInt_FMT " sums of %d", cnt, W->np);
+  PetscCall(PetscLogEventBegin(SGF_Reduce, 0, 0, 0, 0));
+  GSCallKokkos(Kokkos::deep_copy(Kokkos::subview(W->hpartials, std::make_pair(off, off + len)), Kokkos::subview(W->partials, std::make_pair(off, off + len))));
+  W->transfers++;
+  for (PetscInt k = 0; k < cnt; k++) {
+    sums[k] = 0;
+    for (int i = 0; i < L; i++) sums[k] += h[k * L + i];
+  }
+  PetscCall(PetscLogEventEnd(SGF_Reduce, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Starts the copy of the xi partials (or Residual's <r0,r0>) and of Normalize's record into host slot 0 or 1: on a
+   device it runs behind the kernels already launched, without blocking the host, which can launch the next ones */
+PetscErrorCode SGFReduceXiBegin(SGFWork W, PetscInt slot)
+{
+  const size_t off = (size_t)2 * W->np * W->lu, len = (size_t)W->lu + SGF_NREC;
+
+  PetscFunctionBegin;
+  PetscCheck(slot == 0 || slot == 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Slot %" PetscInt_FMT " of 2", slot);
+  PetscCall(PetscLogEventBegin(SGF_Reduce, 0, 0, 0, 0));
+  GSCallKokkos(Kokkos::deep_copy(Exec(), Kokkos::subview(W->hxi, std::make_pair(slot * len, slot * len + len)), Kokkos::subview(W->partials, std::make_pair(off, off + len))));
+#if defined(KOKKOS_ENABLE_CUDA)
+  PetscCheck(cudaEventRecord(W->done[slot], Exec().cuda_stream()) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventRecord() failed");
+#endif
+  W->transfers++;
+  PetscCall(PetscLogEventEnd(SGF_Reduce, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Waits for that copy alone (not for kernels launched after it) and sums the partials in team order */
+PetscErrorCode SGFReduceXiEnd(SGFWork W, PetscInt slot, PetscScalar *xi, PetscScalar rec[SGF_NREC])
+{
+  const int          L   = W->lu;
+  const size_t       len = (size_t)L + SGF_NREC;
+  const PetscScalar *h   = W->hxi.data() + slot * len;
+
+  PetscFunctionBegin;
+  PetscCheck(slot == 0 || slot == 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Slot %" PetscInt_FMT " of 2", slot);
+  PetscCall(PetscLogEventBegin(SGF_Reduce, 0, 0, 0, 0));
+#if defined(KOKKOS_ENABLE_CUDA)
+  PetscCheck(cudaEventSynchronize(W->done[slot]) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventSynchronize() failed");
+#else
+  GSCallKokkos(Exec().fence());
+#endif
+  *xi = 0;
+  for (int i = 0; i < L; i++) *xi += h[i];
+  for (int i = 0; i < SGF_NREC; i++) rec[i] = h[L + i];
+  PetscCall(PetscLogEventEnd(SGF_Reduce, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Both at once */
+PetscErrorCode SGFReduceXi(SGFWork W, PetscScalar *xi, PetscScalar rec[SGF_NREC])
+{
+  PetscFunctionBegin;
+  PetscCall(SGFReduceXiBegin(W, 0));
+  PetscCall(SGFReduceXiEnd(W, 0, xi, rec));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The (m+1) x (m+1) column-major R to the host */
+PetscErrorCode SGFGetR(SGFWork W, PetscScalar R[])
+{
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(SGF_Reduce, 0, 0, 0, 0));
+  GSCallKokkos(Kokkos::deep_copy(W->hR, W->R));
+  W->transfers++;
+  PetscCall(PetscArraycpy(R, W->hR.data(), (W->m + 1) * (W->m + 1)));
+  PetscCall(PetscLogEventEnd(SGF_Reduce, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
