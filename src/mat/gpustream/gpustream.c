@@ -551,8 +551,8 @@ static PetscErrorCode MatConvert_GPUStream_AIJ(Mat A, MatType type, MatReuse reu
    streamed subdivision serves all of them; the dense operands are staged in device memory outside the budget; on
    several processes the ghost rows come through the halo exchange, a column at a time). `MatDuplicate()` keeps the
    options.
-   The fused SpMV of `KSPPIPECGFUSED` and `KSPPIPEBCGSF` needs the whole matrix on the device: on a streamed
-   matrix they call `MatMult()` instead.
+   The fused SpMVs of `KSPPIPECGFUSED`, `KSPPIPEBCGSF` and `KSPSGMRESF` need the whole matrix on the device: on a
+   streamed matrix they call `MatMult()` instead.
 
    The number of subdivisions, unless given, minimizes a model of one product: the copy rate (pinned host to device,
    measured once per process) and the SpMV rate (taken as the measured device copy rate, half of it counted as
