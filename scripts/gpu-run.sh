@@ -126,7 +126,8 @@ fi
 if [[ $what == *bench* ]]; then
   echo "== bench" | tee -a "$summary"
   nvcc -O3 -arch=sm_90 -o /tmp/hwlimits bench/hwlimits.cu && /tmp/hwlimits | tee "$OUT/hw.csv" | tee -a "$summary"
-  for n in $NS; do "$B/bench/bench_kernels" -n $n -reps 30 >>"$OUT/kernels.csv"; done
+  # the launch-shape sweeps behind the kernel choices (KERNELS=0 skips them; the SpMV column below then stays empty)
+  if [ "${KERNELS:-1}" != 0 ]; then for n in $NS; do "$B/bench/bench_kernels" -n $n -reps 30 >>"$OUT/kernels.csv"; done; fi
   nvcc -O3 -arch=sm_90 -o /tmp/cusparse_peers bench/cusparse_peers.cu -lcusparse -lcublas && /tmp/cusparse_peers $NS >"$OUT/peers.csv"
   csv=$OUT/pipecg.csv
   echo "ksp,pc,mat,nprocs,n,nnz,its,us_per_it_solve,us_per_it_loop" >"$csv"
@@ -144,15 +145,22 @@ if [[ $what == *bench* ]]; then
   done
   python3 - "$OUT/kernels.csv" "$OUT/peers.csv" "$csv" <<'PY' | tee -a "$summary"
 import csv, sys
-k = {int(r[1]): r for r in csv.reader(open(sys.argv[1])) if r and r[0] == "spmv_default"}
+k = {int(r[1]): r for r in csv.reader(open(sys.argv[1])) if r and r[0] == "spmv_default"} if __import__("os").path.exists(sys.argv[1]) else {}
 peers = list(csv.DictReader(open(sys.argv[2])))
 ours = {int(r["n"]): float(r["us_per_it_loop"]) for r in csv.DictReader(open(sys.argv[3])) if r["ksp"] == "pipecgfused" and r["pc"] == "none"}
 print("%9s %12s %12s %7s %14s %14s %7s" % ("n", "spmv us", "cusparse us", "ratio", "pipecgf us/it", "cusparse cg", "ratio"))
-for n in sorted(k):
+for n in sorted(ours):
     sp = [float(p["us"]) for p in peers if p["peer"] == "cusparse_spmv" and int(p["n"]) == n]
     cg = [float(p["us"]) for p in peers if p["peer"] == "cusparse_cublas_cg" and int(p["n"]) == n]
-    if sp and cg and n in ours:
-        print("%9d %12.2f %12.2f %7.2f %14.2f %14.2f %7.2f" % (n, float(k[n][5]), sp[0], float(k[n][5]) / sp[0], ours[n], cg[0], ours[n] / cg[0]))
+    spmv = float(k[n][5]) if n in k else float("nan")
+    if sp and cg:
+        print("%9d %12.2f %12.2f %7.2f %14.2f %14.2f %7.2f" % (n, spmv, sp[0], spmv / sp[0], ours[n], cg[0], ours[n] / cg[0]))
+bc = {int(r["n"]): float(r["us_per_it_loop"]) for r in csv.DictReader(open(sys.argv[3])) if r["ksp"] == "pipebcgsf" and r["pc"] == "none"}
+print("%9s %14s %20s %7s" % ("n", "pipebcgsf us/it", "cusparse bicgstab us", "ratio"))
+for n in sorted(bc):
+    bi = [float(p["us"]) for p in peers if p["peer"] == "cusparse_cublas_bicgstab" and int(p["n"]) == n]
+    if bi:
+        print("%9d %14.2f %20.2f %7.2f" % (n, bc[n], bi[0], bc[n] / bi[0]))
 sg = {int(r["n"]): float(r["us_per_it_loop"]) for r in csv.DictReader(open(sys.argv[3])) if r["ksp"] == "sgmresf" and r["pc"] == "none"}
 print("%9s %14s %18s %7s" % ("n", "sgmresf us/it", "cusparse gmres us", "ratio"))
 for n in sorted(sg):
