@@ -17,6 +17,7 @@ SOURCES = petsc-registration.c \
           src/mat/gpustream/gpustream.kokkos.cxx \
           src/mat/gpustream/halo.kokkos.cxx \
           src/mat/gpustream/spmvref.c \
+          src/stream/stream.kokkos.cxx \
           src/ksp/pipecgfused/pipecgfused.c \
           src/ksp/pipecgfused/pipecgfused.kokkos.cxx \
           src/ksp/pipecgfused/pipecgfusedref.c \

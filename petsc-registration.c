@@ -4,6 +4,7 @@
 
 PetscLogEvent GPUS_MatMult, GPUS_MatSync, GPUS_CopyVec, PCGF_Update, PCGF_SpMVDot, PCGF_Dot, PCGF_Reduce, PCGF_Iterations;
 PetscLogEvent PBF_Update, PBF_SpMVDot, PBF_Reduce, PBF_Iterations;
+PetscLogEvent GPUS_StreamCopy, GPUS_MatMatMult;
 PetscLogEvent SGF_Update, SGF_SpMVDot, SGF_Reduce, SGF_Iterations;
 
 static PetscBool PetscGPUStreamPackageInitialized = PETSC_FALSE;
@@ -41,6 +42,8 @@ PetscErrorCode PetscGPUStreamInitializePackage(void)
   PetscCall(PetscLogEventRegister("GPUSMatMult", MAT_CLASSID, &GPUS_MatMult));
   PetscCall(PetscLogEventRegister("GPUSMatSync", MAT_CLASSID, &GPUS_MatSync));
   PetscCall(PetscLogEventRegister("GPUSCopyVec", VEC_CLASSID, &GPUS_CopyVec));
+  PetscCall(PetscLogEventRegister("GPUSStreamCopy", MAT_CLASSID, &GPUS_StreamCopy));
+  PetscCall(PetscLogEventRegister("GPUSMatMatMult", MAT_CLASSID, &GPUS_MatMatMult));
   PetscCall(PetscLogEventRegister("PCGFUpdate", KSP_CLASSID, &PCGF_Update));
   PetscCall(PetscLogEventRegister("PCGFSpMVDot", KSP_CLASSID, &PCGF_SpMVDot));
   PetscCall(PetscLogEventRegister("PCGFDot", KSP_CLASSID, &PCGF_Dot));

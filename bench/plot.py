@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
-"""Plots the results of scripts/gpu-run.sh (bench step) for docs/performance.md.
-  plot.py PIPECG_CSV HW_CSV KERNELS_CSV OUT_PNG
+"""Plots the results of scripts/gpu-run.sh for docs/performance.md.
+  plot.py PIPECG_CSV HW_CSV KERNELS_CSV OUT_PNG   (bench step)
 Left: time per iteration against n (pipecgfused iterations alone and whole solves, PETSc's CG on every CPU core,
-the memory floor of the fused iteration). Right: SpMVDot bandwidth against the launch shape (lanes per row)."""
+the memory floor of the fused iteration). Right: SpMVDot bandwidth against the launch shape (lanes per row).
+  plot.py --stream STREAM_CSV OUT_PNG             (stream step, bench_stream)
+Left: streamed single-vector SpMV rate against the number of subdivisions, overlap on and off, with the pinned
+bandwidth of the same run. Right: time of the block product against the vectors per pass, streamed with overlap on
+and off, the compute alone (resident) and the transfer alone (streamed bytes at the pinned bandwidth)."""
 import csv
 import sys
 
@@ -10,6 +14,50 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+
+
+def plot_stream(path, out):
+    rows = list(csv.DictReader(open(path)))
+    pinned = [float(r["GBps"]) for r in rows if r["bench"] == "pinned_h2d"]
+    spmv = [r for r in rows if r["bench"] == "stream_spmv"]
+    block = [r for r in rows if r["bench"] == "stream_block"]
+    if not spmv and not block:
+        sys.exit("no streaming data in " + path)
+    r0 = rows[0]
+    fig, (a, b) = plt.subplots(1, 2, figsize=(12, 4.6))
+    for ov, style in (("1", "o-"), ("0", "s--")):
+        pts = sorted((int(r["subs"]), float(r["GBps"])) for r in spmv if r["overlap"] == ov)
+        a.plot([p[0] for p in pts], [p[1] for p in pts], style, label="overlap " + ("on" if ov == "1" else "off"))
+    if pinned:
+        a.axhline(pinned[0], color="k", ls=":", label="pinned host to device, %.1f GB/s" % pinned[0])
+    a.set_xscale("log", base=2)
+    a.set_xlabel("subdivisions")
+    a.set_ylabel("streamed bytes per second (GB/s)")
+    a.set_title("Streamed SpMV, cube %s^3 nodes x %s dof, CSR %.1f GB" % (r0["cube_n"], r0["dof"], float(r0["csr_bytes"]) / 1e9))
+    a.grid(True, which="both", alpha=0.3)
+    a.legend(fontsize=8)
+    for ov, style in (("1", "o-"), ("0", "s--")):
+        pts = sorted((int(r["k"]), float(r["ms"])) for r in block if r["overlap"] == ov)
+        b.plot([p[0] for p in pts], [p[1] for p in pts], style, label="streamed, overlap " + ("on" if ov == "1" else "off"))
+    pts = sorted((int(r["k"]), float(r["ms"])) for r in rows if r["bench"] == "resident_block")
+    b.plot([p[0] for p in pts], [p[1] for p in pts], "^:", label="compute alone (resident)")
+    if pinned and block:
+        b.axhline(float(block[0]["bytes_copied"]) / pinned[0] / 1e6, color="k", ls=":", label="transfer alone")
+    b.set_xscale("log", base=2)
+    b.set_yscale("log")
+    b.set_xlabel("vectors per pass k")
+    b.set_ylabel("ms per block product")
+    b.set_title("Block product, %s subdivisions (model's choice)" % (block[0]["subs"] if block else "?"))
+    b.grid(True, which="both", alpha=0.3)
+    b.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    print("wrote", out)
+
+
+if len(sys.argv) > 1 and sys.argv[1] == "--stream":
+    plot_stream(sys.argv[2], sys.argv[3])
+    sys.exit(0)
 
 pipecg, hwcsv, kernels, out = sys.argv[1:5]
 rows = list(csv.DictReader(open(pipecg)))

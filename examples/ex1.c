@@ -118,7 +118,7 @@ int main(int argc, char **argv)
    test:
       suffix: 3d
       args: -dim 3 -m 12 -n 10 -p 9 -ksp_converged_reason -pc_type jacobi -ksp_view -mat_view ::ascii_info
-      filter: grep -v "Kokkos\|resident on\|lanes per row\|true residual norm at" | sed -E "s/reduction buffer [0-9.e+-]+ KB/reduction buffer/"
+      filter: grep -v "Kokkos\|resident on\|device budget\|lanes per row\|true residual norm at" | sed -E "s/reduction buffer [0-9.e+-]+ KB/reduction buffer/"
 
    test:
       suffix: 3d_cg_aij

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Runs on the GPU machine (device tool), from the repository root, with .gpu/ carried (gpu-stack.tar.xz and the
 # build of scripts/build-gpu.sh):
-#   scripts/gpu-run.sh [tests] [sanitizer] [bench] [NS="1e4 1e5 1e6 1e7"]
+#   scripts/gpu-run.sh [tests] [sanitizer] [bench] [mpi] [stream] [NS="1e4 1e5 1e6 1e7"]
 # tests:     unit tests (kernels vs serial twins), example tests, PETSc tutorials through -dll_append
 # sanitizer: compute-sanitizer memcheck, racecheck, synccheck on a small solve and on the unit tests
 # spmv:      our SpMV and cuSPARSE's on the matrices of bench/generators.h (MATS="spec ..."), ratios and GB/s
@@ -9,6 +9,9 @@
 #            GMRES on AIJ with every CPU core; cuSPARSE/cuBLAS SpMV, CG and GMRES(30) peers
 # mpi:       the example tests on 2 processes, then pipecgfused on 1 and 2 processes (one GPU each where there are
 #            two): weak scaling (5e6 rows per process) and strong scaling (1e7 rows)
+# stream:    the streaming engine on the cantilever cube (bench/bench_stream): pinned bandwidth, MatMult resident and
+#            streamed, streamed SpMV against the number of subdivisions with overlap on and off, k = 1..64 vectors
+#            per pass; $STREAM_ARGS (default: 3 dof, 160 nodes per edge: an 11.5 GB CSR under a 2 GB budget)
 # Logs and CSV files go to $OUT (or ./gpu-out); a summary table is printed last.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,7 +43,7 @@ if [[ $what == *tests* ]]; then
   "$B/tests/test_kernels" >"$step" 2>&1
   log tests.log
   echo "unit kernels: $(tail -1 "$step")" | tee -a "$summary"
-  for t in examples/ex1.c:examples/ex1 tests/matgpustream.c:tests/matgpustream tests/kspgpustream.c:tests/kspgpustream tests/kspbcgsf.c:tests/kspbcgsf tests/kspsgmresf.c:tests/kspsgmresf; do
+  for t in examples/ex1.c:examples/ex1 tests/matgpustream.c:tests/matgpustream tests/matstream.c:tests/matstream tests/kspgpustream.c:tests/kspgpustream tests/kspbcgsf.c:tests/kspbcgsf tests/kspsgmresf.c:tests/kspsgmresf; do
     python3 tests/petsctest.py --mpiexec "$MPIEXEC" --src "${t%%:*}" --exe "$B/${t##*:}" >"$step" 2>&1
     log tests.log
     echo "$(basename "${t%%:*}"): $(tail -1 "$step")" | tee -a "$summary"
@@ -58,7 +61,7 @@ fi
 
 if [[ $what == *mpi* ]]; then
   echo "== mpi ($(nvidia-smi -L | wc -l) GPUs)" | tee -a "$summary"
-  for t in tests/matgpustream.c:tests/matgpustream:ops_2 tests/kspgpustream.c:tests/kspgpustream:cg_2 tests/kspbcgsf.c:tests/kspbcgsf:cmp_2 tests/kspsgmresf.c:tests/kspsgmresf:cmp_2; do
+  for t in tests/matgpustream.c:tests/matgpustream:ops_2 tests/matstream.c:tests/matstream:ops_2 tests/kspgpustream.c:tests/kspgpustream:cg_2 tests/kspbcgsf.c:tests/kspbcgsf:cmp_2 tests/kspsgmresf.c:tests/kspsgmresf:cmp_2; do
     IFS=: read -r src exe suffix <<<"$t"
     python3 tests/petsctest.py --mpiexec "$MPIEXEC" --src "$src" --exe "$B/$exe" --only "$suffix" >"$step" 2>&1
     log tests.log
@@ -84,6 +87,11 @@ if [[ $what == *sanitizer* ]]; then
       echo "$tool ex1 ($ksp, jacobi, 4096 rows): exit $? $(grep -E -o '(ERROR|RACECHECK) SUMMARY: [0-9]+ [a-z]+' "$step" | tail -1)" | tee -a "$summary"
       log sanitizer.log
     done
+  done
+  for tool in memcheck racecheck synccheck; do # the streaming engine: two streams and events
+    timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$B/tests/matstream" >"$step" 2>&1
+    echo "$tool matstream (streamed products): exit $? $(grep -E -o '(ERROR|RACECHECK) SUMMARY: [0-9]+ [a-z]+' "$step" | tail -1), $(grep -c FAILED "$step") FAILED lines" | tee -a "$summary"
+    log sanitizer.log
   done
   timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/test_kernels" >"$step" 2>&1
   echo "memcheck unit tests: exit $? $(grep -E -o '(ERROR|RACECHECK) SUMMARY: [0-9]+ [a-z]+' "$step" | tail -1), $(grep passed "$step" | tail -1)" | tee -a "$summary"
@@ -183,5 +191,15 @@ for r in rows:
     print("%-11s %-6s %9d %10s %10s %9s %8s" % (r["ksp"] + ("x%s" % r["nprocs"] if r["nprocs"] != "1" else ""), r["pc"], n, r["us_per_it_solve"], r["us_per_it_loop"], floor, ratio))
 PY
 fi
+if [[ $what == *stream* ]]; then
+  echo "== stream" | tee -a "$summary"
+  STREAM_ARGS=${STREAM_ARGS:-"-cube_n 160 -dof 3 -budget 2e9 -subs 16,24,32,48,64,128 -ks 1,4,16,64 -reps 5"}
+  timeout 540 "$B/bench/bench_stream" $STREAM_ARGS -log_view :"$OUT/stream_log.txt" >"$OUT/stream.csv" 2>"$step"
+  echo "bench_stream $STREAM_ARGS: exit $?" | tee -a "$summary"
+  log stream.log
+  grep GPUStream "$step" | tee -a "$summary"
+  python3 bench/stream_summary.py "$OUT/stream.csv" | tee -a "$summary"
+fi
+
 echo "================ summary"
 cat "$summary"

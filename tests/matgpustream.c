@@ -301,12 +301,12 @@ int main(int argc, char **argv)
    test:
       suffix: view
       args: -view
-      filter: sed -E -e "s/resident on [A-Za-z]+/resident on DEVICE/" -e "s/SpMV kernel .+/SpMV kernel SHAPE/"
+      filter: sed -E -e "s/resident on [A-Za-z]+/resident on DEVICE/" -e "s/SpMV kernel .+/SpMV kernel SHAPE/" -e "s/device budget .+/device budget BUDGET/"
 
    test:
       suffix: view_from_options
       args: -view -mat_view ::ascii_info -malloc_debug -malloc_dump
-      filter: sed -E -e "s/resident on [A-Za-z]+/resident on DEVICE/" -e "s/SpMV kernel .+/SpMV kernel SHAPE/"
+      filter: sed -E -e "s/resident on [A-Za-z]+/resident on DEVICE/" -e "s/SpMV kernel .+/SpMV kernel SHAPE/" -e "s/device budget .+/device budget BUDGET/"
 
    test:
       suffix: unassembled

@@ -17,6 +17,7 @@ typedef PetscOptionItems *GSOptionItems;
 /* Log events, registered once in PetscGPUStreamInitializePackage() */
 PETSC_INTERN PetscLogEvent GPUS_MatMult, GPUS_MatSync, GPUS_CopyVec, PCGF_Update, PCGF_SpMVDot, PCGF_Dot, PCGF_Reduce, PCGF_Iterations;
 PETSC_INTERN PetscLogEvent PBF_Update, PBF_SpMVDot, PBF_Reduce, PBF_Iterations;
+PETSC_INTERN PetscLogEvent GPUS_StreamCopy, GPUS_MatMatMult;
 PETSC_INTERN PetscLogEvent SGF_Update, SGF_SpMVDot, SGF_Reduce, SGF_Iterations;
 
 /* Kokkos lifetime: initialized on first use unless the program did it, finalized in PetscFinalize() */

@@ -87,6 +87,11 @@ static PetscErrorCode KSPPIPEBCGSFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat)
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCPBJACOBI, &pbjacobi));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &none));
   PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATGPUSTREAM, &gs));
+  if (gs && bf->size == 1) { /* a streamed matrix has no whole device CSR: MatMult() */
+    GSDeviceMat dA;
+    PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA, NULL, NULL));
+    gs = (PetscBool)(dA != NULL);
+  }
   PetscCall(MatGetBlockSize(Pmat, &bs));
   pbjacobi = (PetscBool)(pbjacobi && bs <= PBF_MAX_BS);
   /* the device SpMVs apply no preconditioner but a fused (point-block) Jacobi: other PCs take the host path */

@@ -318,6 +318,7 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   PetscCall(KSPPIPECGFUSEDPrepare_Private(ksp, Pmat, nsp ? PETSC_TRUE : PETSC_FALSE));
   PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATGPUSTREAM, &cg->fusedspmv));
   if (cg->fusedspmv) PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA, &dB, &halo));
+  cg->fusedspmv = (PetscBool)(dA != NULL); /* a streamed matrix has no whole device CSR: MatMult() */
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &cg->size));
   cg->allreduces   = 0;
   cg->replacements = 0;

@@ -121,6 +121,11 @@ static PetscErrorCode KSPSGMRESFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat)
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCPBJACOBI, &pbjacobi));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &none));
   PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATGPUSTREAM, &gs));
+  if (gs && sg->size == 1) { /* a streamed matrix has no whole device CSR: MatMult() */
+    GSDeviceMat dA;
+    PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA, NULL, NULL));
+    gs = (PetscBool)(dA != NULL);
+  }
   /* the device SpMVs apply no preconditioner but a fused (point-block) Jacobi: other PCs take the host path, which
      keeps x on the host and applies M^{-1} there */
   sg->fused = (PetscBool)(gs && sg->size == 1 && (none || jacobi || pbjacobi));

@@ -72,6 +72,42 @@ template <bool Add, class XView> void SpMV(const CSR &A, const LaunchShape &s, c
       KOKKOS_LAMBDA(const Member &t) { ForEachRowProduct(t, A, x, [&](const PetscInt row, const PetscScalar sum) { Kokkos::single(Kokkos::PerThread(t), [&]() { y(row) = Add ? z(row) + sum : sum; }); }); });
 }
 
+/* Y(off + row, c0 + q) = (A X)(row, c0 + q) (+ Y when Add) for q < KB: one pass over the row, KB sums in registers */
+template <int KB, bool Add> KOKKOS_INLINE_FUNCTION void RowBlock(const CSR &A, PetscInt row, PetscInt off, PetscInt c0, const PetscScalar *X, PetscInt ldx, PetscScalar *Y, PetscInt ldy)
+{
+  const PetscInt beg = A.rowptr(row), end = A.rowptr(row + 1);
+  PetscScalar    sum[KB];
+  for (int q = 0; q < KB; q++) sum[q] = 0;
+  for (PetscInt j = beg; j < end; j++) {
+    const PetscScalar  a  = A.val(j);
+    const PetscScalar *xc = X + A.colidx(j) + c0 * ldx;
+    for (int q = 0; q < KB; q++) sum[q] += a * xc[q * ldx];
+  }
+  for (int q = 0; q < KB; q++) Y[off + row + (c0 + q) * ldy] = Add ? Y[off + row + (c0 + q) * ldy] + sum[q] : sum[q];
+}
+
+/* Y(off + row, c) = (A X)(row, c) (+ Y when Add) for the k columns of X (column-major, leading dimensions ldx and
+   ldy), on the instance exec. A thread per row, without teams (as SpMV at one lane), reads its row once per 8
+   columns (then 4, 2, 1 for the rest), summing each column in the row's order. Used by MatMatMult and by the
+   streaming engine, where each subdivision serves all k columns while it is on the device. */
+template <bool Add = false> void SpMMBlock(const Exec &exec, const CSR &A, PetscInt off, PetscInt k, const PetscScalar *X, PetscInt ldx, PetscScalar *Y, PetscInt ldy)
+{
+  Kokkos::parallel_for(
+      "GPUStream::SpMMBlock", Kokkos::RangePolicy<Exec>(exec, 0, A.m), KOKKOS_LAMBDA(const PetscInt row) {
+        PetscInt c0 = 0;
+        for (; c0 + 8 <= k; c0 += 8) RowBlock<8, Add>(A, row, off, c0, X, ldx, Y, ldy);
+        if (c0 + 4 <= k) {
+          RowBlock<4, Add>(A, row, off, c0, X, ldx, Y, ldy);
+          c0 += 4;
+        }
+        if (c0 + 2 <= k) {
+          RowBlock<2, Add>(A, row, off, c0, X, ldx, Y, ldy);
+          c0 += 2;
+        }
+        if (c0 < k) RowBlock<1, Add>(A, row, off, c0, X, ldx, Y, ldy);
+      });
+}
+
 /* Halo exchange of a distributed matrix: Begin gathers the entries of x that other ranks need into a contiguous
    device buffer (index list kept on the device), copies it to pinned host memory and starts the messages; End
    waits and copies the ghost values to the device. Between the two the caller runs the diagonal-block SpMV.
@@ -79,6 +115,9 @@ template <bool Add, class XView> void SpMV(const CSR &A, const LaunchShape &s, c
 PetscErrorCode            HaloBegin(GSHalo, const DView<PetscScalar> &, PetscInt *);
 PetscErrorCode            HaloEnd(GSHalo);
 const DView<PetscScalar> &HaloGhosts(GSHalo);
+/* The ghost values of the k columns of the device block X (leading dimension n) into G (leading dimension: the
+   number of ghosts), one exchange per column; G is resized as needed */
+PetscErrorCode HaloBlock(GSHalo, PetscInt, const DView<PetscScalar> &, PetscInt, DView<PetscScalar> &);
 } // namespace gpustream
 
 struct _n_GSDeviceMat {

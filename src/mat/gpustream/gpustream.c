@@ -5,7 +5,7 @@
    unchanged on them. The device copy is refreshed lazily, when a device operation finds that the host changed:
    the whole CSR when the nonzero pattern changed, the values alone (no reallocation) otherwise. */
 #include <petsc/private/matimpl.h>
-#include "../../sys/gpustreamimpl.h"
+#include "../../stream/streamimpl.h"
 
 /* in PETSc's aij.h and mpiaij.h, which PETSc does not install */
 PETSC_EXTERN PetscErrorCode MatCreate_SeqAIJ(Mat);
@@ -14,12 +14,16 @@ PETSC_EXTERN PetscErrorCode MatCreate_MPIAIJ(Mat);
 typedef struct {
   GSDeviceMat      dA, dB; /* the CSR (diagonal block) and, on several ranks, the off-diagonal block */
   GSHalo           halo;
+  GSStreamPlan     plan; /* the diagonal block when it streams (then dA is NULL) */
+  GSStreamOptions  opts;
   PetscObjectState nzstate, state; /* host states the device copy reflects */
   /* SeqAIJ's operations that ours wrap, restored when converting back to AIJ */
   PetscErrorCode (*mult)(Mat, Vec, Vec);
   PetscErrorCode (*multadd)(Mat, Vec, Vec, Vec);
   PetscErrorCode (*view)(Mat, PetscViewer);
   PetscErrorCode (*destroy)(Mat);
+  PetscErrorCode (*setfromoptions)(Mat, GSOptionItems);
+  PetscErrorCode (*duplicate)(Mat, MatDuplicateOption, Mat *);
 } Mat_GPUStream;
 
 static PetscErrorCode MatConvert_AIJ_GPUStream(Mat, MatType, MatReuse, Mat *);
@@ -49,6 +53,55 @@ static PetscErrorCode MatGPUStreamSyncBlock_Private(Mat S, PetscBool valuesonly,
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The diagonal block (or the whole matrix) of S on the device: resident, or streamed when the options say so or, in
+   auto mode, when its CSR and vectors exceed the budget */
+static PetscErrorCode MatGPUStreamSyncDiag_Private(MPI_Comm comm, Mat S, PetscBool valuesonly, Mat_GPUStream *gs)
+{
+  const PetscInt    *ia, *ja;
+  const PetscScalar *a;
+  PetscInt           m;
+  PetscBool          done, stream = (PetscBool)(gs->opts.mode == GS_STREAM_STREAM);
+  PetscLogDouble     budget = gs->opts.budget, need;
+  int                over, err;
+  PetscErrorCode     ierr;
+
+  PetscFunctionBegin;
+  if (valuesonly) {
+    if (gs->plan) {
+      PetscCall(MatSeqAIJGetArrayRead(S, &a));
+      PetscCall(GSStreamPlanSetValues(gs->plan, a));
+      PetscCall(MatSeqAIJRestoreArrayRead(S, &a));
+    } else
+      PetscCall(MatGPUStreamSyncBlock_Private(S, PETSC_TRUE, PETSC_FALSE, &gs->dA));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(GSDeviceMatDestroy(&gs->dA));
+  PetscCall(GSStreamPlanDestroy(&gs->plan));
+  PetscCall(MatGetRowIJ(S, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
+  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cannot get the CSR of the host matrix");
+  need = GSStreamCSRBytes(m, ia[m]) + GSStreamVecBytes(m, S->cmap->n);
+  if (gs->opts.mode != GS_STREAM_STREAM) { /* every process decides alike, so that they all take the same path */
+    if (budget < 0) PetscCall(GSStreamDefaultBudget(&budget));
+    over = need > budget;
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &over, 1, MPI_INT, MPI_MAX, comm));
+    if (gs->opts.mode == GS_STREAM_AUTO)
+      stream = (PetscBool)over;
+    else
+      PetscCheck(!over, comm, PETSC_ERR_ARG_OUTOFRANGE,
+                 "-mat_gpustream_mode resident: the matrix needs %g bytes of device memory on this process, the budget is %g bytes (-mat_gpustream_max_device_bytes), and a process is over it; use -mat_gpustream_mode auto or stream", need, budget);
+  }
+  PetscCall(MatSeqAIJGetArrayRead(S, &a));
+  /* a plan that does not fit fails on its own process: the others must not go on to collective calls */
+  ierr = stream ? GSStreamPlanCreate(m, S->cmap->n, ia, ja, a, &gs->opts, &gs->plan) : GSDeviceMatCreate(m, S->cmap->n, ia, ja, a, PETSC_FALSE, &gs->dA);
+  err  = (int)ierr;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_INT, MPI_MAX, comm));
+  PetscCall(ierr);
+  PetscCheck(!err, PETSC_COMM_SELF, (PetscErrorCode)err, "Setting up the device matrix failed on another process");
+  PetscCall(MatSeqAIJRestoreArrayRead(S, &a));
+  PetscCall(MatRestoreRowIJ(S, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* MatMPIAIJGetSeqAIJ() accepts only type names starting with "mpiaij" (PETSc's own subclasses are named so); ours
    is "gpustream", so it wears the base name for the call */
 static PetscErrorCode MatGPUStreamGetBlocks_Private(Mat A, Mat *Ad, Mat *Ao, const PetscInt **garray)
@@ -60,7 +113,8 @@ static PetscErrorCode MatGPUStreamGetBlocks_Private(Mat A, Mat *Ad, Mat *Ao, con
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode MatGPUStreamGetDeviceMat(Mat A, GSDeviceMat *dA, GSDeviceMat *dB, GSHalo *halo)
+/* Brings the device side up to date with the host */
+static PetscErrorCode MatGPUStreamSync_Private(Mat A)
 {
   Mat_GPUStream   *gs = (Mat_GPUStream *)A->spptr;
   PetscObjectState state;
@@ -70,18 +124,18 @@ PetscErrorCode MatGPUStreamGetDeviceMat(Mat A, GSDeviceMat *dA, GSDeviceMat *dB,
   PetscCheck(A->assembled, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONGSTATE, "Not for an unassembled matrix: call MatAssemblyBegin/End() first");
   PetscCall(PetscObjectStateGet((PetscObject)A, &state));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
-  if (!gs->dA || gs->nzstate != A->nonzerostate || gs->state != state) {
-    const PetscBool valuesonly = (PetscBool)(gs->dA && gs->nzstate == A->nonzerostate);
+  if ((!gs->dA && !gs->plan) || gs->nzstate != A->nonzerostate || gs->state != state) {
+    const PetscBool valuesonly = (PetscBool)((gs->dA || gs->plan) && gs->nzstate == A->nonzerostate);
 
     PetscCall(PetscLogEventBegin(GPUS_MatSync, A, 0, 0, 0));
     if (size == 1)
-      PetscCall(MatGPUStreamSyncBlock_Private(A, valuesonly, PETSC_FALSE, &gs->dA));
+      PetscCall(MatGPUStreamSyncDiag_Private(PETSC_COMM_SELF, A, valuesonly, gs));
     else {
       Mat             Ad, Ao;
       const PetscInt *garray;
 
       PetscCall(MatGPUStreamGetBlocks_Private(A, &Ad, &Ao, &garray));
-      PetscCall(MatGPUStreamSyncBlock_Private(Ad, valuesonly, PETSC_FALSE, &gs->dA));
+      PetscCall(MatGPUStreamSyncDiag_Private(PetscObjectComm((PetscObject)A), Ad, valuesonly, gs));
       PetscCall(MatGPUStreamSyncBlock_Private(Ao, valuesonly, PETSC_TRUE, &gs->dB));
       if (!valuesonly) {
         PetscCall(GSHaloDestroy(&gs->halo));
@@ -92,6 +146,17 @@ PetscErrorCode MatGPUStreamGetDeviceMat(Mat A, GSDeviceMat *dA, GSDeviceMat *dB,
     gs->state   = state;
     PetscCall(PetscLogEventEnd(GPUS_MatSync, A, 0, 0, 0));
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* For a streamed matrix *dA is NULL: kernels that need the whole CSR on the device (the solvers' fused SpMVs) then
+   use MatMult() */
+PetscErrorCode MatGPUStreamGetDeviceMat(Mat A, GSDeviceMat *dA, GSDeviceMat *dB, GSHalo *halo)
+{
+  Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
+
+  PetscFunctionBegin;
+  PetscCall(MatGPUStreamSync_Private(A));
   *dA = gs->dA;
   if (dB) *dB = gs->dB;
   if (halo) *halo = gs->halo;
@@ -100,25 +165,30 @@ PetscErrorCode MatGPUStreamGetDeviceMat(Mat A, GSDeviceMat *dA, GSDeviceMat *dB,
 
 static PetscErrorCode MatMultAdd_GPUStream(Mat A, Vec x, Vec z, Vec y)
 {
-  GSDeviceMat        dA, dB;
-  GSHalo             halo;
-  const PetscScalar *xa, *za = NULL;
+  Mat_GPUStream     *gs = (Mat_GPUStream *)A->spptr;
+  const PetscScalar *xa, *za = NULL, *zy;
   PetscScalar       *ya;
 
   PetscFunctionBegin;
-  PetscCall(MatGPUStreamGetDeviceMat(A, &dA, &dB, &halo));
+  PetscCall(MatGPUStreamSync_Private(A));
   PetscCall(PetscLogEventBegin(GPUS_MatMult, A, x, y, 0));
   PetscCall(VecGetArrayRead(x, &xa));
   if (z) PetscCall(VecGetArrayRead(z, &za));
   if (z == y) { /* y = A x + y: read y before overwriting it */
     PetscCall(VecGetArray(y, &ya));
-    PetscCall(GSDeviceMatMult(dA, dB, halo, xa, ya, ya));
-    PetscCall(VecRestoreArray(y, &ya));
+    zy = ya;
   } else {
     PetscCall(VecGetArrayWrite(y, &ya));
-    PetscCall(GSDeviceMatMult(dA, dB, halo, xa, za, ya));
-    PetscCall(VecRestoreArrayWrite(y, &ya));
+    zy = za;
   }
+  if (gs->plan)
+    PetscCall(GSStreamPlanMult(gs->plan, gs->dB, gs->halo, xa, zy, ya));
+  else
+    PetscCall(GSDeviceMatMult(gs->dA, gs->dB, gs->halo, xa, zy, ya));
+  if (z == y)
+    PetscCall(VecRestoreArray(y, &ya));
+  else
+    PetscCall(VecRestoreArrayWrite(y, &ya));
   if (z) PetscCall(VecRestoreArrayRead(z, &za));
   PetscCall(VecRestoreArrayRead(x, &xa));
   PetscCall(PetscLogEventEnd(GPUS_MatMult, A, x, y, 0));
@@ -129,6 +199,74 @@ static PetscErrorCode MatMult_GPUStream(Mat A, Vec x, Vec y)
 {
   PetscFunctionBegin;
   PetscCall(MatMultAdd_GPUStream(A, x, NULL, y));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* bytes as B, kB, MB or GB (powers of 1024) */
+static PetscErrorCode FormatBytes(PetscLogDouble b, char s[32])
+{
+  const char *unit[] = {"B", "kB", "MB", "GB", "TB"};
+  int         u      = 0;
+
+  PetscFunctionBegin;
+  while (b >= 1024.0 && u < 4) {
+    b /= 1024.0;
+    u++;
+  }
+  PetscCall(PetscSNPrintf(s, 32, "%.4g %s", b, unit[u]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* What the default budget is, in words */
+static const char *OnDeviceBudgetName(void)
+{
+  PetscLogDouble b = 0;
+  if (GSStreamDefaultBudget(&b)) return "unknown";
+  return b >= PETSC_MAX_REAL ? "unlimited (host backend)" : "free device memory less a reserve";
+}
+
+/* The plan of a streamed matrix (sums and extremes over the processes) */
+static PetscErrorCode MatViewStreamPlan_Private(GSStreamPlan plan, GSDeviceMat dB, MPI_Comm comm, PetscViewer viewer)
+{
+  GSStreamInfo   info;
+  PetscInt       counts[3];
+  PetscLogDouble sums[4], mins[2], maxs[2], b[2] = {0, 0};
+  PetscMPIInt    size;
+  char           s[3][32];
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCall(GSStreamPlanGetInfo(plan, &info));
+  if (dB) PetscCall(GSDeviceMatGetMemory(dB, &b[0], &b[1]));
+  counts[0] = info.nsub;
+  counts[1] = info.nresident;
+  counts[2] = info.nrows_resident;
+  sums[0]   = info.csrbytes;
+  sums[1]   = info.residentbytes;
+  sums[2]   = info.streambytes;
+  sums[3]   = b[0];
+  mins[0]   = info.nsub ? info.minbytes : PETSC_MAX_REAL;
+  mins[1]   = info.copyrate;
+  maxs[0]   = info.maxbytes;
+  maxs[1]   = info.modeltime;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, counts, 3, MPIU_INT, MPI_SUM, comm));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sums, 4, MPIU_PETSCLOGDOUBLE, MPI_SUM, comm));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, mins, 2, MPIU_PETSCLOGDOUBLE, MPI_MIN, comm));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, maxs, 2, MPIU_PETSCLOGDOUBLE, MPI_MAX, comm));
+  if (!counts[0]) mins[0] = 0;
+  PetscCall(FormatBytes(sums[0], s[0]));
+  PetscCall(FormatBytes(mins[0], s[1]));
+  PetscCall(FormatBytes(maxs[0], s[2]));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: streamed on %s: CSR %s in %" PetscInt_FMT " subdivisions (%s) of %s to %s\n", PetscGPUStreamExecutionSpace(), s[0], counts[0],
+                                   info.automatic ? "count chosen by the model" : "-mat_gpustream_subdivisions", s[1], s[2]));
+  PetscCall(FormatBytes(sums[1], s[0]));
+  PetscCall(FormatBytes(sums[2], s[1]));
+  PetscCall(FormatBytes(info.bufferbytes, s[2]));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: %" PetscInt_FMT " subdivisions resident (%" PetscInt_FMT " rows, %s); each product copies %s from pinned host memory through %" PetscInt_FMT " device buffers of %s, overlap %s\n", counts[1],
+                                   counts[2], s[0], s[1], info.buffers, s[2], info.overlap ? "on" : "off"));
+  PetscCall(FormatBytes(sums[3], s[0]));
+  if (size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: %d processes (sums over them, buffers of the first); off-diagonal blocks resident, %s\n", (int)size, s[0]));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: model: copy %.4g GB/s, SpMV %.4g GB/s of CSR, %.4g ms per product\n", mins[1] / 1e9, info.computerate / 1e9, maxs[1] * 1e3));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -145,8 +283,8 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
   PetscCall(PetscViewerGetFormat(viewer, &format));
   if (format != PETSC_VIEWER_ASCII_INFO && format != PETSC_VIEWER_ASCII_INFO_DETAIL) PetscFunctionReturn(PETSC_SUCCESS);
   if (A->assembled) {
-    GSDeviceMat    dA, dB;
-    GSHalo         halo;
+    GSDeviceMat    dA = NULL, dB = NULL;
+    GSHalo         halo = NULL;
     PetscInt       vlen, team, league, sizes[3] = {0, 0, 0};
     PetscLogDouble bytes[2], bbytes[2] = {0, 0};
     PetscMPIInt    size;
@@ -154,6 +292,14 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
 
     PetscCallMPI(MPI_Comm_size(comm, &size));
     PetscCall(MatGPUStreamGetDeviceMat(A, &dA, &dB, &halo));
+    if (gs->opts.budget >= 0) {
+      char b[32];
+      PetscCall(FormatBytes(gs->opts.budget, b));
+      PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: mode %s, device budget %s (-mat_gpustream_max_device_bytes)\n", GSStreamModes[gs->opts.mode], b));
+    } else
+      PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: mode %s, device budget %s\n", GSStreamModes[gs->opts.mode], OnDeviceBudgetName()));
+    if (gs->plan) PetscCall(MatViewStreamPlan_Private(gs->plan, dB, comm, viewer));
+    if (!dA) PetscFunctionReturn(PETSC_SUCCESS);
     PetscCall(GSDeviceMatGetLaunchShape(dA, &vlen, &team, &league));
     PetscCall(GSDeviceMatGetMemory(dA, &bytes[0], &bytes[1]));
     if (dB) PetscCall(GSDeviceMatGetMemory(dB, &bbytes[0], &bbytes[1]));
@@ -169,6 +315,109 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOptionsObject)
+{
+  Mat_GPUStream  *gs = (Mat_GPUStream *)A->spptr;
+  GSStreamOptions o  = gs->opts;
+  PetscBool       flg;
+
+  PetscFunctionBegin;
+  if (gs->setfromoptions) PetscCall((*gs->setfromoptions)(A, PetscOptionsObject));
+  PetscOptionsHeadBegin(PetscOptionsObject, "MATGPUSTREAM options");
+  PetscCall(PetscOptionsEnum("-mat_gpustream_mode", "Device storage: auto (stream when the matrix exceeds the budget), resident, stream", "MATGPUSTREAM", GSStreamModes, (PetscEnum)o.mode, (PetscEnum *)&o.mode, NULL));
+  PetscCall(PetscOptionsReal("-mat_gpustream_max_device_bytes", "Device memory the matrix may use, bytes (default: free device memory less a reserve)", "MATGPUSTREAM", o.budget, &o.budget, &flg));
+  PetscCheck(!flg || o.budget > 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_max_device_bytes %g must be positive", o.budget);
+  PetscCall(PetscOptionsInt("-mat_gpustream_buffers", "Device buffers streamed subdivisions rotate through (at least 2)", "MATGPUSTREAM", o.buffers, &o.buffers, NULL));
+  PetscCheck(o.buffers >= 2, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_buffers %" PetscInt_FMT " must be at least 2", o.buffers);
+  PetscCall(PetscOptionsInt("-mat_gpustream_subdivisions", "Number of row subdivisions of a streamed matrix (default: chosen by a model)", "MATGPUSTREAM", o.subdivisions, &o.subdivisions, &flg));
+  PetscCheck(!flg || o.subdivisions >= 1, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_subdivisions %" PetscInt_FMT " must be at least 1 (leave it out for the automatic choice)", o.subdivisions);
+  PetscCall(PetscOptionsBool("-mat_gpustream_overlap", "Overlap the copies of streamed subdivisions with the SpMVs", "MATGPUSTREAM", o.overlap, &o.overlap, NULL));
+  PetscOptionsHeadEnd();
+  if (o.mode != gs->opts.mode || o.budget != gs->opts.budget || o.buffers != gs->opts.buffers || o.subdivisions != gs->opts.subdivisions || o.overlap != gs->opts.overlap) {
+    gs->opts = o; /* the next device operation makes a new plan */
+    PetscCall(GSDeviceMatDestroy(&gs->dA));
+    PetscCall(GSStreamPlanDestroy(&gs->plan));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* AIJ's duplicate makes a gpustream matrix with the default options: it inherits ours */
+static PetscErrorCode MatDuplicate_GPUStream(Mat A, MatDuplicateOption op, Mat *B)
+{
+  Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
+  PetscBool      same;
+
+  PetscFunctionBegin;
+  PetscCall((*gs->duplicate)(A, op, B));
+  PetscCall(PetscObjectTypeCompare((PetscObject)*B, MATGPUSTREAM, &same));
+  if (same) ((Mat_GPUStream *)(*B)->spptr)->opts = gs->opts;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* C = A B with B dense, all k columns in one pass over A (each streamed subdivision serves every column); on several
+   processes the ghost rows of B come through the halo, a column at a time */
+static PetscErrorCode MatProductNumeric_GPUStream_Dense(Mat C)
+{
+  Mat_Product       *product = C->product;
+  Mat                A = product->A, B = product->B;
+  Mat_GPUStream     *gs = (Mat_GPUStream *)A->spptr;
+  const PetscScalar *b;
+  PetscScalar       *c;
+  PetscInt           ldb, ldc;
+
+  PetscFunctionBegin;
+  PetscCall(MatGPUStreamSync_Private(A));
+  PetscCall(MatDenseGetLDA(B, &ldb));
+  PetscCall(MatDenseGetLDA(C, &ldc));
+  PetscCall(PetscLogEventBegin(GPUS_MatMatMult, A, B, C, 0));
+  PetscCall(MatDenseGetArrayRead(B, &b));
+  PetscCall(MatDenseGetArrayWrite(C, &c));
+  if (gs->plan)
+    PetscCall(GSStreamPlanMultBlock(gs->plan, gs->dB, gs->halo, B->cmap->N, b, ldb, c, ldc));
+  else
+    PetscCall(GSDeviceMatMultBlock(gs->dA, gs->dB, gs->halo, B->cmap->N, b, ldb, c, ldc));
+  PetscCall(MatDenseRestoreArrayWrite(C, &c));
+  PetscCall(MatDenseRestoreArrayRead(B, &b));
+  PetscCall(PetscLogEventEnd(GPUS_MatMatMult, A, B, C, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatProductSymbolic_GPUStream_Dense(Mat C)
+{
+  Mat_Product *product = C->product;
+  Mat          A = product->A, B = product->B;
+  PetscBool    isdense;
+  PetscMPIInt  size;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  PetscCall(MatSetSizes(C, A->rmap->n, B->cmap->n, A->rmap->N, B->cmap->N));
+  PetscCall(PetscObjectBaseTypeCompare((PetscObject)C, size > 1 ? MATMPIDENSE : MATSEQDENSE, &isdense));
+  if (!isdense) PetscCall(MatSetType(C, size > 1 ? MATMPIDENSE : MATSEQDENSE));
+  PetscCall(MatSetUp(C));
+  C->ops->productsymbolic = MatProductSymbolic_GPUStream_Dense; /* MatSetType() cleared them */
+  C->ops->productnumeric  = MatProductNumeric_GPUStream_Dense;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A B on the device; other products with a dense matrix (A^T B ...) as (MPI)AIJ does them, on the host arrays */
+static PetscErrorCode MatProductSetFromOptions_GPUStream_Dense(Mat C)
+{
+  Mat_Product *product     = C->product;
+  PetscErrorCode (*f)(Mat) = NULL;
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  if (product->type == MATPRODUCT_AB) {
+    C->ops->productsymbolic = MatProductSymbolic_GPUStream_Dense;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)product->A), &size));
+  PetscCall(PetscObjectQueryFunction((PetscObject)product->A, size > 1 ? "MatProductSetFromOptions_mpiaij_mpidense_C" : "MatProductSetFromOptions_seqaij_seqdense_C", &f));
+  if (f) PetscCall((*f)(C));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static const char *const MatGPUStreamConverters[] = {"MatConvert_gpustream_seqaij_C", "MatConvert_gpustream_mpiaij_C", "MatConvert_seqaij_gpustream_C", "MatConvert_mpiaij_gpustream_C"};
 
 /* Drops the device side and turns A back into a plain SeqAIJ or MPIAIJ matrix */
@@ -180,13 +429,18 @@ static PetscErrorCode MatGPUStreamToAIJ_Private(Mat A)
   PetscFunctionBegin;
   PetscCall(GSDeviceMatDestroy(&gs->dA));
   PetscCall(GSDeviceMatDestroy(&gs->dB));
+  PetscCall(GSStreamPlanDestroy(&gs->plan));
   PetscCall(GSHaloDestroy(&gs->halo));
-  A->ops->mult    = gs->mult;
-  A->ops->multadd = gs->multadd;
-  A->ops->view    = gs->view;
-  A->ops->destroy = gs->destroy;
+  A->ops->mult           = gs->mult;
+  A->ops->multadd        = gs->multadd;
+  A->ops->view           = gs->view;
+  A->ops->destroy        = gs->destroy;
+  A->ops->setfromoptions = gs->setfromoptions;
+  A->ops->duplicate      = gs->duplicate;
   PetscCall(PetscFree(A->spptr));
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamConverters[i], NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_seqdense_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_mpidense_C", NULL));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, size > 1 ? MATMPIAIJ : MATSEQAIJ));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -208,16 +462,28 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   PetscFunctionBegin;
   PetscCall(PetscGPUStreamKokkosInitialize());
   PetscCall(PetscNew(&gs));
-  gs->mult        = A->ops->mult;
-  gs->multadd     = A->ops->multadd;
-  gs->view        = A->ops->view;
-  gs->destroy     = A->ops->destroy;
-  A->spptr        = gs;
-  A->ops->mult    = MatMult_GPUStream;
-  A->ops->multadd = MatMultAdd_GPUStream;
-  A->ops->view    = MatView_GPUStream;
-  A->ops->destroy = MatDestroy_GPUStream;
+  gs->opts.mode          = GS_STREAM_AUTO;
+  gs->opts.budget        = -1;
+  gs->opts.buffers       = 2;
+  gs->opts.subdivisions  = 0;
+  gs->opts.overlap       = PETSC_TRUE;
+  gs->opts.inplace       = PETSC_FALSE;
+  gs->mult               = A->ops->mult;
+  gs->multadd            = A->ops->multadd;
+  gs->view               = A->ops->view;
+  gs->destroy            = A->ops->destroy;
+  gs->setfromoptions     = A->ops->setfromoptions;
+  gs->duplicate          = A->ops->duplicate;
+  A->spptr               = gs;
+  A->ops->mult           = MatMult_GPUStream;
+  A->ops->multadd        = MatMultAdd_GPUStream;
+  A->ops->view           = MatView_GPUStream;
+  A->ops->destroy        = MatDestroy_GPUStream;
+  A->ops->setfromoptions = MatSetFromOptions_GPUStream;
+  A->ops->duplicate      = MatDuplicate_GPUStream;
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamConverters[i], i < 2 ? MatConvert_GPUStream_AIJ : MatConvert_AIJ_GPUStream));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_seqdense_C", MatProductSetFromOptions_GPUStream_Dense));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_mpidense_C", MatProductSetFromOptions_GPUStream_Dense));
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -264,9 +530,6 @@ static PetscErrorCode MatConvert_GPUStream_AIJ(Mat A, MatType type, MatReuse reu
    everything otherwise. `MatMult()` and `MatMultAdd()` run on the device; the Krylov methods of this plugin
    (`KSPPIPECGFUSED`) fuse the device SpMV into their kernels and keep their vectors on the device.
 
-   Options Database Key:
-.  -mat_type gpustream - selects this type in `MatSetFromOptions()`
-
    Level: beginner
 
    Notes:
@@ -275,6 +538,37 @@ static PetscErrorCode MatConvert_GPUStream_AIJ(Mat A, MatType type, MatReuse reu
    between pinned host buffers, and runs the diagonal-block SpMV while the messages travel; the off-diagonal block
    follows. Each process should drive its own GPU (one process per GPU).
    `-mat_view ::ascii_info` shows the execution space, the device memory in use, the halo and the SpMV launch shape.
+
+   Matrices larger than the device: the CSR may stream. Its rows are cut into subdivisions of about equal bytes; the
+   leading ones stay in device memory as long as the budget allows, the others are copied every product from
+   pinned host memory into a ring of device buffers, on their own CUDA stream, while the SpMV of the previous
+   subdivision runs on another (ordered by CUDA events). A streamed product is bitwise equal to the resident one
+   (same per-row summation). The streamed rows are held twice on the host, in the AIJ arrays (the master copy,
+   which assembly and every AIJ operation use) and in a pinned copy refreshed when the values change: pinning the
+   AIJ arrays in place (cudaHostRegister) would tie PETSc's allocations to CUDA and break when PETSc frees or
+   reallocates them. With several processes each diagonal block streams and the off-diagonal blocks stay resident.
+   `MatMatMult()` with a `MATSEQDENSE` or `MATMPIDENSE` matrix computes all columns in one pass over the matrix (each
+   streamed subdivision serves all of them; the dense operands are staged in device memory outside the budget; on
+   several processes the ghost rows come through the halo exchange, a column at a time). `MatDuplicate()` keeps the
+   options.
+   The fused SpMVs of `KSPPIPECGFUSED`, `KSPPIPEBCGSF` and `KSPSGMRESF` need the whole matrix on the device: on a
+   streamed matrix they call `MatMult()` instead.
+
+   The number of subdivisions, unless given, minimizes a model of one product: the copy rate (pinned host to device,
+   measured once per process) and the SpMV rate (taken as the measured device copy rate, half of it counted as
+   reads) give each subdivision a copy time and an SpMV time, plus 20 microseconds of overhead each; the resident
+   SpMV overlaps the first copy, and copy k+1 overlaps SpMV k as buffers allow. Among the counts up to 512 whose
+   buffers fit the budget, the least modelled time wins.
+
+   Options Database Keys (in `MatSetFromOptions()`; a new value takes effect at the next product):
++  -mat_type gpustream - selects this type in `MatSetFromOptions()`
+.  -mat_gpustream_mode <auto,resident,stream> - auto streams when the CSR and the vectors exceed the budget;
+      resident errors out then
+.  -mat_gpustream_max_device_bytes <bytes> - device memory the matrix may use (default: the free device memory
+      less max(512 MB, 5% of it) when the matrix is set up; unlimited on host backends)
+.  -mat_gpustream_buffers <2> - device buffers streamed subdivisions rotate through
+.  -mat_gpustream_subdivisions <n> - number of subdivisions (default: the model's choice)
+-  -mat_gpustream_overlap <true> - overlap copies with SpMVs (off: each copy completes before its SpMV)
 
 .seealso: `MatCreateGPUStream()`, `KSPPIPECGFUSED`, `MATAIJ`
 M*/

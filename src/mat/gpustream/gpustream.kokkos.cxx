@@ -2,6 +2,7 @@
 #include <vector>
 
 #include "devicemat.hpp"
+#include "../../stream/streamimpl.h"
 
 using namespace gpustream;
 
@@ -134,5 +135,34 @@ PetscErrorCode GSDeviceMatMult(GSDeviceMat A, GSDeviceMat B, GSHalo H, const Pet
   }
   GSCallKokkos(Kokkos::deep_copy(HostUnmanaged<PetscScalar>(y, m), A->y));
   PetscCall(PetscLogFlops(2.0 * (PetscLogDouble)(A->val.extent(0) + (B ? B->val.extent(0) : 0)) - (z ? 0 : m)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Y = A X for k columns with host arrays, staged through device blocks: MatMatMult with a dense matrix. On several
+   ranks A is the diagonal block, B the off-diagonal one and H the halo, which brings the ghost rows of X. */
+PetscErrorCode GSDeviceMatMultBlock(GSDeviceMat A, GSDeviceMat B, GSHalo H, PetscInt k, const PetscScalar X[], PetscInt ldx, PetscScalar Y[], PetscInt ldy)
+{
+  const PetscInt m = A->csr.m, n = A->csr.n;
+
+  PetscFunctionBegin;
+  PetscCheck(ldx >= n && ldy >= m, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Leading dimensions %" PetscInt_FMT " and %" PetscInt_FMT " must be at least %" PetscInt_FMT " and %" PetscInt_FMT, ldx, ldy, n, m);
+  if (k <= 0) PetscFunctionReturn(PETSC_SUCCESS);
+  {
+    DView<PetscScalar> dX, dY, G;
+    GSCallKokkos({
+      dX = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::X"), n * k);
+      dY = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::Y"), m * k);
+      for (PetscInt c = 0; c < k; c++) Kokkos::deep_copy(Kokkos::subview(dX, std::make_pair((size_t)(c * n), (size_t)((c + 1) * n))), HostUnmanaged<const PetscScalar>(X + c * ldx, n));
+      SpMMBlock(Exec(), A->csr, 0, k, dX.data(), n, dY.data(), m);
+    });
+    if (H) {
+      PetscCall(HaloBlock(H, k, dX, n, G));
+      GSCallKokkos(SpMMBlock<true>(Exec(), B->csr, 0, k, G.data(), B->csr.n, dY.data(), m));
+    }
+    GSCallKokkos({
+      for (PetscInt c = 0; c < k; c++) Kokkos::deep_copy(HostUnmanaged<PetscScalar>(Y + c * ldy, m), Kokkos::subview(dY, std::make_pair((size_t)(c * m), (size_t)((c + 1) * m))));
+    });
+  }
+  PetscCall(PetscLogFlops(2.0 * (PetscLogDouble)(A->val.extent(0) + (B ? B->val.extent(0) : 0)) * k));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -130,3 +130,19 @@ const DView<PetscScalar> &gpustream::HaloGhosts(GSHalo H)
 {
   return H->dghost;
 }
+
+PetscErrorCode gpustream::HaloBlock(GSHalo H, PetscInt k, const DView<PetscScalar> &X, PetscInt n, DView<PetscScalar> &G)
+{
+  const size_t ng = H->dghost.extent(0);
+  PetscInt     gathers;
+
+  PetscFunctionBegin;
+  GSCallKokkos(if (G.extent(0) < ng * k) G = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::ghost_block"), ng * k));
+  for (PetscInt c = 0; c < k; c++) {
+    const DView<PetscScalar> x(X.data() + c * n, n); /* unmanaged: column c */
+    PetscCall(HaloBegin(H, x, &gathers));
+    PetscCall(HaloEnd(H));
+    GSCallKokkos(if (ng) Kokkos::deep_copy(Kokkos::subview(G, std::make_pair(c * ng, (c + 1) * ng)), H->dghost));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,5 +1,5 @@
-/* Serial reference twin of the device SpMV kernels, used by the unit tests */
-#include "../../sys/gpustreamimpl.h"
+/* Serial reference twins of the device SpMV kernels, used by the unit tests */
+#include "../../stream/streamimpl.h"
 
 void GSSpMV_Ref(PetscInt m, const PetscInt ia[], const PetscInt ja[], const PetscScalar a[], const PetscScalar x[], const PetscScalar z[], PetscScalar y[])
 {
@@ -8,4 +8,9 @@ void GSSpMV_Ref(PetscInt m, const PetscInt ia[], const PetscInt ja[], const Pets
     for (PetscInt k = ia[i]; k < ia[i + 1]; k++) sum += a[k] * x[ja[k]];
     y[i] = z ? z[i] + sum : sum;
   }
+}
+
+void GSSpMMBlock_Ref(PetscInt m, const PetscInt ia[], const PetscInt ja[], const PetscScalar a[], PetscInt k, const PetscScalar X[], PetscInt ldx, PetscScalar Y[], PetscInt ldy)
+{
+  for (PetscInt c = 0; c < k; c++) GSSpMV_Ref(m, ia, ja, a, X + c * ldx, NULL, Y + c * ldy);
 }
