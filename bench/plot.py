@@ -3,6 +3,7 @@
   plot.py PIPECG_CSV HW_CSV KERNELS_CSV OUT_PNG   (bench step)
 Left: time per iteration against n (pipecgfused iterations alone and whole solves, PETSc's CG on every CPU core,
 the memory floor of the fused iteration). Right: SpMVDot bandwidth against the launch shape (lanes per row).
+  plot.py --solvers SOLVERS_CSV PEERS_CSV HW_CSV OUT_PNG   (bench step: the three solvers against their peers)
   plot.py --stream STREAM_CSV OUT_PNG             (stream step, bench_stream)
 Left: streamed single-vector SpMV rate against the number of subdivisions, overlap on and off, with the pinned
 bandwidth of the same run. Right: time of the block product against the vectors per pass, streamed with overlap on
@@ -55,6 +56,41 @@ def plot_stream(path, out):
     print("wrote", out)
 
 
+def plot_solvers(path, peers, hwcsv, out):
+    """Time per iteration against n for the three fused solvers, their cuSPARSE+cuBLAS peers and PETSc on the CPU
+    (the paper's Fig. 4), each solver in its own panel with the one-launch-plus-readback latency"""
+    rows = list(csv.DictReader(open(path)))
+    prs = list(csv.DictReader(open(peers)))
+    hw = dict(line.strip().split(",", 1) for line in open(hwcsv))
+    sets = (("pipecgfused", "cg", "cusparse_cublas_cg", "CG"), ("pipebcgsf", "bcgs", "cusparse_cublas_bicgstab", "BiCGStab"), ("sgmresf", "gmres", "cusparse_cublas_gmres", "GMRES(30)"))
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.6), sharey=True)
+    for ax, (ours, cpu, peer, name) in zip(axes, sets):
+        def pts(pred, col):
+            p = sorted((int(r["n"]), float(r[col])) for r in rows if pred(r))
+            return [q[0] for q in p], [q[1] for q in p]
+        n, t = pts(lambda r: r["ksp"] == ours and r["pc"] == "none", "us_per_it_loop")
+        ax.loglog(n, t, "o-", label="%s, gpustream (iterations)" % ours)
+        n, t = pts(lambda r: r["ksp"] == ours and r["pc"] == "none", "us_per_it_solve")
+        ax.loglog(n, t, "o--", label="%s (whole KSPSolve)" % ours)
+        n, t = pts(lambda r: r["ksp"] == cpu, "us_per_it_solve")
+        nprocs = [r["nprocs"] for r in rows if r["ksp"] == cpu]
+        ax.loglog(n, t, "s-", label="PETSc %s, aij, %s CPU processes" % (cpu, nprocs[0] if nprocs else "?"))
+        pp = sorted((int(r["n"]), float(r["us"])) for r in prs if r["peer"] == peer)
+        ax.loglog([q[0] for q in pp], [q[1] for q in pp], "^-", label="cuSPARSE + cuBLAS %s" % name)
+        ax.axhline(float(hw["launch_readback_us"]), color="gray", lw=0.8, ls="-.", label="one launch + readback (%.1f us)" % float(hw["launch_readback_us"]))
+        ax.set_title("%s, 2D Laplacian, no PC, %s" % (name, hw.get("device", "GPU")))
+        ax.set_xlabel("unknowns n")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel("microseconds per iteration")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    print("wrote", out)
+
+
+if len(sys.argv) > 1 and sys.argv[1] == "--solvers":
+    plot_solvers(*sys.argv[2:6])
+    sys.exit(0)
 if len(sys.argv) > 1 and sys.argv[1] == "--stream":
     plot_stream(sys.argv[2], sys.argv[3])
     sys.exit(0)
