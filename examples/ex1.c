@@ -130,6 +130,18 @@ int main(int argc, char **argv)
       args: -dim 3 -m 12 -n 10 -p 9 -ksp_type pipebcgsf -pc_type jacobi -ksp_converged_reason -ksp_view
       filter: grep "converged\|per iteration\|SpMV:\|Relative"
 
+   # the SpMV kernel choice, shown by -mat_view ::ascii_info (host backends run a thread per row whatever it is)
+   test:
+      suffix: kernel_option
+      args: -m 8 -n 8 -mat_view ::ascii_info -mat_gpustream_kernel warp
+      filter: grep -o "mat_gpustream_kernel warp" | sort -u
+
+   test:
+      suffix: kernel_option_bad
+      args: -m 8 -n 8 -mat_gpustream_kernel bogus
+      error: 1
+      filter: grep -o "Unknown option bogus for -mat_gpustream_kernel. Available options: auto thread warp" | sort -u
+
    test:
       suffix: residual_gap
       args: -m 64 -n 64 -coef_jump 1e6 -pc_type jacobi -ksp_norm_type unpreconditioned -ksp_rtol 1e-15 -ksp_converged_reason -ksp_pipecgfused_residual_gap_factor 1.5

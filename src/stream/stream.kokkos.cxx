@@ -343,7 +343,7 @@ PetscErrorCode GSStreamPlanCreate(PetscInt m, PetscInt n, const PetscInt ia[], c
     Kokkos::deep_copy(P->rrowptr, HostUnmanaged<const PetscInt>(ia, rrows + 1));
     Kokkos::deep_copy(P->rcolidx, HostUnmanaged<const PetscInt>(ja, nzres));
     /* the whole matrix's launch shape for every subdivision: the same lanes per row, so the same sums as resident */
-    P->shape = SpMVShape(m, ia[m]);
+    P->shape = SpMVShape(m, ia[m], o->kernel);
     P->rcsr  = MakeCSR(rrows, n, P->shape, P->rrowptr, P->rcolidx, P->rval);
     /* the streamed rows: pinned copies, row pointers rebased per subdivision */
     P->prowptr = PinnedView<PetscInt>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::pinned_rowptr"), prows);

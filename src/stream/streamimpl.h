@@ -20,6 +20,7 @@ typedef struct {
                                   are (cudaHostRegister), not from a pinned copy: they must outlive the plan, unmoved,
                                   and new values need no GSStreamPlanSetValues() for the streamed rows. For programs
                                   that own their CSR (bench_stream); MATGPUSTREAM copies, as PETSc owns its arrays */
+  GSSpMVKernel kernel;         /* the SpMV kernel of every subdivision (-mat_gpustream_kernel) */
 } GSStreamOptions;
 
 typedef struct {

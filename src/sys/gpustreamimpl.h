@@ -24,6 +24,11 @@ PETSC_INTERN PetscLogEvent SGF_Update, SGF_SpMVDot, SGF_Reduce, SGF_Iterations;
 PETSC_INTERN PetscErrorCode PetscGPUStreamKokkosInitialize(void);
 PETSC_INTERN const char    *PetscGPUStreamExecutionSpace(void);
 
+/* The SpMV kernel (-mat_gpustream_kernel): a thread per row, a warp (32 vector lanes) per row, or chosen from the
+   mean row length (a warp from 12 entries on); host backends always run a thread per row */
+typedef enum { GS_KERNEL_AUTO, GS_KERNEL_THREAD, GS_KERNEL_WARP } GSSpMVKernel;
+PETSC_INTERN const char *const GSSpMVKernels[];
+
 /* A CSR matrix in device memory (opaque to C). Host arrays in, device kernels inside. */
 typedef struct _n_GSDeviceMat *GSDeviceMat;
 
@@ -41,6 +46,7 @@ PETSC_INTERN PetscErrorCode GSDeviceMatDestroy(GSDeviceMat *);
 PETSC_INTERN PetscErrorCode GSDeviceMatMult(GSDeviceMat, GSDeviceMat, GSHalo, const PetscScalar[], const PetscScalar[], PetscScalar[]);
 PETSC_INTERN PetscErrorCode GSDeviceMatGetLaunchShape(GSDeviceMat, PetscInt *, PetscInt *, PetscInt *);
 PETSC_INTERN PetscErrorCode GSDeviceMatSetLaunchShape(GSDeviceMat, PetscInt, PetscInt, PetscInt);
+PETSC_INTERN PetscErrorCode GSDeviceMatSetKernel(GSDeviceMat, GSSpMVKernel);
 PETSC_INTERN PetscErrorCode GSDeviceMatGetMemory(GSDeviceMat, PetscLogDouble *, PetscLogDouble *);
 
 /* Serial reference twin of the device SpMV: y = A x (+ z when z is not NULL) */

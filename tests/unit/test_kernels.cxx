@@ -106,6 +106,14 @@ void TestSpMV()
       Check(!GSDeviceMatMult(dA, nullptr, nullptr, x.data(), nullptr, y.data()), "GSDeviceMatMult after new values" + tag);
       GSSpMV_Ref(m, A.ia.data(), A.ja.data(), A.a.data(), x.data(), nullptr, yref.data());
       Check(RelDiff(y, yref) < 1e-14, "SpMV with new values matches reference" + tag);
+      /* each kernel choice: a thread or a warp per row on a device, a thread per row on host backends */
+      const bool device = std::string(PetscGPUStreamExecutionSpace()) == "Cuda" || std::string(PetscGPUStreamExecutionSpace()) == "HIP";
+      for (GSSpMVKernel k : {GS_KERNEL_THREAD, GS_KERNEL_WARP, GS_KERNEL_AUTO}) {
+        PetscInt vlen, team, league;
+        Check(!GSDeviceMatSetKernel(dA, k) && !GSDeviceMatGetLaunchShape(dA, &vlen, &team, &league), "GSDeviceMatSetKernel" + tag);
+        Check(vlen == ((device && (k == GS_KERNEL_WARP || (k == GS_KERNEL_AUTO && 2 * (PetscInt)A.ja.size() >= 24 * m && m > 0))) ? 32 : 1), "kernel " + std::string(GSSpMVKernels[k]) + " has its lanes" + tag);
+        Check(!GSDeviceMatMult(dA, nullptr, nullptr, x.data(), nullptr, y.data()) && RelDiff(y, yref) < 1e-14, "SpMV with kernel " + std::string(GSSpMVKernels[k]) + " matches reference" + tag);
+      }
       Check(!GSDeviceMatDestroy(&dA) && !dA, "GSDeviceMatDestroy" + tag);
     }
   }

@@ -19,7 +19,7 @@ struct LaunchShape {
 };
 
 /* The default shape for m rows and nnz entries: a thread per row for short rows, a warp per row for long ones */
-LaunchShape SpMVShape(PetscInt m, PetscInt nnz);
+LaunchShape SpMVShape(PetscInt m, PetscInt nnz, GSSpMVKernel kernel = GS_KERNEL_AUTO);
 
 /* (A x)_row, summed by this thread's vector lanes (every lane gets the sum) */
 template <class XView> KOKKOS_INLINE_FUNCTION PetscScalar RowProduct(const Member &t, const CSR &A, const XView &x, const PetscInt row)

@@ -26,12 +26,14 @@ typedef struct {
   PetscErrorCode (*duplicate)(Mat, MatDuplicateOption, Mat *);
 } Mat_GPUStream;
 
+const char *const GSSpMVKernels[] = {"auto", "thread", "warp", "GSSpMVKernel", "GS_KERNEL_", NULL};
+
 static PetscErrorCode MatConvert_AIJ_GPUStream(Mat, MatType, MatReuse, Mat *);
 static PetscErrorCode MatConvert_GPUStream_AIJ(Mat, MatType, MatReuse, Mat *);
 
 /* Copies a SeqAIJ block to the device, or only its values when the pattern is known to be the same; rowlist: keep
    the list of nonempty rows (off-diagonal blocks) */
-static PetscErrorCode MatGPUStreamSyncBlock_Private(Mat S, PetscBool valuesonly, PetscBool rowlist, GSDeviceMat *d)
+static PetscErrorCode MatGPUStreamSyncBlock_Private(Mat S, PetscBool valuesonly, PetscBool rowlist, GSSpMVKernel kernel, GSDeviceMat *d)
 {
   const PetscInt    *ia, *ja;
   const PetscScalar *a;
@@ -47,6 +49,7 @@ static PetscErrorCode MatGPUStreamSyncBlock_Private(Mat S, PetscBool valuesonly,
     PetscCall(MatGetRowIJ(S, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
     PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cannot get the CSR of the host matrix");
     PetscCall(GSDeviceMatCreate(m, S->cmap->n, ia, ja, a, rowlist, d));
+    if (kernel != GS_KERNEL_AUTO) PetscCall(GSDeviceMatSetKernel(*d, kernel));
     PetscCall(MatRestoreRowIJ(S, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
   }
   PetscCall(MatSeqAIJRestoreArrayRead(S, &a));
@@ -72,7 +75,7 @@ static PetscErrorCode MatGPUStreamSyncDiag_Private(MPI_Comm comm, Mat S, PetscBo
       PetscCall(GSStreamPlanSetValues(gs->plan, a));
       PetscCall(MatSeqAIJRestoreArrayRead(S, &a));
     } else
-      PetscCall(MatGPUStreamSyncBlock_Private(S, PETSC_TRUE, PETSC_FALSE, &gs->dA));
+      PetscCall(MatGPUStreamSyncBlock_Private(S, PETSC_TRUE, PETSC_FALSE, gs->opts.kernel, &gs->dA));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(GSDeviceMatDestroy(&gs->dA));
@@ -93,7 +96,8 @@ static PetscErrorCode MatGPUStreamSyncDiag_Private(MPI_Comm comm, Mat S, PetscBo
   PetscCall(MatSeqAIJGetArrayRead(S, &a));
   /* a plan that does not fit fails on its own process: the others must not go on to collective calls */
   ierr = stream ? GSStreamPlanCreate(m, S->cmap->n, ia, ja, a, &gs->opts, &gs->plan) : GSDeviceMatCreate(m, S->cmap->n, ia, ja, a, PETSC_FALSE, &gs->dA);
-  err  = (int)ierr;
+  if (!ierr && gs->dA && gs->opts.kernel != GS_KERNEL_AUTO) ierr = GSDeviceMatSetKernel(gs->dA, gs->opts.kernel);
+  err = (int)ierr;
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_INT, MPI_MAX, comm));
   PetscCall(ierr);
   PetscCheck(!err, PETSC_COMM_SELF, (PetscErrorCode)err, "Setting up the device matrix failed on another process");
@@ -136,7 +140,7 @@ static PetscErrorCode MatGPUStreamSync_Private(Mat A)
 
       PetscCall(MatGPUStreamGetBlocks_Private(A, &Ad, &Ao, &garray));
       PetscCall(MatGPUStreamSyncDiag_Private(PetscObjectComm((PetscObject)A), Ad, valuesonly, gs));
-      PetscCall(MatGPUStreamSyncBlock_Private(Ao, valuesonly, PETSC_TRUE, &gs->dB));
+      PetscCall(MatGPUStreamSyncBlock_Private(Ao, valuesonly, PETSC_TRUE, gs->opts.kernel, &gs->dB));
       if (!valuesonly) {
         PetscCall(GSHaloDestroy(&gs->halo));
         PetscCall(GSHaloCreate(PetscObjectComm((PetscObject)A), A->cmap->n, A->cmap->range, Ao->cmap->n, garray, &gs->halo));
@@ -309,7 +313,8 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sizes, 3, MPIU_INT, MPI_SUM, comm));
     PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: resident on %s, CSR %.6g MB in device memory (+ %.6g MB staging for host vectors)\n", PetscGPUStreamExecutionSpace(), bytes[0] / 1048576.0, bytes[1] / 1048576.0));
     if (size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: %d processes; each product exchanges %" PetscInt_FMT " ghost values in %" PetscInt_FMT " messages in all\n", (int)size, sizes[1], sizes[2] / 2));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: SpMV kernel vector-per-row, %" PetscInt_FMT " lanes per row, %" PetscInt_FMT " rows per team, %" PetscInt_FMT " teams\n", vlen, team, league));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: SpMV kernel %s (-mat_gpustream_kernel %s), %" PetscInt_FMT " lanes per row, %" PetscInt_FMT " rows per team, %" PetscInt_FMT " teams\n", vlen > 1 ? "warp per row" : "thread per row",
+                                     GSSpMVKernels[gs->opts.kernel], vlen, team, league));
   } else
     PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: not assembled, nothing in device memory yet\n"));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -332,8 +337,9 @@ static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOpti
   PetscCall(PetscOptionsInt("-mat_gpustream_subdivisions", "Number of row subdivisions of a streamed matrix (default: chosen by a model)", "MATGPUSTREAM", o.subdivisions, &o.subdivisions, &flg));
   PetscCheck(!flg || o.subdivisions >= 1, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_subdivisions %" PetscInt_FMT " must be at least 1 (leave it out for the automatic choice)", o.subdivisions);
   PetscCall(PetscOptionsBool("-mat_gpustream_overlap", "Overlap the copies of streamed subdivisions with the SpMVs", "MATGPUSTREAM", o.overlap, &o.overlap, NULL));
+  PetscCall(PetscOptionsEnum("-mat_gpustream_kernel", "SpMV kernel: auto (from the mean row length), thread (a thread per row), warp (32 lanes per row)", "MATGPUSTREAM", GSSpMVKernels, (PetscEnum)o.kernel, (PetscEnum *)&o.kernel, NULL));
   PetscOptionsHeadEnd();
-  if (o.mode != gs->opts.mode || o.budget != gs->opts.budget || o.buffers != gs->opts.buffers || o.subdivisions != gs->opts.subdivisions || o.overlap != gs->opts.overlap) {
+  if (o.mode != gs->opts.mode || o.budget != gs->opts.budget || o.buffers != gs->opts.buffers || o.subdivisions != gs->opts.subdivisions || o.overlap != gs->opts.overlap || o.kernel != gs->opts.kernel) {
     gs->opts = o; /* the next device operation makes a new plan */
     PetscCall(GSDeviceMatDestroy(&gs->dA));
     PetscCall(GSStreamPlanDestroy(&gs->plan));
@@ -468,6 +474,7 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   gs->opts.subdivisions  = 0;
   gs->opts.overlap       = PETSC_TRUE;
   gs->opts.inplace       = PETSC_FALSE;
+  gs->opts.kernel        = GS_KERNEL_AUTO;
   gs->mult               = A->ops->mult;
   gs->multadd            = A->ops->multadd;
   gs->view               = A->ops->view;
@@ -568,7 +575,10 @@ static PetscErrorCode MatConvert_GPUStream_AIJ(Mat A, MatType type, MatReuse reu
       less max(512 MB, 5% of it) when the matrix is set up; unlimited on host backends)
 .  -mat_gpustream_buffers <2> - device buffers streamed subdivisions rotate through
 .  -mat_gpustream_subdivisions <n> - number of subdivisions (default: the model's choice)
--  -mat_gpustream_overlap <true> - overlap copies with SpMVs (off: each copy completes before its SpMV)
+.  -mat_gpustream_overlap <true> - overlap copies with SpMVs (off: each copy completes before its SpMV)
+-  -mat_gpustream_kernel <auto,thread,warp> - the SpMV kernel: a thread per row, a warp (32 lanes) per row, or auto:
+      a warp when rows average 12 entries or more (measured in docs/performance.md); host backends run a thread
+      per row whatever the choice
 
 .seealso: `MatCreateGPUStream()`, `KSPPIPECGFUSED`, `MATAIJ`
 M*/

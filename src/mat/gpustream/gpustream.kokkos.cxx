@@ -6,17 +6,18 @@
 
 using namespace gpustream;
 
-/* Rows shorter than 12 entries on average: a thread per row, 256 threads per team, 8 teams per multiprocessor. On an
-   H200 this ran the 5-point SpMV at 1.98 TB/s, while 2, 4 and 8 Kokkos vector lanes per row ran at 1.1, 0.7 and
-   0.5 TB/s (docs/data/spmv-h200-2026-11-21-ours.csv). Longer rows: a warp (32 vector lanes) per row, 8 rows per
-   team, which ran the 27-point matrices with 1, 3 and 6 unknowns per node 5-11x faster than a thread per row and
-   1.2-1.8x faster than 4-16 lanes. */
-LaunchShape gpustream::SpMVShape(PetscInt m, PetscInt nnz)
+/* Rows shorter than 12 entries on average: a thread per row (MatMult: one row per thread, 3.7 TB/s on the 5-point
+   matrix on an H200; the fused solver kernels: 256 threads per team, 8 teams per multiprocessor, which 2, 4 and 8
+   vector lanes per row ran 2-4x slower, docs/data/spmv-h200-2026-11-21-ours.csv). Longer rows: a warp (32 vector
+   lanes) per row, 8 rows per team, which ran the 27-point matrices with 1, 3 and 6 unknowns per node 5-11x faster
+   than a thread per row and 1.2-1.8x faster than 4-16 lanes. kernel forces either. */
+LaunchShape gpustream::SpMVShape(PetscInt m, PetscInt nnz, GSSpMVKernel kernel)
 {
   LaunchShape s;
   if (!OnDevice()) return s;
+  if (kernel == GS_KERNEL_AUTO) kernel = (m > 0 && nnz >= 12 * m) ? GS_KERNEL_WARP : GS_KERNEL_THREAD;
   const int threads    = TeamThreads();
-  s.vlen               = (m > 0 && nnz >= 12 * m) ? 32 : 1;
+  s.vlen               = kernel == GS_KERNEL_WARP ? 32 : 1;
   s.team               = threads / s.vlen;
   const PetscInt teams = (m + s.team - 1) / s.team;
   s.league             = (int)PetscMax(1, PetscMin(teams, (PetscInt)MaxTeams(threads)));
@@ -95,6 +96,15 @@ PetscErrorCode GSDeviceMatSetLaunchShape(GSDeviceMat A, PetscInt vlen, PetscInt 
   A->shape.team   = (int)team;
   A->shape.league = (int)league;
   A->csr.lanes    = (int)vlen;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The launch shape of a kernel choice */
+PetscErrorCode GSDeviceMatSetKernel(GSDeviceMat A, GSSpMVKernel kernel)
+{
+  PetscFunctionBegin;
+  A->shape     = SpMVShape(A->csr.m, (PetscInt)A->val.extent(0), kernel);
+  A->csr.lanes = A->shape.vlen;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
