@@ -382,7 +382,7 @@ void TestPartialsGrowth()
   PCGFWork                 W;
   CGVecs                   v = RandomCG(n), ref = v;
   PetscScalar              sums[PCGF_NSUMS], rsums[2], dsums[2];
-  PetscInt                 vlen, team, league, stage;
+  PetscInt                 vlen, team, league;
   std::vector<PetscScalar> wref(n);
 
   GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA);
