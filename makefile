@@ -27,7 +27,8 @@ SOURCES = petsc-registration.c \
           src/ksp/sgmresf/sgmresf.c \
           src/ksp/sgmresf/sgmresf.kokkos.cxx \
           src/ksp/sgmresf/sgmresfref.c \
-          src/ksp/common/residualgap.c
+          src/ksp/common/residualgap.c \
+          src/ksp/common/pcblocks.c
 OBJS = $(SOURCES:%=$(BUILD)/%.o)
 LIB  = $(BUILD)/libpetscgpustream.so
 

@@ -4,6 +4,7 @@
 #include <petsc/private/kspimpl.h>
 #include "pipebcgsfimpl.h"
 #include "../common/residualgap.h"
+#include "../common/pcblocks.h"
 
 typedef struct {
   PBFWork          work;
@@ -45,31 +46,6 @@ static PetscErrorCode KSPPIPEBCGSFStore_Private(PBFWork work, PBFVec v, Vec x)
   PetscCall(VecGetArrayWrite(x, &a));
   PetscCall(PBFWorkGetVec(work, v, a));
   PetscCall(VecRestoreArrayWrite(x, &a));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Point-block Jacobi's D^{-1} as the PC computes it: applied to the vector that is 1 at the k-th row of every block, it
-   gives column k of every inverse block */
-static PetscErrorCode KSPPIPEBCGSFLoadBlocks_Private(KSP ksp, PetscInt bs)
-{
-  KSP_PIPEBCGSF     *bf = (KSP_PIPEBCGSF *)ksp->data;
-  Vec                E = ksp->work[0], Z = ksp->work[1];
-  PetscScalar       *blocks, *e;
-  const PetscScalar *z;
-
-  PetscFunctionBegin;
-  PetscCall(PetscMalloc1(bf->n * bs, &blocks));
-  for (PetscInt k = 0; k < bs; k++) {
-    PetscCall(VecGetArrayWrite(E, &e));
-    for (PetscInt i = 0; i < bf->n; i++) e[i] = i % bs == k ? 1.0 : 0.0;
-    PetscCall(VecRestoreArrayWrite(E, &e));
-    PetscCall(PCApply(ksp->pc, E, Z));
-    PetscCall(VecGetArrayRead(Z, &z));
-    for (PetscInt i = 0; i < bf->n; i++) blocks[i * bs + k] = z[i];
-    PetscCall(VecRestoreArrayRead(Z, &z));
-  }
-  PetscCall(PBFWorkSetBlocks(bf->work, bs, blocks));
-  PetscCall(PetscFree(blocks));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -116,13 +92,13 @@ static PetscErrorCode KSPPIPEBCGSFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat)
     PetscObjectState state;
     PetscCall(PetscObjectStateGet((PetscObject)Pmat, &state));
     if (bf->dinvmat != Pmat || bf->dinvstate != state) {
+      PetscScalar *blk;
+      PetscCall(GSPCGetInverseBlocks(ksp->pc, pc == PBF_PC_PBJACOBI ? bs : 1, ksp->work[0], ksp->work[1], &blk));
       if (pc == PBF_PC_PBJACOBI)
-        PetscCall(KSPPIPEBCGSFLoadBlocks_Private(ksp, bs));
-      else {
-        PetscCall(VecSet(ksp->work[0], 1.0));
-        PetscCall(PCApply(ksp->pc, ksp->work[0], ksp->work[1]));
-        PetscCall(KSPPIPEBCGSFLoad_Private(bf->work, PBF_DINV, ksp->work[1]));
-      }
+        PetscCall(PBFWorkSetBlocks(bf->work, bs, blk));
+      else
+        PetscCall(PBFWorkSetVec(bf->work, PBF_DINV, blk));
+      PetscCall(PetscFree(blk));
       bf->dinvmat   = Pmat;
       bf->dinvstate = state;
     }

@@ -8,6 +8,7 @@
 #include <petsc/private/kspimpl.h>
 #include "pipecgfusedimpl.h"
 #include "../common/residualgap.h"
+#include "../common/pcblocks.h"
 
 typedef struct {
   PCGFWork         work;
@@ -55,31 +56,6 @@ static PetscErrorCode KSPPIPECGFUSEDStore_Private(PCGFWork work, PCGFVec v, Vec 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* D^{-1} of point-block Jacobi as the PC itself computes it: applying it to the vector that is 1 at the k-th row of
-   every block gives column k of every inverse block */
-static PetscErrorCode KSPPIPECGFUSEDLoadBlocks_Private(KSP ksp, PetscInt bs)
-{
-  KSP_PIPECGFUSED   *cg = (KSP_PIPECGFUSED *)ksp->data;
-  Vec                E = ksp->work[0], Z = ksp->work[1];
-  PetscScalar       *blocks, *e;
-  const PetscScalar *z;
-
-  PetscFunctionBegin;
-  PetscCall(PetscMalloc1(cg->n * bs, &blocks));
-  for (PetscInt k = 0; k < bs; k++) {
-    PetscCall(VecGetArrayWrite(E, &e));
-    for (PetscInt i = 0; i < cg->n; i++) e[i] = i % bs == k ? 1.0 : 0.0;
-    PetscCall(VecRestoreArrayWrite(E, &e));
-    PetscCall(PCApply(ksp->pc, E, Z));
-    PetscCall(VecGetArrayRead(Z, &z));
-    for (PetscInt i = 0; i < cg->n; i++) blocks[i * bs + k] = z[i];
-    PetscCall(VecRestoreArrayRead(Z, &z));
-  }
-  PetscCall(PCGFWorkSetBlocks(cg->work, bs, blocks));
-  PetscCall(PetscFree(blocks));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* Device work sized for the operator, and D^{-1} taken from the PC itself so PCJACOBI's and PCPBJACOBI's own options
    hold. Point-block Jacobi is fused on one process for blocks of up to PCGF_MAX_BS rows; elsewhere it is applied on
    the host like any PC. With a null space on the operator the PC goes through KSP_PCApply(), which projects it out
@@ -119,13 +95,13 @@ static PetscErrorCode KSPPIPECGFUSEDPrepare_Private(KSP ksp, Mat Pmat, PetscBool
     PetscObjectState state;
     PetscCall(PetscObjectStateGet((PetscObject)Pmat, &state));
     if (cg->dinvmat != Pmat || cg->dinvstate != state) {
+      PetscScalar *blk;
+      PetscCall(GSPCGetInverseBlocks(ksp->pc, pc == PCGF_PC_PBJACOBI ? bs : 1, ksp->work[0], ksp->work[1], &blk));
       if (pc == PCGF_PC_PBJACOBI)
-        PetscCall(KSPPIPECGFUSEDLoadBlocks_Private(ksp, bs));
-      else {
-        PetscCall(VecSet(ksp->work[0], 1.0));
-        PetscCall(PCApply(ksp->pc, ksp->work[0], ksp->work[1]));
-        PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_DINV, ksp->work[1]));
-      }
+        PetscCall(PCGFWorkSetBlocks(cg->work, bs, blk));
+      else
+        PetscCall(PCGFWorkSetVec(cg->work, PCGF_DINV, blk));
+      PetscCall(PetscFree(blk));
       cg->dinvmat   = Pmat;
       cg->dinvstate = state;
     }

@@ -3,6 +3,7 @@
    iteration, and the small triangular system is solved on the host once per cycle; see sgmresfimpl.h. */
 #include <petsc/private/kspimpl.h>
 #include "sgmresfimpl.h"
+#include "../common/pcblocks.h"
 
 /* The squared relative residual below which rho^2 - sum xi_i^2 is too close to its rounding (a few epsilon rho^2 on
    the tests) to go on: a relative residual of 4.7e-7 */
@@ -81,32 +82,6 @@ static PetscErrorCode KSPSGMRESFStoreColumn_Private(SGFWork work, PetscInt j, Ve
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* D^{-1} of point-block Jacobi, row by row (blk[i * bs + c] = D_b^{-1}(i mod bs, c)): column c of every block is the PC
-   applied to the vector with ones at the positions c of the blocks */
-static PetscErrorCode KSPSGMRESFLoadBlocks_Private(KSP ksp, PetscInt bs)
-{
-  KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
-  PetscScalar *blk, *e;
-  PetscInt     rstart;
-
-  PetscFunctionBegin;
-  PetscCall(PetscMalloc1(sg->n * bs, &blk));
-  PetscCall(VecGetOwnershipRange(ksp->work[0], &rstart, NULL));
-  for (PetscInt c = 0; c < bs; c++) {
-    const PetscScalar *y;
-    PetscCall(VecGetArrayWrite(ksp->work[0], &e));
-    for (PetscInt i = 0; i < sg->n; i++) e[i] = (rstart + i) % bs == c ? 1.0 : 0.0;
-    PetscCall(VecRestoreArrayWrite(ksp->work[0], &e));
-    PetscCall(PCApply(ksp->pc, ksp->work[0], ksp->work[1]));
-    PetscCall(VecGetArrayRead(ksp->work[1], &y));
-    for (PetscInt i = 0; i < sg->n; i++) blk[i * bs + c] = y[i];
-    PetscCall(VecRestoreArrayRead(ksp->work[1], &y));
-  }
-  PetscCall(SGFWorkSetVec(sg->work, SGF_DINV, blk));
-  PetscCall(PetscFree(blk));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* Work sized for the operator and the restart; D^{-1} (or the inverse diagonal blocks) from the PC itself when
    (point-block) Jacobi is fused */
 static PetscErrorCode KSPSGMRESFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat)
@@ -148,12 +123,10 @@ static PetscErrorCode KSPSGMRESFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat)
     PetscObjectState state;
     PetscCall(PetscObjectStateGet((PetscObject)Pmat, &state));
     if (sg->dinvmat != Pmat || sg->dinvstate != state) {
-      if (pc == SGF_PC_JACOBI) {
-        PetscCall(VecSet(ksp->work[0], 1.0));
-        PetscCall(PCApply(ksp->pc, ksp->work[0], ksp->work[1]));
-        PetscCall(KSPSGMRESFLoad_Private(sg->work, SGF_DINV, ksp->work[1]));
-      } else
-        PetscCall(KSPSGMRESFLoadBlocks_Private(ksp, bs));
+      PetscScalar *blk;
+      PetscCall(GSPCGetInverseBlocks(ksp->pc, bs, ksp->work[0], ksp->work[1], &blk));
+      PetscCall(SGFWorkSetVec(sg->work, SGF_DINV, blk));
+      PetscCall(PetscFree(blk));
       sg->dinvmat   = Pmat;
       sg->dinvstate = state;
     }
