@@ -20,6 +20,7 @@ SOURCES = petsc-registration.c \
           src/stream/stream.kokkos.cxx \
           src/ksp/pipecgfused/pipecgfused.c \
           src/ksp/pipecgfused/pipecgfused.kokkos.cxx \
+          src/ksp/pipecgfused/pipecgfusedblock.kokkos.cxx \
           src/ksp/pipecgfused/pipecgfusedref.c \
           src/ksp/pipebcgsf/pipebcgsf.c \
           src/ksp/pipebcgsf/pipebcgsf.kokkos.cxx \

@@ -1,7 +1,7 @@
 static char help[] = "Tests KSPPIPECGFUSED against PETSc's KSPCG on the same problems: every norm type, PCNONE and PCJACOBI,\n\
 gpustream and AIJ operators, initial guesses, zero and NaN right-hand sides, indefinite operators, iteration limits,\n\
 repeated solves with changed operators, other PCs applied on the host, residual replacement.\n\
-  -scenario <all,single,replacement,blocks,cycles,empty,nonsquare,nullspace>\n\
+  -scenario <all,single,replacement,blocks,matsolve,cycles,empty,nonsquare,nullspace>\n\
   -v : print the iteration counts\n\n";
 
 #include <math.h>
@@ -143,6 +143,66 @@ static PetscErrorCode Compare(const char *what, Mat A, PCType pc, KSPNormType nt
   PetscFunctionReturn(0);
 }
 
+/* KSPMatSolve with pipecgfused on k random columns against KSPCG and KSPSolve with pipecgfused on each column: every
+   column's true residual below 1e-6 relative (the tolerance is 1e-8), and the block's iterations within max(2, 5%)
+   of CG's slowest column, or within 2 of pipecgfused's slowest column (the same recurrences column by column) */
+static PetscErrorCode CompareMatSolve(MatType type, Mat A, PCType pc, KSPNormType nt, PetscInt k, PetscRandom rnd)
+{
+  Mat                B, X;
+  KSP                ksp;
+  PC                 p;
+  PetscInt           nloc, N, its, maxits = 0, maxpipe = 0;
+  PetscReal          worst = 0;
+  KSPConvergedReason reason;
+  PetscBool          ok;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatGetLocalSize(A, &nloc, NULL));
+  PetscCall(MatGetSize(A, &N, NULL));
+  PetscCall(MatCreateDense(PETSC_COMM_WORLD, nloc, PETSC_DECIDE, N, k, NULL, &B));
+  PetscCall(MatCreateDense(PETSC_COMM_WORLD, nloc, PETSC_DECIDE, N, k, NULL, &X));
+  PetscCall(MatSetRandom(B, rnd));
+  PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(KSPSetType(ksp, KSPPIPECGFUSED));
+  PetscCall(KSPGetPC(ksp, &p));
+  PetscCall(PCSetType(p, pc));
+  PetscCall(KSPSetNormType(ksp, nt));
+  PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_DEFAULT, PETSC_DEFAULT, 10000));
+  PetscCall(KSPSetFromOptions(ksp));
+  PetscCall(KSPMatSolve(ksp, B, X));
+  PetscCall(KSPGetIterationNumber(ksp, &its));
+  PetscCall(KSPGetConvergedReason(ksp, &reason));
+  PetscCall(KSPDestroy(&ksp));
+  for (PetscInt j = 0; j < k; j++) {
+    Vec                b, x, r;
+    PetscInt           itsj;
+    PetscReal          res, nb;
+    KSPConvergedReason reasonj;
+    PetscCall(MatDenseGetColumnVecRead(B, j, &b));
+    PetscCall(MatDenseGetColumnVecRead(X, j, &x));
+    PetscCall(VecDuplicate(b, &r));
+    PetscCall(Solve(KSPCG, A, pc, nt, b, NULL, 10000, &itsj, &reasonj, &res, r));
+    maxits = PetscMax(maxits, itsj);
+    PetscCall(Solve(KSPPIPECGFUSED, A, pc, nt, b, NULL, 10000, &itsj, &reasonj, &res, r));
+    maxpipe = PetscMax(maxpipe, itsj);
+    PetscCall(MatMult(A, x, r));
+    PetscCall(VecAYPX(r, -1.0, b));
+    PetscCall(VecNorm(r, NORM_2, &res));
+    PetscCall(VecNorm(b, NORM_2, &nb));
+    worst = PetscMax(worst, res / nb);
+    PetscCall(VecDestroy(&r));
+    PetscCall(MatDenseRestoreColumnVecRead(X, j, &x));
+    PetscCall(MatDenseRestoreColumnVecRead(B, j, &b));
+  }
+  ok = (PetscBool)(reason > 0 && worst < 1e-6 && (PetscAbsInt(its - maxits) <= PetscMax(2, maxits / 20) || PetscAbsInt(its - maxpipe) <= 2));
+  if (verbose) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  block iterations %" PetscInt_FMT ", slowest column: CG %" PetscInt_FMT ", pipecgfused %" PetscInt_FMT "; worst true residual %g\n", its, maxits, maxpipe, (double)worst));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "KSPMatSolve %s pc=%s norm=%s k=%" PetscInt_FMT ": %s, %s\n", type, pc, KSPNormTypes[nt], k, ok ? "agree" : "DIFFER", KSPConvergedReasons[reason]));
+  PetscCall(MatDestroy(&B));
+  PetscCall(MatDestroy(&X));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode Report(const char *what, Mat A, PCType pc, Vec b, Vec x0)
 {
   PetscInt           its;
@@ -269,6 +329,17 @@ int main(int argc, char **argv)
       PetscCall(MatDestroy(&Ac));
     }
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%" PetscInt_FMT " create/solve/destroy cycles converged\n", cycles));
+  } else if (!strcmp(scenario, "matsolve")) { /* several right-hand sides against KSPCG column by column */
+    const MatType  mtypes[2] = {MATGPUSTREAM, MATAIJ};
+    const PetscInt ks[5]     = {1, 3, 8, 11, 20};
+    for (int t = 0; t < 2; t++) {
+      Mat Am;
+      PetscCall(Poisson(mtypes[t], 16, 1e3, 0.0, &Am));
+      for (int p = 0; p < 2; p++)
+        for (int nn = 0; nn < 2; nn++)
+          for (int c = 0; c < 5; c++) PetscCall(CompareMatSolve(mtypes[t], Am, pcs[p], norms[nn], ks[c], rnd));
+      PetscCall(MatDestroy(&Am));
+    }
   } else if (!strcmp(scenario, "blocks")) { /* 3 and 6 unknowns per node: point-block Jacobi, fused on one process */
     for (PetscInt dof = 3; dof <= 6; dof += 3) {
       Mat  Ab, Abij;
@@ -503,6 +574,22 @@ int main(int argc, char **argv)
       nsize: 3
       args: -scenario nullspace -ksp_pipecgfused_overlap_reduction
       output_file: output/kspgpustream_nullspace.out
+
+   # several right-hand sides: together in the block kernels (gpustream, one process), one by one otherwise
+   test:
+      suffix: matsolve
+      args: -scenario matsolve
+
+   test:
+      suffix: matsolve_2
+      nsize: 2
+      args: -scenario matsolve
+      output_file: output/kspgpustream_matsolve.out
+
+   test:
+      suffix: matsolve_view
+      args: -scenario matsolve -ksp_view
+      filter: grep -o "columns together in the block kernels\|columns solved one by one" | sort -u
 
    test:
       suffix: blocks

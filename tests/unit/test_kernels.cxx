@@ -326,6 +326,54 @@ void TestOverlap()
       }
 }
 
+/* KSPMatSolve's block kernels: every column against the single-vector twins, with its own alpha and beta */
+void TestMatSolveBlock()
+{
+  for (PetscInt n : sizes) {
+    if (n > 100000) continue;
+    for (PetscInt k : {1, 5, 8, 13})
+      for (bool jacobi : {false, true})
+        for (KSPNormType nt : {KSP_NORM_PRECONDITIONED, KSP_NORM_UNPRECONDITIONED}) {
+          const std::string        tag = " n=" + std::to_string(n) + " k=" + std::to_string(k) + (jacobi ? " jacobi" : " none") + " norm=" + std::to_string((int)nt);
+          CSRHost                  A   = RandomCSR(n, n, 7);
+          GSDeviceMat              dA;
+          PCGFBlock                B;
+          auto                     x = Random(n * k), r = Random(n * k), p = Random(n * k), w = Random(n * k), d = Random(n, 0.5, 2), alpha = Random(k), beta = Random(k);
+          std::vector<PetscScalar> sums(k * PCGF_NSUMS), got(n * k);
+          bool                     vecs = true, sumsok = true;
+
+          GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA);
+          Check(!PCGFBlockCreate(n, k, jacobi ? PETSC_TRUE : PETSC_FALSE, &B), "PCGFBlockCreate" + tag);
+          PCGFBlockSetVec(B, PCGF_X, x.data());
+          PCGFBlockSetVec(B, PCGF_R, r.data());
+          PCGFBlockSetVec(B, PCGF_P, p.data());
+          PCGFBlockSetVec(B, PCGF_W, w.data());
+          if (jacobi) PCGFBlockSetVec(B, PCGF_DINV, d.data());
+          Check(!PCGFBlockUpdate(B, alpha.data(), beta.data(), nt) && !PCGFBlockSpMVDot(B, dA) && !PCGFBlockReduce(B, sums.data()), "block Update, SpMVDot, Reduce" + tag);
+          for (PetscInt j = 0; j < k; j++) { /* the twins on column j: Update, then w = A p */
+            PetscScalar              rs[2], ds[2];
+            std::vector<PetscScalar> wj(n);
+            PCGFUpdate_Ref(n, 1, alpha[j], beta[j], nt, jacobi ? d.data() : nullptr, x.data() + j * n, r.data() + j * n, p.data() + j * n, w.data() + j * n, rs);
+            PCGFSpMVDot_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), 1, jacobi ? d.data() : nullptr, p.data() + j * n, wj.data(), ds);
+            std::copy(wj.begin(), wj.end(), w.begin() + j * n);
+            const std::vector<PetscScalar> rj(r.begin() + j * n, r.begin() + (j + 1) * n), pj(p.begin() + j * n, p.begin() + (j + 1) * n);
+            const PetscScalar             *sj = sums.data() + j * PCGF_NSUMS;
+            sumsok                            = sumsok && Close(sj[PCGF_RZ], rs[0], 2 * AbsSum(rj, rj)) && Close(sj[PCGF_NRM], rs[1], 4 * AbsSum(rj, rj)) && Close(sj[PCGF_PW], ds[0], AbsSum(pj, wj)) && Close(sj[PCGF_WDW], ds[1], 2 * AbsSum(wj, wj));
+          }
+          for (PCGFVec v : {PCGF_X, PCGF_R, PCGF_P, PCGF_W}) {
+            PCGFBlockGetVec(B, v, got.data());
+            vecs = vecs && RelDiff(got, v == PCGF_X ? x : (v == PCGF_R ? r : (v == PCGF_P ? p : w))) < 1e-14;
+          }
+          Check(vecs, "block vectors match the single-vector twins column by column" + tag);
+          Check(sumsok, "block sums match the single-vector twins column by column" + tag);
+          PetscInt l, t;
+          Check(!PCGFBlockGetCounts(B, &l, &t) && l == 3 && t == 1, "3 launches and 1 transfer for all columns" + tag);
+          PCGFBlockDestroy(&B);
+          GSDeviceMatDestroy(&dA);
+        }
+  }
+}
+
 /* KSPPIPEBCGSF with point-block Jacobi fused: the block gathers of both SpMVs and the Update by blocks */
 void TestBCGSBlocks()
 {
@@ -805,6 +853,7 @@ int main(int argc, char **argv)
   TestSpMVDot();
   TestPointBlock();
   TestOverlap();
+  TestMatSolveBlock();
   TestBCGS();
   TestBCGSBlocks();
   TestSGMRES();

@@ -67,3 +67,21 @@ PetscErrorCode GSResidualGapReasonView(KSP ksp, void *ctx)
                           (double)GSResidualGapRatio(g, ksp->rnorm), g->prefix));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* Removes the solver's report from the KSP's reason views (KSPConvergedReasonViewSet() has no single removal): the
+   context lives in the solver's data, which a change of KSP type frees */
+PetscErrorCode GSResidualGapReasonViewRemove(KSP ksp, const GSResidualGap *gap)
+{
+  PetscInt k = 0;
+
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < ksp->numberreasonviews; i++) {
+    if (ksp->reasonview[i] == GSResidualGapReasonView && ksp->reasonviewcontext[i] == (void *)gap) continue;
+    ksp->reasonview[k]        = ksp->reasonview[i];
+    ksp->reasonviewdestroy[k] = ksp->reasonviewdestroy[i];
+    ksp->reasonviewcontext[k] = ksp->reasonviewcontext[i];
+    k++;
+  }
+  ksp->numberreasonviews = k;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -17,3 +17,4 @@ PETSC_INTERN PetscErrorCode GSResidualGapSetFromOptions(GSResidualGap *, GSOptio
 PETSC_INTERN PetscReal      GSResidualGapRatio(const GSResidualGap *, PetscReal);
 PETSC_INTERN PetscErrorCode GSResidualGapView(const GSResidualGap *, KSP, PetscViewer);
 PETSC_INTERN PetscErrorCode GSResidualGapReasonView(KSP, void *);
+PETSC_INTERN PetscErrorCode GSResidualGapReasonViewRemove(KSP, const GSResidualGap *);

@@ -349,6 +349,7 @@ static PetscErrorCode KSPReset_PIPEBCGSF(KSP ksp)
 static PetscErrorCode KSPDestroy_PIPEBCGSF(KSP ksp)
 {
   PetscFunctionBegin;
+  PetscCall(GSResidualGapReasonViewRemove(ksp, &((KSP_PIPEBCGSF *)ksp->data)->gap));
   PetscCall(KSPReset_PIPEBCGSF(ksp));
   PetscCall(KSPDestroyDefault(ksp));
   PetscFunctionReturn(PETSC_SUCCESS);

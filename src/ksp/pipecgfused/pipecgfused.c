@@ -25,6 +25,9 @@ typedef struct {
   PetscBool     overlap;       /* Ghysels-Vanroose with the sums in an MPI_Iallreduce behind the SpMV */
   PetscInt      replacements;  /* in the last solve */
   GSResidualGap gap;           /* the true residual against the recursive one at convergence */
+  /* the last KSPMatSolve: columns, whether they ran together in the block kernels, its counts */
+  PetscInt  blockcolumns, blockpasses, blocklaunches, blocktransfers;
+  PetscBool blockfused;
 } KSP_PIPECGFUSED;
 
 static PetscErrorCode KSPSetUp_PIPECGFUSED(KSP ksp)
@@ -422,6 +425,147 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Several right-hand sides: all columns advance together in the block kernels when the operator is a resident
+   gpustream matrix on one process with PCNONE or PCJACOBI; otherwise (and with a null space) one KSPSolve() per
+   column. Column j stops moving (alpha_j = beta_j = 0) once its norm meets the tolerances; the KSP converges when all
+   columns have. The monitor sees the largest norm of the columns. */
+static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
+{
+  KSP_PIPECGFUSED   *cg = (KSP_PIPECGFUSED *)ksp->data;
+  Mat                Amat, Pmat;
+  MatNullSpace       nsp;
+  GSDeviceMat        dA = NULL, dB = NULL;
+  GSHalo             halo = NULL;
+  PetscBool          gs, jacobi, none;
+  PetscInt           n, k, ldb, ldx, it, l0, t0, l1, t1;
+  PCGFBlock          blk;
+  PetscScalar       *sums, *alpha, *beta, *rzold, *xa;
+  PetscReal         *dp0, dpmax = 0;
+  PetscBool         *done;
+  const PetscScalar *ba;
+
+  PetscFunctionBegin;
+  PetscCall(PCGetOperators(ksp->pc, &Amat, &Pmat));
+  PetscCall(MatGetNullSpace(Amat, &nsp));
+  PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATGPUSTREAM, &gs));
+  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &jacobi));
+  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &none));
+  if (gs) PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA, &dB, &halo));
+  PetscCall(MatGetSize(B, NULL, &k));
+  cg->blockcolumns = k;
+  cg->blockfused   = (PetscBool)(dA && !halo && !nsp && (jacobi || none) && ksp->normtype != KSP_NORM_NATURAL);
+  if (!cg->blockfused) { /* one solve per column */
+    for (PetscInt j = 0; j < k; j++) {
+      Vec b, x;
+      PetscCall(MatDenseGetColumnVecRead(B, j, &b));
+      PetscCall(MatDenseGetColumnVecWrite(X, j, &x));
+      PetscCall(KSPSolve(ksp, b, x));
+      PetscCall(MatDenseRestoreColumnVecWrite(X, j, &x));
+      PetscCall(MatDenseRestoreColumnVecRead(B, j, &b));
+    }
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(MatGetLocalSize(B, &n, NULL));
+  PetscCall(MatDenseGetLDA(B, &ldb));
+  PetscCall(MatDenseGetLDA(X, &ldx));
+  PetscCheck(ldb == n && ldx == n, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPMatSolve with KSPPIPECGFUSED needs dense matrices without padding (leading dimension %" PetscInt_FMT ")", n);
+  PetscCall(PCGFBlockCreate(n, k, jacobi, &blk));
+  if (jacobi) {
+    PetscScalar *d;
+    PetscCall(GSPCGetInverseBlocks(ksp->pc, 1, ksp->work[0], ksp->work[1], &d));
+    PetscCall(PCGFBlockSetVec(blk, PCGF_DINV, d));
+    PetscCall(PetscFree(d));
+  }
+  /* R = B - A X on the host (X = 0 unless the guess is nonzero), then everything on the device */
+  if (ksp->guess_zero)
+    PetscCall(MatZeroEntries(X));
+  else {
+    Mat AX;
+    PetscCall(MatMatMult(Amat, X, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &AX));
+    PetscCall(MatAYPX(AX, -1.0, B, SAME_NONZERO_PATTERN));
+    PetscCall(MatDenseGetArrayRead(AX, &ba));
+    PetscCall(PCGFBlockSetVec(blk, PCGF_R, ba));
+    PetscCall(MatDenseRestoreArrayRead(AX, &ba));
+    PetscCall(MatDestroy(&AX));
+  }
+  if (ksp->guess_zero) {
+    PetscCall(MatDenseGetArrayRead(B, &ba));
+    PetscCall(PCGFBlockSetVec(blk, PCGF_R, ba));
+    PetscCall(MatDenseRestoreArrayRead(B, &ba));
+  }
+  PetscCall(MatDenseGetArrayRead(X, &ba));
+  PetscCall(PCGFBlockSetVec(blk, PCGF_X, ba));
+  PetscCall(MatDenseRestoreArrayRead(X, &ba));
+  PetscCall(PCGFBlockSetVec(blk, PCGF_P, NULL));
+  PetscCall(PCGFBlockSetVec(blk, PCGF_W, NULL));
+  PetscCall(PetscMalloc6(k * PCGF_NSUMS, &sums, k, &alpha, k, &beta, k, &rzold, k, &dp0, k, &done));
+  for (PetscInt j = 0; j < k; j++) {
+    alpha[j] = beta[j] = 0;
+    rzold[j]           = 1;
+    done[j]            = PETSC_FALSE;
+  }
+  PetscCall(PCGFBlockGetCounts(blk, &l0, &t0));
+  ksp->reason = KSP_CONVERGED_ITERATING;
+  PetscCall(PetscLogEventBegin(PCGF_Iterations, ksp, 0, 0, 0));
+  for (it = 0;; it++) {
+    PetscBool all = PETSC_TRUE;
+    PetscCall(PCGFBlockUpdate(blk, alpha, beta, ksp->normtype));
+    if (it < ksp->max_it) PetscCall(PCGFBlockSpMVDot(blk, dA));
+    PetscCall(PCGFBlockReduce(blk, sums));
+    dpmax = 0;
+    for (PetscInt j = 0; j < k; j++) {
+      const PetscScalar *sj = sums + j * PCGF_NSUMS;
+      const PetscReal    dp = ksp->normtype == KSP_NORM_NONE ? 0.0 : PetscSqrtReal(PetscAbsReal(PetscRealPart(sj[PCGF_NRM])));
+      if (PetscIsInfOrNanScalar(sj[PCGF_RZ]) || PetscIsInfOrNanScalar(sj[PCGF_NRM])) ksp->reason = KSP_DIVERGED_NANORINF;
+      if (it == 0) dp0[j] = dp;
+      if (!done[j] && ksp->normtype != KSP_NORM_NONE && (dp <= PetscMax(ksp->rtol * dp0[j], ksp->abstol) || sj[PCGF_RZ] == 0.0)) done[j] = PETSC_TRUE;
+      all   = (PetscBool)(all && done[j]);
+      dpmax = PetscMax(dpmax, dp);
+    }
+    ksp->its   = it;
+    ksp->rnorm = dpmax;
+    PetscCall(KSPLogResidualHistory(ksp, dpmax));
+    PetscCall(KSPMonitor(ksp, it, dpmax));
+    if (ksp->reason) break;
+    if (all) {
+      ksp->reason = KSP_CONVERGED_RTOL;
+      break;
+    }
+    if (it == ksp->max_it) {
+      ksp->reason = KSP_DIVERGED_ITS;
+      break;
+    }
+    for (PetscInt j = 0; j < k; j++) {
+      const PetscScalar *sj = sums + j * PCGF_NSUMS;
+      if (done[j]) { /* frozen */
+        alpha[j] = beta[j] = 0;
+        continue;
+      }
+      if (PetscRealPart(sj[PCGF_RZ]) < 0.0)
+        ksp->reason = KSP_DIVERGED_INDEFINITE_PC;
+      else if (PetscRealPart(sj[PCGF_PW]) <= 0.0)
+        ksp->reason = KSP_DIVERGED_INDEFINITE_MAT;
+      else {
+        rzold[j] = sj[PCGF_RZ];
+        alpha[j] = sj[PCGF_RZ] / sj[PCGF_PW];
+        beta[j]  = alpha[j] * alpha[j] * sj[PCGF_WDW] / sj[PCGF_RZ] - 1.0;
+      }
+    }
+    if (ksp->reason) break;
+  }
+  PetscCall(PetscLogEventEnd(PCGF_Iterations, ksp, 0, 0, 0));
+  PetscCall(PCGFBlockGetCounts(blk, &l1, &t1));
+  cg->blockpasses    = it + 1;
+  cg->blocklaunches  = l1 - l0;
+  cg->blocktransfers = t1 - t0;
+  PetscCall(MatDenseGetArrayWrite(X, &xa));
+  PetscCall(PCGFBlockGetVec(blk, PCGF_X, xa));
+  PetscCall(MatDenseRestoreArrayWrite(X, &xa));
+  PetscCall(PetscFree6(sums, alpha, beta, rzold, dp0, done));
+  PetscCall(PCGFBlockDestroy(&blk));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Monitors that need x mid-solve (-ksp_monitor_true_residual) get the device iterate */
 static PetscErrorCode KSPBuildSolution_PIPECGFUSED(KSP ksp, Vec v, Vec *V)
 {
@@ -455,6 +599,13 @@ static PetscErrorCode KSPView_PIPECGFUSED(KSP ksp, PetscViewer viewer)
   else
     PetscCall(PetscViewerASCIIPrintf(viewer, "  no residual replacement\n"));
   PetscCall(GSResidualGapView(&cg->gap, ksp, viewer));
+  if (cg->blockcolumns) {
+    if (cg->blockfused)
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  last KSPMatSolve: %" PetscInt_FMT " columns together in the block kernels, %" PetscInt_FMT " iterations, %.3g kernel launches and %.3g device-to-host reductions per iteration\n", cg->blockcolumns,
+                                       cg->blockpasses - 1, (double)cg->blocklaunches / (double)cg->blockpasses, (double)cg->blocktransfers / (double)cg->blockpasses));
+    else
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  last KSPMatSolve: %" PetscInt_FMT " columns solved one by one\n", cg->blockcolumns));
+  }
   if (!cg->work) PetscFunctionReturn(PETSC_SUCCESS);
   {
     PetscLogDouble vbytes, pbytes;
@@ -511,6 +662,7 @@ static PetscErrorCode KSPReset_PIPECGFUSED(KSP ksp)
 static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
 {
   PetscFunctionBegin;
+  PetscCall(GSResidualGapReasonViewRemove(ksp, &((KSP_PIPECGFUSED *)ksp->data)->gap));
   PetscCall(KSPReset_PIPECGFUSED(ksp));
   PetscCall(KSPDestroyDefault(ksp));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -585,6 +737,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PIPECGFUSED(KSP ksp)
   ksp->ops->view           = KSPView_PIPECGFUSED;
   ksp->ops->reset          = KSPReset_PIPECGFUSED;
   ksp->ops->buildsolution  = KSPBuildSolution_PIPECGFUSED;
+  ksp->ops->matsolve       = KSPMatSolve_PIPECGFUSED;
   ksp->ops->setfromoptions = KSPSetFromOptions_PIPECGFUSED;
   cg->replace_every        = 0;
   PetscCall(GSResidualGapInit(&cg->gap, "pipecgfused"));
