@@ -146,7 +146,7 @@ static PetscErrorCode Compare(const char *what, Mat A, PCType pc, KSPNormType nt
 /* KSPMatSolve with pipecgfused on k random columns against KSPCG and KSPSolve with pipecgfused on each column: every
    column's true residual below 1e-6 relative (the tolerance is 1e-8), and the block's iterations within max(2, 5%)
    of CG's slowest column, or within 2 of pipecgfused's slowest column (the same recurrences column by column) */
-static PetscErrorCode CompareMatSolve(MatType type, Mat A, PCType pc, KSPNormType nt, PetscInt k, PetscRandom rnd)
+static PetscErrorCode CompareMatSolve(const char *type, Mat A, PCType pc, KSPNormType nt, PetscInt k, PetscRandom rnd)
 {
   Mat                B, X;
   KSP                ksp;
@@ -330,14 +330,19 @@ int main(int argc, char **argv)
     }
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%" PetscInt_FMT " create/solve/destroy cycles converged\n", cycles));
   } else if (!strcmp(scenario, "matsolve")) { /* several right-hand sides against KSPCG column by column */
-    const MatType  mtypes[2] = {MATGPUSTREAM, MATAIJ};
+    const MatType  mtypes[3] = {MATGPUSTREAM, MATAIJ, MATGPUSTREAM};
     const PetscInt ks[5]     = {1, 3, 8, 11, 20};
-    for (int t = 0; t < 2; t++) {
+    for (int t = 0; t < 3; t++) {
       Mat Am;
       PetscCall(Poisson(mtypes[t], 16, 1e3, 0.0, &Am));
+      if (t == 2) { /* streamed in 4 subdivisions: each one serves every column while it is on the device */
+        PetscCall(PetscOptionsInsertString(NULL, "-s_mat_gpustream_mode stream -s_mat_gpustream_subdivisions 4"));
+        PetscCall(MatSetOptionsPrefix(Am, "s_"));
+        PetscCall(MatSetFromOptions(Am));
+      }
       for (int p = 0; p < 2; p++)
         for (int nn = 0; nn < 2; nn++)
-          for (int c = 0; c < 5; c++) PetscCall(CompareMatSolve(mtypes[t], Am, pcs[p], norms[nn], ks[c], rnd));
+          for (int c = 0; c < 5; c++) PetscCall(CompareMatSolve(t == 2 ? "streamed gpustream" : mtypes[t], Am, pcs[p], norms[nn], ks[c], rnd));
       PetscCall(MatDestroy(&Am));
     }
   } else if (!strcmp(scenario, "blocks")) { /* 3 and 6 unknowns per node: point-block Jacobi, fused on one process */

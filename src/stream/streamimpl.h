@@ -56,6 +56,8 @@ PETSC_INTERN PetscErrorCode GSStreamPlanMult(GSStreamPlan, GSDeviceMat, GSHalo, 
    arrays of one rank's product (for solvers that keep their block vectors on the device) */
 PETSC_INTERN PetscErrorCode GSStreamPlanMultBlock(GSStreamPlan, GSDeviceMat, GSHalo, PetscInt, const PetscScalar[], PetscInt, PetscScalar[], PetscInt);
 PETSC_INTERN PetscErrorCode GSStreamPlanMultBlockDevice(GSStreamPlan, PetscInt, const PetscScalar[], PetscInt, PetscScalar[], PetscInt);
+/* The plan of a streamed gpustream matrix (else NULL), brought up to date with the host first */
+PETSC_INTERN PetscErrorCode MatGPUStreamGetStreamPlan(Mat, GSStreamPlan *);
 
 /* The same block product on a resident matrix (A, and on several ranks B and H) */
 PETSC_INTERN PetscErrorCode GSDeviceMatMultBlock(GSDeviceMat, GSDeviceMat, GSHalo, PetscInt, const PetscScalar[], PetscInt, PetscScalar[], PetscInt);

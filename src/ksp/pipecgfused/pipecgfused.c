@@ -425,8 +425,8 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Several right-hand sides: all columns advance together in the block kernels when the operator is a resident
-   gpustream matrix on one process with PCNONE or PCJACOBI; otherwise (and with a null space) one KSPSolve() per
+/* Several right-hand sides: all columns advance together in the block kernels when the operator is a gpustream
+   matrix on one process (resident, or streamed: each subdivision then serves every column) with PCNONE or PCJACOBI; otherwise (and with a null space) one KSPSolve() per
    column. Column j stops moving (alpha_j = beta_j = 0) once its norm meets the tolerances; the KSP converges when all
    columns have. The monitor sees the largest norm of the columns. */
 static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
@@ -436,6 +436,7 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   MatNullSpace       nsp;
   GSDeviceMat        dA = NULL, dB = NULL;
   GSHalo             halo = NULL;
+  GSStreamPlan       plan = NULL;
   PetscBool          gs, jacobi, none;
   PetscInt           n, k, ldb, ldx, it, l0, t0, l1, t1;
   PCGFBlock          blk;
@@ -451,9 +452,10 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &jacobi));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &none));
   if (gs) PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA, &dB, &halo));
+  if (gs && !dA) PetscCall(MatGPUStreamGetStreamPlan(Amat, &plan));
   PetscCall(MatGetSize(B, NULL, &k));
   cg->blockcolumns = k;
-  cg->blockfused   = (PetscBool)(dA && !halo && !nsp && (jacobi || none) && ksp->normtype != KSP_NORM_NATURAL);
+  cg->blockfused   = (PetscBool)((dA || plan) && !halo && !dB && !nsp && (jacobi || none) && ksp->normtype != KSP_NORM_NATURAL);
   if (!cg->blockfused) { /* one solve per column */
     for (PetscInt j = 0; j < k; j++) {
       Vec b, x;
@@ -510,7 +512,7 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   for (it = 0;; it++) {
     PetscBool all = PETSC_TRUE;
     PetscCall(PCGFBlockUpdate(blk, alpha, beta, ksp->normtype));
-    if (it < ksp->max_it) PetscCall(PCGFBlockSpMVDot(blk, dA));
+    if (it < ksp->max_it) PetscCall(PCGFBlockSpMVDot(blk, dA, plan));
     PetscCall(PCGFBlockReduce(blk, sums));
     dpmax = 0;
     for (PetscInt j = 0; j < k; j++) {

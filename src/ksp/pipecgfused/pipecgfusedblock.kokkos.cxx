@@ -175,7 +175,7 @@ PetscErrorCode PCGFBlockUpdate(PCGFBlock B, const PetscScalar alpha[], const Pet
 }
 
 /* W = A P for all columns in one pass over the matrix, then the partial <p,w> and <w, D^{-1} w> of every column */
-PetscErrorCode PCGFBlockSpMVDot(PCGFBlock B, GSDeviceMat A)
+PetscErrorCode PCGFBlockSpMVDot(PCGFBlock B, GSDeviceMat A, GSStreamPlan plan)
 {
   const DView<PetscScalar> p = B->p, w = B->w, d = B->dinv;
   PetscScalar *const       out = B->partials.data() + 2 * (size_t)KC * B->nch * B->lu;
@@ -184,9 +184,14 @@ PetscErrorCode PCGFBlockSpMVDot(PCGFBlock B, GSDeviceMat A)
   const bool               jacobi = B->jacobi;
 
   PetscFunctionBegin;
-  PetscCheck(A->csr.m == n && A->csr.n == n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for blocks of %" PetscInt_FMT " rows", A->csr.m, A->csr.n, n);
+  PetscCheck(!A || (A->csr.m == n && A->csr.n == n), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for blocks of %" PetscInt_FMT " rows", A->csr.m, A->csr.n, n);
   PetscCall(PetscLogEventBegin(PCGF_SpMVDot, 0, 0, 0, 0));
-  GSCallKokkos(SpMMBlock(Exec(), A->csr, 0, k, p.data(), n, w.data(), n));
+  if (A)
+    GSCallKokkos(SpMMBlock(Exec(), A->csr, 0, k, p.data(), n, w.data(), n));
+  else {
+    PetscCall(GSStreamPlanMultBlockDevice(plan, k, p.data(), n, w.data(), n));
+    GSCallKokkos(Kokkos::fence()); /* the product ran on the plan's instances */
+  }
   GSCallKokkos(Kokkos::parallel_for(
       "PipeCGFused::BlockDot", TeamPol(L * (int)B->nch, T).set_scratch_size(0, Kokkos::PerTeam(2 * KC * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[2 * KC] = {};
@@ -200,7 +205,8 @@ PetscErrorCode PCGFBlockSpMVDot(PCGFBlock B, GSDeviceMat A)
         TeamSumStore<2 * KC>(t, acc, out);
       }));
   B->launches += 2;
-  PetscCall(PetscLogFlops(2.0 * A->val.extent(0) * k + 5.0 * n * k));
+  if (A) PetscCall(PetscLogFlops(2.0 * A->val.extent(0) * k));
+  PetscCall(PetscLogFlops(5.0 * n * k));
   PetscCall(PetscLogEventEnd(PCGF_SpMVDot, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

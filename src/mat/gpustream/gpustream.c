@@ -167,6 +167,16 @@ PetscErrorCode MatGPUStreamGetDeviceMat(Mat A, GSDeviceMat *dA, GSDeviceMat *dB,
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode MatGPUStreamGetStreamPlan(Mat A, GSStreamPlan *plan)
+{
+  Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
+
+  PetscFunctionBegin;
+  PetscCall(MatGPUStreamSync_Private(A));
+  *plan = gs->plan;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode MatMultAdd_GPUStream(Mat A, Vec x, Vec z, Vec y)
 {
   Mat_GPUStream     *gs = (Mat_GPUStream *)A->spptr;
