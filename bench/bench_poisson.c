@@ -3,6 +3,7 @@ A plain PETSc program: the plugin's types come in through -dll_append, so the sa
   -n <rows>     : about this many unknowns (a square grid)\n\
   -its <30>     : iterations per solve (the tolerance is set out of reach)\n\
   -reps <7>     : timed solves after one untimed warm-up solve; the median is reported\n\
+  -nrhs <1>     : right-hand sides solved together by KSPMatSolve (the ksp column then reads <type>_k<nrhs>)\n\
 Prints one CSV line: ksp,pc,mat,nprocs,n,nnz,its,us_per_it_solve,us_per_it_loop\n\
 (loop: the plugin's iteration event, -loop_event <PCGFIterations>, i.e. without the copies of b and x at the ends of\n\
 a solve; -1 if absent)\n\n";
@@ -21,7 +22,8 @@ int main(int argc, char **argv)
   Vec           x, b;
   KSP           ksp;
   PC            pc;
-  PetscInt      n = 10000, m, its = 30, reps = 7, Istart, Iend, done;
+  PetscInt      n = 10000, m, its = 30, reps = 7, nrhs = 1, Istart, Iend, done;
+  Mat           B = NULL, X = NULL;
   PetscLogEvent loop = -1;
   PetscMPIInt   size;
   double        tsolve[64], tloop[64];
@@ -38,6 +40,8 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-n", &nreal, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-its", &its, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-reps", &reps, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-nrhs", &nrhs, NULL));
+  PetscCheck(nrhs > 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-nrhs must be positive");
   PetscCheck(reps > 0 && reps <= 64, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-reps must be in 1..64");
   m = (PetscInt)(PetscSqrtReal(nreal) + 0.5);
   n = m * m;
@@ -64,6 +68,18 @@ int main(int argc, char **argv)
   PetscCall(MatGetInfo(A, MAT_GLOBAL_SUM, &info));
   PetscCall(MatCreateVecs(A, &x, &b));
   PetscCall(VecSet(b, 1.0));
+  if (nrhs > 1) { /* columns of ones, each scaled differently */
+    PetscInt nloc;
+    PetscCall(VecGetLocalSize(b, &nloc));
+    PetscCall(MatCreateDense(PETSC_COMM_WORLD, nloc, PETSC_DECIDE, n, nrhs, NULL, &B));
+    PetscCall(MatCreateDense(PETSC_COMM_WORLD, nloc, PETSC_DECIDE, n, nrhs, NULL, &X));
+    for (PetscInt j = 0; j < nrhs; j++) {
+      Vec c;
+      PetscCall(MatDenseGetColumnVecWrite(B, j, &c));
+      PetscCall(VecSet(c, 1.0 + j));
+      PetscCall(MatDenseRestoreColumnVecWrite(B, j, &c));
+    }
+  }
 
   PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
   PetscCall(KSPSetOperators(ksp, A, A));
@@ -77,14 +93,20 @@ int main(int argc, char **argv)
     PetscCall(PetscOptionsGetString(NULL, NULL, "-loop_event", name, sizeof(name), NULL));
     PetscCall(PetscLogEventGetId(name, &loop));
   }
-  PetscCall(KSPSolve(ksp, b, x)); /* warm-up: first-launch costs stay out */
+  if (B)
+    PetscCall(KSPMatSolve(ksp, B, X)); /* warm-up: first-launch costs stay out */
+  else
+    PetscCall(KSPSolve(ksp, b, x));
   for (PetscInt r = 0; r < reps; r++) {
     PetscLogDouble     t0, t1;
     PetscEventPerfInfo e0, e1;
     if (loop >= 0) PetscCall(PetscLogEventGetPerfInfo(0, loop, &e0));
     PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
     PetscCall(PetscTime(&t0));
-    PetscCall(KSPSolve(ksp, b, x));
+    if (B)
+      PetscCall(KSPMatSolve(ksp, B, X));
+    else
+      PetscCall(KSPSolve(ksp, b, x));
     PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
     PetscCall(PetscTime(&t1));
     PetscCall(KSPGetIterationNumber(ksp, &done));
@@ -100,7 +122,13 @@ int main(int argc, char **argv)
   PetscCall(KSPGetType(ksp, &ktype));
   PetscCall(PCGetType(pc, &ptype));
   PetscCall(MatGetType(A, &mtype));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s,%s,%s,%d,%" PetscInt_FMT ",%.0f,%" PetscInt_FMT ",%.2f,%.2f\n", ktype, ptype, mtype, (int)size, n, (double)info.nz_used, done, tsolve[reps / 2], tloop[reps / 2]));
+  if (nrhs > 1)
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s_k%" PetscInt_FMT, ktype, nrhs));
+  else
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s", ktype));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, ",%s,%s,%d,%" PetscInt_FMT ",%.0f,%" PetscInt_FMT ",%.2f,%.2f\n", ptype, mtype, (int)size, n, (double)info.nz_used, done, tsolve[reps / 2], tloop[reps / 2]));
+  PetscCall(MatDestroy(&B));
+  PetscCall(MatDestroy(&X));
 
   PetscCall(KSPDestroy(&ksp));
   PetscCall(VecDestroy(&x));

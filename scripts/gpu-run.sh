@@ -135,6 +135,10 @@ if [[ $what == *bench* ]]; then
     for pc in none jacobi; do
       "$B/bench/bench_poisson" -n "$n" -dll_append "$B/libpetscgpustream.so" -mat_type gpustream -ksp_type pipecgfused -pc_type $pc | tee -a "$csv"
     done
+    # KSPMatSolve: NRHS columns in the block kernels (time per iteration of all of them)
+    for k in ${NRHS:-8}; do
+      "$B/bench/bench_poisson" -n "$n" -nrhs "$k" -dll_append "$B/libpetscgpustream.so" -mat_type gpustream -ksp_type pipecgfused -pc_type jacobi | tee -a "$csv"
+    done
     "$MPIEXEC" -n "$ncpu" --bind-to core "$B/bench/bench_poisson" -n "$n" -mat_type aij -ksp_type cg -pc_type none | tee -a "$csv"
     "$B/bench/bench_poisson" -n "$n" -dll_append "$B/libpetscgpustream.so" -mat_type gpustream -ksp_type pipebcgsf -pc_type none -loop_event PBCGSFIteration | tee -a "$csv"
     "$MPIEXEC" -n "$ncpu" --bind-to core "$B/bench/bench_poisson" -n "$n" -mat_type aij -ksp_type bcgs -pc_type none | tee -a "$csv"
