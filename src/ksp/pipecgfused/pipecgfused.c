@@ -714,6 +714,12 @@ static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
    A replacement iteration updates x, recomputes r = b - A x on the host (one `MatMult()` and two vector copies),
    and builds p with the classical beta from the true <r,z> (two more kernels and one more reduction); w = A p needs
    no replacement since the SpMV recomputes it every iteration.
+   `KSPMatSolve()`: on one process with a `MATGPUSTREAM` operator (resident or streamed) and `PCNONE` or `PCJACOBI`, the
+   k columns advance together, each with its own alpha and beta: one kernel updates every column, W = A P runs in one
+   pass over the matrix for all of them (a streamed matrix copies each subdivision once for all columns), one kernel
+   forms every column's sums, and one transfer brings them to the host. A column stops moving once its norm meets
+   the tolerances; the solve converges when all have, and monitors see the largest norm of the columns. Elsewhere
+   (several processes, other operators or PCs, a null space, the natural norm) the columns are solved one by one.
    Breakdowns: <p,Ap> <= 0 gives `KSP_DIVERGED_INDEFINITE_MAT`, <r,z> < 0 gives `KSP_DIVERGED_INDEFINITE_PC`, a
    NaN or Inf gives `KSP_DIVERGED_NANORINF`.
 
