@@ -1,7 +1,7 @@
 #!/bin/bash
 # Runs on the GPU machine (device tool), from the repository root, with .gpu/ carried (gpu-stack.tar.xz and the
 # build of scripts/build-gpu.sh):
-#   scripts/gpu-run.sh [tests] [sanitizer] [bench] [mpi] [stream] [NS="1e4 1e5 1e6 1e7"]
+#   scripts/gpu-run.sh [tests] [sanitizer] [spmv] [bench] [mpi] [stream] [benchmarks] [NS="1e4 1e5 1e6 1e7"]
 # tests:     unit tests (kernels vs serial twins), example tests, PETSc tutorials through -dll_append
 # sanitizer: compute-sanitizer memcheck, racecheck, synccheck on a small solve and on the unit tests
 # spmv:      our SpMV and cuSPARSE's on the matrices of bench/generators.h (MATS="spec ..."), ratios and GB/s
@@ -12,6 +12,9 @@
 # stream:    the streaming engine on the cantilever cube (bench/bench_stream): pinned bandwidth, MatMult resident and
 #            streamed, streamed SpMV against the number of subdivisions with overlap on and off, k = 1..64 vectors
 #            per pass; $STREAM_ARGS (default: 3 dof, 160 nodes per edge: an 11.5 GB CSR under a 2 GB budget)
+# benchmarks: every benchmark in one command, sized for the 10 minutes of one device call: bench with NS="1e5 1e6 1e7"
+#            and no launch-shape sweeps, spmv, and stream on a 5 GB CSR under a 1 GB budget (the three took about
+#            45 s, 60 s and 50 s in separate calls on an H200 on 2026-11-21, two sizes for bench then)
 # Logs and CSV files go to $OUT (or ./gpu-out); a summary table is printed last.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,6 +23,12 @@ OUT=${OUT:-$root/gpu-out}
 mkdir -p "$OUT"
 B=${B:-$root/.gpu/build}
 what="${*:-tests bench}"
+if [[ $what == *benchmarks* ]]; then
+  what="bench spmv stream"
+  NS=${NS:-"1e5 1e6 1e7"}
+  KERNELS=${KERNELS:-0}
+  STREAM_ARGS=${STREAM_ARGS:-"-cube_n 120 -dof 3 -budget 1e9 -subs 16,32,64 -ks 1,4,16,64 -reps 3"}
+fi
 NS=${NS:-"1e4 1e5 1e6 1e7"}
 summary=$OUT/summary.txt
 : >"$summary"
