@@ -145,7 +145,8 @@ static PetscErrorCode Compare(const char *what, Mat A, PCType pc, KSPNormType nt
 
 /* KSPMatSolve with pipecgfused on k random columns against KSPCG and KSPSolve with pipecgfused on each column: every
    column's true residual below 1e-6 relative (the tolerance is 1e-8), and the block's iterations within max(2, 5%)
-   of CG's slowest column, or within 2 of pipecgfused's slowest column (the same recurrences column by column) */
+   of the slowest column's of CG or of pipecgfused (the same recurrences, summed in another order on several
+   processes) */
 static PetscErrorCode CompareMatSolve(const char *type, Mat A, PCType pc, KSPNormType nt, PetscInt k, PetscRandom rnd)
 {
   Mat                B, X;
@@ -195,7 +196,7 @@ static PetscErrorCode CompareMatSolve(const char *type, Mat A, PCType pc, KSPNor
     PetscCall(MatDenseRestoreColumnVecRead(X, j, &x));
     PetscCall(MatDenseRestoreColumnVecRead(B, j, &b));
   }
-  ok = (PetscBool)(reason > 0 && worst < 1e-6 && (PetscAbsInt(its - maxits) <= PetscMax(2, maxits / 20) || PetscAbsInt(its - maxpipe) <= 2));
+  ok = (PetscBool)(reason > 0 && worst < 1e-6 && (PetscAbsInt(its - maxits) <= PetscMax(2, maxits / 20) || PetscAbsInt(its - maxpipe) <= PetscMax(2, maxpipe / 20)));
   if (verbose) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  block iterations %" PetscInt_FMT ", slowest column: CG %" PetscInt_FMT ", pipecgfused %" PetscInt_FMT "; worst true residual %g\n", its, maxits, maxpipe, (double)worst));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "KSPMatSolve %s pc=%s norm=%s k=%" PetscInt_FMT ": %s, %s\n", type, pc, KSPNormTypes[nt], k, ok ? "agree" : "DIFFER", KSPConvergedReasons[reason]));
   PetscCall(MatDestroy(&B));
@@ -588,6 +589,12 @@ int main(int argc, char **argv)
    test:
       suffix: matsolve_2
       nsize: 2
+      args: -scenario matsolve
+      output_file: output/kspgpustream_matsolve.out
+
+   test:
+      suffix: matsolve_3
+      nsize: 3
       args: -scenario matsolve
       output_file: output/kspgpustream_matsolve.out
 

@@ -349,7 +349,7 @@ void TestMatSolveBlock()
           PCGFBlockSetVec(B, PCGF_P, p.data());
           PCGFBlockSetVec(B, PCGF_W, w.data());
           if (jacobi) PCGFBlockSetVec(B, PCGF_DINV, d.data());
-          Check(!PCGFBlockUpdate(B, alpha.data(), beta.data(), nt) && !PCGFBlockSpMVDot(B, dA, nullptr) && !PCGFBlockReduce(B, sums.data()), "block Update, SpMVDot, Reduce" + tag);
+          Check(!PCGFBlockUpdate(B, alpha.data(), beta.data(), nt) && !PCGFBlockSpMVDot(B, dA, nullptr, nullptr, nullptr) && !PCGFBlockReduce(B, sums.data()), "block Update, SpMVDot, Reduce" + tag);
           for (PetscInt j = 0; j < k; j++) { /* the twins on column j: Update, then w = A p */
             PetscScalar              rs[2], ds[2];
             std::vector<PetscScalar> wj(n);

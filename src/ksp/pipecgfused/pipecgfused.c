@@ -426,7 +426,8 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
 }
 
 /* Several right-hand sides: all columns advance together in the block kernels when the operator is a gpustream
-   matrix on one process (resident, or streamed: each subdivision then serves every column) with PCNONE or PCJACOBI; otherwise (and with a null space) one KSPSolve() per
+   matrix (resident, or streamed on one process: each subdivision then serves every column) with PCNONE or PCJACOBI,
+   with one MPI_Allreduce of every column's sums per iteration on several processes; otherwise (and with a null space) one KSPSolve() per
    column. Column j stops moving (alpha_j = beta_j = 0) once its norm meets the tolerances; the KSP converges when all
    columns have. The monitor sees the largest norm of the columns. */
 static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
@@ -438,6 +439,7 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   GSHalo             halo = NULL;
   GSStreamPlan       plan = NULL;
   PetscBool          gs, jacobi, none;
+  PetscMPIInt        size;
   PetscInt           n, k, ldb, ldx, it, l0, t0, l1, t1;
   PCGFBlock          blk;
   PetscScalar       *sums, *alpha, *beta, *rzold, *xa;
@@ -454,8 +456,9 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   if (gs) PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA, &dB, &halo));
   if (gs && !dA) PetscCall(MatGPUStreamGetStreamPlan(Amat, &plan));
   PetscCall(MatGetSize(B, NULL, &k));
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
   cg->blockcolumns = k;
-  cg->blockfused   = (PetscBool)((dA || plan) && !halo && !dB && !nsp && (jacobi || none) && ksp->normtype != KSP_NORM_NATURAL);
+  cg->blockfused   = (PetscBool)((dA || (plan && !halo)) && !nsp && (jacobi || none) && ksp->normtype != KSP_NORM_NATURAL);
   if (!cg->blockfused) { /* one solve per column */
     for (PetscInt j = 0; j < k; j++) {
       Vec b, x;
@@ -512,8 +515,9 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   for (it = 0;; it++) {
     PetscBool all = PETSC_TRUE;
     PetscCall(PCGFBlockUpdate(blk, alpha, beta, ksp->normtype));
-    if (it < ksp->max_it) PetscCall(PCGFBlockSpMVDot(blk, dA, plan));
+    if (it < ksp->max_it) PetscCall(PCGFBlockSpMVDot(blk, dA, dB, halo, plan));
     PetscCall(PCGFBlockReduce(blk, sums));
+    if (size > 1) PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sums, (PetscMPIInt)(k * PCGF_NSUMS), MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)ksp)));
     dpmax = 0;
     for (PetscInt j = 0; j < k; j++) {
       const PetscScalar *sj = sums + j * PCGF_NSUMS;
@@ -714,12 +718,13 @@ static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
    A replacement iteration updates x, recomputes r = b - A x on the host (one `MatMult()` and two vector copies),
    and builds p with the classical beta from the true <r,z> (two more kernels and one more reduction); w = A p needs
    no replacement since the SpMV recomputes it every iteration.
-   `KSPMatSolve()`: on one process with a `MATGPUSTREAM` operator (resident or streamed) and `PCNONE` or `PCJACOBI`, the
+   `KSPMatSolve()`: with a `MATGPUSTREAM` operator (resident, or streamed on one process) and `PCNONE` or `PCJACOBI`, the
    k columns advance together, each with its own alpha and beta: one kernel updates every column, W = A P runs in one
    pass over the matrix for all of them (a streamed matrix copies each subdivision once for all columns), one kernel
    forms every column's sums, and one transfer brings them to the host. A column stops moving once its norm meets
-   the tolerances; the solve converges when all have, and monitors see the largest norm of the columns. Elsewhere
-   (several processes, other operators or PCs, a null space, the natural norm) the columns are solved one by one.
+   the tolerances; the solve converges when all have, and monitors see the largest norm of the columns. On several
+   processes the sums of all columns travel in one `MPI_Allreduce` per iteration. Elsewhere (other operators or
+   PCs, a streamed matrix on several processes, a null space, the natural norm) the columns are solved one by one.
    Breakdowns: <p,Ap> <= 0 gives `KSP_DIVERGED_INDEFINITE_MAT`, <r,z> < 0 gives `KSP_DIVERGED_INDEFINITE_PC`, a
    NaN or Inf gives `KSP_DIVERGED_NANORINF`.
 

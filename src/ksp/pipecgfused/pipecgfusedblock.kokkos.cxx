@@ -20,6 +20,7 @@ struct _n_PCGFBlock {
   DView<PetscScalar>                       ab;               /* alpha (k) then beta (k) of this iteration */
   Kokkos::View<PetscScalar *, PinnedSpace> hab;
   DView<PetscScalar>                       partials; /* [Update: 2 KC nch L][Dot: 2 KC nch L] */
+  DView<PetscScalar>                       ghosts;   /* the ghost rows of P on several processes */
   Kokkos::View<PetscScalar *, PinnedSpace> hpartials;
   int                                      tu = 1, lu = 1;
   PetscInt                                 launches = 0, transfers = 0;
@@ -175,7 +176,7 @@ PetscErrorCode PCGFBlockUpdate(PCGFBlock B, const PetscScalar alpha[], const Pet
 }
 
 /* W = A P for all columns in one pass over the matrix, then the partial <p,w> and <w, D^{-1} w> of every column */
-PetscErrorCode PCGFBlockSpMVDot(PCGFBlock B, GSDeviceMat A, GSStreamPlan plan)
+PetscErrorCode PCGFBlockSpMVDot(PCGFBlock B, GSDeviceMat A, GSDeviceMat O, GSHalo H, GSStreamPlan plan)
 {
   const DView<PetscScalar> p = B->p, w = B->w, d = B->dinv;
   PetscScalar *const       out = B->partials.data() + 2 * (size_t)KC * B->nch * B->lu;
@@ -186,9 +187,14 @@ PetscErrorCode PCGFBlockSpMVDot(PCGFBlock B, GSDeviceMat A, GSStreamPlan plan)
   PetscFunctionBegin;
   PetscCheck(!A || (A->csr.m == n && A->csr.n == n), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for blocks of %" PetscInt_FMT " rows", A->csr.m, A->csr.n, n);
   PetscCall(PetscLogEventBegin(PCGF_SpMVDot, 0, 0, 0, 0));
-  if (A)
+  if (A) {
     GSCallKokkos(SpMMBlock(Exec(), A->csr, 0, k, p.data(), n, w.data(), n));
-  else {
+    if (H) {
+      PetscCall(HaloBlock(H, k, B->p, n, B->ghosts));
+      GSCallKokkos(SpMMBlock<true>(Exec(), O->csr, 0, k, B->ghosts.data(), O->csr.n, w.data(), n));
+      B->launches++;
+    }
+  } else {
     PetscCall(GSStreamPlanMultBlockDevice(plan, k, p.data(), n, w.data(), n));
     GSCallKokkos(Kokkos::fence()); /* the product ran on the plan's instances */
   }
@@ -205,7 +211,7 @@ PetscErrorCode PCGFBlockSpMVDot(PCGFBlock B, GSDeviceMat A, GSStreamPlan plan)
         TeamSumStore<2 * KC>(t, acc, out);
       }));
   B->launches += 2;
-  if (A) PetscCall(PetscLogFlops(2.0 * A->val.extent(0) * k));
+  if (A) PetscCall(PetscLogFlops(2.0 * (A->val.extent(0) + (O ? O->val.extent(0) : 0)) * k));
   PetscCall(PetscLogFlops(5.0 * n * k));
   PetscCall(PetscLogEventEnd(PCGF_SpMVDot, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -67,10 +67,11 @@ PETSC_INTERN PetscErrorCode PCGFUpdateX(PCGFWork, PetscScalar);
 PETSC_INTERN PetscErrorCode PCGFReduce(PCGFWork, PetscScalar[PCGF_NSUMS]);
 PETSC_INTERN PetscErrorCode PCGFWorkSetOverlap(PCGFWork);
 
-/* KSPMatSolve: k columns advancing together (pipecgfusedblock.kokkos.cxx), PCNONE or Jacobi fused, one process:
+/* KSPMatSolve: k columns advancing together (pipecgfusedblock.kokkos.cxx), PCNONE or Jacobi fused:
      BlockUpdate:  every column's Update with its own alpha_j, beta_j;  partial <r_j,z_j> and norm sums
-     BlockSpMVDot: W = A P in one pass over the matrix for all columns (resident, or streamed: each subdivision
-                   copied once for all columns), then partial <p_j,w_j>, <w_j,D^{-1}w_j>
+     BlockSpMVDot: W = A P in one pass over the matrix for all columns (resident, or streamed on one process: each
+                   subdivision copied once for all columns; on several the off-diagonal block adds the ghost rows of
+                   P that the halo brings), then partial <p_j,w_j>, <w_j,D^{-1}w_j>
      BlockReduce:  every column's sums in one device-to-host copy; sums[j * PCGF_NSUMS + s]
    Each column follows exactly the single-vector kernels' arithmetic (their twins serve for the tests). */
 typedef struct _n_PCGFBlock *PCGFBlock;
@@ -81,7 +82,7 @@ PETSC_INTERN PetscErrorCode PCGFBlockSetVec(PCGFBlock, PCGFVec, const PetscScala
 PETSC_INTERN PetscErrorCode PCGFBlockGetVec(PCGFBlock, PCGFVec, PetscScalar[]);
 PETSC_INTERN PetscErrorCode PCGFBlockGetCounts(PCGFBlock, PetscInt *, PetscInt *);
 PETSC_INTERN PetscErrorCode PCGFBlockUpdate(PCGFBlock, const PetscScalar[], const PetscScalar[], KSPNormType);
-PETSC_INTERN PetscErrorCode PCGFBlockSpMVDot(PCGFBlock, GSDeviceMat, GSStreamPlan);
+PETSC_INTERN PetscErrorCode PCGFBlockSpMVDot(PCGFBlock, GSDeviceMat, GSDeviceMat, GSHalo, GSStreamPlan);
 PETSC_INTERN PetscErrorCode PCGFBlockReduce(PCGFBlock, PetscScalar[]);
 PETSC_INTERN PetscErrorCode PCGFOverlapUpdate(PCGFWork, PetscScalar, PetscScalar, KSPNormType);
 PETSC_INTERN PetscErrorCode PCGFSpMVN(PCGFWork, GSDeviceMat, GSDeviceMat, GSHalo);
