@@ -8,29 +8,10 @@
 #include <vector>
 
 #include "../src/mat/gpustream/devicemat.hpp"
+#include "kokkostiming.hpp"
 #include "../src/ksp/pipecgfused/pipecgfusedimpl.h"
 
 using namespace gpustream;
-
-static double Median(std::vector<double> v)
-{
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-template <class F> static double TimeUs(int reps, F f)
-{
-  std::vector<double> t;
-  f();
-  Kokkos::fence();
-  for (int r = 0; r < reps; r++) {
-    Kokkos::Timer timer;
-    f();
-    Kokkos::fence();
-    t.push_back(timer.seconds() * 1e6);
-  }
-  return Median(t);
-}
 
 int main(int argc, char **argv)
 {

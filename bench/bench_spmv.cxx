@@ -10,24 +10,10 @@
 #include <vector>
 
 #include "../src/mat/gpustream/devicemat.hpp"
+#include "kokkostiming.hpp"
 #include "generators.h"
 
 using namespace gpustream;
-
-template <class F> static double TimeUs(int reps, F f)
-{
-  std::vector<double> t;
-  f();
-  Kokkos::fence();
-  for (int r = 0; r < reps; r++) {
-    Kokkos::Timer timer;
-    f();
-    Kokkos::fence();
-    t.push_back(timer.seconds() * 1e6);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 /* Candidates for the fused kernels: pipecgfused's SpMVDot (w = A p, per-team partial sums of <p,w> and <w,w>) with
    teams of 256 threads under launch bounds that ask the compiler for MinBlocks resident teams per multiprocessor

@@ -16,6 +16,22 @@
     }                                                                                                                                                                                                                                                    \
   } while (0)
 
+// cuSPARSE and cuBLAS calls, checked the same way (the drivers that use them include their headers)
+#define CKS(x)                                                                                                                                                                                                                                           \
+  do {                                                                                                                                                                                                                                                   \
+    if ((x) != CUSPARSE_STATUS_SUCCESS) {                                                                                                                                                                                                                \
+      std::fprintf(stderr, "%s:%d %s failed\n", __FILE__, __LINE__, #x);                                                                                                                                                                                 \
+      std::exit(1);                                                                                                                                                                                                                                      \
+    }                                                                                                                                                                                                                                                    \
+  } while (0)
+#define CKB(x)                                                                                                                                                                                                                                           \
+  do {                                                                                                                                                                                                                                                   \
+    if ((x) != CUBLAS_STATUS_SUCCESS) {                                                                                                                                                                                                                  \
+      std::fprintf(stderr, "%s:%d %s failed\n", __FILE__, __LINE__, #x);                                                                                                                                                                                 \
+      std::exit(1);                                                                                                                                                                                                                                      \
+    }                                                                                                                                                                                                                                                    \
+  } while (0)
+
 // Median in microseconds of `reps` runs of f between two events on the default stream, after one warm-up run
 template <class F> static double MedianUs(int reps, F f)
 {

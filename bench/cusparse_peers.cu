@@ -12,21 +12,6 @@
 #include <cusparse.h>
 #include "cudacheck.h"
 
-#define CKS(x)                                                                                                                                                                                                                                           \
-  do {                                                                                                                                                                                                                                                   \
-    if ((x) != CUSPARSE_STATUS_SUCCESS) {                                                                                                                                                                                                                \
-      std::fprintf(stderr, "%s:%d %s failed\n", __FILE__, __LINE__, #x);                                                                                                                                                                                 \
-      std::exit(1);                                                                                                                                                                                                                                      \
-    }                                                                                                                                                                                                                                                    \
-  } while (0)
-#define CKB(x)                                                                                                                                                                                                                                           \
-  do {                                                                                                                                                                                                                                                   \
-    if ((x) != CUBLAS_STATUS_SUCCESS) {                                                                                                                                                                                                                  \
-      std::fprintf(stderr, "%s:%d %s failed\n", __FILE__, __LINE__, #x);                                                                                                                                                                                 \
-      std::exit(1);                                                                                                                                                                                                                                      \
-    }                                                                                                                                                                                                                                                    \
-  } while (0)
-
 int main(int argc, char **argv)
 {
   cusparseHandle_t sp;

@@ -5,14 +5,6 @@
 #include "cudacheck.h"
 #include "generators.h"
 
-#define CKS(x)                                                                                                                                                                                                                                           \
-  do {                                                                                                                                                                                                                                                   \
-    if ((x) != CUSPARSE_STATUS_SUCCESS) {                                                                                                                                                                                                                \
-      std::fprintf(stderr, "%s:%d %s failed\n", __FILE__, __LINE__, #x);                                                                                                                                                                                 \
-      std::exit(1);                                                                                                                                                                                                                                      \
-    }                                                                                                                                                                                                                                                    \
-  } while (0)
-
 int main(int argc, char **argv)
 {
   cusparseHandle_t sp;

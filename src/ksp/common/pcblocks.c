@@ -25,3 +25,13 @@ PetscErrorCode GSPCGetInverseBlocks(PC pc, PetscInt bs, Vec E, Vec Z, PetscScala
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+PetscScalar GSBlockApply_Ref(PetscInt bs, const PetscScalar d[], const PetscScalar v[], PetscInt i)
+{
+  const PetscInt o = i - i % bs;
+  PetscScalar    z = 0;
+
+  if (!d) return v[i];
+  for (PetscInt k = 0; k < bs; k++) z += d[i * bs + k] * v[o + k];
+  return z;
+}

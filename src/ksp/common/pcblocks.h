@@ -6,3 +6,6 @@
 #include "../../sys/gpustreamimpl.h"
 
 PETSC_INTERN PetscErrorCode GSPCGetInverseBlocks(PC, PetscInt, Vec, Vec, PetscScalar **);
+/* Serial twin of the kernels' block products: (D v)_i with D in n / bs row-major bs x bs blocks (D[i * bs + c]), or
+   v_i when D is NULL */
+PETSC_INTERN PetscScalar GSBlockApply_Ref(PetscInt, const PetscScalar[], const PetscScalar[], PetscInt);

@@ -1,23 +1,13 @@
 /* Serial reference twins of the fused kernels of KSPPIPEBCGSF: the plain loops the unit tests compare with */
 #include "pipebcgsfimpl.h"
-
-/* (D v)_i with D in bs x bs row-major blocks, or the identity */
-static PetscScalar BlockApply(PetscInt bs, const PetscScalar dinv[], const PetscScalar v[], PetscInt i)
-{
-  const PetscInt o = i - i % bs;
-  PetscScalar    z = 0;
-
-  if (!dinv) return v[i];
-  for (PetscInt k = 0; k < bs; k++) z += dinv[i * bs + k] * v[o + k];
-  return z;
-}
+#include "../common/pcblocks.h"
 
 /* y = A D x, with D the inverse diagonal blocks or the identity */
 void PBFSpMV_Ref(PetscInt m, const PetscInt ia[], const PetscInt ja[], const PetscScalar a[], PetscInt bs, const PetscScalar dinv[], const PetscScalar x[], PetscScalar y[])
 {
   for (PetscInt i = 0; i < m; i++) {
     PetscScalar sum = 0;
-    for (PetscInt k = ia[i]; k < ia[i + 1]; k++) sum += a[k] * BlockApply(bs, dinv, x, ja[k]);
+    for (PetscInt k = ia[i]; k < ia[i + 1]; k++) sum += a[k] * GSBlockApply_Ref(bs, dinv, x, ja[k]);
     y[i] = sum;
   }
 }

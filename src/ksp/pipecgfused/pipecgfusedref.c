@@ -1,16 +1,6 @@
 /* Serial reference twins of the fused kernels of KSPPIPECGFUSED: the plain loops the unit tests compare with */
 #include "pipecgfusedimpl.h"
-
-/* (D^{-1} v)_i with D^{-1} in bs x bs blocks (dinv NULL: the identity) */
-static PetscScalar BlockApply(PetscInt bs, const PetscScalar dinv[], const PetscScalar v[], PetscInt i)
-{
-  const PetscInt o = i - i % bs;
-  PetscScalar    z = 0;
-
-  if (!dinv) return v[i];
-  for (PetscInt k = 0; k < bs; k++) z += dinv[i * bs + k] * v[o + k];
-  return z;
-}
+#include "../common/pcblocks.h"
 
 void PCGFUpdate_Ref(PetscInt n, PetscInt bs, PetscScalar alpha, PetscScalar beta, KSPNormType normtype, const PetscScalar dinv[], PetscScalar x[], PetscScalar r[], PetscScalar p[], const PetscScalar w[], PetscScalar sums[2])
 {
@@ -20,7 +10,7 @@ void PCGFUpdate_Ref(PetscInt n, PetscInt bs, PetscScalar alpha, PetscScalar beta
     r[i] -= alpha * w[i];
   }
   for (PetscInt i = 0; i < n; i++) { /* z needs the whole new block of r */
-    const PetscScalar z = BlockApply(bs, dinv, r, i);
+    const PetscScalar z = GSBlockApply_Ref(bs, dinv, r, i);
     p[i]                = z + beta * p[i];
     sums[0] += r[i] * z;
     if (normtype == KSP_NORM_PRECONDITIONED)
@@ -39,7 +29,7 @@ void PCGFSums_Ref(PetscInt n, PetscInt bs, KSPNormType normtype, const PetscScal
 {
   sums[0] = sums[1] = 0;
   for (PetscInt i = 0; i < n; i++) {
-    const PetscScalar z = BlockApply(bs, dinv, r, i);
+    const PetscScalar z = GSBlockApply_Ref(bs, dinv, r, i);
     sums[0] += r[i] * z;
     if (normtype == KSP_NORM_PRECONDITIONED)
       sums[1] += z * z;
@@ -78,7 +68,7 @@ void PCGFDot_Ref(PetscInt n, PetscInt bs, const PetscScalar dinv[], const PetscS
   sums[0] = sums[1] = 0;
   for (PetscInt i = 0; i < n; i++) {
     sums[0] += p[i] * w[i];
-    sums[1] += w[i] * (dinv ? BlockApply(bs, dinv, w, i) : (q ? q[i] : w[i]));
+    sums[1] += w[i] * (dinv ? GSBlockApply_Ref(bs, dinv, w, i) : (q ? q[i] : w[i]));
   }
 }
 
