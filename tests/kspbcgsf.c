@@ -173,6 +173,13 @@ int main(int argc, char **argv)
       error: 1
       filter: grep -o "ksp_pipebcgsf_replace_every must be 0 (never) or positive, not -3" | sort -u
 
+   # several processes: gpustream SpMVs stay on the device with the halo exchange (PCNONE, PCJACOBI)
+   test:
+      suffix: halo_view_2
+      nsize: 2
+      args: -ksp_view
+      filter: grep -o "gpustream device kernels with the halo exchange" | sort -u
+
    test:
       suffix: cmp_2
       nsize: 2

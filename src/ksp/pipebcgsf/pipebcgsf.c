@@ -11,6 +11,7 @@ typedef struct {
   PetscInt         n;
   PBFPC            pc;      /* (point-block) Jacobi fused, none, or any PC applied on the host */
   PetscBool        fused;   /* the SpMVs run fused on the device (one-process gpustream operator) */
+  PetscBool        halo;    /* the SpMVs run on the device with the halo exchange (several processes, gpustream) */
   Mat              dinvmat; /* the operator and state the device inverse diagonal was taken from */
   PetscObjectState dinvstate;
   PetscBool        solving;
@@ -63,7 +64,7 @@ static PetscErrorCode KSPPIPEBCGSFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat)
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCPBJACOBI, &pbjacobi));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &none));
   PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATGPUSTREAM, &gs));
-  if (gs && bf->size == 1) { /* a streamed matrix has no whole device CSR: MatMult() */
+  if (gs) { /* a streamed matrix has no whole device CSR: MatMult() */
     GSDeviceMat dA;
     PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA, NULL, NULL));
     gs = (PetscBool)(dA != NULL);
@@ -72,9 +73,10 @@ static PetscErrorCode KSPPIPEBCGSFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat)
   pbjacobi = (PetscBool)(pbjacobi && bs <= PBF_MAX_BS);
   /* the device SpMVs apply no preconditioner but a fused (point-block) Jacobi: other PCs take the host path */
   bf->fused = (PetscBool)(gs && bf->size == 1 && (none || jacobi || pbjacobi));
+  bf->halo  = (PetscBool)(gs && bf->size > 1 && (none || jacobi));
   if (none)
     pc = PBF_PC_NONE;
-  else if (bf->fused && (jacobi || (pbjacobi && bs == 1)))
+  else if ((bf->fused || bf->halo) && (jacobi || (pbjacobi && bs == 1)))
     pc = PBF_PC_JACOBI;
   else if (bf->fused && pbjacobi)
     pc = PBF_PC_PBJACOBI;
@@ -141,7 +143,8 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
 {
   KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
   Mat            Amat, Pmat;
-  GSDeviceMat    dA = NULL;
+  GSDeviceMat    dA = NULL, dB = NULL;
+  GSHalo         halo = NULL;
   Vec            X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[2];
   PetscScalar    s[PBF_NSUMS], omega, beta;
   PetscReal      dp;
@@ -152,7 +155,7 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &bf->size));
   PetscCall(PCGetOperators(ksp->pc, &Amat, &Pmat));
   PetscCall(KSPPIPEBCGSFPrepare_Private(ksp, Amat, Pmat));
-  if (bf->fused) PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA, NULL, NULL));
+  if (bf->fused || bf->halo) PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA, &dB, &halo));
 
   /* r0 = b - A x0 on the host (right preconditioning: x is the solution itself); r0* = p0 = r0 */
   if (ksp->guess_zero) {
@@ -188,7 +191,10 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
     if (bf->fused)
       PetscCall(PBFSpMVDot1(bf->work, dA));
     else {
-      PetscCall(KSPPIPEBCGSFHostSpMV_Private(ksp, Amat, PBF_P, PBF_PH, PBF_V));
+      if (bf->halo)
+        PetscCall(PBFSpMVHalo(bf->work, dA, dB, halo, PBF_P, PBF_V));
+      else
+        PetscCall(KSPPIPEBCGSFHostSpMV_Private(ksp, Amat, PBF_P, PBF_PH, PBF_V));
       PetscCall(PBFDot1(bf->work));
     }
     if (bf->size > 1) { /* alpha needs the global sums first: a second synchronization point */
@@ -199,7 +205,10 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
     if (bf->fused)
       PetscCall(PBFSpMVDot3(bf->work, dA));
     else {
-      PetscCall(KSPPIPEBCGSFHostSpMV_Private(ksp, Amat, PBF_S, PBF_SH, PBF_T));
+      if (bf->halo)
+        PetscCall(PBFSpMVHalo(bf->work, dA, dB, halo, PBF_S, PBF_T));
+      else
+        PetscCall(KSPPIPEBCGSFHostSpMV_Private(ksp, Amat, PBF_S, PBF_SH, PBF_T));
       PetscCall(PBFDot3(bf->work));
     }
     PetscCall(KSPPIPEBCGSFReduce_Private(ksp, s));
@@ -307,7 +316,8 @@ static PetscErrorCode KSPView_PIPEBCGSF(KSP ksp, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  no residual replacement\n"));
   PetscCall(GSResidualGapView(&bf->gap, ksp, viewer));
   if (!bf->work || !bf->passes) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  SpMV: %s; preconditioner: %s\n", bf->fused ? "fused gpustream device kernels" : "MatMult of the operator, vectors staged through the host",
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  SpMV: %s; preconditioner: %s\n",
+                                   bf->fused ? "fused gpustream device kernels" : (bf->halo ? "gpustream device kernels with the halo exchange, sums by separate kernels" : "MatMult of the operator, vectors staged through the host"),
                                    bf->pc == PBF_PC_JACOBI ? "jacobi fused into the kernels" : (bf->pc == PBF_PC_PBJACOBI ? "point-block jacobi fused into the kernels" : (bf->pc == PBF_PC_NONE ? "none" : "applied on the host to p and s"))));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  per iteration: %.3g kernel launches, %.3g device-to-host reductions, %.3g vector copies\n", (double)bf->launches / (double)bf->passes, (double)bf->transfers / (double)bf->passes,
                                    (double)bf->copies / (double)bf->passes));
@@ -377,8 +387,10 @@ static PetscErrorCode KSPDestroy_PIPEBCGSF(KSP ksp)
    Notes:
    Right preconditioning only, as `KSPPIPEBCGS`. `PCJACOBI`, and `PCPBJACOBI` with blocks of up to 8 rows, are fused
    into the SpMV gathers and the x update (D^{-1} is taken from the PC once per operator state); any other PC is
-   applied on the host to p and s each iteration. Other `Mat` types, and `MATGPUSTREAM` on several
-   processes for now, run the SpMVs through `MatMult()` with vectors staged through the host. On several processes
+   applied on the host to p and s each iteration. On several processes a `MATGPUSTREAM` operator
+   (resident, PCNONE or PCJACOBI) keeps the SpMVs on the device with the halo exchange overlapping the diagonal
+   block, the sums then taking kernels of their own; other `Mat` types and PCs run the SpMVs through `MatMult()`
+   with vectors staged through the host. On several processes
    alpha needs its global sums before s can be formed, so an iteration has two `MPI_Allreduce`s.
    The norm formula cancels near convergence (seen at Peclet 100 on an H200): when it reports convergence, the
    <r,r> summed by the same Update kernel, one more copy to the host, decides.

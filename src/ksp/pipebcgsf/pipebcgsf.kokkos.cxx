@@ -16,7 +16,8 @@ struct _n_PBFWork {
   PBFPC                                    pc;
   DView<PetscScalar>                       x, r, r0, p, v, s, t, dinv, ph, sh; /* dinv: n / bs inverse blocks, row-major */
   int                                      bs = 1;
-  DView<PetscScalar>                       alpha; /* the alpha UpdateS used, so that x moves with exactly the alpha r did */
+  DView<PetscScalar>                       alpha;  /* the alpha UpdateS used, so that x moves with exactly the alpha r did */
+  DView<PetscScalar>                       scaled; /* D^{-1} of an SpMV's input on several ranks (Jacobi) */
   DView<PetscScalar>                       partials;
   Kokkos::View<PetscScalar *, PinnedSpace> hpartials;
   int                                      tu = 1, lu = 1;
@@ -175,6 +176,35 @@ PetscErrorCode PBFSpMVDot1(PBFWork W, GSDeviceMat A)
     GSCallKokkos(SpMVDot1(W, A->csr, Gather<false>{W->p, W->dinv}));
   W->launches++;
   PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 2.0 * W->n));
+  PetscCall(PetscLogEventEnd(PBF_SpMVDot, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PBFSpMVHalo(PBFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H, PBFVec in, PBFVec out)
+{
+  DView<PetscScalar> x = Vec_(W, in), y = Vec_(W, out);
+  const PetscInt     n = W->n;
+  PetscInt           gathers;
+
+  PetscFunctionBegin;
+  PetscCheck(A->csr.m == n && B->csr.m == n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix blocks of %" PetscInt_FMT " rows for vectors of size %" PetscInt_FMT, A->csr.m, n);
+  PetscCall(PetscLogEventBegin(PBF_SpMVDot, 0, 0, 0, 0));
+  if (W->pc == PBF_PC_JACOBI) {
+    GSCallKokkos({
+      if (W->scaled.extent(0) != (size_t)n) W->scaled = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("PipeBCGSF::scaled"), n);
+      const DView<PetscScalar> s = W->scaled, d = W->dinv, xx = x;
+      Kokkos::parallel_for(
+          "PipeBCGSF::Scale", Kokkos::RangePolicy<Exec>(0, n), KOKKOS_LAMBDA(const PetscInt i) { s(i) = d(i) * xx(i); });
+    });
+    x = W->scaled;
+    W->launches++;
+  }
+  PetscCall(HaloBegin(H, x, &gathers));
+  GSCallKokkos(SpMV<false>(A->csr, A->shape, x, y, y));
+  PetscCall(HaloEnd(H));
+  GSCallKokkos(SpMV<true>(B->csr, B->shape, HaloGhosts(H), y, y));
+  W->launches += gathers + 2;
+  PetscCall(PetscLogFlops(2.0 * (A->val.extent(0) + B->val.extent(0))));
   PetscCall(PetscLogEventEnd(PBF_SpMVDot, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

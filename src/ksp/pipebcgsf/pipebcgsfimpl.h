@@ -48,6 +48,9 @@ PETSC_INTERN PetscErrorCode PBFWorkSetBlocks(PBFWork, PetscInt, const PetscScala
 
 PETSC_INTERN PetscErrorCode PBFRDot(PBFWork);
 PETSC_INTERN PetscErrorCode PBFSpMVDot1(PBFWork, GSDeviceMat);
+/* out = A M^{-1} in on several ranks: M^{-1} in (Jacobi: a scaling kernel), the halo exchange while the diagonal block
+   multiplies, then the off-diagonal block; Dot1/Dot3 then form the sums */
+PETSC_INTERN PetscErrorCode PBFSpMVHalo(PBFWork, GSDeviceMat, GSDeviceMat, GSHalo, PBFVec, PBFVec);
 PETSC_INTERN PetscErrorCode PBFDot1(PBFWork);
 PETSC_INTERN PetscErrorCode PBFUpdateS(PBFWork, PetscBool, PetscScalar);
 PETSC_INTERN PetscErrorCode PBFSpMVDot3(PBFWork, GSDeviceMat);
