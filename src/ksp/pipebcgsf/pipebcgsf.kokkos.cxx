@@ -105,6 +105,14 @@ static TeamPol Policy(PBFWork W, int nsums)
   return TeamPol(W->lu, W->tu).set_scratch_size(0, Kokkos::PerTeam((size_t)nsums * W->tu * sizeof(PetscScalar)));
 }
 
+/* The SpMV kernels: the same teams (so the same partial-sum slots), each thread split into the matrix's lanes per row
+   (a warp per row for long rows) */
+static TeamPol SpMVPolicy(PBFWork W, const CSR &A, int nsums)
+{
+  const int lanes = PetscMin(A.lanes, W->tu);
+  return TeamPol(W->lu, W->tu / lanes, lanes).set_scratch_size(0, Kokkos::PerTeam((size_t)nsums * W->tu * sizeof(PetscScalar)));
+}
+
 /* M^{-1} applied to the gathered vector inside the SpMV: Jacobi scales each gathered entry */
 template <bool Jacobi> struct Gather {
   DView<PetscScalar>                 y, d;
@@ -153,10 +161,10 @@ template <class G> static void SpMVDot1(PBFWork W, const CSR &A, const G g)
   PetscScalar *const       out = W->partials.data() + SLOT_A * (size_t)W->lu;
 
   Kokkos::parallel_for(
-      "PipeBCGSF::SpMVDot1", Policy(W, 1), KOKKOS_LAMBDA(const Member &m) {
+      "PipeBCGSF::SpMVDot1", SpMVPolicy(W, A, 1), KOKKOS_LAMBDA(const Member &m) {
         PetscScalar acc[1] = {0};
         ForEachRowProduct(m, A, g, [&](const PetscInt row, const PetscScalar vi) {
-          v(row) = vi;
+          Kokkos::single(Kokkos::PerThread(m), [&]() { v(row) = vi; });
           acc[0] += vi * r0(row);
         });
         TeamSumStore<1>(m, acc, out);
@@ -270,10 +278,10 @@ template <class G> static void SpMVDot3(PBFWork W, const CSR &A, const G g)
   PetscScalar *const       out = W->partials.data() + SLOT_T * (size_t)W->lu;
 
   Kokkos::parallel_for(
-      "PipeBCGSF::SpMVDot3", Policy(W, 3), KOKKOS_LAMBDA(const Member &m) {
+      "PipeBCGSF::SpMVDot3", SpMVPolicy(W, A, 3), KOKKOS_LAMBDA(const Member &m) {
         PetscScalar acc[3] = {0, 0, 0};
         ForEachRowProduct(m, A, g, [&](const PetscInt row, const PetscScalar ti) {
-          t(row) = ti;
+          Kokkos::single(Kokkos::PerThread(m), [&]() { t(row) = ti; });
           acc[0] += ti * s(row);
           acc[1] += ti * ti;
           acc[2] += ti * r0(row);
