@@ -3,11 +3,11 @@
      bench_kernels [-n rows] [-reps 50]
    CSV: kernel,n,vlen,team,league,us,GBps   (GBps: the bytes the kernel must move, over its time) */
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <vector>
 
 #include "../src/mat/gpustream/devicemat.hpp"
+#include "generators.h"
 #include "kokkostiming.hpp"
 #include "../src/ksp/pipecgfused/pipecgfusedimpl.h"
 
@@ -24,22 +24,15 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-n", &nreal, nullptr));
   PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-reps", &reps, nullptr));
   {
-    const PetscInt           m = (PetscInt)(std::sqrt((double)nreal) + 0.5), n = m * m;
-    std::vector<PetscInt>    ia(1, 0), ja;
-    std::vector<PetscScalar> a, x(n, 1.0);
-    for (PetscInt row = 0; row < n; row++) {
-      const PetscInt i = row % m, j = row / m;
-      if (j > 0) ja.push_back(row - m), a.push_back(-1);
-      if (i > 0) ja.push_back(row - 1), a.push_back(-1);
-      ja.push_back(row), a.push_back(4);
-      if (i < m - 1) ja.push_back(row + 1), a.push_back(-1);
-      if (j < m - 1) ja.push_back(row + m), a.push_back(-1);
-      ia.push_back((PetscInt)ja.size());
-    }
-    const double nnz = (double)ja.size(), vecb = 8.0 * n;
-    GSDeviceMat  A;
-    PCGFWork     W;
-    PetscScalar  sums[PCGF_NSUMS];
+    const auto                      h  = benchgen::Poisson2D<PetscInt, PetscScalar>(nreal);
+    const PetscInt                  n  = h.m;
+    const std::vector<PetscInt>    &ia = h.ia, &ja = h.ja;
+    const std::vector<PetscScalar> &a = h.a;
+    std::vector<PetscScalar>        x(n, 1.0);
+    const double                    nnz = (double)ja.size(), vecb = 8.0 * n;
+    GSDeviceMat                     A;
+    PCGFWork                        W;
+    PetscScalar                     sums[PCGF_NSUMS];
     PetscCall(GSDeviceMatCreate(n, n, ia.data(), ja.data(), a.data(), PETSC_FALSE, &A));
     PetscCall(PCGFWorkCreate(n, PCGF_PC_NONE, &W));
     for (auto v : {PCGF_X, PCGF_R, PCGF_P, PCGF_W}) PetscCall(PCGFWorkSetVec(W, v, x.data()));

@@ -17,6 +17,7 @@
 #include "kokkosimpl.hpp"
 #include "../src/stream/streamimpl.h"
 #include "cube.h"
+#include "kokkostiming.hpp"
 
 using namespace gpustream;
 
@@ -24,21 +25,6 @@ namespace
 {
 PetscInt       cube_n = 20, dof = 3, m = 0, nnz = 0;
 PetscLogDouble csrbytes = 0, budget = 0;
-
-template <class F> double MedianMs(PetscInt reps, const F &f)
-{
-  std::vector<double> t;
-  f(); /* warm-up */
-  Kokkos::fence();
-  for (PetscInt r = 0; r < reps; r++) {
-    Kokkos::Timer timer;
-    f();
-    Kokkos::fence();
-    t.push_back(timer.seconds() * 1e3);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 void Line(const char *bench, PetscLogDouble bud, PetscInt subs, PetscInt res, PetscInt buffers, int overlap, PetscInt k, double bytes, double ms, double gbps)
 {
@@ -89,7 +75,7 @@ int main(int argc, char **argv)
     const size_t                             n = (size_t)std::min(csrbytes, 1073741824.0) / sizeof(PetscScalar);
     Kokkos::View<PetscScalar *, PinnedSpace> h("bench::pinned", n);
     DView<PetscScalar>                       d("bench::device", n);
-    const double                             ms = MedianMs(reps, [&]() { Kokkos::deep_copy(d, h); });
+    const double                             ms = 1e-3 * TimeUs((int)reps, [&]() { Kokkos::deep_copy(d, h); });
     pinned                                      = n * sizeof(PetscScalar) / ms / 1e6;
     Line("pinned_h2d", 0, 0, 0, 0, 0, 0, n * sizeof(PetscScalar), ms, pinned);
   }
@@ -105,13 +91,13 @@ int main(int argc, char **argv)
     PetscCall(VecSet(x, 1.0));
     PetscCall(PetscOptionsSetValue(nullptr, "-mat_gpustream_mode", "resident"));
     PetscCall(MatSetFromOptions(A));
-    double ms = MedianMs(reps, [&]() { MatMult(A, x, y); });
+    double ms = 1e-3 * TimeUs((int)reps, [&]() { MatMult(A, x, y); });
     Line("matmult_resident", 0, 1, 1, 0, 1, 1, 0, ms, csrbytes / ms / 1e6);
     PetscCall(PetscSNPrintf(b, sizeof(b), "%g", budget));
     PetscCall(PetscOptionsSetValue(nullptr, "-mat_gpustream_mode", "stream"));
     PetscCall(PetscOptionsSetValue(nullptr, "-mat_gpustream_max_device_bytes", b));
     PetscCall(MatSetFromOptions(A));
-    ms = MedianMs(reps, [&]() { MatMult(A, x, y); });
+    ms = 1e-3 * TimeUs((int)reps, [&]() { MatMult(A, x, y); });
     Line("matmult_stream_auto", budget, 0, 0, 2, 1, 1, 0, ms, csrbytes / ms / 1e6);
     PetscCall(PetscViewerPushFormat(PETSC_VIEWER_STDERR_SELF, PETSC_VIEWER_ASCII_INFO));
     PetscCall(MatView(A, PETSC_VIEWER_STDERR_SELF)); /* the plan, on stderr */
@@ -139,14 +125,14 @@ int main(int argc, char **argv)
       GSStreamPlanGetInfo(P, &info);
       for (int ov = 1; ov >= 0; ov--) {
         GSStreamPlanSetOverlap(P, (PetscBool)ov);
-        const double ms = MedianMs(reps, [&]() { GSStreamPlanMult(P, nullptr, nullptr, x.data(), nullptr, y.data()); });
+        const double ms = 1e-3 * TimeUs((int)reps, [&]() { GSStreamPlanMult(P, nullptr, nullptr, x.data(), nullptr, y.data()); });
         Line(s ? "stream_spmv" : "stream_spmv_auto", budget, info.nsub, info.nresident, info.buffers, ov, 1, info.streambytes, ms, info.streambytes / ms / 1e6);
       }
       if (!s) /* block products on the automatic plan */
         for (PetscInt k : ks)
           for (int ov = 1; ov >= 0; ov--) {
             GSStreamPlanSetOverlap(P, (PetscBool)ov);
-            const double ms = MedianMs(reps, [&]() { GSStreamPlanMultBlockDevice(P, k, X.data(), m, Y.data(), m); });
+            const double ms = 1e-3 * TimeUs((int)reps, [&]() { GSStreamPlanMultBlockDevice(P, k, X.data(), m, Y.data(), m); });
             Line("stream_block", budget, info.nsub, info.nresident, info.buffers, ov, k, info.streambytes, ms, info.streambytes / ms / 1e6);
           }
       GSStreamPlanDestroy(&P);
@@ -156,7 +142,7 @@ int main(int argc, char **argv)
       GSStreamPlan    P;
       if (!GSStreamPlanCreate(m, m, ia, ja, a, &o, &P)) {
         for (PetscInt k : ks) {
-          const double ms = MedianMs(reps, [&]() { GSStreamPlanMultBlockDevice(P, k, X.data(), m, Y.data(), m); });
+          const double ms = 1e-3 * TimeUs((int)reps, [&]() { GSStreamPlanMultBlockDevice(P, k, X.data(), m, Y.data(), m); });
           Line("resident_block", 0, 1, 1, 0, 1, k, 0, ms, csrbytes / ms / 1e6);
         }
         GSStreamPlanDestroy(&P);

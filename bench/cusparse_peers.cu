@@ -11,6 +11,7 @@
 #include <cublas_v2.h>
 #include <cusparse.h>
 #include "cudacheck.h"
+#include "generators.h"
 
 int main(int argc, char **argv)
 {
@@ -20,21 +21,13 @@ int main(int argc, char **argv)
   CKB(cublasCreate(&bl));
   std::printf("peer,n,nnz,us,GBps\n");
   for (int a = 1; a < argc; a++) {
-    const int           m = (int)(std::sqrt(std::atof(argv[a])) + 0.5), n = m * m;
-    std::vector<int>    ia(1, 0), ja;
-    std::vector<double> va;
-    for (int row = 0; row < n; row++) {
-      const int i = row % m, j = row / m;
-      if (j > 0) ja.push_back(row - m), va.push_back(-1);
-      if (i > 0) ja.push_back(row - 1), va.push_back(-1);
-      ja.push_back(row), va.push_back(4);
-      if (i < m - 1) ja.push_back(row + 1), va.push_back(-1);
-      if (j < m - 1) ja.push_back(row + m), va.push_back(-1);
-      ia.push_back((int)ja.size());
-    }
-    const int nnz = (int)ja.size();
-    int      *dia, *dja;
-    double   *dva, *x, *y, *r, *p, *q;
+    const auto  csr = benchgen::Poisson2D<int, double>(std::atof(argv[a]));
+    const auto &ia = csr.ia, &ja = csr.ja;
+    const auto &va  = csr.a;
+    const int   n   = csr.m;
+    const int   nnz = (int)ja.size();
+    int        *dia, *dja;
+    double     *dva, *x, *y, *r, *p, *q;
     CK(cudaMalloc(&dia, sizeof(int) * (n + 1)));
     CK(cudaMalloc(&dja, sizeof(int) * nnz));
     CK(cudaMalloc(&dva, sizeof(double) * nnz));
