@@ -4,6 +4,7 @@
 #include <Kokkos_Core.hpp>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include "gpustreamimpl.h"
 
 /* Turns a C++ exception from Kokkos into a PETSc error; a failed allocation becomes PETSC_ERR_MEM */
@@ -128,6 +129,17 @@ inline PetscErrorCode CopyOut(const DView<PetscScalar> &d, PetscScalar a[], Pets
   GSCallKokkos(Kokkos::deep_copy(HostUnmanaged<PetscScalar>(a, d.extent(0)), d));
   (*copies)++;
   PetscCall(PetscLogEventEnd(GPUS_CopyVec, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Point-block Jacobi: the n / bs inverse diagonal blocks (bs x bs each, row-major) into d, reallocated when its size
+   changes; bs must be at most the maxbs a kernel's local arrays hold and divide n */
+inline PetscErrorCode LoadInverseBlocks(DView<PetscScalar> &d, const char *label, PetscInt n, PetscInt bs, int maxbs, const PetscScalar blocks[], PetscInt *copies)
+{
+  PetscFunctionBegin;
+  PetscCheck(bs >= 1 && bs <= maxbs && n % bs == 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Block size %" PetscInt_FMT " must be in 1..%d and divide the local size %" PetscInt_FMT, bs, maxbs, n);
+  if (d.extent(0) != (size_t)(n * bs)) GSCallKokkos(d = DView<PetscScalar>(std::string(label), n * bs));
+  PetscCall(CopyIn(d, blocks, copies));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 } // namespace gpustream

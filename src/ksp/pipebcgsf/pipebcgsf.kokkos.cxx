@@ -54,10 +54,8 @@ PetscErrorCode PBFWorkSetBlocks(PBFWork W, PetscInt bs, const PetscScalar blocks
 {
   PetscFunctionBegin;
   PetscCheck(W->pc == PBF_PC_PBJACOBI, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Blocks are for point-block Jacobi work");
-  PetscCheck(bs >= 1 && bs <= PBF_MAX_BS && W->n % bs == 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Block size %" PetscInt_FMT " must be in 1..%d and divide the local size %" PetscInt_FMT, bs, PBF_MAX_BS, W->n);
-  if (W->dinv.extent(0) != (size_t)(W->n * bs)) GSCallKokkos(W->dinv = DView<PetscScalar>("PipeBCGSF::dinvblocks", W->n * bs));
+  PetscCall(LoadInverseBlocks(W->dinv, "PipeBCGSF::dinvblocks", W->n, bs, PBF_MAX_BS, blocks, &W->copies));
   W->bs = (int)bs;
-  PetscCall(CopyIn(W->dinv, blocks, &W->copies));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

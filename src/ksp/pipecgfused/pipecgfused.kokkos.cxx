@@ -79,10 +79,8 @@ PetscErrorCode PCGFWorkSetBlocks(PCGFWork W, PetscInt bs, const PetscScalar bloc
 {
   PetscFunctionBegin;
   PetscCheck(W->pc == PCGF_PC_PBJACOBI, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Blocks are for point-block Jacobi work");
-  PetscCheck(bs >= 1 && bs <= PCGF_MAX_BS && W->n % bs == 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Block size %" PetscInt_FMT " must be in 1..%d and divide the local size %" PetscInt_FMT, bs, PCGF_MAX_BS, W->n);
-  if (W->dinv.extent(0) != (size_t)(W->n * bs)) GSCallKokkos(W->dinv = DView<PetscScalar>("PipeCGFused::dinvblocks", W->n * bs));
+  PetscCall(LoadInverseBlocks(W->dinv, "PipeCGFused::dinvblocks", W->n, bs, PCGF_MAX_BS, blocks, &W->copies));
   W->bs = (int)bs;
-  PetscCall(CopyIn(W->dinv, blocks, &W->copies));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
