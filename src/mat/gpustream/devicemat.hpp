@@ -21,16 +21,22 @@ struct LaunchShape {
 /* The default shape for m rows and nnz entries: a thread per row for short rows, a warp per row for long ones */
 LaunchShape SpMVShape(PetscInt m, PetscInt nnz, GSSpMVKernel kernel = GS_KERNEL_AUTO);
 
+/* (A x)_row by one thread, in the row's order: the sum every one-lane kernel forms, so that they agree bitwise */
+template <class XView> KOKKOS_INLINE_FUNCTION PetscScalar RowSum(const CSR &A, const XView &x, const PetscInt row)
+{
+  PetscScalar sum = 0;
+  for (PetscInt j = A.rowptr(row); j < A.rowptr(row + 1); j++) sum += A.val(j) * x(A.colidx(j));
+  return sum;
+}
+
 /* (A x)_row, summed by this thread's vector lanes (every lane gets the sum) */
 template <class XView> KOKKOS_INLINE_FUNCTION PetscScalar RowProduct(const Member &t, const CSR &A, const XView &x, const PetscInt row)
 {
+  if (A.lanes == 1) return RowSum(A, x, row); /* the vector reduction cost 25% on the 5-point matrix (H200) */
   const PetscInt beg = A.rowptr(row), len = A.rowptr(row + 1) - beg;
   PetscScalar    sum = 0;
-  if (A.lanes == 1) /* a plain loop, same order: the vector reduction cost 25% on the 5-point matrix (H200) */
-    for (PetscInt j = beg; j < beg + len; j++) sum += A.val(j) * x(A.colidx(j));
-  else
-    Kokkos::parallel_reduce(
-        Kokkos::ThreadVectorRange(t, len), [&](const PetscInt j, PetscScalar &s) { s += A.val(beg + j) * x(A.colidx(beg + j)); }, sum);
+  Kokkos::parallel_reduce(
+      Kokkos::ThreadVectorRange(t, len), [&](const PetscInt j, PetscScalar &s) { s += A.val(beg + j) * x(A.colidx(beg + j)); }, sum);
   return sum;
 }
 
@@ -61,9 +67,8 @@ template <bool Add, class XView> void SpMV(const CSR &A, const LaunchShape &s, c
   if (s.vlen == 1) {
     Kokkos::parallel_for(
         Add ? "GPUStream::SpMVAddRows" : "GPUStream::SpMVRows", Kokkos::RangePolicy<Exec>(0, A.m), KOKKOS_LAMBDA(const PetscInt row) {
-          PetscScalar sum = 0;
-          for (PetscInt j = A.rowptr(row); j < A.rowptr(row + 1); j++) sum += A.val(j) * x(A.colidx(j));
-          y(row) = Add ? z(row) + sum : sum;
+          const PetscScalar sum = RowSum(A, x, row);
+          y(row)                = Add ? z(row) + sum : sum;
         });
     return;
   }
