@@ -28,6 +28,9 @@ typedef struct {
   /* the last KSPMatSolve: columns, whether they ran together in the block kernels, its counts */
   PetscInt  blockcolumns, blockpasses, blocklaunches, blocktransfers;
   PetscBool blockfused;
+  PCGFBlock block; /* its device blocks, kept for the next KSPMatSolve of the same sizes */
+  PetscInt  blockn, blockk;
+  PetscBool blockjacobi;
 } KSP_PIPECGFUSED;
 
 static PetscErrorCode KSPSetUp_PIPECGFUSED(KSP ksp)
@@ -474,7 +477,14 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   PetscCall(MatDenseGetLDA(B, &ldb));
   PetscCall(MatDenseGetLDA(X, &ldx));
   PetscCheck(ldb == n && ldx == n, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPMatSolve with KSPPIPECGFUSED needs dense matrices without padding (leading dimension %" PetscInt_FMT ")", n);
-  PetscCall(PCGFBlockCreate(n, k, jacobi, &blk));
+  if (cg->block && (cg->blockn != n || cg->blockk != k || cg->blockjacobi != jacobi)) PetscCall(PCGFBlockDestroy(&cg->block));
+  if (!cg->block) {
+    PetscCall(PCGFBlockCreate(n, k, jacobi, &cg->block));
+    cg->blockn      = n;
+    cg->blockk      = k;
+    cg->blockjacobi = jacobi;
+  }
+  blk = cg->block;
   if (jacobi) {
     PetscScalar *d;
     PetscCall(GSPCGetInverseBlocks(ksp->pc, 1, ksp->work[0], ksp->work[1], &d));
@@ -568,7 +578,6 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   PetscCall(PCGFBlockGetVec(blk, PCGF_X, xa));
   PetscCall(MatDenseRestoreArrayWrite(X, &xa));
   PetscCall(PetscFree6(sums, alpha, beta, rzold, dp0, done));
-  PetscCall(PCGFBlockDestroy(&blk));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -659,6 +668,7 @@ static PetscErrorCode KSPReset_PIPECGFUSED(KSP ksp)
 
   PetscFunctionBegin;
   PetscCall(PCGFWorkDestroy(&cg->work));
+  PetscCall(PCGFBlockDestroy(&cg->block));
   cg->n       = 0;
   cg->dinvmat = NULL;
   cg->passes  = 0;
