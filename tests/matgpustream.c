@@ -3,6 +3,7 @@ MatDuplicate, MatConvert both ways (initial, in place, reuse), value and pattern
 On several processes the rows are split unevenly, and with more than two the first process owns none.\n";
 
 #include <petscgpustream.h>
+#include "vecdiff.h"
 #include <petsc/private/matimpl.h>
 
 /* Same random values into A and B: rows of 0 to maxlen entries anywhere in the matrix (some rows empty), plus the
@@ -49,21 +50,6 @@ static PetscErrorCode FillRandom(Mat A, Mat B, PetscInt m, PetscInt maxlen, Pets
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode Diff(Vec a, Vec b, PetscReal *d)
-{
-  Vec       t;
-  PetscReal nb;
-
-  PetscFunctionBeginUser;
-  PetscCall(VecDuplicate(a, &t));
-  PetscCall(VecWAXPY(t, -1.0, a, b));
-  PetscCall(VecNorm(t, NORM_INFINITY, d));
-  PetscCall(VecNorm(b, NORM_INFINITY, &nb));
-  *d /= PetscMax(nb, 1.0);
-  PetscCall(VecDestroy(&t));
-  PetscFunctionReturn(0);
-}
-
 /* A (under test) against B (AIJ) on random vectors; prints one line saying what agreed */
 static PetscErrorCode Compare(const char *what, MatType type, const char *label, Mat A, Mat B, PetscRandom rnd)
 {
@@ -82,16 +68,16 @@ static PetscErrorCode Compare(const char *what, MatType type, const char *label,
   PetscCall(VecSetRandom(z, rnd));
   PetscCall(MatMult(A, x, ya));
   PetscCall(MatMult(B, x, yb));
-  PetscCall(Diff(ya, yb, &d[0]));
+  PetscCall(VecRelDiff(ya, yb, &d[0]));
   PetscCall(MatMultAdd(A, x, z, ya));
   PetscCall(MatMultAdd(B, x, z, yb));
-  PetscCall(Diff(ya, yb, &d[1]));
+  PetscCall(VecRelDiff(ya, yb, &d[1]));
   PetscCall(MatMultAdd(A, x, ya, ya)); /* z == y */
   PetscCall(MatMultAdd(B, x, yb, yb));
-  PetscCall(Diff(ya, yb, &d[2]));
+  PetscCall(VecRelDiff(ya, yb, &d[2]));
   PetscCall(MatGetDiagonal(A, ya));
   PetscCall(MatGetDiagonal(B, yb));
-  PetscCall(Diff(ya, yb, &d[3]));
+  PetscCall(VecRelDiff(ya, yb, &d[3]));
   if (same && d[0] < 1e-14 && d[1] < 1e-14 && d[2] < 1e-14 && d[3] == 0)
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: %s, MatMult, MatMultAdd, MatGetDiagonal agree with AIJ\n", what, label));
   else

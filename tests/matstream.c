@@ -5,6 +5,7 @@ MatMatMult with 1, 4 and 16 columns against AIJ; pipecgfused, pipebcgsf and sgmr
 bad options and budgets. On several processes the rows are split unevenly and the diagonal blocks stream.\n";
 
 #include <petscgpustream.h>
+#include "vecdiff.h"
 
 /* The same random values into the gpustream matrices S[0..ns) and the AIJ matrix B: rows of 0 to maxlen entries
    (some empty), the diagonal on odd rows */
@@ -45,21 +46,6 @@ static PetscErrorCode FillRandom(PetscInt ns, Mat S[], Mat B, PetscInt maxlen, P
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode RelDiff(Vec a, Vec b, PetscReal *d)
-{
-  Vec       t;
-  PetscReal nb;
-
-  PetscFunctionBeginUser;
-  PetscCall(VecDuplicate(a, &t));
-  PetscCall(VecWAXPY(t, -1.0, a, b));
-  PetscCall(VecNorm(t, NORM_INFINITY, d));
-  PetscCall(VecNorm(b, NORM_INFINITY, &nb));
-  *d /= PetscMax(nb, 1.0);
-  PetscCall(VecDestroy(&t));
-  PetscFunctionReturn(0);
-}
-
 /* MatMult, MatMultAdd and MatMultAdd with z == y of S (streamed) against R (resident: bitwise) and B (AIJ: rounding) */
 static PetscErrorCode CompareMult(const char *what, Mat S, Mat R, Mat B, PetscRandom rnd)
 {
@@ -78,17 +64,17 @@ static PetscErrorCode CompareMult(const char *what, Mat S, Mat R, Mat B, PetscRa
   PetscCall(MatMult(R, x, yr));
   PetscCall(MatMult(B, x, yb));
   PetscCall(VecEqual(ys, yr, &eq[0]));
-  PetscCall(RelDiff(ys, yb, &d[0]));
+  PetscCall(VecRelDiff(ys, yb, &d[0]));
   PetscCall(MatMultAdd(S, x, z, ys));
   PetscCall(MatMultAdd(R, x, z, yr));
   PetscCall(MatMultAdd(B, x, z, yb));
   PetscCall(VecEqual(ys, yr, &eq[1]));
-  PetscCall(RelDiff(ys, yb, &d[1]));
+  PetscCall(VecRelDiff(ys, yb, &d[1]));
   PetscCall(MatMultAdd(S, x, ys, ys));
   PetscCall(MatMultAdd(R, x, yr, yr));
   PetscCall(MatMultAdd(B, x, yb, yb));
   PetscCall(VecEqual(ys, yr, &eq[2]));
-  PetscCall(RelDiff(ys, yb, &d[2]));
+  PetscCall(VecRelDiff(ys, yb, &d[2]));
   if (eq[0] && eq[1] && eq[2] && d[0] < 1e-14 && d[1] < 1e-14 && d[2] < 1e-14)
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s: MatMult, MatMultAdd bitwise equal to resident, equal to AIJ\n", what));
   else
