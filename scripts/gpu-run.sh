@@ -2,7 +2,8 @@
 # Runs on the GPU machine (device tool), from the repository root, with .gpu/ carried (gpu-stack.tar.xz and the
 # build of scripts/build-gpu.sh):
 #   scripts/gpu-run.sh [tests] [sanitizer] [spmv] [bench] [mpi] [stream] [benchmarks] [NS="1e4 1e5 1e6 1e7"]
-# tests:     unit tests (kernels vs serial twins), example tests, PETSc tutorials through -dll_append
+# tests:     unit tests (kernels vs serial twins), example tests, PETSc tutorials through -dll_append ($TESTS selects
+#            among unit ex1 matgpustream matstream kspgpustream kspbcgsf kspsgmresf tutorials; $TEST_TIMEOUT: seconds each)
 # sanitizer: compute-sanitizer memcheck, racecheck, synccheck on a small solve and on the unit tests
 # spmv:      our SpMV and cuSPARSE's on the matrices of bench/generators.h (MATS="spec ..."), ratios and GB/s
 # bench:     hardware limits, then time per iteration of pipecgfused, pipebcgsf, sgmresf (GPU) and PETSc's CG, BCGS,
@@ -30,6 +31,8 @@ if [[ $what == *benchmarks* ]]; then
   STREAM_ARGS=${STREAM_ARGS:-"-cube_n 120 -dof 3 -budget 1e9 -subs 16,32,64 -ks 1,4,16,64 -reps 3"}
 fi
 NS=${NS:-"1e4 1e5 1e6 1e7"}
+TESTS=${TESTS:-"unit ex1 matgpustream matstream kspgpustream kspbcgsf kspsgmresf tutorials"} # the parts of the tests step
+TEST_TIMEOUT=${TEST_TIMEOUT:-120} # seconds per example test: a hang fails that test instead of the device call
 summary=$OUT/summary.txt
 : >"$summary"
 step=$(mktemp)
@@ -49,15 +52,17 @@ ncpu=$(nproc)
 
 if [[ $what == *tests* ]]; then
   echo "== tests" | tee -a "$summary"
-  "$B/tests/test_kernels" >"$step" 2>&1
-  log tests.log
-  echo "unit kernels: $(tail -1 "$step")" | tee -a "$summary"
-  for t in examples/ex1.c:examples/ex1 tests/matgpustream.c:tests/matgpustream tests/matstream.c:tests/matstream tests/kspgpustream.c:tests/kspgpustream tests/kspbcgsf.c:tests/kspbcgsf tests/kspsgmresf.c:tests/kspsgmresf; do
-    python3 tests/petsctest.py --mpiexec "$MPIEXEC" --src "${t%%:*}" --exe "$B/${t##*:}" >"$step" 2>&1
+  if [[ " $TESTS " == *" unit "* ]]; then
+    "$B/tests/test_kernels" >"$step" 2>&1
     log tests.log
+    echo "unit kernels: $(tail -1 "$step")" | tee -a "$summary"
+  fi
+  for t in examples/ex1.c:examples/ex1 tests/matgpustream.c:tests/matgpustream tests/matstream.c:tests/matstream tests/kspgpustream.c:tests/kspgpustream tests/kspbcgsf.c:tests/kspbcgsf tests/kspsgmresf.c:tests/kspsgmresf; do
+    [[ " $TESTS " == *" $(basename "${t##*:}") "* ]] || continue
+    python3 tests/petsctest.py --mpiexec "$MPIEXEC" --timeout "$TEST_TIMEOUT" --times --src "${t%%:*}" --exe "$B/${t##*:}" 2>&1 | tee "$step" >>"$OUT/tests.log"
     echo "$(basename "${t%%:*}"): $(tail -1 "$step")" | tee -a "$summary"
   done
-  for c in "ex2|-pc_type none|" "ex2|-pc_type jacobi -m 100 -n 100|" "ex46|-pc_type jacobi -da_grid_x 300 -da_grid_y 200|dm"; do
+  [[ " $TESTS " == *" tutorials "* ]] && for c in "ex2|-pc_type none|" "ex2|-pc_type jacobi -m 100 -n 100|" "ex46|-pc_type jacobi -da_grid_x 300 -da_grid_y 200|dm"; do
     IFS='|' read -r ex args dm <<<"$c"
     ref="-${dm:+dm_}mat_type aij -ksp_type cg"
     new="-${dm:+dm_}mat_type gpustream -ksp_type pipecgfused"
@@ -72,8 +77,7 @@ if [[ $what == *mpi* ]]; then
   echo "== mpi ($(nvidia-smi -L | wc -l) GPUs)" | tee -a "$summary"
   for t in tests/matgpustream.c:tests/matgpustream:ops_2 tests/matstream.c:tests/matstream:ops_2 tests/kspgpustream.c:tests/kspgpustream:cg_2 tests/kspbcgsf.c:tests/kspbcgsf:cmp_2 tests/kspsgmresf.c:tests/kspsgmresf:cmp_2; do
     IFS=: read -r src exe suffix <<<"$t"
-    python3 tests/petsctest.py --mpiexec "$MPIEXEC" --src "$src" --exe "$B/$exe" --only "$suffix" >"$step" 2>&1
-    log tests.log
+    python3 tests/petsctest.py --mpiexec "$MPIEXEC" --timeout "$TEST_TIMEOUT" --times --src "$src" --exe "$B/$exe" --only "$suffix" 2>&1 | tee "$step" >>"$OUT/tests.log"
     echo "$(basename "$src") $suffix: $(tail -1 "$step")" | tee -a "$summary"
   done
   python3 tests/tutorials/compare.py --mpiexec "$MPIEXEC" --nsize 2 --exe "$B/tests/tutorials/ex2" --dll "$B/libpetscgpustream.so" \

@@ -11,8 +11,10 @@ import argparse
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
+import time
 
 NUM = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 
@@ -70,8 +72,15 @@ def run_test(t, opts):
     if n > 1 or opts.always_mpiexec:
         cmd = shlex.split(opts.mpiexec) + ["-n", str(n)] + cmd
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1")
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, timeout=opts.timeout)
-    out = p.stdout.decode(errors="replace")
+    # its own process group, so that a hang is killed with every MPI process and fails this test alone
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True) as p:
+        try:
+            out, _ = p.communicate(timeout=opts.timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            out, _ = p.communicate()
+            return cmd, None, out.decode(errors="replace"), False
+    out = out.decode(errors="replace")
     if t["filter"]:
         out = subprocess.run(t["filter"], shell=True, input=out.encode(), stdout=subprocess.PIPE).stdout.decode()
     status_ok = (p.returncode != 0) == want_error(t)
@@ -90,7 +99,8 @@ def main():
     ap.add_argument("--args", default="", help="extra options for every run (e.g. -dll_append ...)")
     ap.add_argument("--rtol", type=float, default=1e-4)
     ap.add_argument("--atol", type=float, default=1e-10)
-    ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--timeout", type=int, default=600, help="seconds a test may run")
+    ap.add_argument("--times", action="store_true", help="print the seconds each test took")
     opts = ap.parse_args()
 
     tests = parse_tests(opts.src)
@@ -104,7 +114,9 @@ def main():
             return 1
     passed = failed = 0
     for t in tests:
+        start = time.time()
         cmd, rc, out, status_ok = run_test(t, opts)
+        took = " (%.1f s)" % (time.time() - start) if opts.times else ""
         if opts.regenerate:
             os.makedirs(os.path.dirname(t["output_file"]), exist_ok=True)
             open(t["output_file"], "w").write(out)
@@ -115,10 +127,10 @@ def main():
             diff_ok = False
         if diff_ok and status_ok:
             passed += 1
-            print("ok %s" % t["name"])
+            print("ok %s%s" % (t["name"], took), flush=True)
         else:
             failed += 1
-            print("not ok %s  # %s" % (t["name"], "missing " + t["output_file"] if expected is None else ("exit code %d" % rc if not status_ok else "output differs")))
+            print("not ok %s  # %s" % (t["name"], "missing " + t["output_file"] if expected is None else ("timed out after %d s" % opts.timeout if rc is None else "exit code %d" % rc if not status_ok else "output differs")) + took, flush=True)
             print("#   " + " ".join(shlex.quote(c) for c in cmd))
             if expected is not None and not diff_ok:
                 import difflib
