@@ -321,19 +321,42 @@ int main(int argc, char **argv)
     PetscCall(VecDestroy(&b));
     PetscCall(MatDestroy(&A));
 
-    /* ill-conditioned, with restart 60: without refinement classical Gram-Schmidt loses orthogonality (GMRES with
-       refinement if needed 1667 iterations, sgmresf 1669, without refinement 2275) */
-    PetscCall(Diagonal(MATGPUSTREAM, 200, Geometric, &A));
-    PetscCall(MatCreateVecs(A, NULL, &b));
-    PetscCall(VecSet(b, 1.0));
-    PetscCall(Solve(KSPGMRES, ORTH_CGS_IFNEEDED, NULL, A, PCNONE, b, NULL, 60, 1e-8, PETSC_DEFAULT, 3000, &r[0]));
-    PetscCall(Solve(KSPSGMRESF, ORTH_DEFAULT, "ifneeded", A, PCNONE, b, NULL, 60, 1e-8, PETSC_DEFAULT, 3000, &r[1]));
-    PetscCall(Solve(KSPSGMRESF, ORTH_DEFAULT, "never", A, PCNONE, b, NULL, 60, 1e-8, PETSC_DEFAULT, 3000, &r[2]));
-    if (verbose)
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  iterations: gmres cgs ifneeded %" PetscInt_FMT ", sgmresf ifneeded %" PetscInt_FMT " (%g, %s), never %" PetscInt_FMT " (%g, %s)\n", r[0].its, r[1].its, (double)r[1].res,
-                            KSPConvergedReasons[r[1].reason], r[2].its, (double)r[2].res, KSPConvergedReasons[r[2].reason]));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "ill-conditioned: refinement ifneeded %s gmres, never %s\n", r[0].reason == r[1].reason && PetscAbsInt(r[0].its - r[1].its) <= PetscMax(1, r[0].its / 10) ? "agrees with" : "DIFFERS from",
-                          r[2].reason < 0 || r[2].its > r[1].its + PetscMax(1, r[1].its / 10) || r[2].res > 10 * r[1].res ? "is worse" : "IS NOT WORSE"));
+    /* ill-conditioned, with restart 60: without refinement classical Gram-Schmidt loses orthogonality. The counts
+       are chaotic: a relative change of 1e-14 in b moves KSPGMRES's own count between 1314 and 1882 (1667 for b = 1),
+       and the GPU's summation order moves sgmresf's alike; so the means over right-hand sides b = 1 + 1e-14 t e
+       (e random, t = 0 .. trials-1) are compared (on the CPU: GMRES with refinement if needed 1611, sgmresf 1617,
+       without refinement 2360) */
+    {
+      PetscInt  trials = 16, sum[3] = {0, 0, 0};
+      PetscReal worst[3] = {0, 0, 0};
+      PetscBool conv     = PETSC_TRUE;
+      Vec       e;
+
+      PetscCall(PetscOptionsGetInt(NULL, NULL, "-ill_trials", &trials, NULL));
+      PetscCall(Diagonal(MATGPUSTREAM, 200, Geometric, &A));
+      PetscCall(MatCreateVecs(A, NULL, &b));
+      PetscCall(VecDuplicate(b, &e));
+      for (PetscInt t = 0; t < trials; t++) {
+        PetscCall(VecSetRandom(e, rnd));
+        PetscCall(VecSet(b, 1.0));
+        PetscCall(VecAXPY(b, 1e-14 * t, e));
+        PetscCall(Solve(KSPGMRES, ORTH_CGS_IFNEEDED, NULL, A, PCNONE, b, NULL, 60, 1e-8, PETSC_DEFAULT, 4000, &r[0]));
+        PetscCall(Solve(KSPSGMRESF, ORTH_DEFAULT, "ifneeded", A, PCNONE, b, NULL, 60, 1e-8, PETSC_DEFAULT, 4000, &r[1]));
+        PetscCall(Solve(KSPSGMRESF, ORTH_DEFAULT, "never", A, PCNONE, b, NULL, 60, 1e-8, PETSC_DEFAULT, 4000, &r[2]));
+        for (int q = 0; q < 3; q++) {
+          sum[q] += r[q].its;
+          worst[q] = PetscMax(worst[q], r[q].res);
+          conv     = (PetscBool)(conv && (q == 2 || r[q].reason > 0));
+        }
+        if (verbose)
+          PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  b %" PetscInt_FMT ": gmres cgs ifneeded %" PetscInt_FMT ", sgmresf ifneeded %" PetscInt_FMT ", never %" PetscInt_FMT " (%s)\n", t, r[0].its, r[1].its, r[2].its, KSPConvergedReasons[r[2].reason]));
+      }
+      if (verbose)
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  mean iterations: gmres cgs ifneeded %g, sgmresf ifneeded %g (worst true residual %g), never %g\n", (double)sum[0] / trials, (double)sum[1] / trials, (double)worst[1], (double)sum[2] / trials));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "ill-conditioned, mean over right-hand sides: refinement ifneeded %s gmres, never %s\n", conv && worst[1] < 1.5e-8 && PetscAbsInt(sum[0] - sum[1]) <= sum[0] / 10 ? "agrees with" : "DIFFERS from",
+                            sum[2] > sum[1] + sum[1] / 10 ? "is worse" : "IS NOT WORSE"));
+      PetscCall(VecDestroy(&e));
+    }
     PetscCall(VecDestroy(&b));
     PetscCall(MatDestroy(&A));
   }
