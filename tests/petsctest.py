@@ -66,18 +66,29 @@ def want_error(t):
     return t["error"] not in ("0", "false", "")
 
 
+def kill_session(sid):
+    """Kills every process of the session: Open MPI puts each rank in a process group of its own, and a rank left
+    running would hold the GPU (and slow every later test) after its mpiexec is gone."""
+    for pid in [int(d) for d in os.listdir("/proc") if d.isdigit()]:
+        try:
+            if os.getsid(pid) == sid:
+                os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
 def run_test(t, opts):
     cmd = shlex.split(opts.exe) + shlex.split(t["args"]) + shlex.split(opts.args or "")
     n = int(t["nsize"])
     if n > 1 or opts.always_mpiexec:
         cmd = shlex.split(opts.mpiexec) + ["-n", str(n)] + cmd
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1")
-    # its own process group, so that a hang is killed with every MPI process and fails this test alone
+    # its own session, so that a hang is killed with every MPI process and fails this test alone
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True) as p:
         try:
             out, _ = p.communicate(timeout=opts.timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
+            kill_session(p.pid)
             out, _ = p.communicate()
             return cmd, None, out.decode(errors="replace"), False
     out = out.decode(errors="replace")
