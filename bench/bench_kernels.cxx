@@ -42,7 +42,7 @@ int main(int argc, char **argv)
       DView<PetscScalar> s = DView<PetscScalar>("s", n), d = DView<PetscScalar>("d", n);
       const double       us = TimeUs(reps, [&] {
         Kokkos::parallel_for(
-                  "bench::copy", Kokkos::RangePolicy<Exec>(0, n), KOKKOS_LAMBDA(const PetscInt i) { d(i) = s(i); });
+                  "bench::copy", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt i) { d(i) = s(i); });
       });
       std::printf("kokkos_copy,%d,1,-,-,%.2f,%.1f\n", (int)n, us, 2 * vecb / us * 1e-3);
     }

@@ -18,7 +18,7 @@ using namespace gpustream;
 /* Candidates for the fused kernels: pipecgfused's SpMVDot (w = A p, per-team partial sums of <p,w> and <w,w>) with
    teams of 256 threads under launch bounds that ask the compiler for MinBlocks resident teams per multiprocessor
    (MinBlocks 0: no bounds, as the library launches it now) */
-template <int MinBlocks> using BoundedPol = typename std::conditional<MinBlocks == 0, TeamPol, Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<256, MinBlocks>>>::type;
+template <int MinBlocks> using BoundedPol = typename std::conditional<MinBlocks == 0, TeamPol, Kokkos::TeamPolicy<Exec, LightWeight, Kokkos::LaunchBounds<256, MinBlocks>>>::type;
 
 template <int MinBlocks> static void SpMVDotBounded(const CSR &A, const LaunchShape &s, const DView<PetscScalar> &p, const DView<PetscScalar> &w, const DView<PetscScalar> &partials)
 {

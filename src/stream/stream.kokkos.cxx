@@ -476,7 +476,7 @@ template <bool Add> static void SubSpMV(const Exec &exec, const CSR &A, const La
 {
   if (s.vlen == 1) { /* as SpMV: a thread per row without teams, the same plain row loop */
     Kokkos::parallel_for(
-        Add ? "GPUStream::StreamSpMVAddRows" : "GPUStream::StreamSpMVRows", Kokkos::RangePolicy<Exec>(exec, 0, A.m), KOKKOS_LAMBDA(const PetscInt row) {
+        Add ? "GPUStream::StreamSpMVAddRows" : "GPUStream::StreamSpMVRows", RangePol(exec, 0, A.m), KOKKOS_LAMBDA(const PetscInt row) {
           PetscScalar sum = 0;
           for (PetscInt j = A.rowptr(row); j < A.rowptr(row + 1); j++) sum += A.val(j) * x(A.colidx(j));
           y(off + row) = Add ? z(off + row) + sum : sum;

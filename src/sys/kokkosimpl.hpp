@@ -21,11 +21,16 @@
 
 namespace gpustream
 {
-using Exec    = Kokkos::DefaultExecutionSpace;
-using Mem     = Exec::memory_space;
-using TeamPol = Kokkos::TeamPolicy<Exec>;
-using Member  = TeamPol::member_type;
-using Scratch = Kokkos::View<PetscScalar *, Exec::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+using Exec = Kokkos::DefaultExecutionSpace;
+using Mem  = Exec::memory_space;
+/* Kernels take their closure as launch arguments: Kokkos 3.4 otherwise launches closures of 512 bytes or more (most
+   fused kernels) through constant memory, which first waits for the previous such kernel to finish
+   (cudaEventSynchronize), so the host could never queue a kernel behind a running one */
+using LightWeight = Kokkos::Experimental::WorkItemProperty::HintLightWeight_t;
+using TeamPol     = Kokkos::TeamPolicy<Exec, LightWeight>;
+using RangePol    = Kokkos::RangePolicy<Exec, LightWeight>;
+using Member      = TeamPol::member_type;
+using Scratch     = Kokkos::View<PetscScalar *, Exec::scratch_memory_space, Kokkos::MemoryUnmanaged>;
 #if defined(KOKKOS_ENABLE_CUDA)
 using PinnedSpace = Kokkos::CudaHostPinnedSpace; /* fast, truly asynchronous device-to-host copies */
 #else
@@ -63,13 +68,36 @@ template <class F> KOKKOS_INLINE_FUNCTION void ForEachIndex(const Member &t, Pet
 }
 
 /* Sums N per-thread values over the team with a tree in the scratch buffer s (N * team_size scalars), in the same
-   order in every team, and gives every thread the totals. s may be reused by later calls in the same kernel: the
-   leading barrier lets the previous call's readers finish first. */
+   order in every team, and gives every thread the totals (by warp shuffles on CUDA). s may be reused by later calls
+   in the same kernel: the leading barrier lets the previous call's readers finish first. */
 template <int N> KOKKOS_INLINE_FUNCTION void TeamSumAllIn(const Member &t, const Scratch &s, PetscScalar (&a)[N])
 {
   const int T  = t.team_size();
   const int tr = t.team_rank();
   t.team_barrier();
+#if defined(__CUDA_ARCH__)
+  /* Whole warps: shuffles within each warp, then the first warp sums the warps' totals (two barriers instead of one
+     per tree level). Kokkos puts the vector lanes in threadIdx.x and the team rank in threadIdx.y; lane 0 of each
+     thread contributes, since all its lanes hold the same values. */
+  const int nt = blockDim.x * blockDim.y, tid = threadIdx.y * blockDim.x + threadIdx.x, nw = nt / 32;
+  if (nt % 32 == 0) {
+    for (int k = 0; k < N; k++) {
+      PetscScalar v = threadIdx.x == 0 ? a[k] : 0;
+      for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+      if (tid % 32 == 0) s(k * nw + tid / 32) = v;
+    }
+    t.team_barrier();
+    if (tid < 32)
+      for (int k = 0; k < N; k++) {
+        PetscScalar v = tid < nw ? s(k * nw + tid) : 0;
+        for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+        if (tid == 0) s(k * nw) = v;
+      }
+    t.team_barrier();
+    for (int k = 0; k < N; k++) a[k] = s(k * nw);
+    return;
+  }
+#endif
   Kokkos::single(Kokkos::PerThread(t), [&]() {
     for (int k = 0; k < N; k++) s(k * T + tr) = a[k];
   });

@@ -200,7 +200,7 @@ PetscErrorCode PBFSpMVHalo(PBFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H, PB
       if (W->scaled.extent(0) != (size_t)n) W->scaled = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("PipeBCGSF::scaled"), n);
       const DView<PetscScalar> s = W->scaled, d = W->dinv, xx = x;
       Kokkos::parallel_for(
-          "PipeBCGSF::Scale", Kokkos::RangePolicy<Exec>(0, n), KOKKOS_LAMBDA(const PetscInt i) { s(i) = d(i) * xx(i); });
+          "PipeBCGSF::Scale", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt i) { s(i) = d(i) * xx(i); });
     });
     x = W->scaled;
     W->launches++;

@@ -66,7 +66,7 @@ template <bool Add, class XView> void SpMV(const CSR &A, const LaunchShape &s, c
 {
   if (s.vlen == 1) {
     Kokkos::parallel_for(
-        Add ? "GPUStream::SpMVAddRows" : "GPUStream::SpMVRows", Kokkos::RangePolicy<Exec>(0, A.m), KOKKOS_LAMBDA(const PetscInt row) {
+        Add ? "GPUStream::SpMVAddRows" : "GPUStream::SpMVRows", RangePol(0, A.m), KOKKOS_LAMBDA(const PetscInt row) {
           const PetscScalar sum = RowSum(A, x, row);
           y(row)                = Add ? z(row) + sum : sum;
         });
@@ -98,7 +98,7 @@ template <int KB, bool Add> KOKKOS_INLINE_FUNCTION void RowBlock(const CSR &A, P
 template <bool Add = false> void SpMMBlock(const Exec &exec, const CSR &A, PetscInt off, PetscInt k, const PetscScalar *X, PetscInt ldx, PetscScalar *Y, PetscInt ldy)
 {
   Kokkos::parallel_for(
-      "GPUStream::SpMMBlock", Kokkos::RangePolicy<Exec>(exec, 0, A.m), KOKKOS_LAMBDA(const PetscInt row) {
+      "GPUStream::SpMMBlock", RangePol(exec, 0, A.m), KOKKOS_LAMBDA(const PetscInt row) {
         PetscInt c0 = 0;
         for (; c0 + 8 <= k; c0 += 8) RowBlock<8, Add>(A, row, off, c0, X, ldx, Y, ldy);
         if (c0 + 4 <= k) {

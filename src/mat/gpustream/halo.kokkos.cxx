@@ -109,7 +109,7 @@ PetscErrorCode gpustream::HaloBegin(GSHalo H, const DView<PetscScalar> &x, Petsc
     const DView<PetscScalar> send = H->dsend;
     GSCallKokkos({
       Kokkos::parallel_for(
-          "GPUStream::HaloGather", Kokkos::RangePolicy<Exec>(0, ns), KOKKOS_LAMBDA(const size_t k) { send(k) = x(idx(k)); });
+          "GPUStream::HaloGather", RangePol(0, ns), KOKKOS_LAMBDA(const size_t k) { send(k) = x(idx(k)); });
       Kokkos::deep_copy(H->hsend, H->dsend);
     });
     *launches = 1;
