@@ -97,7 +97,7 @@ int main(int argc, char **argv)
 
    test:
       suffix: 2d
-      args: -ksp_converged_reason -ksp_monitor_short
+      args: -ksp_converged_reason -ksp_monitor_short -pc_type none
       output_file: output/ex1_2d.out
 
    test:
