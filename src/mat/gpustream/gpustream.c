@@ -715,6 +715,18 @@ static PetscErrorCode MatConvert_GPUStream_AIJ(Mat A, MatType type, MatReuse reu
    The fused SpMVs of `KSPPIPECGFUSED`, `KSPPIPEBCGSF` and `KSPSGMRESF` need the whole matrix on the device: on a
    streamed matrix they call `MatMult()` instead.
 
+   Preconditioners: `PCJACOBI` and `PCPBJACOBI` are fused into the plugin's solvers; every other PC works on the host
+   AIJ arrays, exactly as on `MATAIJ`, and those solvers apply it on the host. `PCLU`, `PCILU`, `PCCHOLESKY` and
+   `PCICC` (`MATSOLVERPETSC`, the default; one process) build `MATSEQAIJ`'s own host factor; with no `-pc_type` the
+   default is therefore `PCILU` on one process, as for `MATAIJ` (`PCBJACOBI` with ILU on several). On several
+   processes `PCBJACOBI` and `PCASM` factor their blocks, plain `MATSEQAIJ` matrices. `PCGAMG` builds its graph and
+   Galerkin products with AIJ's code: `MatCreateGraph()` and products with AIJ matrices (`MatMatMult()`, `MatPtAP()`)
+   run while the matrix wears its base type name ("seqaij" or "mpiaij", which those implementations check), so the
+   coarse operators are plain AIJ and the preconditioner is the one an AIJ operator gets (tests/kspgpustream.c
+   checks PCApply() against AIJ's); the finest level's smoother multiplies on the device. Other solver packages
+   (`-pc_factor_mat_solver_type mumps` ...) are not registered for this type: `MatConvert()` the matrix to `MATAIJ`
+   for them.
+
    The number of subdivisions, unless given, minimizes a model of one product: the copy rate (pinned host to device,
    measured once per process) and the SpMV rate (taken as the measured device copy rate, half of it counted as
    reads) give each subdivision a copy time and an SpMV time, plus 20 microseconds of overhead each; the resident
