@@ -97,7 +97,7 @@ int main(int argc, char **argv)
 
    test:
       suffix: 2d
-      args: -ksp_converged_reason -ksp_monitor_short
+      args: -ksp_converged_reason -ksp_monitor_short -pc_type none
       output_file: output/ex1_2d.out
 
    test:
@@ -146,5 +146,13 @@ int main(int argc, char **argv)
       suffix: residual_gap
       args: -m 64 -n 64 -coef_jump 1e6 -pc_type jacobi -ksp_norm_type unpreconditioned -ksp_rtol 1e-15 -ksp_converged_reason -ksp_pipecgfused_residual_gap_factor 1.5
       filter: grep -c "times the recursive one at convergence; -ksp_pipecgfused_replace_every N keeps them together"
+
+   # a factorization of the whole gpustream matrix needs one process (block Jacobi and ASM factor blocks)
+   test:
+      suffix: lu_several_processes
+      nsize: 2
+      args: -pc_type lu
+      error: 1
+      filter: grep -o "MATSOLVERPETSC factors a gpustream matrix on one process only" | sort -u
 
 TEST*/

@@ -14,6 +14,16 @@ typedef PetscOptionItems GSOptionItems;
 typedef PetscOptionItems *GSOptionItems;
 #endif
 
+/* The signature of MatCreateGraph() implementations (PETSc 3.21 added the injection indices; CMake checks) */
+#if defined(GPUSTREAM_PETSC_CREATEGRAPH_INDEX)
+typedef PetscErrorCode GSCreateGraphFn(Mat, PetscBool, PetscBool, PetscReal, PetscInt, PetscInt[], Mat *);
+#else
+typedef PetscErrorCode    GSCreateGraphFn(Mat, PetscBool, PetscBool, PetscReal, Mat *);
+#endif
+
+/* Registers MATSOLVERPETSC's factorizations (SeqAIJ's) for MATGPUSTREAM */
+PETSC_INTERN PetscErrorCode MatSolverTypeRegister_GPUStream(void);
+
 /* Log events, registered once in PetscGPUStreamInitializePackage() */
 PETSC_INTERN PetscLogEvent GPUS_MatMult, GPUS_MatSync, GPUS_CopyVec, PCGF_Update, PCGF_SpMVDot, PCGF_Dot, PCGF_Reduce, PCGF_Iterations;
 PETSC_INTERN PetscLogEvent PBF_Update, PBF_SpMVDot, PBF_Reduce, PBF_Iterations;

@@ -24,6 +24,8 @@ typedef struct {
   PetscErrorCode (*destroy)(Mat);
   PetscErrorCode (*setfromoptions)(Mat, GSOptionItems);
   PetscErrorCode (*duplicate)(Mat, MatDuplicateOption, Mat *);
+  GSCreateGraphFn *creategraph;
+  PetscErrorCode (*productsetfromoptions)(Mat);
 } Mat_GPUStream;
 
 const char *const GSSpMVKernels[] = {"auto", "thread", "warp", "GSSpMVKernel", "GS_KERNEL_", NULL};
@@ -330,6 +332,57 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* PCGAMG builds its graph with MatCreateGraph(), whose AIJ implementation accepts only type names starting with
+   "seqaij" or "mpiaij": the matrix wears its base name for the call, so the graph (a duplicate) comes out a plain
+   AIJ matrix, exactly the one an AIJ operator gives */
+#if defined(GPUSTREAM_PETSC_CREATEGRAPH_INDEX)
+static PetscErrorCode MatCreateGraph_GPUStream(Mat A, PetscBool sym, PetscBool scale, PetscReal filter, PetscInt nidx, PetscInt idx[], Mat *G)
+#else
+static PetscErrorCode MatCreateGraph_GPUStream(Mat A, PetscBool sym, PetscBool scale, PetscReal filter, Mat *G)
+#endif
+{
+  Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
+  PetscMPIInt    size;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  PetscCall(PetscObjectChangeTypeName((PetscObject)A, size > 1 ? MATMPIAIJ : MATSEQAIJ));
+#if defined(GPUSTREAM_PETSC_CREATEGRAPH_INDEX)
+  ierr = (*gs->creategraph)(A, sym, scale, filter, nidx, idx, G);
+#else
+  ierr = (*gs->creategraph)(A, sym, scale, filter, G);
+#endif
+  PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM)); /* also when it failed */
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MATSOLVERPETSC's factors of a gpustream matrix are SeqAIJ's (the host arrays are a SeqAIJ): an ordinary host
+   factor, which PCApply() and MatSolve() use on the host */
+static PetscErrorCode MatGetFactor_GPUStream_PETSc(Mat A, MatFactorType ftype, Mat *F)
+{
+  PetscErrorCode (*f)(Mat, MatFactorType, Mat *) = NULL;
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  PetscCheck(size == 1, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "MATSOLVERPETSC factors a gpustream matrix on one process only (as MATSEQAIJ); on several use -pc_type bjacobi or asm, whose blocks it factors, or -pc_type gamg");
+  PetscCall(MatSolverTypeGet(MATSOLVERPETSC, MATSEQAIJ, ftype, NULL, NULL, &f));
+  PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_SUP, "MATSOLVERPETSC has no %s factorization for MATSEQAIJ", MatFactorTypes[ftype]);
+  PetscCall((*f)(A, ftype, F));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MatSolverTypeRegister_GPUStream(void)
+{
+  const MatFactorType ftypes[] = {MAT_FACTOR_LU, MAT_FACTOR_CHOLESKY, MAT_FACTOR_ILU, MAT_FACTOR_ICC};
+
+  PetscFunctionBegin;
+  for (int i = 0; i < 4; i++) PetscCall(MatSolverTypeRegister(MATSOLVERPETSC, MATGPUSTREAM, ftypes[i], MatGetFactor_GPUStream_PETSc));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOptionsObject)
 {
   Mat_GPUStream  *gs = (Mat_GPUStream *)A->spptr;
@@ -434,6 +487,89 @@ static PetscErrorCode MatProductSetFromOptions_GPUStream_Dense(Mat C)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Products with AIJ matrices (PCGAMG's A P and P^T A P; MatMatMult(), MatPtAP() ...) are AIJ's, on the host arrays.
+   Their implementations check type names (MatMPIAIJGetLocalMat() ...), so in each phase the gpustream operands wear
+   their base name; the result is then a plain AIJ matrix, the one AIJ operands give. was[]: which operands wear it */
+static PetscErrorCode MatProductWearAIJ_Private(Mat C, PetscBool wear, PetscBool was[3])
+{
+  Mat_Product *product = C->product;
+  Mat          X[3]    = {product->A, product->B, product->C};
+  PetscMPIInt  size;
+
+  PetscFunctionBegin;
+  for (int i = 0; i < 3; i++) {
+    if (!X[i]) continue;
+    if (wear) {
+      PetscCall(PetscObjectTypeCompare((PetscObject)X[i], MATGPUSTREAM, &was[i])); /* false for a repeated operand */
+      if (!was[i]) continue;
+      PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)X[i]), &size));
+      PetscCall(PetscObjectChangeTypeName((PetscObject)X[i], size > 1 ? MATMPIAIJ : MATSEQAIJ));
+    } else if (was[i])
+      PetscCall(PetscObjectChangeTypeName((PetscObject)X[i], MATGPUSTREAM));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Calls the product phase composed on C under name, with the operands wearing their base names */
+static PetscErrorCode MatProductPhaseAIJ_Private(Mat C, const char name[])
+{
+  PetscErrorCode (*f)(Mat) = NULL;
+  PetscBool      was[3]    = {PETSC_FALSE, PETSC_FALSE, PETSC_FALSE};
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectQueryFunction((PetscObject)C, name, &f));
+  PetscCheck(f, PetscObjectComm((PetscObject)C), PETSC_ERR_PLIB, "Missing %s", name);
+  PetscCall(MatProductWearAIJ_Private(C, PETSC_TRUE, was));
+  ierr = (*f)(C);
+  PetscCall(MatProductWearAIJ_Private(C, PETSC_FALSE, was)); /* also when it failed */
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatProductNumeric_GPUStream_AIJ(Mat C)
+{
+  PetscFunctionBegin;
+  PetscCall(MatProductPhaseAIJ_Private(C, "MatProductNumeric_GPUStream_AIJ_C"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatProductSymbolic_GPUStream_AIJ(Mat C)
+{
+  PetscFunctionBegin;
+  PetscCall(MatProductPhaseAIJ_Private(C, "MatProductSymbolic_GPUStream_AIJ_C"));
+  if (C->ops->productnumeric && C->ops->productnumeric != MatProductNumeric_GPUStream_AIJ) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)C, "MatProductNumeric_GPUStream_AIJ_C", C->ops->productnumeric));
+    C->ops->productnumeric = MatProductNumeric_GPUStream_AIJ;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MatProductSetFromOptions() calls this as the operands' common op when they are all gpustream, else through the
+   names "MatProductSetFromOptions_<A type>_<B type>_C" composed on the gpustream one for (MPI/Seq)AIJ partners */
+static PetscErrorCode MatProductSetFromOptions_GPUStream_AIJ(Mat C)
+{
+  Mat_Product   *product = C->product;
+  Mat            G       = product->A;
+  PetscBool      isgs, was[3] = {PETSC_FALSE, PETSC_FALSE, PETSC_FALSE};
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)G, MATGPUSTREAM, &isgs));
+  if (!isgs) G = product->B;
+  PetscCall(MatProductWearAIJ_Private(C, PETSC_TRUE, was));
+  ierr = (*((Mat_GPUStream *)G->spptr)->productsetfromoptions)(C);
+  PetscCall(MatProductWearAIJ_Private(C, PETSC_FALSE, was));
+  PetscCall(ierr);
+  if (C->ops->productsymbolic) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)C, "MatProductSymbolic_GPUStream_AIJ_C", C->ops->productsymbolic));
+    C->ops->productsymbolic = MatProductSymbolic_GPUStream_AIJ;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static const char *const MatGPUStreamProductAIJ[] = {"MatProductSetFromOptions_gpustream_seqaij_C", "MatProductSetFromOptions_gpustream_mpiaij_C", "MatProductSetFromOptions_seqaij_gpustream_C", "MatProductSetFromOptions_mpiaij_gpustream_C"};
+
 static const char *const MatGPUStreamConverters[] = {"MatConvert_gpustream_seqaij_C", "MatConvert_gpustream_mpiaij_C", "MatConvert_seqaij_gpustream_C", "MatConvert_mpiaij_gpustream_C"};
 
 /* Drops the device side and turns A back into a plain SeqAIJ or MPIAIJ matrix */
@@ -447,13 +583,16 @@ static PetscErrorCode MatGPUStreamToAIJ_Private(Mat A)
   PetscCall(GSDeviceMatDestroy(&gs->dB));
   PetscCall(GSStreamPlanDestroy(&gs->plan));
   PetscCall(GSHaloDestroy(&gs->halo));
-  A->ops->mult           = gs->mult;
-  A->ops->multadd        = gs->multadd;
-  A->ops->view           = gs->view;
-  A->ops->destroy        = gs->destroy;
-  A->ops->setfromoptions = gs->setfromoptions;
-  A->ops->duplicate      = gs->duplicate;
+  A->ops->mult                  = gs->mult;
+  A->ops->multadd               = gs->multadd;
+  A->ops->view                  = gs->view;
+  A->ops->destroy               = gs->destroy;
+  A->ops->setfromoptions        = gs->setfromoptions;
+  A->ops->duplicate             = gs->duplicate;
+  A->ops->creategraph           = gs->creategraph;
+  A->ops->productsetfromoptions = gs->productsetfromoptions;
   PetscCall(PetscFree(A->spptr));
+  for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamProductAIJ[i], NULL));
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamConverters[i], NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_seqdense_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_mpidense_C", NULL));
@@ -478,26 +617,31 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   PetscFunctionBegin;
   PetscCall(PetscGPUStreamKokkosInitialize());
   PetscCall(PetscNew(&gs));
-  gs->opts.mode          = GS_STREAM_AUTO;
-  gs->opts.budget        = -1;
-  gs->opts.buffers       = 2;
-  gs->opts.subdivisions  = 0;
-  gs->opts.overlap       = PETSC_TRUE;
-  gs->opts.inplace       = PETSC_FALSE;
-  gs->opts.kernel        = GS_KERNEL_AUTO;
-  gs->mult               = A->ops->mult;
-  gs->multadd            = A->ops->multadd;
-  gs->view               = A->ops->view;
-  gs->destroy            = A->ops->destroy;
-  gs->setfromoptions     = A->ops->setfromoptions;
-  gs->duplicate          = A->ops->duplicate;
-  A->spptr               = gs;
-  A->ops->mult           = MatMult_GPUStream;
-  A->ops->multadd        = MatMultAdd_GPUStream;
-  A->ops->view           = MatView_GPUStream;
-  A->ops->destroy        = MatDestroy_GPUStream;
-  A->ops->setfromoptions = MatSetFromOptions_GPUStream;
-  A->ops->duplicate      = MatDuplicate_GPUStream;
+  gs->opts.mode             = GS_STREAM_AUTO;
+  gs->opts.budget           = -1;
+  gs->opts.buffers          = 2;
+  gs->opts.subdivisions     = 0;
+  gs->opts.overlap          = PETSC_TRUE;
+  gs->opts.inplace          = PETSC_FALSE;
+  gs->opts.kernel           = GS_KERNEL_AUTO;
+  gs->mult                  = A->ops->mult;
+  gs->multadd               = A->ops->multadd;
+  gs->view                  = A->ops->view;
+  gs->destroy               = A->ops->destroy;
+  gs->setfromoptions        = A->ops->setfromoptions;
+  gs->duplicate             = A->ops->duplicate;
+  gs->creategraph           = A->ops->creategraph;
+  gs->productsetfromoptions = A->ops->productsetfromoptions;
+  A->spptr                  = gs;
+  A->ops->mult              = MatMult_GPUStream;
+  A->ops->multadd           = MatMultAdd_GPUStream;
+  A->ops->view              = MatView_GPUStream;
+  A->ops->destroy           = MatDestroy_GPUStream;
+  A->ops->setfromoptions    = MatSetFromOptions_GPUStream;
+  A->ops->duplicate         = MatDuplicate_GPUStream;
+  if (gs->creategraph) A->ops->creategraph = MatCreateGraph_GPUStream;
+  A->ops->productsetfromoptions = MatProductSetFromOptions_GPUStream_AIJ;
+  for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamProductAIJ[i], MatProductSetFromOptions_GPUStream_AIJ));
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamConverters[i], i < 2 ? MatConvert_GPUStream_AIJ : MatConvert_AIJ_GPUStream));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_seqdense_C", MatProductSetFromOptions_GPUStream_Dense));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_mpidense_C", MatProductSetFromOptions_GPUStream_Dense));
@@ -570,6 +714,18 @@ static PetscErrorCode MatConvert_GPUStream_AIJ(Mat A, MatType type, MatReuse reu
    options.
    The fused SpMVs of `KSPPIPECGFUSED`, `KSPPIPEBCGSF` and `KSPSGMRESF` need the whole matrix on the device: on a
    streamed matrix they call `MatMult()` instead.
+
+   Preconditioners: `PCJACOBI` and `PCPBJACOBI` are fused into the plugin's solvers; every other PC works on the host
+   AIJ arrays, exactly as on `MATAIJ`, and those solvers apply it on the host. `PCLU`, `PCILU`, `PCCHOLESKY` and
+   `PCICC` (`MATSOLVERPETSC`, the default; one process) build `MATSEQAIJ`'s own host factor; with no `-pc_type` the
+   default is therefore `PCILU` on one process, as for `MATAIJ` (`PCBJACOBI` with ILU on several). On several
+   processes `PCBJACOBI` and `PCASM` factor their blocks, plain `MATSEQAIJ` matrices. `PCGAMG` builds its graph and
+   Galerkin products with AIJ's code: `MatCreateGraph()` and products with AIJ matrices (`MatMatMult()`, `MatPtAP()`)
+   run while the matrix wears its base type name ("seqaij" or "mpiaij", which those implementations check), so the
+   coarse operators are plain AIJ and the preconditioner is the one an AIJ operator gets (tests/kspgpustream.c
+   checks PCApply() against AIJ's); the finest level's smoother multiplies on the device. Other solver packages
+   (`-pc_factor_mat_solver_type mumps` ...) are not registered for this type: `MatConvert()` the matrix to `MATAIJ`
+   for them.
 
    The number of subdivisions, unless given, minimizes a model of one product: the copy rate (pinned host to device,
    measured once per process) and the SpMV rate (taken as the measured device copy rate, half of it counted as
