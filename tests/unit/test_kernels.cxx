@@ -186,6 +186,70 @@ void TestUpdate()
   }
 }
 
+/* Update with the norms of automatic residual replacement (PCGFWorkSetNorms()), for every fused PC and the host one:
+   the same vectors and sums as without, the four norm sums of PCGFUpdateNorms_Ref(), and an SpMVDot after it whose
+   sums still land where Reduce reads them; 2 launches and 1 transfer for all. Then norms off again. */
+void TestUpdateNorms()
+{
+  for (PetscInt n0 : sizes) {
+    if (n0 > 100000) continue;
+    for (PCGFPC pc : {PCGF_PC_NONE, PCGF_PC_JACOBI, PCGF_PC_APPLY, PCGF_PC_PBJACOBI}) {
+      const PetscInt           bs = pc == PCGF_PC_PBJACOBI ? 3 : 1, n = bs * n0;
+      const std::string        tag = " n=" + std::to_string(n) + " pc=" + std::to_string((int)pc);
+      CSRHost                  A   = RandomCSR(n, n, 7);
+      CGVecs                   v = RandomCG(n), ref = v;
+      std::vector<PetscScalar> z = Random(n), q = Random(n), zref = z, blocks = Random(n * bs, -0.3, 0.3), wref(n);
+      GSDeviceMat              dA;
+      PCGFWork                 W;
+      PetscScalar              sums[PCGF_NALL], rsums[2], nsums[4], dsums[2];
+      PetscInt                 l, t, c;
+      const PetscScalar        alpha = 0.37, beta = -0.81;
+      const KSPNormType        nt = KSP_NORM_PRECONDITIONED;
+
+      for (PetscInt i = 0; i < n; i++) blocks[i * bs + i % bs] += 2;
+      GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA);
+      Check(!PCGFWorkCreate(n, pc, &W) && !PCGFWorkSetNorms(W, PETSC_TRUE), "PCGFWorkSetNorms" + tag);
+      Load(W, v, pc == PCGF_PC_JACOBI);
+      if (pc == PCGF_PC_PBJACOBI) PCGFWorkSetBlocks(W, bs, blocks.data());
+      if (pc == PCGF_PC_APPLY) {
+        PCGFWorkSetVec(W, PCGF_Z, z.data());
+        PCGFWorkSetVec(W, PCGF_Q, q.data());
+      }
+      const PetscScalar *d = pc == PCGF_PC_JACOBI ? v.d.data() : (pc == PCGF_PC_PBJACOBI ? blocks.data() : nullptr);
+      Check(!PCGFUpdate(W, alpha, beta, nt) && !PCGFSpMVDot(W, dA, nullptr, nullptr) && !PCGFReduce(W, sums), "Update with norms, SpMVDot, Reduce" + tag);
+      PCGFUpdateNorms_Ref(n, alpha, ref.x.data(), ref.r.data(), ref.p.data(), ref.w.data(), nsums);
+      if (pc == PCGF_PC_APPLY)
+        PCGFUpdateApply_Ref(n, alpha, beta, nt, ref.x.data(), ref.r.data(), zref.data(), ref.p.data(), ref.w.data(), q.data(), rsums);
+      else
+        PCGFUpdate_Ref(n, bs, alpha, beta, nt, d, ref.x.data(), ref.r.data(), ref.p.data(), ref.w.data(), rsums);
+      PCGFSpMVDot_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), bs, d, ref.p.data(), wref.data(), dsums);
+      CGVecs got = Store(W, n);
+      Check(RelDiff(got.x, ref.x) < 1e-14 && RelDiff(got.r, ref.r) < 1e-14 && RelDiff(got.p, ref.p) < 1e-13 && RelDiff(got.w, wref) < 1e-13, "Update with norms: vectors match reference" + tag);
+      const double zscale = pc == PCGF_PC_APPLY ? AbsSum(zref, zref) + AbsSum(ref.r, zref) : 9.0 * bs * bs * AbsSum(ref.r, ref.r);
+      Check(Close(sums[PCGF_RZ], rsums[0], zscale) && Close(sums[PCGF_NRM], rsums[1], zscale), "Update with norms: <r,z> and norm sums match reference" + tag);
+      Check(Close(sums[PCGF_XX], nsums[0], nsums[0]) && Close(sums[PCGF_PP], nsums[1], nsums[1]) && Close(sums[PCGF_WW], nsums[2], nsums[2]) && Close(sums[PCGF_RR], nsums[3], 4 * nsums[3]),
+            "Update norms ||x||, ||p||, ||w||, ||r|| match reference" + tag);
+      Check(Close(sums[PCGF_PW], dsums[0], AbsSum(ref.p, wref)) && Close(sums[PCGF_WDW], dsums[1], 3.0 * bs * AbsSum(wref, wref)), "SpMVDot sums after an Update with norms" + tag);
+      PCGFWorkGetCounts(W, &l, &t, &c);
+      Check(l == 2 && t == 1, "Update with norms and SpMVDot: 2 launches, 1 transfer" + tag);
+      /* off again: Reduce writes PCGF_NSUMS sums only, the Update's two in place */
+      sums[PCGF_XX] = -1;
+      Check(!PCGFWorkSetNorms(W, PETSC_FALSE) && !PCGFUpdate(W, 0.0, 0.0, nt) && !PCGFReduce(W, sums) && sums[PCGF_XX] == -1 && sums[PCGF_PW] == 0, "norms off: Reduce gives PCGF_NSUMS sums" + tag);
+      PCGFWorkDestroy(&W);
+      GSDeviceMatDestroy(&dA);
+    }
+  }
+  /* the overlapped variant's update has no norms */
+  PCGFWork W;
+  PCGFWorkCreate(10, PCGF_PC_NONE, &W);
+  PCGFWorkSetOverlap(W);
+  PCGFWorkSetNorms(W, PETSC_TRUE);
+  PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
+  Check(PCGFOverlapUpdate(W, 0.1, 0.2, KSP_NORM_PRECONDITIONED) == PETSC_ERR_SUP, "OverlapUpdate with norms is PETSC_ERR_SUP");
+  PetscPopErrorHandler();
+  PCGFWorkDestroy(&W);
+}
+
 void TestSums()
 {
   const KSPNormType norms[] = {KSP_NORM_NONE, KSP_NORM_PRECONDITIONED, KSP_NORM_UNPRECONDITIONED, KSP_NORM_NATURAL};
@@ -848,6 +912,7 @@ int main(int argc, char **argv)
   std::printf("# Kokkos execution space: %s\n", PetscGPUStreamExecutionSpace());
   TestSpMV();
   TestUpdate();
+  TestUpdateNorms();
   TestSums();
   TestApply();
   TestSpMVDot();

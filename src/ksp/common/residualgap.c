@@ -6,6 +6,7 @@ PetscErrorCode GSResidualGapInit(GSResidualGap *g, const char prefix[])
   g->check    = PETSC_TRUE;
   g->factor   = 10.0;
   g->truenorm = -1;
+  g->stalled  = -1;
   PetscCall(PetscStrncpy(g->prefix, prefix, sizeof(g->prefix)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -47,6 +48,7 @@ PetscErrorCode GSResidualGapView(const GSResidualGap *g, KSP ksp, PetscViewer vi
     PetscCall(PetscViewerASCIIPrintf(viewer, "  true residual norm at convergence %g, %g times the recursive one%s%s%s\n", (double)g->truenorm, (double)gap, gap > g->factor ? ": ABOVE THE FACTOR, consider -ksp_" : "",
                                      gap > g->factor ? g->prefix : "", gap > g->factor ? "_replace_every" : ""));
   }
+  if (g->stalled >= 0) PetscCall(PetscViewerASCIIPrintf(viewer, "  stopped at the attainable accuracy: the true residual norm %g stagnated above the tolerance\n", (double)g->stalled));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -59,10 +61,13 @@ PetscErrorCode GSResidualGapReasonView(KSP ksp, void *ctx)
   KSPType              type;
 
   PetscFunctionBegin;
-  if (g->truenorm < 0 || GSResidualGapRatio(g, ksp->rnorm) <= g->factor) PetscFunctionReturn(PETSC_SUCCESS);
+  if (g->stalled < 0 && (g->truenorm < 0 || GSResidualGapRatio(g, ksp->rnorm) <= g->factor)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscOptionsHasName(((PetscObject)ksp)->options, ((PetscObject)ksp)->prefix, "-ksp_converged_reason", &flg));
   PetscCall(KSPGetType(ksp, &type));
-  if (flg)
+  if (flg && g->stalled >= 0)
+    PetscCall(PetscPrintf(PetscObjectComm((PetscObject)ksp), "KSP %s: stopped at the attainable accuracy: the true residual norm %g stagnated above the tolerance over residual replacements (%s); the recursive one reached %g\n", type,
+                          (double)g->stalled, KSPConvergedReasons[ksp->reason], (double)ksp->rnorm));
+  else if (flg)
     PetscCall(PetscPrintf(PetscObjectComm((PetscObject)ksp), "KSP %s: the true residual norm %g is %g times the recursive one at convergence; -ksp_%s_replace_every N keeps them together\n", type, (double)g->truenorm,
                           (double)GSResidualGapRatio(g, ksp->rnorm), g->prefix));
   PetscFunctionReturn(PETSC_SUCCESS);

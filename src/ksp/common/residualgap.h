@@ -9,6 +9,7 @@ typedef struct {
   PetscBool check;      /* compute the true residual at convergence */
   PetscReal factor;     /* report a true norm this many times the recursive one */
   PetscReal truenorm;   /* of the last convergence, -1 when not checked */
+  PetscReal stalled;    /* the true norm at which the last solve stopped short of the tolerance (attainable accuracy), else -1 */
   char      prefix[32]; /* of the options: "pipecgfused" gives -ksp_pipecgfused_check_true_residual, ... */
 } GSResidualGap;
 

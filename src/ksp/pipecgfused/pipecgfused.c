@@ -22,8 +22,10 @@ typedef struct {
   PetscInt         passes, launches, transfers, copies, allreduces; /* counted over the iteration loop of the last solve */
   /* attainable accuracy */
   PetscInt      replace_every; /* replace r by b - A x every this many iterations (0: never) */
+  PetscBool     replace_auto;  /* replace when the estimated residual gap crosses sqrt(eps) ||r|| */
   PetscBool     overlap;       /* Ghysels-Vanroose with the sums in an MPI_Iallreduce behind the SpMV */
   PetscInt      replacements;  /* in the last solve */
+  PetscInt      refuted;       /* auto: convergence claims of the recursive residual that the true one refuted */
   GSResidualGap gap;           /* the true residual against the recursive one at convergence */
   /* the last KSPMatSolve: columns, whether they ran together in the block kernels, its counts */
   PetscInt  blockcolumns, blockpasses, blocklaunches, blocktransfers;
@@ -140,6 +142,112 @@ static PetscErrorCode KSPPIPECGFUSEDTrueNorm_Private(KSP ksp, Mat Amat, PetscRea
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Automatic residual replacement (-ksp_pipecgfused_replace auto), after van der Vorst and Ye (SISC 22(5), 2000)
+   and Cools et al. (SIMAX 39(1), 2018) whose estimates KSPPIPECGRR implements. In Rupp et al.'s recurrences only x
+   and r are updated by recurrence (w = A p is recomputed every iteration), so the gap f_k = b - A x_k - r_k grows by
+   the rounding of x_k = x_{k-1} + alpha p_{k-1}, of r_k = r_{k-1} - alpha w_{k-1} and of the SpMV w_{k-1} = fl(A p_{k-1})
+   and nothing amplifies it:
+     ||f_k|| <= d_k = d_{k-1} + eps (||A|| (||x_{k-1}|| + (2 + nz) |alpha| ||p_{k-1}||) + ||r_{k-1}|| + 2 |alpha| ||w_{k-1}||)
+   with ||A|| = ||A||_inf (bounds ||A||_2 and || |A| ||_2 for a symmetric A) and nz the nonzeros per row. After a
+   replacement at x, d restarts from d0 = eps (nz ||A|| ||x|| + ||b||), the rounding of b - A x itself. The norms
+   come from the Update's own reduction. r is replaced when d exceeds sqrt(eps) ||r_k|| (the recursive residual may
+   then no longer tell the true one within sqrt(eps) relative) and 1.1 d0, and ||r_k|| has dropped by sqrt(eps)
+   since r was last replaced (or since r_0). The last condition stands for van der Vorst and Ye's "d crosses
+   sqrt(eps) ||r|| from below": this norm-wise bound is so pessimistic (1e8 times the true gap on the jump problem
+   of the tests, where ||A|| ||x|| is 1e10 ||b||) that it is above sqrt(eps) ||r|| from the first iterations, and
+   after a reset it crosses again within a few, which replaced r dozens of times per solve. A convergence
+   that the recursive residual claims without a replacement since is checked against the true residual (as the
+   check at convergence would anyway); a refuted claim replaces r and restarts (p = z: the true r then differs from
+   the recursive one by more than r itself, and keeping the old direction stalls CG for thousands of iterations on
+   the jump problem of the tests), unless the true residual did not
+   halve since the previous refuted claim: the tolerance is then below the attainable accuracy, and the solve stops
+   with KSP_DIVERGED_BREAKDOWN and says so under -ksp_converged_reason. */
+typedef struct {
+  PetscReal anorm, nz, nb, d, d0, rprev, rlast, tnprev;
+  PetscBool anormest; /* no MatNorm() on the operator: ||A|| >= max ||w|| / ||p|| seen so far */
+} PCGFAuto;
+
+static PetscErrorCode KSPPIPECGFUSEDAutoInit_Private(KSP ksp, Mat Amat, PCGFAuto *e)
+{
+  PetscBool has;
+  PetscReal nx = 0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(e, sizeof(*e)));
+  PetscCall(MatHasOperation(Amat, MATOP_NORM, &has));
+  if (has) PetscCall(MatNorm(Amat, NORM_INFINITY, &e->anorm));
+  e->anormest = (PetscBool)!has;
+  e->nz       = 1;
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)Amat, &has, MATGPUSTREAM, MATSEQAIJ, MATMPIAIJ, ""));
+  if (has) { /* their nonzero count, else 1 */
+    MatInfo  info;
+    PetscInt N;
+    PetscCall(MatGetInfo(Amat, MAT_GLOBAL_SUM, &info));
+    PetscCall(MatGetSize(Amat, &N, NULL));
+    if (N) e->nz = PetscMax(1, PetscCeilReal(info.nz_used / N));
+  }
+  PetscCall(VecNorm(ksp->vec_rhs, NORM_2, &e->nb));
+  if (!ksp->guess_zero) PetscCall(VecNorm(ksp->vec_sol, NORM_2, &nx));
+  e->d0 = e->d = PETSC_MACHINE_EPSILON * (e->nz * e->anorm * nx + e->nb);
+  e->tnprev    = -1;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* After a replacement, with the x it was computed from on the host */
+static PetscErrorCode KSPPIPECGFUSEDAutoReset_Private(PCGFAuto *e, Vec X)
+{
+  PetscReal nx;
+
+  PetscFunctionBegin;
+  PetscCall(VecNorm(X, NORM_2, &nx));
+  e->d0 = e->d = PETSC_MACHINE_EPSILON * (e->nz * e->anorm * nx + e->nb);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The iteration's estimate from its reduced sums (alpha: the step that made x_k and r_k); true: replace next */
+static PetscBool KSPPIPECGFUSEDAutoUpdate_Private(PCGFAuto *e, PetscInt k, PetscBool replaced, PetscScalar alpha, const PetscScalar s[])
+{
+  const PetscReal rn = PetscSqrtReal(PetscAbsReal(s[PCGF_RR])), pn = PetscSqrtReal(PetscAbsReal(s[PCGF_PP])), wn = PetscSqrtReal(PetscAbsReal(s[PCGF_WW]));
+  const PetscReal xn = PetscSqrtReal(PetscAbsReal(s[PCGF_XX])), a = PetscAbsScalar(alpha), tol = PETSC_SQRT_MACHINE_EPSILON;
+  PetscBool       cross;
+
+  if (e->anormest && pn > 0) e->anorm = PetscMax(e->anorm, wn / pn);
+  if (k > 0 && !replaced) e->d += PETSC_MACHINE_EPSILON * (e->anorm * (xn + (2 + e->nz) * a * pn) + e->rprev + 2 * a * wn);
+  if (k == 0 || replaced) e->rlast = rn;
+  cross    = (PetscBool)(k > 0 && !replaced && e->d > tol * rn && e->d > 1.1 * e->d0 && rn <= tol * e->rlast);
+  e->rprev = rn;
+  return cross;
+}
+
+/* The recursive residual claims convergence at iteration k: the true residual confirms it, or r is replaced next
+   iteration, or the solve stops at the attainable accuracy */
+static PetscErrorCode KSPPIPECGFUSEDAutoCheck_Private(KSP ksp, Mat Amat, PCGFAuto *e, PetscInt k, PetscBool *replace)
+{
+  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
+  PetscReal        tn;
+
+  PetscFunctionBegin;
+  if (ksp->normtype == KSP_NORM_NONE) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(KSPPIPECGFUSEDStore_Private(cg->work, PCGF_X, ksp->vec_sol));
+  PetscCall(KSPPIPECGFUSEDTrueNorm_Private(ksp, Amat, &tn));
+  ksp->reason = KSP_CONVERGED_ITERATING;
+  PetscCall((*ksp->converged)(ksp, k, tn, &ksp->reason, ksp->cnvP));
+  if (ksp->reason > 0) {
+    cg->gap.truenorm = tn; /* the check at convergence, done */
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  cg->refuted++;
+  PetscCall(PetscInfo(ksp, "iteration %" PetscInt_FMT ": convergence claimed with the true residual norm %g\n", k, (double)tn));
+  if (e->tnprev >= 0 && tn > 0.5 * e->tnprev) {
+    ksp->reason     = KSP_DIVERGED_BREAKDOWN;
+    cg->gap.stalled = tn;
+  } else if (!ksp->reason) {
+    e->tnprev = tn;
+    *replace  = PETSC_TRUE;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* After the iteration loop: its counts, x back to the host, the true residual check */
 static PetscErrorCode KSPPIPECGFUSEDFinish_Private(KSP ksp, Mat Amat, PetscInt l0, PetscInt t0, PetscInt c0)
 {
@@ -154,7 +262,7 @@ static PetscErrorCode KSPPIPECGFUSEDFinish_Private(KSP ksp, Mat Amat, PetscInt l
   cg->copies    = c1 - c0;
   if (cg->solving) PetscCall(KSPPIPECGFUSEDStore_Private(cg->work, PCGF_X, ksp->vec_sol));
   cg->solving = PETSC_FALSE;
-  if (cg->gap.check && ksp->reason > 0 && ksp->normtype != KSP_NORM_NONE) PetscCall(KSPPIPECGFUSEDTrueNorm_Private(ksp, Amat, &cg->gap.truenorm));
+  if (cg->gap.check && ksp->reason > 0 && ksp->normtype != KSP_NORM_NONE && cg->gap.truenorm < 0) PetscCall(KSPPIPECGFUSEDTrueNorm_Private(ksp, Amat, &cg->gap.truenorm));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -288,9 +396,11 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   GSHalo           halo = NULL;
   /* R (set-up and residual replacement) and P (host staging of p) are never needed at once: one work vector */
   Vec         X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[0], P = ksp->work[0], W = ksp->work[1], Q = ksp->work[2];
-  PetscScalar s[PCGF_NSUMS], alpha = 0, beta = 0, rzold = 1;
+  PetscScalar s[PCGF_NALL], alpha = 0, beta = 0, rzold = 1;
   PetscReal   dp = 0;
-  PetscInt    k, l0, t0, c0;
+  PetscInt    k, l0, t0, c0, nsums = cg->replace_auto ? PCGF_NALL : PCGF_NSUMS;
+  PCGFAuto    est;
+  PetscBool   replace = PETSC_FALSE, restart = PETSC_FALSE, replaced;
 
   PetscFunctionBegin;
   PetscCheck(!ksp->transpose_solve, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPPIPECGFUSED has no transpose solve");
@@ -304,9 +414,12 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &cg->size));
   cg->allreduces   = 0;
   cg->replacements = 0;
+  cg->refuted      = 0;
   cg->gap.truenorm = -1;
+  cg->gap.stalled  = -1;
   if (cg->overlap) {
     PetscCheck(!cg->replace_every, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-ksp_pipecgfused_replace_every needs -ksp_pipecgfused_overlap_reduction 0");
+    PetscCheck(!cg->replace_auto, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-ksp_pipecgfused_replace auto needs -ksp_pipecgfused_overlap_reduction 0");
     PetscCall(PCGFWorkGetCounts(cg->work, &l0, &t0, &c0));
     PetscCall(PetscLogEventBegin(PCGF_Iterations, ksp, 0, 0, 0));
     PetscCall(KSPPIPECGFUSEDSolveOverlap_Private(ksp, Amat, dA, dB, halo));
@@ -332,6 +445,8 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   }
   PetscCall(PCGFWorkSetVec(cg->work, PCGF_P, NULL));
   PetscCall(PCGFWorkSetVec(cg->work, PCGF_W, NULL));
+  PetscCall(PCGFWorkSetNorms(cg->work, cg->replace_auto));
+  if (cg->replace_auto) PetscCall(KSPPIPECGFUSEDAutoInit_Private(ksp, Amat, &est));
   cg->solving = PETSC_TRUE;
 
   PetscCall(PCGFWorkGetCounts(cg->work, &l0, &t0, &c0));
@@ -339,7 +454,9 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   ksp->its = 0;
   for (k = 0;; k++) {
     /* Update makes x_k, r_k, p_k; SpMVDot makes w_k = A p_k, unless no iteration can follow */
-    if (cg->replace_every && k > 0 && k % cg->replace_every == 0) {
+    replaced = (PetscBool)(replace || (cg->replace_every && k > 0 && k % cg->replace_every == 0));
+    replace  = PETSC_FALSE;
+    if (replaced) {
       /* Residual replacement: x_k first, then r_k = b - A x_k, then p_k = z_k + beta p_{k-1} with the classical
          beta = <r_k,z_k> / <r_{k-1},z_{k-1}>: the recurrence for beta assumes r_k = r_{k-1} - alpha w_{k-1}, which
          the replacement breaks by as much as r_k itself late in the solve */
@@ -355,8 +472,10 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
       PetscCall(PCGFSums(cg->work, KSP_NORM_NONE));
       PetscCall(PCGFReduce(cg->work, s));
       if (cg->size > 1) PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, s, PCGF_NSUMS, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)ksp)));
-      beta = s[PCGF_RZ] / rzold;
+      beta    = restart ? 0.0 : s[PCGF_RZ] / rzold;
+      restart = PETSC_FALSE;
       PetscCall(PCGFUpdate(cg->work, 0.0, beta, ksp->normtype));
+      if (cg->replace_auto) PetscCall(KSPPIPECGFUSEDAutoReset_Private(&est, X));
       cg->replacements++;
     } else
       PetscCall(PCGFUpdate(cg->work, alpha, beta, ksp->normtype));
@@ -377,9 +496,10 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
     }
     PetscCall(PCGFReduce(cg->work, s));
     if (cg->size > 1) { /* the iteration's only global synchronization: every sum in one message */
-      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, s, PCGF_NSUMS, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)ksp)));
+      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, s, (PetscMPIInt)nsums, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)ksp)));
       cg->allreduces++;
     }
+    if (cg->replace_auto) replace = KSPPIPECGFUSEDAutoUpdate_Private(&est, k, replaced, alpha, s);
 
     switch (ksp->normtype) {
     case KSP_NORM_PRECONDITIONED:
@@ -398,6 +518,8 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
     PetscCall(KSPMonitor(ksp, k, dp));
     PetscCall((*ksp->converged)(ksp, k, dp, &ksp->reason, ksp->cnvP));
     if (!ksp->reason && PetscIsInfOrNanScalar(s[PCGF_RZ])) ksp->reason = KSP_DIVERGED_NANORINF;
+    if (ksp->reason > 0 && cg->replace_auto && !replaced) PetscCall(KSPPIPECGFUSEDAutoCheck_Private(ksp, Amat, &est, k, &replace));
+    restart = replace;
     if (ksp->reason) break;
     if (k == ksp->max_it) {
       ksp->reason = KSP_DIVERGED_ITS;
@@ -609,7 +731,9 @@ static PetscErrorCode KSPView_PIPECGFUSED(KSP ksp, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  Ghysels-Vanroose recurrences: the sums of an iteration in one MPI_Iallreduce overlapping M^{-1} w and the SpMV\n"));
   else
     PetscCall(PetscViewerASCIIPrintf(viewer, "  Rupp et al.'s recurrences: the sums of an iteration in one reduction after the SpMV\n"));
-  if (cg->replace_every)
+  if (cg->replace_auto)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replacement: automatic, when the estimated gap crosses sqrt(eps) ||r||; convergence claims checked against the true residual\n"));
+  else if (cg->replace_every)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replacement every %" PetscInt_FMT " iterations\n", cg->replace_every));
   else
     PetscCall(PetscViewerASCIIPrintf(viewer, "  no residual replacement\n"));
@@ -639,22 +763,32 @@ static PetscErrorCode KSPView_PIPECGFUSED(KSP ksp, PetscViewer viewer)
                                      (double)cg->copies / (double)cg->passes));
     if (cg->size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  MPI_Allreduce calls per iteration: %.3g\n", (double)cg->allreduces / (double)cg->passes));
     if (cg->replace_every) PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replaced %" PetscInt_FMT " times in the last solve\n", cg->replacements));
+    if (cg->replace_auto) PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replaced %" PetscInt_FMT " times in the last solve, %" PetscInt_FMT " of them after a convergence claim the true residual refuted\n", cg->replacements, cg->refuted));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode KSPSetFromOptions_PIPECGFUSED(KSP ksp, GSOptionItems PetscOptionsObject)
 {
-  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
-  PetscInt         every;
-  PetscBool        set;
+  KSP_PIPECGFUSED         *cg      = (KSP_PIPECGFUSED *)ksp->data;
+  static const char *const modes[] = {"never", "every", "auto"};
+  PetscInt                 every, mode = cg->replace_auto ? 2 : (cg->replace_every ? 1 : 0);
+  PetscBool                set, mset;
 
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "KSP pipelined CG with fused kernels options");
+  PetscCall(PetscOptionsEList("-ksp_pipecgfused_replace", "Residual replacement: never, every N iterations (N from -ksp_pipecgfused_replace_every), or auto", "KSPPIPECGFUSED", modes, 3, modes[mode], &mode, &mset));
   PetscCall(PetscOptionsInt("-ksp_pipecgfused_replace_every", "Replace the recursive residual by b - A x every this many iterations (0: never)", "KSPPIPECGFUSED", cg->replace_every, &every, &set));
   if (set) {
     PetscCheck(every >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_pipecgfused_replace_every must be 0 (never) or positive, not %" PetscInt_FMT, every);
     cg->replace_every = every;
+    if (every) cg->replace_auto = PETSC_FALSE;
+  }
+  if (mset) {
+    PetscCheck(mode == 1 || !set || !every, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_INCOMP, "-ksp_pipecgfused_replace %s contradicts -ksp_pipecgfused_replace_every %" PetscInt_FMT, modes[mode], every);
+    PetscCheck(mode != 1 || cg->replace_every, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_WRONG, "-ksp_pipecgfused_replace every needs -ksp_pipecgfused_replace_every N with N > 0");
+    cg->replace_auto = (PetscBool)(mode == 2);
+    if (mode != 1) cg->replace_every = 0;
   }
   PetscCall(PetscOptionsBool("-ksp_pipecgfused_overlap_reduction", "Ghysels-Vanroose pipelining: the sums in an MPI_Iallreduce behind the SpMV", "KSPPIPECGFUSED", cg->overlap, &cg->overlap, NULL));
   PetscCall(GSResidualGapSetFromOptions(&cg->gap, PetscOptionsObject));
@@ -695,6 +829,8 @@ static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
    Options Database Keys:
 +  -ksp_type pipecgfused - selects this method
 .  -ksp_norm_type <preconditioned,unpreconditioned,natural,none> - the norm monitored and tested (all cost no extra kernel)
+.  -ksp_pipecgfused_replace <never,every,auto> - residual replacement: never, every N iterations (N from
+   -ksp_pipecgfused_replace_every, which alone also selects it), or automatic (see Notes)
 .  -ksp_pipecgfused_replace_every <0> - replace the recursive residual by b - A x every N iterations (0: never)
 .  -ksp_pipecgfused_overlap_reduction <false> - Ghysels and Vanroose's recurrences, whose single MPI_Iallreduce per
    iteration overlaps M^{-1} w and the SpMV
@@ -728,7 +864,18 @@ static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
    A replacement iteration updates x, recomputes r = b - A x on the host (one `MatMult()` and two vector copies),
    and builds p with the classical beta from the true <r,z> (two more kernels and one more reduction); w = A p needs
    no replacement since the SpMV recomputes it every iteration.
-   `KSPMatSolve()`: with a `MATGPUSTREAM` operator (resident, or streamed on one process) and `PCNONE` or `PCJACOBI`, the
+   Automatic replacement (`-ksp_pipecgfused_replace auto`, in the spirit of `KSPPIPECGRR`, after van der Vorst and Ye
+   and Cools et al.): the Update kernel also sums ||x||^2, ||p||^2, ||w||^2 and ||r||^2 in its own reduction (no extra
+   kernel or transfer), from which the host keeps a running bound d of the gap ||b - A x - r||: it grows each
+   iteration by eps (||A|| (||x|| + (2 + nz) |alpha| ||p||) + ||r|| + 2 |alpha| ||w||), ||A|| = ||A||_inf from `MatNorm()`
+   (the largest ||w|| / ||p|| seen when the operator has none), nz the nonzeros per row. r is replaced when d exceeds
+   sqrt(eps) ||r|| and 1.1 times its value after the last replacement, eps (nz ||A|| ||x|| + ||b||), and ||r|| has
+   dropped by sqrt(eps) since the last replacement (at most one such replacement per 8 orders of magnitude). A convergence the recursive residual claims is checked against the true residual (which replaces the check
+   at convergence); a refuted claim replaces r and restarts the iteration from x (p = z), unless the true residual has not halved
+   since the previous refuted claim: the tolerance is then below the attainable accuracy and the solve stops with
+   `KSP_DIVERGED_BREAKDOWN`, explained under `-ksp_converged_reason` and `-ksp_view` (which also counts the
+   replacements). Needs the default recurrences.
+   `KSPMatSolve()` does no residual replacement. With a `MATGPUSTREAM` operator (resident, or streamed on one process) and `PCNONE` or `PCJACOBI`, the
    k columns advance together, each with its own alpha and beta: one kernel updates every column, W = A P runs in one
    pass over the matrix for all of them (a streamed matrix copies each subdivision once for all columns), one kernel
    forms every column's sums, and one transfer brings them to the host. A column stops moving once its norm meets
@@ -763,6 +910,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PIPECGFUSED(KSP ksp)
   ksp->ops->matsolve       = KSPMatSolve_PIPECGFUSED;
   ksp->ops->setfromoptions = KSPSetFromOptions_PIPECGFUSED;
   cg->replace_every        = 0;
+  cg->replace_auto         = PETSC_FALSE;
   PetscCall(GSResidualGapInit(&cg->gap, "pipecgfused"));
   PetscCall(KSPConvergedReasonViewSet(ksp, GSResidualGapReasonView, &cg->gap, NULL));
   PetscFunctionReturn(PETSC_SUCCESS);

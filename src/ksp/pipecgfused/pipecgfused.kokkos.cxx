@@ -13,9 +13,10 @@ struct _n_PCGFWork {
   DView<PetscScalar>                       z, q;        /* z = M^{-1} r by recurrence and q = M^{-1} w, for PCs applied on the host */
   DView<PetscScalar>                       u, m, nv, s; /* the overlapped variant's u = M^{-1} r, m = M^{-1} w, n = A m, s */
   PCGFPC                                   pc = PCGF_PC_NONE;
-  DView<PetscScalar>                       partials; /* [Update: 2 x lu][SpMVDot or Dot: 2 x ls][off-diagonal: 2 x lb] */
+  DView<PetscScalar>                       partials; /* [Update: nu x lu][SpMVDot or Dot: 2 x ls][off-diagonal: 2 x lb] */
   Kokkos::View<PetscScalar *, PinnedSpace> hpartials;
   int                                      tu = 1, lu = 1; /* launch shape of the vector kernels */
+  int                                      nu       = 2;   /* sums of an Update: 2, or 6 with the norms (PCGFWorkSetNorms()) */
   int                                      ls       = 0;   /* teams of the last SpMVDot/Dot, 0 if none since Reduce */
   int                                      lb       = 0;   /* teams of the last off-diagonal kernel (several ranks) */
   PetscInt                                 launches = 0, transfers = 0, copies = 0;
@@ -24,7 +25,7 @@ struct _n_PCGFWork {
 /* Room for the partial sums of an Update and of SpMV-stage kernels with `teams` teams in all */
 static void EnsurePartials(PCGFWork W, int teams)
 {
-  const size_t need = 2 * (size_t)W->lu + 2 * (size_t)PetscMax(W->lu, teams);
+  const size_t need = (size_t)W->nu * W->lu + 2 * (size_t)PetscMax(W->lu, teams);
   if (W->partials.extent(0) >= need) return;
   if (!W->partials.data()) { /* a new buffer; growing keeps the Update's partial sums already written */
     W->partials  = DView<PetscScalar>("PipeCGFused::partials", need);
@@ -153,17 +154,28 @@ PetscErrorCode PCGFWorkGetMemory(PCGFWork W, PetscLogDouble *vecbytes, PetscLogD
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The Update with point-block Jacobi: a thread per block of rows, since z needs the block's new r */
-template <KSPNormType Norm> static void UpdateBlocks(PCGFWork W, PetscScalar alpha, PetscScalar beta)
+/* The Update's sums of ||x||^2, ||p||^2, ||w||^2 and ||r||^2 on or off (automatic residual replacement) */
+PetscErrorCode PCGFWorkSetNorms(PCGFWork W, PetscBool on)
 {
+  PetscFunctionBegin;
+  W->nu = on ? 2 + PCGF_NALL - PCGF_XX : 2;
+  W->ls = W->lb = 0;
+  GSCallKokkos(EnsurePartials(W, MaxTeams(TeamThreads())));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The Update with point-block Jacobi: a thread per block of rows, since z needs the block's new r */
+template <KSPNormType Norm, bool Norms> static void UpdateBlocks(PCGFWork W, PetscScalar alpha, PetscScalar beta)
+{
+  constexpr int            NS = Norms ? 6 : 2;
   const DView<PetscScalar> x = W->x, r = W->r, p = W->p, w = W->w, d = W->dinv;
   PetscScalar *const       out = W->partials.data();
   const int                bs = W->bs, T = W->tu, L = W->lu;
   const PetscInt           nb = W->n / bs;
 
   Kokkos::parallel_for(
-      "PipeCGFused::UpdateBlocks", TeamPol(L, T).set_scratch_size(0, Kokkos::PerTeam(2 * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
-        PetscScalar acc[2] = {0, 0};
+      "PipeCGFused::UpdateBlocks", TeamPol(L, T).set_scratch_size(0, Kokkos::PerTeam(NS * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+        PetscScalar acc[NS] = {};
         ForEachIndex(t, nb, [&](const PetscInt b) {
           const PetscInt o = b * bs;
           PetscScalar    rb[PCGF_MAX_BS];
@@ -171,61 +183,83 @@ template <KSPNormType Norm> static void UpdateBlocks(PCGFWork W, PetscScalar alp
           for (int i = 0; i < bs; i++) {
             PetscScalar zi = 0;
             for (int k = 0; k < bs; k++) zi += d((o + i) * bs + k) * rb[k];
-            const PetscScalar pi = p(o + i);
-            x(o + i) += alpha * pi;
+            const PetscScalar pi = p(o + i), xi = x(o + i);
+            x(o + i) = xi + alpha * pi;
             r(o + i) = rb[i];
             p(o + i) = zi + beta * pi;
             acc[0] += rb[i] * zi;
             if (Norm == KSP_NORM_PRECONDITIONED) acc[1] += zi * zi;
             if (Norm == KSP_NORM_UNPRECONDITIONED) acc[1] += rb[i] * rb[i];
+            if constexpr (Norms) {
+              const PetscScalar wi = w(o + i);
+              acc[2] += xi * xi;
+              acc[3] += pi * pi;
+              acc[4] += wi * wi;
+              acc[5] += rb[i] * rb[i];
+            }
           }
         });
-        TeamSumStore<2>(t, acc, out);
+        TeamSumStore<NS>(t, acc, out);
       });
 }
 
-template <PCGFPC PC, KSPNormType Norm> static void Update(PCGFWork W, PetscScalar alpha, PetscScalar beta)
+template <PCGFPC PC, KSPNormType Norm, bool Norms> static void Update(PCGFWork W, PetscScalar alpha, PetscScalar beta)
 {
+  constexpr int            NS = Norms ? 6 : 2;
   const DView<PetscScalar> x = W->x, r = W->r, p = W->p, w = W->w, d = W->dinv, z = W->z, q = W->q;
   PetscScalar *const       out = W->partials.data();
   const PetscInt           n   = W->n;
   const int                T = W->tu, L = W->lu;
 
   if constexpr (PC == PCGF_PC_PBJACOBI) {
-    UpdateBlocks<Norm>(W, alpha, beta);
+    UpdateBlocks<Norm, Norms>(W, alpha, beta);
     return;
   }
   Kokkos::parallel_for(
-      "PipeCGFused::Update", TeamPol(L, T).set_scratch_size(0, Kokkos::PerTeam(2 * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
-        PetscScalar acc[2] = {0, 0};
+      "PipeCGFused::Update", TeamPol(L, T).set_scratch_size(0, Kokkos::PerTeam(NS * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+        PetscScalar acc[NS] = {};
         ForEachIndex(t, n, [&](const PetscInt i) {
-          const PetscScalar pi = p(i);
-          const PetscScalar ri = r(i) - alpha * w(i);
+          const PetscScalar pi = p(i), wi = w(i), xi = x(i);
+          const PetscScalar ri = r(i) - alpha * wi;
           const PetscScalar zi = PC == PCGF_PC_JACOBI ? d(i) * ri : (PC == PCGF_PC_APPLY ? z(i) - alpha * q(i) : ri);
           if (PC == PCGF_PC_APPLY) z(i) = zi;
-          x(i) += alpha * pi;
+          x(i) = xi + alpha * pi;
           r(i) = ri;
           p(i) = zi + beta * pi;
           acc[0] += ri * zi;
           if (Norm == KSP_NORM_PRECONDITIONED) acc[1] += zi * zi;
           if (Norm == KSP_NORM_UNPRECONDITIONED) acc[1] += ri * ri;
+          if constexpr (Norms) {
+            acc[2] += xi * xi;
+            acc[3] += pi * pi;
+            acc[4] += wi * wi;
+            acc[5] += ri * ri;
+          }
         });
-        TeamSumStore<2>(t, acc, out);
+        TeamSumStore<NS>(t, acc, out);
       });
 }
 
-template <PCGFPC PC> static void UpdateNorm(PCGFWork W, PetscScalar alpha, PetscScalar beta, KSPNormType normtype)
+template <PCGFPC PC, bool Norms> static void UpdateNorm(PCGFWork W, PetscScalar alpha, PetscScalar beta, KSPNormType normtype)
 {
   switch (normtype) {
   case KSP_NORM_PRECONDITIONED:
-    Update<PC, KSP_NORM_PRECONDITIONED>(W, alpha, beta);
+    Update<PC, KSP_NORM_PRECONDITIONED, Norms>(W, alpha, beta);
     break;
   case KSP_NORM_UNPRECONDITIONED:
-    Update<PC, KSP_NORM_UNPRECONDITIONED>(W, alpha, beta);
+    Update<PC, KSP_NORM_UNPRECONDITIONED, Norms>(W, alpha, beta);
     break;
   default: /* natural (from <r,z>) and none need no second sum */
-    Update<PC, KSP_NORM_NONE>(W, alpha, beta);
+    Update<PC, KSP_NORM_NONE, Norms>(W, alpha, beta);
   }
+}
+
+template <PCGFPC PC> static void UpdateNorms(PCGFWork W, PetscScalar alpha, PetscScalar beta, KSPNormType normtype)
+{
+  if (W->nu > 2)
+    UpdateNorm<PC, true>(W, alpha, beta, normtype);
+  else
+    UpdateNorm<PC, false>(W, alpha, beta, normtype);
 }
 
 /* Calls F<PC>(args...) for the work's preconditioner */
@@ -245,9 +279,9 @@ PetscErrorCode PCGFUpdate(PCGFWork W, PetscScalar alpha, PetscScalar beta, KSPNo
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PCGF_Update, 0, 0, 0, 0));
-  GSCallKokkos(PCGF_DISPATCH(UpdateNorm, W, W, alpha, beta, normtype));
+  GSCallKokkos(PCGF_DISPATCH(UpdateNorms, W, W, alpha, beta, normtype));
   W->launches++;
-  PetscCall(PetscLogFlops(10.0 * W->n));
+  PetscCall(PetscLogFlops((W->nu > 2 ? 18.0 : 10.0) * W->n));
   PetscCall(PetscLogEventEnd(PCGF_Update, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -257,7 +291,7 @@ PetscErrorCode PCGFUpdate(PCGFWork W, PetscScalar alpha, PetscScalar beta, KSPNo
 template <bool Jacobi, bool Split> static void SpMVDot(PCGFWork W, const CSR &A, const LaunchShape &s, const DView<const PetscInt> &browptr)
 {
   const DView<PetscScalar> p = W->p, w = W->w, d = W->dinv;
-  PetscScalar *const       out = W->partials.data() + 2 * W->lu;
+  PetscScalar *const       out = W->partials.data() + (size_t)W->nu * W->lu;
 
   Kokkos::parallel_for(
       Split ? "PipeCGFused::SpMVDotInterior" : "PipeCGFused::SpMVDot", TeamPol(s.league, s.team, s.vlen).set_scratch_size(0, Kokkos::PerTeam(2 * s.team * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
@@ -280,7 +314,7 @@ template <bool Jacobi> static void OffDiagDot(PCGFWork W, const GSDeviceMat B, c
   const DView<PetscInt>    rows = B->nzrows;
   const CSR                b    = B->csr;
   const PetscInt           nb   = (PetscInt)rows.extent(0);
-  PetscScalar *const       out  = W->partials.data() + 2 * W->lu + 2 * W->ls;
+  PetscScalar *const       out  = W->partials.data() + (size_t)W->nu * W->lu + 2 * W->ls;
 
   Kokkos::parallel_for(
       "PipeCGFused::OffDiagDot", TeamPol(teams, W->tu).set_scratch_size(0, Kokkos::PerTeam(2 * W->tu * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
@@ -302,7 +336,7 @@ template <bool Jacobi> static void OffDiagDot(PCGFWork W, const GSDeviceMat B, c
 static void SpMVDotBlocks(PCGFWork W, const CSR &A, const LaunchShape &s)
 {
   const DView<PetscScalar> p = W->p, w = W->w, d = W->dinv;
-  PetscScalar *const       out = W->partials.data() + 2 * W->lu;
+  PetscScalar *const       out = W->partials.data() + (size_t)W->nu * W->lu;
   const int                bs  = W->bs;
 
   Kokkos::parallel_for(
@@ -370,7 +404,7 @@ PetscErrorCode PCGFSpMVDot(PCGFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H)
 template <PCGFPC PC> static void Dot(PCGFWork W)
 {
   const DView<PetscScalar> p = W->p, w = W->w, d = W->dinv, q = W->q;
-  PetscScalar *const       out = W->partials.data() + 2 * W->lu;
+  PetscScalar *const       out = W->partials.data() + (size_t)W->nu * W->lu;
   const PetscInt           n   = W->n;
   const int                T = W->tu, L = W->lu, bs = W->bs;
 
@@ -496,9 +530,9 @@ PetscErrorCode PCGFSums(PCGFWork W, KSPNormType normtype)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode PCGFReduce(PCGFWork W, PetscScalar sums[PCGF_NSUMS])
+PetscErrorCode PCGFReduce(PCGFWork W, PetscScalar sums[])
 {
-  const size_t       len = 2 * ((size_t)W->lu + W->ls + W->lb);
+  const size_t       len = (size_t)W->nu * W->lu + 2 * ((size_t)W->ls + W->lb);
   const PetscScalar *h   = W->hpartials.data();
 
   PetscFunctionBegin;
@@ -507,10 +541,12 @@ PetscErrorCode PCGFReduce(PCGFWork W, PetscScalar sums[PCGF_NSUMS])
   W->transfers++;
   /* each kernel's block holds its first sum for every team, then its second */
   const int    lu = W->lu, ls = W->ls, lb = W->lb;
-  const size_t s0 = 2 * (size_t)lu, b0 = s0 + 2 * (size_t)ls;
-  for (int k = 0; k < PCGF_NSUMS; k++) sums[k] = 0;
+  const size_t s0 = (size_t)W->nu * lu, b0 = s0 + 2 * (size_t)ls;
+  for (int k = 0; k < PCGF_NSUMS + W->nu - 2; k++) sums[k] = 0;
   for (int i = 0; i < lu; i++) sums[PCGF_RZ] += h[i];
   for (int i = 0; i < lu; i++) sums[PCGF_NRM] += h[lu + i];
+  for (int k = 2; k < W->nu; k++) /* the norms */
+    for (int i = 0; i < lu; i++) sums[PCGF_XX + k - 2] += h[(size_t)k * lu + i];
   for (int i = 0; i < ls; i++) sums[PCGF_PW] += h[s0 + i];
   for (int i = 0; i < ls; i++) sums[PCGF_WDW] += h[s0 + ls + i];
   for (int i = 0; i < lb; i++) sums[PCGF_PW] += h[b0 + i];
@@ -588,6 +624,7 @@ template <PCGFPC PC> static void OverlapUpdateNorm(PCGFWork W, PetscScalar alpha
 PetscErrorCode PCGFOverlapUpdate(PCGFWork W, PetscScalar alpha, PetscScalar beta, KSPNormType normtype)
 {
   PetscFunctionBegin;
+  PetscCheck(W->nu == 2, PETSC_COMM_SELF, PETSC_ERR_SUP, "The overlapped variant forms no norms for residual replacement");
   PetscCall(PetscLogEventBegin(PCGF_Update, 0, 0, 0, 0));
   if (W->pc == PCGF_PC_JACOBI)
     GSCallKokkos(OverlapUpdateNorm<PCGF_PC_JACOBI>(W, alpha, beta, normtype));

@@ -13,6 +13,9 @@
      Sums:    Update's two sums again, for an r replaced by b - A x (residual replacement)
      UpdateX: x += alpha p alone (the first step of a replacement iteration)
      Reduce:  every partial sum of the iteration in one device-to-host copy, summed on the host
+   With PCGFWorkSetNorms() (automatic residual replacement) Update also forms the partial sums of ||x||^2, ||p||^2 and
+   ||w||^2 of the vectors it reads and ||r||^2 of the r it writes: the rounding-error estimate of the residual gap
+   needs them every iteration, and they travel in the same copy (Reduce then gives PCGF_NALL sums).
 
    Several processes can overlap the reduction with the SpMV instead (Ghysels and Vanroose's pipelined CG, as
    KSPPIPECG, with the vectors u = M^{-1} r, w = A u, m = M^{-1} w, n = A m and the recurrences z, q, p, s):
@@ -37,6 +40,10 @@ typedef enum {
   PCGF_NSUMS
 } PCGFSum;
 
+/* The Update's extra sums with PCGFWorkSetNorms(), after the PCGF_NSUMS sums of Reduce's output: x, p, w before the
+   update (x_{k-1}, p_{k-1}, w_{k-1}), r after it (r_k, unpreconditioned whatever the norm type) */
+typedef enum { PCGF_XX = PCGF_NSUMS, PCGF_PP, PCGF_WW, PCGF_RR, PCGF_NALL } PCGFNormSum;
+
 typedef enum { PCGF_X, PCGF_R, PCGF_P, PCGF_W, PCGF_DINV, PCGF_Z, PCGF_Q, PCGF_U, PCGF_M, PCGF_N, PCGF_S } PCGFVec;
 
 /* The preconditioner as the kernels see it: none, Jacobi fused (D^{-1} on the device), or applied on the host each
@@ -58,13 +65,14 @@ PETSC_INTERN PetscErrorCode PCGFWorkGetCounts(PCGFWork, PetscInt *, PetscInt *, 
 PETSC_INTERN PetscErrorCode PCGFWorkSetLaunchShape(PCGFWork, PetscInt, PetscInt);
 PETSC_INTERN PetscErrorCode PCGFWorkSetBlocks(PCGFWork, PetscInt, const PetscScalar[]);
 PETSC_INTERN PetscErrorCode PCGFWorkGetMemory(PCGFWork, PetscLogDouble *, PetscLogDouble *);
+PETSC_INTERN PetscErrorCode PCGFWorkSetNorms(PCGFWork, PetscBool);
 
 PETSC_INTERN PetscErrorCode PCGFUpdate(PCGFWork, PetscScalar, PetscScalar, KSPNormType);
 PETSC_INTERN PetscErrorCode PCGFSpMVDot(PCGFWork, GSDeviceMat, GSDeviceMat, GSHalo);
 PETSC_INTERN PetscErrorCode PCGFDot(PCGFWork);
 PETSC_INTERN PetscErrorCode PCGFSums(PCGFWork, KSPNormType);
 PETSC_INTERN PetscErrorCode PCGFUpdateX(PCGFWork, PetscScalar);
-PETSC_INTERN PetscErrorCode PCGFReduce(PCGFWork, PetscScalar[PCGF_NSUMS]);
+PETSC_INTERN PetscErrorCode PCGFReduce(PCGFWork, PetscScalar[]); /* PCGF_NSUMS sums, PCGF_NALL with the norms */
 PETSC_INTERN PetscErrorCode PCGFWorkSetOverlap(PCGFWork);
 
 /* KSPMatSolve: k columns advancing together (pipecgfusedblock.kokkos.cxx), PCNONE or Jacobi fused:
@@ -95,6 +103,8 @@ PETSC_INTERN void PCGFOverlapUpdate_Ref(PetscInt, PetscScalar, PetscScalar, KSPN
 PETSC_INTERN void PCGFUpdateApply_Ref(PetscInt, PetscScalar, PetscScalar, KSPNormType, PetscScalar[], PetscScalar[], PetscScalar[], PetscScalar[], const PetscScalar[], const PetscScalar[], PetscScalar[2]);
 PETSC_INTERN void PCGFDot_Ref(PetscInt, PetscInt, const PetscScalar[], const PetscScalar[], const PetscScalar[], const PetscScalar[], PetscScalar[2]);
 PETSC_INTERN void PCGFUpdate_Ref(PetscInt, PetscInt, PetscScalar, PetscScalar, KSPNormType, const PetscScalar[], PetscScalar[], PetscScalar[], PetscScalar[], const PetscScalar[], PetscScalar[2]);
+/* The extra sums of an Update with the norms (PCGF_XX .. PCGF_RR, in that order), from the vectors before it */
+PETSC_INTERN void PCGFUpdateNorms_Ref(PetscInt, PetscScalar, const PetscScalar[], const PetscScalar[], const PetscScalar[], const PetscScalar[], PetscScalar[4]);
 PETSC_INTERN void PCGFUpdateX_Ref(PetscInt, PetscScalar, const PetscScalar[], PetscScalar[]);
 PETSC_INTERN void PCGFSums_Ref(PetscInt, PetscInt, KSPNormType, const PetscScalar[], const PetscScalar[], PetscScalar[2]);
 PETSC_INTERN void PCGFSpMVDot_Ref(PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], PetscInt, const PetscScalar[], const PetscScalar[], PetscScalar[], PetscScalar[2]);

@@ -20,6 +20,18 @@ void PCGFUpdate_Ref(PetscInt n, PetscInt bs, PetscScalar alpha, PetscScalar beta
   }
 }
 
+void PCGFUpdateNorms_Ref(PetscInt n, PetscScalar alpha, const PetscScalar x[], const PetscScalar r[], const PetscScalar p[], const PetscScalar w[], PetscScalar norms[4])
+{
+  norms[0] = norms[1] = norms[2] = norms[3] = 0;
+  for (PetscInt i = 0; i < n; i++) {
+    const PetscScalar ri = r[i] - alpha * w[i];
+    norms[0] += x[i] * x[i];
+    norms[1] += p[i] * p[i];
+    norms[2] += w[i] * w[i];
+    norms[3] += ri * ri;
+  }
+}
+
 void PCGFUpdateX_Ref(PetscInt n, PetscScalar alpha, const PetscScalar p[], PetscScalar x[])
 {
   for (PetscInt i = 0; i < n; i++) x[i] += alpha * p[i];
