@@ -20,6 +20,10 @@ PETSC_INTERN PetscLogEvent PBF_Update, PBF_SpMVDot, PBF_Reduce, PBF_Iterations;
 PETSC_INTERN PetscLogEvent GPUS_StreamCopy, GPUS_MatMatMult;
 PETSC_INTERN PetscLogEvent SGF_Update, SGF_SpMVDot, SGF_Reduce, SGF_Iterations;
 
+/* PetscCall(ierr) on every process of comm: an error on one (an allocation that failed there) becomes an error on all,
+   before they go on to collective calls */
+PETSC_INTERN PetscErrorCode GSAllOK(MPI_Comm, PetscErrorCode);
+
 /* Kokkos lifetime: initialized on first use unless the program did it, finalized in PetscFinalize() */
 PETSC_INTERN PetscErrorCode PetscGPUStreamKokkosInitialize(void);
 PETSC_INTERN const char    *PetscGPUStreamExecutionSpace(void);

@@ -31,6 +31,19 @@ const char *const GSSpMVKernels[] = {"auto", "thread", "warp", "GSSpMVKernel", "
 static PetscErrorCode MatConvert_AIJ_GPUStream(Mat, MatType, MatReuse, Mat *);
 static PetscErrorCode MatConvert_GPUStream_AIJ(Mat, MatType, MatReuse, Mat *);
 
+/* ierr is the result of a step that may fail on some processes only (a device allocation): every process learns
+   of a failure before the collective calls that follow, which would otherwise wait forever for the failed one */
+PetscErrorCode GSAllOK(MPI_Comm comm, PetscErrorCode ierr)
+{
+  int err = (int)ierr;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_INT, MPI_MAX, comm));
+  PetscCall(ierr);
+  PetscCheck(!err, PETSC_COMM_SELF, (PetscErrorCode)err, "Setting up the device matrix or solver failed on another process");
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Copies a SeqAIJ block to the device, or only its values when the pattern is known to be the same; rowlist: keep
    the list of nonempty rows (off-diagonal blocks) */
 static PetscErrorCode MatGPUStreamSyncBlock_Private(Mat S, PetscBool valuesonly, PetscBool rowlist, GSSpMVKernel kernel, GSDeviceMat *d)
@@ -39,20 +52,22 @@ static PetscErrorCode MatGPUStreamSyncBlock_Private(Mat S, PetscBool valuesonly,
   const PetscScalar *a;
   PetscInt           m;
   PetscBool          done;
+  PetscErrorCode     ierr;
 
   PetscFunctionBegin;
   PetscCall(MatSeqAIJGetArrayRead(S, &a));
   if (valuesonly)
-    PetscCall(GSDeviceMatSetValues(*d, a));
+    ierr = GSDeviceMatSetValues(*d, a);
   else {
     PetscCall(GSDeviceMatDestroy(d));
     PetscCall(MatGetRowIJ(S, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
     PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cannot get the CSR of the host matrix");
-    PetscCall(GSDeviceMatCreate(m, S->cmap->n, ia, ja, a, rowlist, d));
-    if (kernel != GS_KERNEL_AUTO) PetscCall(GSDeviceMatSetKernel(*d, kernel));
+    ierr = GSDeviceMatCreate(m, S->cmap->n, ia, ja, a, rowlist, d); /* may fail to allocate: restore S first */
+    if (!ierr && kernel != GS_KERNEL_AUTO) ierr = GSDeviceMatSetKernel(*d, kernel);
     PetscCall(MatRestoreRowIJ(S, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
   }
   PetscCall(MatSeqAIJRestoreArrayRead(S, &a));
+  PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -65,7 +80,7 @@ static PetscErrorCode MatGPUStreamSyncDiag_Private(MPI_Comm comm, Mat S, PetscBo
   PetscInt           m;
   PetscBool          done, stream = (PetscBool)(gs->opts.mode == GS_STREAM_STREAM);
   PetscLogDouble     budget = gs->opts.budget, need;
-  int                over, err;
+  int                over;
   PetscErrorCode     ierr;
 
   PetscFunctionBegin;
@@ -94,15 +109,12 @@ static PetscErrorCode MatGPUStreamSyncDiag_Private(MPI_Comm comm, Mat S, PetscBo
                  "-mat_gpustream_mode resident: the matrix needs %g bytes of device memory on this process, the budget is %g bytes (-mat_gpustream_max_device_bytes), and a process is over it; use -mat_gpustream_mode auto or stream", need, budget);
   }
   PetscCall(MatSeqAIJGetArrayRead(S, &a));
-  /* a plan that does not fit fails on its own process: the others must not go on to collective calls */
+  /* a plan that does not fit, or an allocation that fails, fails on its own process: see GSAllOK() */
   ierr = stream ? GSStreamPlanCreate(m, S->cmap->n, ia, ja, a, &gs->opts, &gs->plan) : GSDeviceMatCreate(m, S->cmap->n, ia, ja, a, PETSC_FALSE, &gs->dA);
   if (!ierr && gs->dA && gs->opts.kernel != GS_KERNEL_AUTO) ierr = GSDeviceMatSetKernel(gs->dA, gs->opts.kernel);
-  err = (int)ierr;
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_INT, MPI_MAX, comm));
-  PetscCall(ierr);
-  PetscCheck(!err, PETSC_COMM_SELF, (PetscErrorCode)err, "Setting up the device matrix failed on another process");
   PetscCall(MatSeqAIJRestoreArrayRead(S, &a));
   PetscCall(MatRestoreRowIJ(S, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
+  PetscCall(GSAllOK(comm, ierr));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -140,10 +152,10 @@ static PetscErrorCode MatGPUStreamSync_Private(Mat A)
 
       PetscCall(MatGPUStreamGetBlocks_Private(A, &Ad, &Ao, &garray));
       PetscCall(MatGPUStreamSyncDiag_Private(PetscObjectComm((PetscObject)A), Ad, valuesonly, gs));
-      PetscCall(MatGPUStreamSyncBlock_Private(Ao, valuesonly, PETSC_TRUE, gs->opts.kernel, &gs->dB));
-      if (!valuesonly) {
+      PetscCall(GSAllOK(PetscObjectComm((PetscObject)A), MatGPUStreamSyncBlock_Private(Ao, valuesonly, PETSC_TRUE, gs->opts.kernel, &gs->dB)));
+      if (!valuesonly) { /* collective, its allocations last */
         PetscCall(GSHaloDestroy(&gs->halo));
-        PetscCall(GSHaloCreate(PetscObjectComm((PetscObject)A), A->cmap->n, A->cmap->range, Ao->cmap->n, garray, &gs->halo));
+        PetscCall(GSAllOK(PetscObjectComm((PetscObject)A), GSHaloCreate(PetscObjectComm((PetscObject)A), A->cmap->n, A->cmap->range, Ao->cmap->n, garray, &gs->halo)));
       }
     }
     gs->nzstate = A->nonzerostate;
