@@ -3,7 +3,8 @@ static char help[] = "Faults and resource limits for the three fused solvers (pi
 rows): zero right-hand side, NaN and Inf in b, x0 and the matrix, a nonzero initial guess, the iteration limit, the\n\
 divergence tolerance; after every fault the same KSP solves a good system. Also create/solve/destroy cycles and\n\
 allocations that fail (host memory limited with setrlimit on the CPU backend, device memory filled on a GPU).\n\
-  -scenario <cases,cycles,alloc,devicefull>\n\
+  -scenario <cases,cycles,alloc,misuse,devicefull>\n\
+  -case <ilu,gamg,transpose>, -type <ksp type> : misuse: what is refused\n\
   -cycles <1000> : create/solve/destroy cycles per solver\n\
   -n <2000000>, -margin <41943040> : alloc: rows of the matrix, bytes the address space may grow by\n\
   -leave_mb <MB> : devicefull: device memory left free (default: the default budget's reserve plus 1 GB)\n\
@@ -611,6 +612,38 @@ static PetscErrorCode DeviceFull(PetscReal leave_mb)
   PetscFunctionReturn(0);
 }
 
+/* Uses PETSc or the plugin refuses (each stops the program with its error): -case ilu, gamg, transpose */
+static PetscErrorCode Misuse(const char *which, const char *type)
+{
+  Mat       A;
+  Vec       b, x;
+  KSP       ksp;
+  PC        pc;
+  PetscBool flg;
+
+  PetscFunctionBeginUser;
+  PetscCall(Problem(8, 0.0, &A));
+  PetscCall(MatCreateVecs(A, &x, &b));
+  PetscCall(VecSet(b, 1.0));
+  PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+  PetscCall(Configure(ksp, type, A, 1e-8, 0.0, 1e5, 100));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PetscStrcmp(which, "ilu", &flg));
+  if (flg) PetscCall(PCSetType(pc, PCILU));
+  PetscCall(PetscStrcmp(which, "gamg", &flg));
+  if (flg) PetscCall(PCSetType(pc, PCGAMG));
+  PetscCall(PetscStrcmp(which, "transpose", &flg));
+  if (flg)
+    PetscCall(KSPSolveTranspose(ksp, b, x));
+  else
+    PetscCall(KSPSolve(ksp, b, x));
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&b));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   PetscRandom rnd;
@@ -633,6 +666,11 @@ int main(int argc, char **argv)
     PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
     PetscCall(PetscOptionsGetInt(NULL, NULL, "-margin", &margin, NULL));
     PetscCall(AllocationFailure(n, (size_t)margin));
+  } else if (!strcmp(scenario, "misuse")) {
+    char which[32] = "", type[32] = KSPPIPECGFUSED;
+    PetscCall(PetscOptionsGetString(NULL, NULL, "-case", which, sizeof(which), NULL));
+    PetscCall(PetscOptionsGetString(NULL, NULL, "-type", type, sizeof(type), NULL));
+    PetscCall(Misuse(which, type));
   } else if (!strcmp(scenario, "devicefull")) {
     PetscReal leave = 0;
     PetscCall(PetscOptionsGetReal(NULL, NULL, "-leave_mb", &leave, NULL));
@@ -688,6 +726,37 @@ int main(int argc, char **argv)
       suffix: alloc_3
       nsize: 3
       args: -scenario alloc -malloc_dump
+
+   # what PETSc or the plugin refuses, with its error
+   test:
+      suffix: misuse_ilu
+      args: -scenario misuse -case ilu -type pipebcgsf
+      error: 1
+      filter: grep -o "Could not locate a solver type for factorization type ILU and matrix type gpustream" | sort -u
+
+   test:
+      suffix: misuse_gamg
+      args: -scenario misuse -case gamg -type sgmresf
+      error: 1
+      filter: grep -o "Require (MPI)AIJ matrix type" | sort -u
+
+   test:
+      suffix: misuse_transpose
+      args: -scenario misuse -case transpose -type pipecgfused
+      error: 1
+      filter: grep -o "KSPPIPECGFUSED has no transpose solve" | sort -u
+
+   test:
+      suffix: misuse_transpose_bcgs
+      args: -scenario misuse -case transpose -type pipebcgsf
+      error: 1
+      filter: grep -o "KSPPIPEBCGSF has no transpose solve" | sort -u
+
+   test:
+      suffix: misuse_transpose_gmres
+      args: -scenario misuse -case transpose -type sgmresf
+      error: 1
+      filter: grep -o "KSPSGMRESF has no transpose solve" | sort -u
 
    # device memory filled: on a GPU build the output is output/faults_devicefull_gpu.out (run by hand, see README)
    test:

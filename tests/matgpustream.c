@@ -375,6 +375,12 @@ int main(int argc, char **argv)
       output_file: output/matgpustream_ops.out
 
    test:
+      suffix: bad_kernel
+      args: -mat_gpustream_kernel diagonal
+      error: 1
+      filter: grep -o "Unknown option diagonal for -mat_gpustream_kernel" | sort -u
+
+   test:
       suffix: bad_device_mpi
       args: -mat_gpustream_device_mpi maybe
       error: 1
