@@ -111,6 +111,7 @@ static PetscErrorCode TestSize(PetscInt m, PetscInt maxlen, PetscRandom rnd)
   PetscCall(MatCreate(PETSC_COMM_WORLD, &A));
   PetscCall(MatSetSizes(A, mloc, mloc, m, m));
   PetscCall(MatSetType(A, MATGPUSTREAM));
+  PetscCall(MatSetFromOptions(A)); /* -mat_gpustream_device_mpi */
   PetscCall(MatCreate(PETSC_COMM_WORLD, &B));
   PetscCall(MatSetSizes(B, mloc, mloc, m, m));
   PetscCall(MatSetType(B, MATAIJ));
@@ -353,5 +354,36 @@ int main(int argc, char **argv)
       suffix: ops_4
       nsize: 4
       output_file: output/matgpustream_ops.out
+
+   # the halo's messages staged through pinned host buffers, and between the Kokkos views themselves
+   test:
+      suffix: ops_staged_2
+      nsize: 2
+      args: -mat_gpustream_device_mpi false
+      output_file: output/matgpustream_ops.out
+
+   test:
+      suffix: ops_staged_4
+      nsize: 4
+      args: -mat_gpustream_device_mpi false
+      output_file: output/matgpustream_ops.out
+
+   test:
+      suffix: ops_device_3
+      nsize: 3
+      args: -mat_gpustream_device_mpi true
+      output_file: output/matgpustream_ops.out
+
+   test:
+      suffix: bad_kernel
+      args: -mat_gpustream_kernel diagonal
+      error: 1
+      filter: grep -o "Unknown option diagonal for -mat_gpustream_kernel" | sort -u
+
+   test:
+      suffix: bad_device_mpi
+      args: -mat_gpustream_device_mpi maybe
+      error: 1
+      filter: grep -o "Unknown option maybe for -mat_gpustream_device_mpi" | sort -u
 
 TEST*/

@@ -406,11 +406,43 @@ int main(int argc, char **argv)
       args: -view
       filter: grep -v "model:" | sed -E -e "s/on [A-Za-z]+:/on DEVICE:/"
 
+   # the halo's line depends on the backend and the MPI: the tests below check it with the choice given
    test:
       suffix: view_2
       nsize: 2
       args: -view
-      filter: grep -v "model:" | sed -E -e "s/on [A-Za-z]+:/on DEVICE:/"
+      filter: grep -v "model:\|halo messages" | sed -E -e "s/on [A-Za-z]+:/on DEVICE:/"
+
+   test:
+      suffix: view_staged_2
+      nsize: 2
+      args: -view -s_mat_gpustream_device_mpi false
+      filter: grep -o "halo messages.*" | sort -u
+
+   test:
+      suffix: view_device_2
+      nsize: 2
+      args: -view -s_mat_gpustream_device_mpi true
+      filter: grep -o "halo messages.*" | sort -u
+
+   # MatMult, MatMultAdd and MatMatMult, resident and streamed, with each choice against MPIAIJ
+   test:
+      suffix: ops_staged_2
+      nsize: 2
+      args: -r_mat_gpustream_device_mpi false -s_mat_gpustream_device_mpi false
+      output_file: output/matstream_ops.out
+
+   test:
+      suffix: ops_staged_4
+      nsize: 4
+      args: -r_mat_gpustream_device_mpi false -s_mat_gpustream_device_mpi false
+      output_file: output/matstream_ops.out
+
+   test:
+      suffix: ops_device_3
+      nsize: 3
+      args: -r_mat_gpustream_device_mpi true -s_mat_gpustream_device_mpi true
+      output_file: output/matstream_ops.out
 
    test:
       suffix: solvers

@@ -30,6 +30,10 @@ PETSC_INTERN PetscLogEvent PBF_Update, PBF_SpMVDot, PBF_Reduce, PBF_Iterations;
 PETSC_INTERN PetscLogEvent GPUS_StreamCopy, GPUS_MatMatMult;
 PETSC_INTERN PetscLogEvent SGF_Update, SGF_SpMVDot, SGF_Reduce, SGF_Iterations;
 
+/* PetscCall(ierr) on every process of comm: an error on one (an allocation that failed there) becomes an error on all,
+   before they go on to collective calls */
+PETSC_INTERN PetscErrorCode GSAllOK(MPI_Comm, PetscErrorCode);
+
 /* Kokkos lifetime: initialized on first use unless the program did it, finalized in PetscFinalize() */
 PETSC_INTERN PetscErrorCode PetscGPUStreamKokkosInitialize(void);
 PETSC_INTERN const char    *PetscGPUStreamExecutionSpace(void);
@@ -46,9 +50,16 @@ typedef struct _n_GSDeviceMat *GSDeviceMat;
    the ghost values arrive; built once per nonzero pattern from the off-diagonal block's global column indices */
 typedef struct _n_GSHalo *GSHalo;
 
-PETSC_INTERN PetscErrorCode GSHaloCreate(MPI_Comm, PetscInt, const PetscInt[], PetscInt, const PetscInt[], GSHalo *);
+/* Whether MPI is handed the Kokkos views themselves (-mat_gpustream_device_mpi), and what the MPI says of device memory */
+typedef enum { GS_DEVICE_MPI_AUTO, GS_DEVICE_MPI_FALSE, GS_DEVICE_MPI_TRUE } GSDeviceMPI;
+PETSC_INTERN const char *const GSDeviceMPIs[];
+typedef enum { GS_MPI_DEVICE_UNKNOWN, GS_MPI_DEVICE_NO, GS_MPI_DEVICE_YES } GSMPIDeviceSupport;
+PETSC_INTERN PetscErrorCode GSHaloMPIDeviceSupport(GSMPIDeviceSupport *);
+PETSC_INTERN PetscErrorCode GSHaloUseDeviceMPI(GSDeviceMPI, PetscBool *, const char **);
+
+PETSC_INTERN PetscErrorCode GSHaloCreate(MPI_Comm, PetscInt, const PetscInt[], PetscInt, const PetscInt[], PetscBool, GSHalo *);
 PETSC_INTERN PetscErrorCode GSHaloDestroy(GSHalo *);
-PETSC_INTERN PetscErrorCode GSHaloGetSizes(GSHalo, PetscInt *, PetscInt *, PetscInt *);
+PETSC_INTERN PetscErrorCode GSHaloGetSizes(GSHalo, PetscInt *, PetscInt *, PetscInt *, PetscBool *);
 
 PETSC_INTERN PetscErrorCode GSDeviceMatCreate(PetscInt, PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], PetscBool, GSDeviceMat *);
 PETSC_INTERN PetscErrorCode GSDeviceMatSetValues(GSDeviceMat, const PetscScalar[]);

@@ -3,24 +3,34 @@
 
 #include <Kokkos_Core.hpp>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include "gpustreamimpl.h"
 
-/* Turns a C++ exception from Kokkos into a PETSc error; a failed allocation becomes PETSC_ERR_MEM */
+/* Turns a C++ exception from Kokkos into a PETSc error; a failed allocation becomes PETSC_ERR_MEM. Kokkos (3.x and
+   4.x) reports a failed View allocation as a std::runtime_error whose text starts with "Kokkos failed to allocate
+   memory" (its RawMemoryAllocationFailure, a std::bad_alloc, is caught and rethrown so); plain new throws bad_alloc. */
+#define GS_OOM_MESSAGE "Out of device memory (%s): set -mat_gpustream_max_device_bytes below the free device memory so that the matrix streams, or use a smaller problem per GPU"
 #define GSCallKokkos(...)                                                                                                                                                                                                                                \
   do {                                                                                                                                                                                                                                                   \
     try {                                                                                                                                                                                                                                                \
       __VA_ARGS__;                                                                                                                                                                                                                                       \
     } catch (const std::bad_alloc &e) {                                                                                                                                                                                                                  \
-      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_MEM, "Out of device memory (%s): set -mat_gpustream_max_device_bytes below the free device memory so that the matrix streams, or use a smaller problem per GPU", e.what());                                     \
+      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_MEM, GS_OOM_MESSAGE, e.what());                                                                                                                                                                                 \
     } catch (const std::exception &e) {                                                                                                                                                                                                                  \
+      PetscCheck(!gpustream::IsAllocationFailure(e), PETSC_COMM_SELF, PETSC_ERR_MEM, GS_OOM_MESSAGE, e.what());                                                                                                                                          \
       SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "Kokkos: %s", e.what());                                                                                                                                                                                   \
     }                                                                                                                                                                                                                                                    \
   } while (0)
 
 namespace gpustream
 {
+inline bool IsAllocationFailure(const std::exception &e)
+{
+  return std::strncmp(e.what(), "Kokkos failed to allocate memory", 32) == 0;
+}
+
 using Exec = Kokkos::DefaultExecutionSpace;
 using Mem  = Exec::memory_space;
 /* Kernels take their closure as launch arguments: Kokkos 3.4 otherwise launches closures of 512 bytes or more (most

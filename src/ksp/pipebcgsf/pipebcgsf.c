@@ -85,7 +85,7 @@ static PetscErrorCode KSPPIPEBCGSFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat)
   PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
   if (bf->work && (bf->n != n || bf->pc != pc)) PetscCall(PBFWorkDestroy(&bf->work));
   if (!bf->work) {
-    PetscCall(PBFWorkCreate(n, pc, &bf->work));
+    PetscCall(GSAllOK(PetscObjectComm((PetscObject)ksp), PBFWorkCreate(n, pc, &bf->work))); /* may fail on one process */
     bf->n       = n;
     bf->pc      = pc;
     bf->dinvmat = NULL;

@@ -94,7 +94,7 @@ static PetscErrorCode KSPPIPECGFUSEDPrepare_Private(KSP ksp, Mat Pmat, PetscBool
   PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
   if (cg->work && (cg->n != n || cg->pc != pc)) PetscCall(PCGFWorkDestroy(&cg->work));
   if (!cg->work) {
-    PetscCall(PCGFWorkCreate(n, pc, &cg->work));
+    PetscCall(GSAllOK(PetscObjectComm((PetscObject)ksp), PCGFWorkCreate(n, pc, &cg->work))); /* may fail on one process */
     cg->n       = n;
     cg->pc      = pc;
     cg->dinvmat = NULL;

@@ -110,7 +110,7 @@ static PetscErrorCode KSPSGMRESFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat)
   if (sg->work && (sg->n != n || sg->pc != pc || sg->bs != bs || sg->workm != sg->m)) PetscCall(SGFWorkDestroy(&sg->work));
   if (!sg->work) {
     const PetscInt np = 8 * ((sg->m + 7) / 8) + 1;
-    PetscCall(SGFWorkCreate(n, sg->m, pc, bs, &sg->work));
+    PetscCall(GSAllOK(PetscObjectComm((PetscObject)ksp), SGFWorkCreate(n, sg->m, pc, bs, &sg->work))); /* may fail on one process */
     sg->n       = n;
     sg->pc      = pc;
     sg->bs      = bs;

@@ -16,6 +16,7 @@ typedef struct {
   GSHalo           halo;
   GSStreamPlan     plan; /* the diagonal block when it streams (then dA is NULL) */
   GSStreamOptions  opts;
+  GSDeviceMPI      devicempi;      /* -mat_gpustream_device_mpi */
   PetscObjectState nzstate, state; /* host states the device copy reflects */
   /* SeqAIJ's operations that ours wrap, restored when converting back to AIJ */
   PetscErrorCode (*mult)(Mat, Vec, Vec);
@@ -29,9 +30,23 @@ typedef struct {
 } Mat_GPUStream;
 
 const char *const GSSpMVKernels[] = {"auto", "thread", "warp", "GSSpMVKernel", "GS_KERNEL_", NULL};
+const char *const GSDeviceMPIs[]  = {"auto", "false", "true", "GSDeviceMPI", "GS_DEVICE_MPI_", NULL};
 
 static PetscErrorCode MatConvert_AIJ_GPUStream(Mat, MatType, MatReuse, Mat *);
 static PetscErrorCode MatConvert_GPUStream_AIJ(Mat, MatType, MatReuse, Mat *);
+
+/* ierr is the result of a step that may fail on some processes only (a device allocation): every process learns
+   of a failure before the collective calls that follow, which would otherwise wait forever for the failed one */
+PetscErrorCode GSAllOK(MPI_Comm comm, PetscErrorCode ierr)
+{
+  int err = (int)ierr;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_INT, MPI_MAX, comm));
+  PetscCall(ierr);
+  PetscCheck(!err, PETSC_COMM_SELF, (PetscErrorCode)err, "Setting up the device matrix or solver failed on another process");
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 /* Copies a SeqAIJ block to the device, or only its values when the pattern is known to be the same; rowlist: keep
    the list of nonempty rows (off-diagonal blocks) */
@@ -41,20 +56,22 @@ static PetscErrorCode MatGPUStreamSyncBlock_Private(Mat S, PetscBool valuesonly,
   const PetscScalar *a;
   PetscInt           m;
   PetscBool          done;
+  PetscErrorCode     ierr;
 
   PetscFunctionBegin;
   PetscCall(MatSeqAIJGetArrayRead(S, &a));
   if (valuesonly)
-    PetscCall(GSDeviceMatSetValues(*d, a));
+    ierr = GSDeviceMatSetValues(*d, a);
   else {
     PetscCall(GSDeviceMatDestroy(d));
     PetscCall(MatGetRowIJ(S, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
     PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cannot get the CSR of the host matrix");
-    PetscCall(GSDeviceMatCreate(m, S->cmap->n, ia, ja, a, rowlist, d));
-    if (kernel != GS_KERNEL_AUTO) PetscCall(GSDeviceMatSetKernel(*d, kernel));
+    ierr = GSDeviceMatCreate(m, S->cmap->n, ia, ja, a, rowlist, d); /* may fail to allocate: restore S first */
+    if (!ierr && kernel != GS_KERNEL_AUTO) ierr = GSDeviceMatSetKernel(*d, kernel);
     PetscCall(MatRestoreRowIJ(S, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
   }
   PetscCall(MatSeqAIJRestoreArrayRead(S, &a));
+  PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -67,7 +84,7 @@ static PetscErrorCode MatGPUStreamSyncDiag_Private(MPI_Comm comm, Mat S, PetscBo
   PetscInt           m;
   PetscBool          done, stream = (PetscBool)(gs->opts.mode == GS_STREAM_STREAM);
   PetscLogDouble     budget = gs->opts.budget, need;
-  int                over, err;
+  int                over;
   PetscErrorCode     ierr;
 
   PetscFunctionBegin;
@@ -96,15 +113,12 @@ static PetscErrorCode MatGPUStreamSyncDiag_Private(MPI_Comm comm, Mat S, PetscBo
                  "-mat_gpustream_mode resident: the matrix needs %g bytes of device memory on this process, the budget is %g bytes (-mat_gpustream_max_device_bytes), and a process is over it; use -mat_gpustream_mode auto or stream", need, budget);
   }
   PetscCall(MatSeqAIJGetArrayRead(S, &a));
-  /* a plan that does not fit fails on its own process: the others must not go on to collective calls */
+  /* a plan that does not fit, or an allocation that fails, fails on its own process: see GSAllOK() */
   ierr = stream ? GSStreamPlanCreate(m, S->cmap->n, ia, ja, a, &gs->opts, &gs->plan) : GSDeviceMatCreate(m, S->cmap->n, ia, ja, a, PETSC_FALSE, &gs->dA);
   if (!ierr && gs->dA && gs->opts.kernel != GS_KERNEL_AUTO) ierr = GSDeviceMatSetKernel(gs->dA, gs->opts.kernel);
-  err = (int)ierr;
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_INT, MPI_MAX, comm));
-  PetscCall(ierr);
-  PetscCheck(!err, PETSC_COMM_SELF, (PetscErrorCode)err, "Setting up the device matrix failed on another process");
   PetscCall(MatSeqAIJRestoreArrayRead(S, &a));
   PetscCall(MatRestoreRowIJ(S, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
+  PetscCall(GSAllOK(comm, ierr));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -142,10 +156,13 @@ static PetscErrorCode MatGPUStreamSync_Private(Mat A)
 
       PetscCall(MatGPUStreamGetBlocks_Private(A, &Ad, &Ao, &garray));
       PetscCall(MatGPUStreamSyncDiag_Private(PetscObjectComm((PetscObject)A), Ad, valuesonly, gs));
-      PetscCall(MatGPUStreamSyncBlock_Private(Ao, valuesonly, PETSC_TRUE, gs->opts.kernel, &gs->dB));
-      if (!valuesonly) {
+      PetscCall(GSAllOK(PetscObjectComm((PetscObject)A), MatGPUStreamSyncBlock_Private(Ao, valuesonly, PETSC_TRUE, gs->opts.kernel, &gs->dB)));
+      if (!valuesonly) { /* collective, its allocations last */
+        PetscBool   devicempi;
+        const char *why;
+        PetscCall(GSHaloUseDeviceMPI(gs->devicempi, &devicempi, &why));
         PetscCall(GSHaloDestroy(&gs->halo));
-        PetscCall(GSHaloCreate(PetscObjectComm((PetscObject)A), A->cmap->n, A->cmap->range, Ao->cmap->n, garray, &gs->halo));
+        PetscCall(GSAllOK(PetscObjectComm((PetscObject)A), GSHaloCreate(PetscObjectComm((PetscObject)A), A->cmap->n, A->cmap->range, Ao->cmap->n, garray, devicempi, &gs->halo)));
       }
     }
     gs->nzstate = A->nonzerostate;
@@ -241,8 +258,20 @@ static const char *OnDeviceBudgetName(void)
   return b >= PETSC_MAX_REAL ? "unlimited (host backend)" : "free device memory less a reserve";
 }
 
+/* How the halo's messages travel, and why */
+static PetscErrorCode MatViewDeviceMPI_Private(GSDeviceMPI opt, PetscBool devicempi, PetscViewer viewer)
+{
+  PetscBool   use;
+  const char *why;
+
+  PetscFunctionBegin;
+  PetscCall(GSHaloUseDeviceMPI(opt, &use, &why));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: halo messages %s (-mat_gpustream_device_mpi %s: %s)\n", devicempi ? "between the device buffers themselves" : "staged through pinned host buffers", GSDeviceMPIs[opt], why));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The plan of a streamed matrix (sums and extremes over the processes) */
-static PetscErrorCode MatViewStreamPlan_Private(GSStreamPlan plan, GSDeviceMat dB, MPI_Comm comm, PetscViewer viewer)
+static PetscErrorCode MatViewStreamPlan_Private(GSStreamPlan plan, GSDeviceMat dB, GSHalo halo, GSDeviceMPI opt, MPI_Comm comm, PetscViewer viewer)
 {
   GSStreamInfo   info;
   PetscInt       counts[3];
@@ -282,6 +311,12 @@ static PetscErrorCode MatViewStreamPlan_Private(GSStreamPlan plan, GSDeviceMat d
                                    counts[2], s[0], s[1], info.buffers, s[2], info.overlap ? "on" : "off"));
   PetscCall(FormatBytes(sums[3], s[0]));
   if (size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: %d processes (sums over them, buffers of the first); off-diagonal blocks resident, %s\n", (int)size, s[0]));
+  if (size > 1 && halo) {
+    PetscInt  ns, ng, nb;
+    PetscBool devicempi;
+    PetscCall(GSHaloGetSizes(halo, &ns, &ng, &nb, &devicempi));
+    PetscCall(MatViewDeviceMPI_Private(opt, devicempi, viewer));
+  }
   PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: model: copy %.4g GB/s, SpMV %.4g GB/s of CSR, %.4g ms per product\n", mins[1] / 1e9, info.computerate / 1e9, maxs[1] * 1e3));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -303,6 +338,7 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
     GSHalo         halo = NULL;
     PetscInt       vlen, team, league, sizes[3] = {0, 0, 0};
     PetscLogDouble bytes[2], bbytes[2] = {0, 0};
+    PetscBool      devicempi = PETSC_FALSE;
     PetscMPIInt    size;
     MPI_Comm       comm = PetscObjectComm((PetscObject)A);
 
@@ -314,17 +350,18 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
       PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: mode %s, device budget %s (-mat_gpustream_max_device_bytes)\n", GSStreamModes[gs->opts.mode], b));
     } else
       PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: mode %s, device budget %s\n", GSStreamModes[gs->opts.mode], OnDeviceBudgetName()));
-    if (gs->plan) PetscCall(MatViewStreamPlan_Private(gs->plan, dB, comm, viewer));
+    if (gs->plan) PetscCall(MatViewStreamPlan_Private(gs->plan, dB, halo, gs->devicempi, comm, viewer));
     if (!dA) PetscFunctionReturn(PETSC_SUCCESS);
     PetscCall(GSDeviceMatGetLaunchShape(dA, &vlen, &team, &league));
     PetscCall(GSDeviceMatGetMemory(dA, &bytes[0], &bytes[1]));
     if (dB) PetscCall(GSDeviceMatGetMemory(dB, &bbytes[0], &bbytes[1]));
-    if (halo) PetscCall(GSHaloGetSizes(halo, &sizes[0], &sizes[1], &sizes[2]));
+    if (halo) PetscCall(GSHaloGetSizes(halo, &sizes[0], &sizes[1], &sizes[2], &devicempi));
     bytes[0] += bbytes[0];
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, bytes, 2, MPIU_PETSCLOGDOUBLE, MPI_SUM, comm));
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sizes, 3, MPIU_INT, MPI_SUM, comm));
     PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: resident on %s, CSR %.6g MB in device memory (+ %.6g MB staging for host vectors)\n", PetscGPUStreamExecutionSpace(), bytes[0] / 1048576.0, bytes[1] / 1048576.0));
     if (size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: %d processes; each product exchanges %" PetscInt_FMT " ghost values in %" PetscInt_FMT " messages in all\n", (int)size, sizes[1], sizes[2] / 2));
+    if (size > 1) PetscCall(MatViewDeviceMPI_Private(gs->devicempi, devicempi, viewer));
     PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: SpMV kernel %s (-mat_gpustream_kernel %s), %" PetscInt_FMT " lanes per row, %" PetscInt_FMT " rows per team, %" PetscInt_FMT " teams\n", vlen > 1 ? "warp per row" : "thread per row",
                                      GSSpMVKernels[gs->opts.kernel], vlen, team, league));
   } else
@@ -385,8 +422,9 @@ PetscErrorCode MatSolverTypeRegister_GPUStream(void)
 
 static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOptionsObject)
 {
-  Mat_GPUStream  *gs = (Mat_GPUStream *)A->spptr;
-  GSStreamOptions o  = gs->opts;
+  Mat_GPUStream  *gs        = (Mat_GPUStream *)A->spptr;
+  GSStreamOptions o         = gs->opts;
+  GSDeviceMPI     devicempi = gs->devicempi;
   PetscBool       flg;
 
   PetscFunctionBegin;
@@ -401,7 +439,19 @@ static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOpti
   PetscCheck(!flg || o.subdivisions >= 1, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_subdivisions %" PetscInt_FMT " must be at least 1 (leave it out for the automatic choice)", o.subdivisions);
   PetscCall(PetscOptionsBool("-mat_gpustream_overlap", "Overlap the copies of streamed subdivisions with the SpMVs", "MATGPUSTREAM", o.overlap, &o.overlap, NULL));
   PetscCall(PetscOptionsEnum("-mat_gpustream_kernel", "SpMV kernel: auto (from the mean row length), thread (a thread per row), warp (32 lanes per row)", "MATGPUSTREAM", GSSpMVKernels, (PetscEnum)o.kernel, (PetscEnum *)&o.kernel, NULL));
+  PetscCall(PetscOptionsEnum("-mat_gpustream_device_mpi", "Halo messages between device buffers: auto (when MPI reports CUDA support, or on host backends), true, false (pinned host buffers)", "MATGPUSTREAM", GSDeviceMPIs, (PetscEnum)devicempi,
+                             (PetscEnum *)&devicempi, NULL));
   PetscOptionsHeadEnd();
+  {
+    PetscBool   use;
+    const char *why;
+    PetscCall(GSHaloUseDeviceMPI(devicempi, &use, &why)); /* true where the MPI says it cannot is an error now */
+  }
+  if (devicempi != gs->devicempi) {
+    gs->devicempi = devicempi; /* the next device operation makes a new halo */
+    PetscCall(GSDeviceMatDestroy(&gs->dA));
+    PetscCall(GSStreamPlanDestroy(&gs->plan));
+  }
   if (o.mode != gs->opts.mode || o.budget != gs->opts.budget || o.buffers != gs->opts.buffers || o.subdivisions != gs->opts.subdivisions || o.overlap != gs->opts.overlap || o.kernel != gs->opts.kernel) {
     gs->opts = o; /* the next device operation makes a new plan */
     PetscCall(GSDeviceMatDestroy(&gs->dA));
@@ -419,7 +469,10 @@ static PetscErrorCode MatDuplicate_GPUStream(Mat A, MatDuplicateOption op, Mat *
   PetscFunctionBegin;
   PetscCall((*gs->duplicate)(A, op, B));
   PetscCall(PetscObjectTypeCompare((PetscObject)*B, MATGPUSTREAM, &same));
-  if (same) ((Mat_GPUStream *)(*B)->spptr)->opts = gs->opts;
+  if (same) {
+    ((Mat_GPUStream *)(*B)->spptr)->opts      = gs->opts;
+    ((Mat_GPUStream *)(*B)->spptr)->devicempi = gs->devicempi;
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -624,6 +677,7 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   gs->opts.overlap          = PETSC_TRUE;
   gs->opts.inplace          = PETSC_FALSE;
   gs->opts.kernel           = GS_KERNEL_AUTO;
+  gs->devicempi             = GS_DEVICE_MPI_AUTO;
   gs->mult                  = A->ops->mult;
   gs->multadd               = A->ops->multadd;
   gs->view                  = A->ops->view;
@@ -695,9 +749,12 @@ static PetscErrorCode MatConvert_GPUStream_AIJ(Mat A, MatType type, MatReuse reu
 
    Notes:
    On several processes each one holds its diagonal and off-diagonal blocks on the device. A product gathers the
-   values other processes need on the device (index lists built once per nonzero pattern), exchanges them with MPI
-   between pinned host buffers, and runs the diagonal-block SpMV while the messages travel; the off-diagonal block
-   follows. Each process should drive its own GPU (one process per GPU).
+   values other processes need on the device (index lists built once per nonzero pattern), exchanges them with MPI,
+   and runs the diagonal-block SpMV while the messages travel; the off-diagonal block follows. The messages go
+   between the device buffers themselves when MPI can read device memory, chosen at run time: Open MPI is asked
+   with `MPIX_Query_cuda_support()`; other MPIs cannot be asked, so auto stages them through pinned host buffers
+   (and `-mat_gpustream_device_mpi true` takes the user's word). On host backends the buffers are host memory and
+   MPI gets them directly unless the option is false. Each process should drive its own GPU (one process per GPU).
    `-mat_view ::ascii_info` shows the execution space, the device memory in use, the halo and the SpMV launch shape.
 
    Matrices larger than the device: the CSR may stream. Its rows are cut into subdivisions of about equal bytes; the
@@ -742,9 +799,12 @@ static PetscErrorCode MatConvert_GPUStream_AIJ(Mat A, MatType type, MatReuse reu
 .  -mat_gpustream_buffers <2> - device buffers streamed subdivisions rotate through
 .  -mat_gpustream_subdivisions <n> - number of subdivisions (default: the model's choice)
 .  -mat_gpustream_overlap <true> - overlap copies with SpMVs (off: each copy completes before its SpMV)
--  -mat_gpustream_kernel <auto,thread,warp> - the SpMV kernel: a thread per row, a warp (32 lanes) per row, or auto:
+.  -mat_gpustream_kernel <auto,thread,warp> - the SpMV kernel: a thread per row, a warp (32 lanes) per row, or auto:
       a warp when rows average 12 entries or more (measured in docs/performance.md); host backends run a thread
       per row whatever the choice
+-  -mat_gpustream_device_mpi <auto,false,true> - halo messages between device buffers (true), staged through pinned
+      host buffers (false), or auto: device buffers when the MPI reports CUDA support, or on host backends; true
+      is refused (`PETSC_ERR_SUP`) when the MPI reports no CUDA support
 
 .seealso: `MatCreateGPUStream()`, `KSPPIPECGFUSED`, `MATAIJ`
 M*/

@@ -1,8 +1,14 @@
 /* Halo exchange of a gpustream matrix distributed by rows (as MPIAIJ, after PSBLAS: gather and scatter on the
-   device with index lists kept there, messages between pinned host buffers). */
+   device with index lists kept there; messages between device buffers when MPI can read device memory, else
+   between pinned host buffers). */
 #include <vector>
 
 #include "devicemat.hpp"
+#if defined(OPEN_MPI) && OPEN_MPI && defined(__has_include)
+#  if __has_include(<mpi-ext.h>)
+#    include <mpi-ext.h> /* MPIX_CUDA_AWARE_SUPPORT, MPIX_Query_cuda_support() */
+#  endif
+#endif
 
 using namespace gpustream;
 
@@ -12,17 +18,61 @@ struct _n_GSHalo {
   std::vector<MPI_Request>                 reqs;
   DView<PetscInt>                          sidx;          /* local entries to send, grouped by destination */
   DView<PetscScalar>                       dsend, dghost; /* device send buffer; ghost values in off-diagonal column order */
-  Kokkos::View<PetscScalar *, PinnedSpace> hsend, hghost;
+  Kokkos::View<PetscScalar *, PinnedSpace> hsend, hghost; /* the messages' buffers unless devicempi */
+  bool                                     devicempi = false;
+  ~_n_GSHalo()
+  {
+    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  }
 };
+
+/* What the MPI library says of CUDA device memory at run time: Open MPI's MPIX_Query_cuda_support() where it was
+   built with the extension; other MPIs cannot be asked */
+PetscErrorCode GSHaloMPIDeviceSupport(GSMPIDeviceSupport *support)
+{
+  PetscFunctionBegin;
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  *support = MPIX_Query_cuda_support() ? GS_MPI_DEVICE_YES : GS_MPI_DEVICE_NO;
+#elif defined(MPIX_CUDA_AWARE_SUPPORT)
+  *support = GS_MPI_DEVICE_NO; /* Open MPI built without CUDA */
+#else
+  *support = GS_MPI_DEVICE_UNKNOWN;
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Whether the halo hands MPI the Kokkos views themselves: -mat_gpustream_device_mpi true, or auto where they are host
+   memory (host backends: staging would copy host memory to host memory) or the MPI says it reads device memory.
+   true where the MPI says it cannot is an error; where the MPI cannot be asked, true is the user's word. */
+PetscErrorCode GSHaloUseDeviceMPI(GSDeviceMPI opt, PetscBool *use, const char **why)
+{
+  GSMPIDeviceSupport support;
+
+  PetscFunctionBegin;
+  PetscCall(GSHaloMPIDeviceSupport(&support));
+  if (opt != GS_DEVICE_MPI_AUTO) {
+    PetscCheck(opt == GS_DEVICE_MPI_FALSE || !OnDevice() || support != GS_MPI_DEVICE_NO, PETSC_COMM_SELF, PETSC_ERR_SUP,
+               "-mat_gpustream_device_mpi true: this MPI reports no CUDA support (MPIX_Query_cuda_support() is 0), so it cannot read device buffers; use auto or false");
+    *use = (PetscBool)(opt == GS_DEVICE_MPI_TRUE);
+    *why = "as asked";
+  } else if (!OnDevice()) {
+    *use = PETSC_TRUE;
+    *why = "host backend, the views are host memory";
+  } else {
+    *use = (PetscBool)(support == GS_MPI_DEVICE_YES);
+    *why = support == GS_MPI_DEVICE_YES ? "the MPI reports CUDA support" : (support == GS_MPI_DEVICE_NO ? "the MPI reports no CUDA support" : "the MPI cannot tell whether it supports CUDA");
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 /* nlocal: local columns; ranges[size+1]: column ownership; garray[nghost]: the global columns of the ghosts, sorted
    (as MPIAIJ keeps them) so that each rank's ghosts arrive contiguously */
-PetscErrorCode GSHaloCreate(MPI_Comm comm, PetscInt nlocal, const PetscInt ranges[], PetscInt nghost, const PetscInt garray[], GSHalo *halo)
+PetscErrorCode GSHaloCreate(MPI_Comm comm, PetscInt nlocal, const PetscInt ranges[], PetscInt nghost, const PetscInt garray[], PetscBool devicempi, GSHalo *halo)
 {
-  GSHalo                   H;
-  PetscMPIInt              size, rank;
-  std::vector<PetscMPIInt> rcount, scount, rdispl, sdispl;
-  std::vector<PetscInt>    sidx;
+  std::unique_ptr<_n_GSHalo> H; /* freed, with the views made so far, if an allocation fails */
+  PetscMPIInt                size, rank;
+  std::vector<PetscMPIInt>   rcount, scount, rdispl, sdispl;
+  std::vector<PetscInt>      sidx;
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_size(comm, &size));
@@ -49,8 +99,8 @@ PetscErrorCode GSHaloCreate(MPI_Comm comm, PetscInt nlocal, const PetscInt range
     PetscCheck(k >= 0 && k < nlocal, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Requested entry %" PetscInt_FMT " is not local", k + ranges[rank]);
   }
 
-  PetscCallCXX(H = new _n_GSHalo);
-  PetscCallMPI(MPI_Comm_dup(comm, &H->comm));
+  PetscCallCXX(H.reset(new _n_GSHalo));
+  PetscCallMPI(MPI_Comm_dup(comm, &H->comm)); /* collective: before anything that can fail on one process */
   for (PetscMPIInt r = 0; r < size; r++) {
     if (scount[r]) {
       H->sranks.push_back(r);
@@ -64,15 +114,18 @@ PetscErrorCode GSHaloCreate(MPI_Comm comm, PetscInt nlocal, const PetscInt range
     }
   }
   H->reqs.resize(H->sranks.size() + H->rranks.size());
+  H->devicempi = devicempi ? true : false;
   GSCallKokkos({
     H->sidx   = DView<PetscInt>("GPUStream::halo_sidx", sidx.size());
     H->dsend  = DView<PetscScalar>("GPUStream::halo_send", sidx.size());
     H->dghost = DView<PetscScalar>("GPUStream::halo_ghost", nghost);
-    H->hsend  = Kokkos::View<PetscScalar *, PinnedSpace>("GPUStream::halo_hsend", sidx.size());
-    H->hghost = Kokkos::View<PetscScalar *, PinnedSpace>("GPUStream::halo_hghost", nghost);
+    if (!devicempi) {
+      H->hsend  = Kokkos::View<PetscScalar *, PinnedSpace>("GPUStream::halo_hsend", sidx.size());
+      H->hghost = Kokkos::View<PetscScalar *, PinnedSpace>("GPUStream::halo_hghost", nghost);
+    }
     Kokkos::deep_copy(H->sidx, HostUnmanaged<const PetscInt>(sidx.data(), sidx.size()));
   });
-  *halo = H;
+  *halo = H.release();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -80,41 +133,56 @@ PetscErrorCode GSHaloDestroy(GSHalo *H)
 {
   PetscFunctionBegin;
   if (!*H) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCallMPI(MPI_Comm_free(&(*H)->comm));
-  GSCallKokkos(delete *H);
+  GSCallKokkos(delete *H); /* frees the communicator too */
   *H = nullptr;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Values this rank sends, values it receives, and the ranks it talks to, per exchange */
-PetscErrorCode GSHaloGetSizes(GSHalo H, PetscInt *nsend, PetscInt *nghost, PetscInt *neighbors)
+/* Values this rank sends, values it receives, and the ranks it talks to, per exchange; whether MPI gets the Kokkos
+   views themselves */
+PetscErrorCode GSHaloGetSizes(GSHalo H, PetscInt *nsend, PetscInt *nghost, PetscInt *neighbors, PetscBool *devicempi)
 {
   PetscFunctionBegin;
+  if (devicempi) *devicempi = (PetscBool)H->devicempi;
   *nsend     = (PetscInt)H->sidx.extent(0);
   *nghost    = (PetscInt)H->dghost.extent(0);
   *neighbors = (PetscInt)(H->sranks.size() + H->rranks.size());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* With device buffers one fence serves twice: the gather is done before MPI reads dsend, and kernels still reading
+   the ghosts of the previous product are done before MPI writes dghost */
 PetscErrorCode gpustream::HaloBegin(GSHalo H, const DView<PetscScalar> &x, PetscInt *launches)
 {
   const size_t ns = H->sidx.extent(0);
   const int    nr = (int)H->rranks.size();
+  PetscScalar *recv, *send;
 
   PetscFunctionBegin;
   *launches = 0;
-  for (int i = 0; i < nr; i++) PetscCallMPI(MPI_Irecv(H->hghost.data() + H->rdispls[i], H->rcounts[i], MPIU_SCALAR, H->rranks[i], 0, H->comm, &H->reqs[i]));
+  if (H->devicempi) {
+    recv = H->dghost.data();
+    send = H->dsend.data();
+  } else {
+    recv = H->hghost.data();
+    send = H->hsend.data();
+    for (int i = 0; i < nr; i++) PetscCallMPI(MPI_Irecv(recv + H->rdispls[i], H->rcounts[i], MPIU_SCALAR, H->rranks[i], 0, H->comm, &H->reqs[i]));
+  }
   if (ns) {
     const DView<PetscInt>    idx  = H->sidx;
-    const DView<PetscScalar> send = H->dsend;
+    const DView<PetscScalar> dsnd = H->dsend;
     GSCallKokkos({
       Kokkos::parallel_for(
-          "GPUStream::HaloGather", RangePol(0, ns), KOKKOS_LAMBDA(const size_t k) { send(k) = x(idx(k)); });
-      Kokkos::deep_copy(H->hsend, H->dsend);
+          "GPUStream::HaloGather", RangePol(0, ns), KOKKOS_LAMBDA(const size_t k) { dsnd(k) = x(idx(k)); });
+      if (!H->devicempi) Kokkos::deep_copy(H->hsend, H->dsend);
     });
     *launches = 1;
   }
-  for (size_t i = 0; i < H->sranks.size(); i++) PetscCallMPI(MPI_Isend(H->hsend.data() + H->sdispls[i], H->scounts[i], MPIU_SCALAR, H->sranks[i], 0, H->comm, &H->reqs[nr + i]));
+  if (H->devicempi) {
+    GSCallKokkos(Kokkos::fence());
+    for (int i = 0; i < nr; i++) PetscCallMPI(MPI_Irecv(recv + H->rdispls[i], H->rcounts[i], MPIU_SCALAR, H->rranks[i], 0, H->comm, &H->reqs[i]));
+  }
+  for (size_t i = 0; i < H->sranks.size(); i++) PetscCallMPI(MPI_Isend(send + H->sdispls[i], H->scounts[i], MPIU_SCALAR, H->sranks[i], 0, H->comm, &H->reqs[nr + i]));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -122,7 +190,7 @@ PetscErrorCode gpustream::HaloEnd(GSHalo H)
 {
   PetscFunctionBegin;
   if (!H->reqs.empty()) PetscCallMPI(MPI_Waitall((int)H->reqs.size(), H->reqs.data(), MPI_STATUSES_IGNORE));
-  if (H->dghost.extent(0)) GSCallKokkos(Kokkos::deep_copy(H->dghost, H->hghost));
+  if (!H->devicempi && H->dghost.extent(0)) GSCallKokkos(Kokkos::deep_copy(H->dghost, H->hghost));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
