@@ -3,7 +3,8 @@
 # build of scripts/build-gpu.sh):
 #   scripts/gpu-run.sh [tests] [sanitizer] [spmv] [bench] [mpi] [stream] [benchmarks] [NS="1e4 1e5 1e6 1e7"]
 # tests:     unit tests (kernels vs serial twins), example tests, PETSc tutorials through -dll_append ($TESTS selects
-#            among unit ex1 matgpustream matstream kspgpustream kspbcgsf kspsgmresf tutorials; $TEST_TIMEOUT: seconds each)
+#            among unit ex1 matgpustream matstream kspgpustream kspbcgsf kspsgmresf faults tutorials; $TEST_TIMEOUT:
+#            seconds each; faults adds the device-memory-full scenario, its output diffed with the GPU reference)
 # sanitizer: compute-sanitizer memcheck, racecheck, synccheck on a small solve and on the unit tests
 # spmv:      our SpMV and cuSPARSE's on the matrices of bench/generators.h (MATS="spec ..."), ratios and GB/s
 # bench:     hardware limits, then time per iteration of pipecgfused, pipebcgsf, sgmresf (GPU) and PETSc's CG, BCGS,
@@ -31,7 +32,7 @@ if [[ $what == *benchmarks* ]]; then
   STREAM_ARGS=${STREAM_ARGS:-"-cube_n 120 -dof 3 -budget 1e9 -subs 16,32,64 -ks 1,4,16,64 -reps 3"}
 fi
 NS=${NS:-"1e4 1e5 1e6 1e7"}
-TESTS=${TESTS:-"unit ex1 matgpustream matstream kspgpustream kspbcgsf kspsgmresf tutorials"} # the parts of the tests step
+TESTS=${TESTS:-"unit ex1 matgpustream matstream kspgpustream kspbcgsf kspsgmresf faults tutorials"} # the parts of the tests step
 TEST_TIMEOUT=${TEST_TIMEOUT:-120} # seconds per example test: a hang fails that test instead of the device call
 summary=$OUT/summary.txt
 : >"$summary"
@@ -52,16 +53,35 @@ ncpu=$(nproc)
 
 if [[ $what == *tests* ]]; then
   echo "== tests" | tee -a "$summary"
+  # several processes on one GPU: MPS runs their kernels side by side (time-sliced, cg_2 took 19 s against 1.7 s)
+  mps=""
+  if command -v nvidia-cuda-mps-control >/dev/null && ! pgrep -x nvidia-cuda-mps >/dev/null && nvidia-cuda-mps-control -d; then
+    mps=1
+    echo "MPS daemon started for the tests" | tee -a "$summary"
+  fi
+  # host-only tests: faults.alloc* (an address-space limit, which a CUDA context cannot live under) and the CPU output
+  # of faults.devicefull (its GPU output is checked below); -mat_gpustream_device_mpi true is refused, as it should
+  # be, by an MPI without CUDA support (Debian's Open MPI)
+  SKIP="^alloc|^devicefull$"
+  if ! ompi_info --parsable --all 2>/dev/null | grep -q "mpi_built_with_cuda_support:value:true"; then
+    SKIP="$SKIP|_device_[0-9]"
+    echo "MPI without CUDA support: the tests of -mat_gpustream_device_mpi true are skipped" | tee -a "$summary"
+  fi
   if [[ " $TESTS " == *" unit "* ]]; then
     "$B/tests/test_kernels" >"$step" 2>&1
     log tests.log
     echo "unit kernels: $(tail -1 "$step")" | tee -a "$summary"
   fi
-  for t in examples/ex1.c:examples/ex1 tests/matgpustream.c:tests/matgpustream tests/matstream.c:tests/matstream tests/kspgpustream.c:tests/kspgpustream tests/kspbcgsf.c:tests/kspbcgsf tests/kspsgmresf.c:tests/kspsgmresf; do
+  for t in examples/ex1.c:examples/ex1 tests/matgpustream.c:tests/matgpustream tests/matstream.c:tests/matstream tests/kspgpustream.c:tests/kspgpustream tests/kspbcgsf.c:tests/kspbcgsf tests/kspsgmresf.c:tests/kspsgmresf tests/faults.c:tests/faults; do
     [[ " $TESTS " == *" $(basename "${t##*:}") "* ]] || continue
-    python3 tests/petsctest.py --mpiexec "$MPIEXEC" --timeout "$TEST_TIMEOUT" --times --src "${t%%:*}" --exe "$B/${t##*:}" 2>&1 | tee "$step" >>"$OUT/tests.log"
+    python3 tests/petsctest.py --mpiexec "$MPIEXEC" --timeout "$TEST_TIMEOUT" --times ${SKIP:+--skip "$SKIP"} --src "${t%%:*}" --exe "$B/${t##*:}" 2>&1 | tee "$step" >>"$OUT/tests.log"
     echo "$(basename "${t%%:*}"): $(tail -1 "$step")" | tee -a "$summary"
   done
+  if [[ " $TESTS " == *" faults "* ]]; then # (its CPU reference output fails faults.devicefull above)
+    timeout "$TEST_TIMEOUT" "$B/tests/faults" -scenario devicefull >"$step" 2>&1
+    log tests.log
+    echo "faults devicefull (GPU): $(diff -q "$step" tests/output/faults_devicefull_gpu.out >/dev/null && echo passed || echo FAILED)" | tee -a "$summary"
+  fi
   [[ " $TESTS " == *" tutorials "* ]] && for c in "ex2|-pc_type none|" "ex2|-pc_type jacobi -m 100 -n 100|" "ex46|-pc_type jacobi -da_grid_x 300 -da_grid_y 200|dm"; do
     IFS='|' read -r ex args dm <<<"$c"
     ref="-${dm:+dm_}mat_type aij -ksp_type cg"
@@ -71,6 +91,7 @@ if [[ $what == *tests* ]]; then
     log tests.log
     echo "tutorial $ex $args: $(tail -1 "$step")" | tee -a "$summary"
   done
+  [ -n "$mps" ] && echo quit | nvidia-cuda-mps-control
 fi
 
 if [[ $what == *mpi* ]]; then

@@ -515,6 +515,19 @@ static PetscErrorCode CheckOnes(Mat A, const char *what)
   PetscFunctionReturn(0);
 }
 
+/* The gpustream matrix of DeviceFull() from its CSR arrays, options prefix full_ */
+static PetscErrorCode FullMat(PetscInt N, const PetscInt ia[], const PetscInt ja[], const PetscScalar va[], Mat *A)
+{
+  PetscFunctionBeginUser;
+  PetscCall(MatCreate(PETSC_COMM_SELF, A));
+  PetscCall(MatSetSizes(*A, N, N, N, N));
+  PetscCall(MatSetType(*A, MATGPUSTREAM));
+  PetscCall(MatSetOptionsPrefix(*A, "full_"));
+  PetscCall(MatSeqAIJSetPreallocationCSR(*A, ia, ja, va));
+  PetscCall(MatSetFromOptions(*A));
+  PetscFunctionReturn(0);
+}
+
 /* GPU only (one process): device memory filled but for leave bytes (default: the plugin's default reserve,
    max(512 MB, 5% of the device), plus 1 GB), then a matrix of leave + 1 GB in resident mode with a budget above the
    free memory: the allocation fails with PETSC_ERR_MEM and the hint; with the default budget resident mode refuses
@@ -567,16 +580,9 @@ static PetscErrorCode DeviceFull(PetscReal leave_mb)
     }
     ia[i + 1] = k;
   }
-  PetscCall(MatCreate(PETSC_COMM_SELF, &A));
-  PetscCall(MatSetSizes(A, N, N, N, N));
-  PetscCall(MatSetType(A, MATGPUSTREAM));
-  PetscCall(MatSetOptionsPrefix(A, "full_"));
-  PetscCall(MatSeqAIJSetPreallocationCSR(A, ia, ja, va));
-  PetscCall(PetscFree3(ia, ja, va));
-
   PetscCall(PetscOptionsSetValue(NULL, "-full_mat_gpustream_mode", "resident"));
   PetscCall(PetscOptionsSetValue(NULL, "-full_mat_gpustream_max_device_bytes", "1e15"));
-  PetscCall(MatSetFromOptions(A));
+  PetscCall(FullMat(N, ia, ja, va, &A));
   {
     Vec x, y;
     PetscCall(MatCreateVecs(A, &x, &y));
@@ -585,8 +591,10 @@ static PetscErrorCode DeviceFull(PetscReal leave_mb)
     ierr = MatMult(A, x, y);
     PetscCall(PetscPopErrorHandler());
     PetscCall(ReportError("resident mode, a budget above the free memory", ierr));
+    /* a new matrix: a budget once set stays when its option is cleared */
     PetscCall(PetscOptionsClearValue(NULL, "-full_mat_gpustream_max_device_bytes"));
-    PetscCall(MatSetFromOptions(A));
+    PetscCall(MatDestroy(&A));
+    PetscCall(FullMat(N, ia, ja, va, &A));
     PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
     ierr = MatMult(A, x, y);
     PetscCall(PetscPopErrorHandler());
@@ -609,6 +617,7 @@ static PetscErrorCode DeviceFull(PetscReal leave_mb)
   PetscCall(CheckOnes(A, "device memory released, resident mode"));
   PetscCall(PetscOptionsClearValue(NULL, "-full_mat_gpustream_mode"));
   PetscCall(MatDestroy(&A));
+  PetscCall(PetscFree3(ia, ja, va));
   PetscFunctionReturn(0);
 }
 

@@ -115,7 +115,7 @@ static PetscErrorCode Solve(KSPType type, Mat A, PCType pc, KSPNormType nt, Vec 
 }
 
 /* KSPCG, KSPPIPECG and KSPPIPECGFUSED on the same problem, the first two on Aref (A itself, or A as AIJ). Passes when
-   pipecgfused stops for the same reason as cg, within max(2, 5%) of its iterations, with a true relative residual
+   pipecgfused stops for the same reason as cg, within max(2, 5%) of its iterations (see below), with a true relative residual
    below restol when it converged (the tolerance is 1e-8 on the monitored norm). PETSc's pipecg is printed as the
    yardstick of pipelining's own rounding (it does not support KSP_NORM_NONE). */
 static PetscErrorCode CompareRef(const char *what, Mat A, Mat Aref, PCType pc, KSPNormType nt, Vec b, Vec x0, PetscInt maxit, PetscReal restol)
@@ -136,8 +136,12 @@ static PetscErrorCode CompareRef(const char *what, Mat A, Mat Aref, PCType pc, K
     PetscCall(Solve(types[t], t < 2 ? Aref : A, pc, nt, b, x0, maxit, &its[t], &reason[t], &res[t], x));
   }
   if (its[1] >= 0) PetscCall(PetscSNPrintf(pipecg, sizeof(pipecg), "%" PetscInt_FMT, its[1]));
-  /* within 5% of CG, or of PIPECG, whose recurrences -ksp_pipecgfused_overlap_reduction follows */
-  ok = (PetscBool)(reason[0] == reason[2] && (PetscAbsInt(its[0] - its[2]) <= PetscMax(2, its[0] / 20) || (its[1] >= 0 && PetscAbsInt(its[1] - its[2]) <= PetscMax(2, its[1] / 20))) && (reason[2] < 0 || res[2] < restol));
+  /* within 5% of CG or of PIPECG (whose recurrences -ksp_pipecgfused_overlap_reduction follows), or between the two:
+     on the ill-conditioned problem rounding alone puts them 20% apart (846 and 1011 on two processes of an H200) */
+  {
+    const PetscInt lo = its[1] >= 0 ? PetscMin(its[0], its[1]) : its[0], hi = PetscMax(its[0], its[1]);
+    ok = (PetscBool)(reason[0] == reason[2] && its[2] >= lo - PetscMax(2, lo / 20) && its[2] <= hi + PetscMax(2, hi / 20) && (reason[2] < 0 || res[2] < restol));
+  }
   /* exact counts vary with rounding (FMA, BLAS) from machine to machine on ill-conditioned problems: -v shows them */
   if (verbose) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  iterations: cg %" PetscInt_FMT ", pipecg %s, pipecgfused %" PetscInt_FMT "; true residual %g\n", its[0], pipecg, its[2], (double)res[2]));
   if (reason[2] > 0) PetscCall(PetscSNPrintf(tail, sizeof(tail), res[2] < restol ? ", true residual < %g" : ", TRUE RESIDUAL TOO LARGE, not < %g", (double)restol));
@@ -673,7 +677,9 @@ int main(int argc, char **argv)
    test:
       suffix: replacement_unattainable
       args: -scenario replacement -tol 1e-13 -ksp_converged_reason
-      filter: grep -v "^Linear solve\|times the recursive one" | sed -E "s/norm [^ ]+/norm N/; s/reached [^ ]+/reached N/"
+      # replacement every 50 iterations below the attainable accuracy ends by chance (a false convergence or the
+      # iteration limit: the H200 and the CPU differ), so its line is left out
+      filter: grep -v "^Linear solve\|times the recursive one\|^residual replacement:" | sed -E "s/norm [^ ]+/norm N/; s/reached [^ ]+/reached N/"
 
    # automatic replacement on the comparison problems: within 5% of KSPCG's iterations, replacing at most once
    test:

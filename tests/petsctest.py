@@ -104,6 +104,7 @@ def main():
     ap.add_argument("--src", required=True)
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--only")
+    ap.add_argument("--skip", help="a regular expression: tests whose suffix matches are skipped (and counted)")
     ap.add_argument("--regenerate", action="store_true")
     ap.add_argument("--mpiexec", default="mpiexec")
     ap.add_argument("--always-mpiexec", action="store_true")
@@ -123,6 +124,10 @@ def main():
         if not tests:
             print("no test with suffix %r in %s" % (opts.only, opts.src))
             return 1
+    skipped = []
+    if opts.skip:
+        skipped = [t["suffix"] for t in tests if re.search(opts.skip, t["suffix"])]
+        tests = [t for t in tests if not re.search(opts.skip, t["suffix"])]
     passed = failed = 0
     for t in tests:
         start = time.time()
@@ -149,7 +154,9 @@ def main():
                     print("#   " + line)
             elif not status_ok:
                 print("#   " + "\n#   ".join(gl[-15:]))
-    print("%d passed, %d failed" % (passed, failed))
+    if skipped:
+        print("# skipped: %s" % " ".join(skipped))
+    print("%d passed, %d failed%s" % (passed, failed, ", %d skipped" % len(skipped) if skipped else ""))
     return 1 if failed else 0
 
 

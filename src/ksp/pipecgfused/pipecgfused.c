@@ -584,7 +584,10 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
   cg->blockcolumns = k;
   cg->blockfused   = (PetscBool)((dA || (plan && !halo)) && !nsp && (jacobi || none) && ksp->normtype != KSP_NORM_NATURAL);
-  if (!cg->blockfused) { /* one solve per column */
+  if (!cg->blockfused) { /* one solve per column; the KSP reports the slowest column, or the first that failed, as the
+                             block kernels do */
+    PetscInt           maxits = 0;
+    KSPConvergedReason worst  = KSP_CONVERGED_ITERATING;
     for (PetscInt j = 0; j < k; j++) {
       Vec b, x;
       PetscCall(MatDenseGetColumnVecRead(B, j, &b));
@@ -592,6 +595,12 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
       PetscCall(KSPSolve(ksp, b, x));
       PetscCall(MatDenseRestoreColumnVecWrite(X, j, &x));
       PetscCall(MatDenseRestoreColumnVecRead(B, j, &b));
+      if (worst >= 0 && (ksp->reason < 0 || ksp->its >= maxits)) worst = ksp->reason;
+      maxits = PetscMax(maxits, ksp->its);
+    }
+    if (k) {
+      ksp->its    = maxits;
+      ksp->reason = worst;
     }
     PetscFunctionReturn(PETSC_SUCCESS);
   }
