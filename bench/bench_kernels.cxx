@@ -23,7 +23,7 @@ template <class Pol, bool Sums, bool Final> static void SpMVDotRows(const CSR &A
   const int league = (int)((A.m + team - 1) / team);
   Kokkos::parallel_for(
       "bench::SpMVDotRows", Pol(league, team).set_scratch_size(0, Kokkos::PerTeam(2 * team * sizeof(PetscScalar))), KOKKOS_LAMBDA(const typename Pol::member_type &t) {
-        const PetscInt row = (PetscInt)t.league_rank() * t.team_size() + t.team_rank();
+        const PetscInt row    = (PetscInt)t.league_rank() * t.team_size() + t.team_rank();
         PetscScalar    acc[2] = {0, 0};
         if (row < A.m) {
           const PetscScalar wi = RowSum(A, p, row);
@@ -44,8 +44,8 @@ template <class Pol, bool Sums, bool Final> static void SpMVDotRows(const CSR &A
             },
             last);
         if (!last) return;
-        PetscScalar tot[2] = {0, 0};
-        const volatile PetscScalar *v = part.data();
+        PetscScalar                 tot[2] = {0, 0};
+        const volatile PetscScalar *v      = part.data();
         for (int i = t.team_rank(); i < t.league_size(); i += t.team_size()) {
           tot[0] += v[i];
           tot[1] += v[t.league_size() + i];
@@ -60,8 +60,11 @@ template <class Pol, bool Sums, bool Final> static void SpMVDotRows(const CSR &A
 }
 
 struct Sum2 {
-  PetscScalar v[2];
-  KOKKOS_INLINE_FUNCTION Sum2() { v[0] = v[1] = 0; }
+  PetscScalar            v[2];
+  KOKKOS_INLINE_FUNCTION Sum2()
+  {
+    v[0] = v[1] = 0;
+  }
   KOKKOS_INLINE_FUNCTION Sum2 &operator+=(const Sum2 &o)
   {
     v[0] += o.v[0];
@@ -78,7 +81,10 @@ struct Sum2 {
 namespace Kokkos
 {
 template <> struct reduction_identity<Sum2> {
-  KOKKOS_FORCEINLINE_FUNCTION static Sum2 sum() { return Sum2(); }
+  KOKKOS_FORCEINLINE_FUNCTION static Sum2 sum()
+  {
+    return Sum2();
+  }
 };
 } // namespace Kokkos
 namespace
@@ -114,8 +120,8 @@ static void Variants(const CSR &A, PetscInt n, double bytes, int reps)
       }));
   /* check: the final sums against a host sum of w */
   SpMVDotRows<TPL, true, true>(A, p, w, part, count, res, TeamThreads());
-  auto hw = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w);
-  auto hr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), res);
+  auto   hw = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w);
+  auto   hr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), res);
   double s0 = 0, s1 = 0;
   for (PetscInt i = 0; i < n; i++) s0 += hw(i), s1 += hw(i) * hw(i);
   std::printf("# rows_final check: %g %g against %g %g\n", hr(0), hr(1), s0, s1);

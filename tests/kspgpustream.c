@@ -1,7 +1,7 @@
 static char help[] = "Tests KSPPIPECGFUSED against PETSc's KSPCG on the same problems: every norm type, PCNONE and PCJACOBI,\n\
 gpustream and AIJ operators, initial guesses, zero and NaN right-hand sides, indefinite operators, iteration limits,\n\
 repeated solves with changed operators, other PCs applied on the host, residual replacement.\n\
-  -scenario <all,single,replacement,blocks,matsolve,cycles,empty,nonsquare,nullspace,hostpcs>\n\
+  -scenario <all,single,replacement,blocks,matsolve,cycles,empty,nonsquare,nullspace,hostpcs,ahead>\n\
   -ks <1,3,8,11,20> : the numbers of right-hand sides of the matsolve scenario\n\
   -v : print the iteration counts\n\n";
 
@@ -313,6 +313,88 @@ static PetscErrorCode Report(const char *what, Mat A, PCType pc, Vec b, Vec x0)
   PetscFunctionReturn(0);
 }
 
+/* A monitor that records ||b - A x_k|| for the x_k KSPBuildSolution() gives at iteration k */
+typedef struct {
+  PetscReal res[512];
+  PetscInt  n;
+} TrueHistory;
+
+static PetscErrorCode TrueResidualMonitor(KSP ksp, PetscInt k, PetscReal rnorm, void *ctx)
+{
+  TrueHistory *h = (TrueHistory *)ctx;
+  Vec          x, r, b;
+  Mat          A;
+
+  PetscFunctionBeginUser;
+  PetscCall(KSPGetOperators(ksp, &A, NULL));
+  PetscCall(KSPGetRhs(ksp, &b));
+  PetscCall(VecDuplicate(b, &r));
+  PetscCall(KSPBuildSolution(ksp, NULL, &x));
+  PetscCall(MatMult(A, x, r));
+  PetscCall(VecAYPX(r, -1.0, b));
+  if (h->n < 512) PetscCall(VecNorm(r, NORM_2, &h->res[h->n++]));
+  PetscCall(VecDestroy(&r));
+  PetscFunctionReturn(0);
+}
+
+/* Device scalars (the host one iteration behind) against the default loop, on one process with a gpustream operator:
+   the same iterations and reason, the residual histories and the true residuals of the solutions built at every
+   iteration (the x_k a monitor sees while iteration k+1 runs) equal to 1e-6 relative, the same x at the end. Also
+   with an iteration limit (the last iteration has no SpMV) and a zero right-hand side. */
+static PetscErrorCode Ahead(PCType pc, KSPNormType nt, PetscInt maxit, PetscBool zero, PetscRandom rnd)
+{
+  Mat                A;
+  Vec                b, x[2];
+  PetscReal          hist[2][512], dx, nx, worst = 0;
+  PetscInt           its[2], nh[2];
+  KSPConvergedReason reason[2];
+  TrueHistory        th[2];
+
+  PetscFunctionBeginUser;
+  PetscCall(Poisson(MATGPUSTREAM, 20, 1e2, 0.0, &A));
+  PetscCall(MatCreateVecs(A, &x[0], &b));
+  PetscCall(VecDuplicate(b, &x[1]));
+  if (zero)
+    PetscCall(VecSet(b, 0.0));
+  else
+    PetscCall(VecSetRandom(b, rnd));
+  for (int a = 0; a < 2; a++) {
+    KSP ksp;
+    PC  p;
+    PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+    PetscCall(KSPSetOperators(ksp, A, A));
+    PetscCall(KSPSetType(ksp, KSPPIPECGFUSED));
+    PetscCall(KSPGetPC(ksp, &p));
+    PetscCall(PCSetType(p, pc));
+    PetscCall(KSPSetNormType(ksp, nt));
+    PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_DEFAULT, PETSC_DEFAULT, maxit));
+    PetscCall(PetscOptionsSetValue(NULL, "-ksp_pipecgfused_device_scalars", a ? "1" : "0"));
+    PetscCall(KSPSetFromOptions(ksp));
+    PetscCall(KSPSetResidualHistory(ksp, hist[a], 512, PETSC_TRUE));
+    th[a].n = 0;
+    PetscCall(KSPMonitorSet(ksp, TrueResidualMonitor, &th[a], NULL));
+    PetscCall(KSPSolve(ksp, b, x[a]));
+    PetscCall(KSPGetIterationNumber(ksp, &its[a]));
+    PetscCall(KSPGetConvergedReason(ksp, &reason[a]));
+    PetscCall(KSPGetResidualHistory(ksp, NULL, &nh[a]));
+    PetscCall(KSPDestroy(&ksp));
+  }
+  PetscCall(PetscOptionsClearValue(NULL, "-ksp_pipecgfused_device_scalars"));
+  for (PetscInt i = 0; i < PetscMin(nh[0], nh[1]); i++) worst = PetscMax(worst, PetscAbsReal(hist[0][i] - hist[1][i]) / PetscMax(hist[0][i], 1e-300));
+  for (PetscInt i = 0; i < PetscMin(th[0].n, th[1].n); i++) worst = PetscMax(worst, PetscAbsReal(th[0].res[i] - th[1].res[i]) / PetscMax(th[0].res[i], 1e-300));
+  PetscCall(VecNorm(x[0], NORM_2, &nx));
+  PetscCall(VecAXPY(x[1], -1.0, x[0]));
+  PetscCall(VecNorm(x[1], NORM_2, &dx));
+  if (verbose) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  iterations %" PetscInt_FMT " and %" PetscInt_FMT ", worst relative difference of the histories %g, of x %g\n", its[0], its[1], (double)worst, (double)(nx > 0 ? dx / nx : dx)));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "device scalars pc=%s norm=%s%s%s: %s, %s\n", pc, KSPNormTypes[nt], maxit < 10000 ? ", iteration limit" : "", zero ? ", zero right-hand side" : "",
+                        its[0] == its[1] && reason[0] == reason[1] && nh[0] == nh[1] && th[0].n == th[1].n && worst < 1e-6 && dx <= 1e-6 * nx ? "same as the default loop" : "DIFFER", KSPConvergedReasons[reason[1]]));
+  PetscCall(VecDestroy(&x[0]));
+  PetscCall(VecDestroy(&x[1]));
+  PetscCall(VecDestroy(&b));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(0);
+}
+
 /* The recursive residual drifts from b - A x; on this ill-conditioned problem (coefficient jump 1e6, 90000
    unknowns) it goes below the tolerance while the true residual stalls at 2.9 times it, as with KSPCG itself.
    Replacement every `every` iterations brings the true residual within 2 times the tolerance (1.4 on the machine
@@ -454,6 +536,12 @@ int main(int argc, char **argv)
           for (PetscInt c = 0; c < nks; c++) PetscCall(CompareMatSolve(t == 2 ? "streamed gpustream" : mtypes[t], Am, pcs[p], norms[nn], ks[c], rnd));
       PetscCall(MatDestroy(&Am));
     }
+  } else if (!strcmp(scenario, "ahead")) { /* device scalars against the default loop */
+    const PCType pcs[2] = {PCNONE, PCJACOBI};
+    for (int p = 0; p < 2; p++)
+      for (int nn = 0; nn < 4; nn++) PetscCall(Ahead(pcs[p], (KSPNormType)nn, nn == KSP_NORM_NONE ? 30 : 10000, PETSC_FALSE, rnd));
+    PetscCall(Ahead(PCJACOBI, KSP_NORM_PRECONDITIONED, 17, PETSC_FALSE, rnd));
+    PetscCall(Ahead(PCNONE, KSP_NORM_UNPRECONDITIONED, 10000, PETSC_TRUE, rnd));
   } else if (!strcmp(scenario, "blocks")) { /* 3 and 6 unknowns per node: point-block Jacobi, fused on one process */
     for (PetscInt dof = 3; dof <= 6; dof += 3) {
       Mat  Ab, Abij;
@@ -785,6 +873,11 @@ int main(int argc, char **argv)
       suffix: matsolve_view
       args: -scenario matsolve -ksp_view
       filter: grep -o "columns together in the block kernels\|columns solved one by one" | sort -u
+
+   # device scalars (the host one iteration behind) give the default loop's iterations, histories and solution
+   test:
+      suffix: ahead
+      args: -scenario ahead
 
    test:
       suffix: blocks

@@ -186,6 +186,65 @@ void TestUpdate()
   }
 }
 
+/* Device scalars: UpdateDevice with alpha = beta = 0, SpMVDotFinal into a slot, ReduceSlot, then UpdateDevice with the
+   alpha and beta the last team computed, against the twins with alpha and beta computed on the host from the twins'
+   sums (short and long rows: a thread or a warp per row on a device); RevertX gives the x before the last Update */
+void TestDeviceScalars()
+{
+  for (PetscInt n : sizes) {
+    if (n == 0 || n > 100000) continue;
+    for (bool jacobi : {false, true})
+      for (PetscInt rowlen : {5, 40})
+        for (KSPNormType nt : {KSP_NORM_PRECONDITIONED, KSP_NORM_UNPRECONDITIONED, KSP_NORM_NONE}) {
+          const std::string        tag = " n=" + std::to_string(n) + (jacobi ? " jacobi" : " none") + " row length " + std::to_string(rowlen) + " norm=" + KSPNormTypes[nt];
+          CSRHost                  A   = RandomCSR(n, n, rowlen);
+          CGVecs                   v = RandomCG(n), ref = v;
+          std::vector<PetscScalar> wref(n), x0(n);
+          GSDeviceMat              dA;
+          PCGFWork                 W;
+          PetscScalar              sums[PCGF_NSUMS], rsums[2], dsums[2];
+          PetscInt                 l, t, c;
+          const PetscScalar       *d = jacobi ? v.d.data() : nullptr;
+
+          GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA);
+          Check(!PCGFWorkCreate(n, jacobi ? PCGF_PC_JACOBI : PCGF_PC_NONE, &W) && !PCGFWorkSetDeviceScalars(W), "PCGFWorkSetDeviceScalars" + tag);
+          Load(W, v, jacobi);
+          Check(!PCGFUpdateDevice(W, nt) && !PCGFSpMVDotFinal(W, dA, 1) && !PCGFReduceSlot(W, 1, sums), "UpdateDevice, SpMVDotFinal, ReduceSlot" + tag);
+          PCGFUpdate_Ref(n, 1, 0, 0, nt, d, ref.x.data(), ref.r.data(), ref.p.data(), ref.w.data(), rsums);
+          PCGFSpMVDot_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), 1, d, ref.p.data(), wref.data(), dsums);
+          CGVecs got = Store(W, n);
+          Check(RelDiff(got.x, ref.x) == 0 && RelDiff(got.r, ref.r) < 1e-14 && RelDiff(got.p, ref.p) < 1e-14 && RelDiff(got.w, wref) < 1e-13, "first UpdateDevice and SpMVDotFinal: vectors match reference" + tag);
+          Check(Close(sums[PCGF_RZ], rsums[0], 4 * AbsSum(ref.r, ref.r)) && (nt == KSP_NORM_NONE ? sums[PCGF_NRM] == 0 : Close(sums[PCGF_NRM], rsums[1], 4 * AbsSum(ref.r, ref.r) + 4 * AbsSum(ref.p, ref.p))), "ReduceSlot: the Update's sums" + tag);
+          Check(Close(sums[PCGF_PW], dsums[0], AbsSum(ref.p, wref)) && Close(sums[PCGF_WDW], dsums[1], 3.0 * AbsSum(wref, wref)), "ReduceSlot: the SpMVDot's sums" + tag);
+          /* the next Update with the device's alpha and beta, against the twin with the host's from the twins' sums */
+          const PetscScalar alpha = rsums[0] / dsums[0], beta = alpha * alpha * dsums[1] / rsums[0] - 1;
+          const double      amp = (1 + std::abs(alpha)) * (1 + std::abs(beta)) * (1 + AbsSum(ref.p, wref) / std::abs(dsums[0])) * (1 + 4 * AbsSum(ref.r, ref.r) / std::abs(rsums[0]));
+          x0                    = ref.x;
+          ref.w                 = wref;
+          Check(!PCGFUpdateDevice(W, nt), "second UpdateDevice" + tag);
+          PCGFUpdate_Ref(n, 1, alpha, beta, nt, d, ref.x.data(), ref.r.data(), ref.p.data(), ref.w.data(), rsums);
+          got = Store(W, n);
+          /* alpha and beta carry the rounding of the sums, amplified by cancellation in <p,w> and <r,z> (the random
+             matrix is not definite); one unknown: CG is exact after one step, r and p cancel to rounding */
+          if (dsums[0] == 0)
+            Check(RelDiff(got.x, x0) == 0, "UpdateDevice after <p,w> = 0 leaves x alone (alpha 0, where the host loop stops)" + tag);
+          else if (n > 1)
+            Check(RelDiff(got.x, ref.x) < 1e-14 * amp && RelDiff(got.r, ref.r) < 1e-14 * amp && RelDiff(got.p, ref.p) < 1e-14 * amp, "UpdateDevice with the device's alpha and beta matches the twin with the host's" + tag);
+          Check(!PCGFWorkRevertX(W), "RevertX" + tag);
+          PCGFWorkGetVec(W, PCGF_X, got.x.data());
+          Check(RelDiff(got.x, x0) == 0, "RevertX gives the x before the last UpdateDevice" + tag);
+          PCGFWorkGetCounts(W, &l, &t, &c);
+          Check(l == 3 && t == 1, "3 launches, 1 transfer counted" + tag);
+          PCGFWorkDestroy(&W);
+          GSDeviceMatDestroy(&dA);
+        }
+  }
+  PCGFWork W;
+  PCGFWorkCreate(10, PCGF_PC_APPLY, &W);
+  Check(PCGFWorkSetDeviceScalars(W) == PETSC_ERR_SUP, "device scalars with a host PC is PETSC_ERR_SUP");
+  PCGFWorkDestroy(&W);
+}
+
 /* Update with the norms of automatic residual replacement (PCGFWorkSetNorms()), for every fused PC and the host one:
    the same vectors and sums as without, the four norm sums of PCGFUpdateNorms_Ref(), and an SpMVDot after it whose
    sums still land where Reduce reads them; 2 launches and 1 transfer for all. Then norms off again. */
@@ -913,6 +972,7 @@ int main(int argc, char **argv)
   TestSpMV();
   TestUpdate();
   TestUpdateNorms();
+  TestDeviceScalars();
   TestSums();
   TestApply();
   TestSpMVDot();

@@ -16,8 +16,12 @@ typedef struct {
   PCGFPC           pc;      /* none, Jacobi fused into the kernels, or any PC applied on the host */
   Mat              dinvmat; /* the operator and state the device inverse diagonal was taken from */
   PetscObjectState dinvstate;
-  PetscBool        fusedspmv; /* last solve ran the SpMV on the device (gpustream operator) */
-  PetscBool        solving;   /* device x is newer than ksp->vec_sol */
+  PetscBool        fusedspmv;  /* last solve ran the SpMV on the device (gpustream operator) */
+  PetscBool        devscalars; /* alpha and beta computed on the device, the host one iteration behind (option) */
+  PetscBool        ranahead;   /* the last solve ran so (devscalars, and the solve was eligible) */
+  PetscBool        ahead;      /* while iterating ahead: iteration k+1 is begun, x_{k+1} in the making */
+  PetscInt         discarded;  /* kernel launches of the iteration begun before the host knew to stop */
+  PetscBool        solving;    /* device x is newer than ksp->vec_sol */
   PetscMPIInt      size;
   PetscInt         passes, launches, transfers, copies, allreduces; /* counted over the iteration loop of the last solve */
   /* attainable accuracy */
@@ -257,7 +261,7 @@ static PetscErrorCode KSPPIPECGFUSEDFinish_Private(KSP ksp, Mat Amat, PetscInt l
   PetscFunctionBegin;
   PetscCall(PetscLogEventEnd(PCGF_Iterations, ksp, 0, 0, 0));
   PetscCall(PCGFWorkGetCounts(cg->work, &l1, &t1, &c1));
-  cg->launches  = l1 - l0;
+  cg->launches  = l1 - l0 - cg->discarded;
   cg->transfers = t1 - t0;
   cg->copies    = c1 - c0;
   if (cg->solving) PetscCall(KSPPIPECGFUSEDStore_Private(cg->work, PCGF_X, ksp->vec_sol));
@@ -387,6 +391,78 @@ static PetscErrorCode KSPPIPECGFUSEDSolveOverlap_Private(KSP ksp, Mat Amat, GSDe
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The monitored norm from an iteration's sums */
+static PetscReal KSPPIPECGFUSEDNorm_Private(KSPNormType normtype, const PetscScalar s[])
+{
+  switch (normtype) {
+  case KSP_NORM_PRECONDITIONED:
+  case KSP_NORM_UNPRECONDITIONED:
+    return PetscSqrtReal(PetscAbsReal(s[PCGF_NRM]));
+  case KSP_NORM_NATURAL:
+    return PetscSqrtReal(PetscAbsReal(s[PCGF_RZ]));
+  default:
+    return 0.0;
+  }
+}
+
+/* The reasons to stop that the sums of iteration k give once the convergence test has passed over them */
+static void KSPPIPECGFUSEDBreakdown_Private(KSP ksp, PetscInt k, const PetscScalar s[])
+{
+  if (k == ksp->max_it)
+    ksp->reason = KSP_DIVERGED_ITS;
+  else if (s[PCGF_RZ] == 0.0)
+    ksp->reason = KSP_CONVERGED_ATOL; /* exactly zero residual */
+  else if (PetscRealPart(s[PCGF_RZ]) < 0.0)
+    ksp->reason = KSP_DIVERGED_INDEFINITE_PC;
+  else if (PetscIsInfOrNanScalar(s[PCGF_PW]) || PetscIsInfOrNanScalar(s[PCGF_WDW]))
+    ksp->reason = KSP_DIVERGED_NANORINF;
+  else if (PetscRealPart(s[PCGF_PW]) <= 0.0)
+    ksp->reason = KSP_DIVERGED_INDEFINITE_MAT;
+}
+
+/* One process, a resident gpustream matrix, PCNONE or PCJACOBI: alpha and beta stay on the device, so iteration k+1
+   is queued before the host reads iteration k's sums, and the device never waits for the host's convergence test.
+   Iteration k+1, begun when k turns out to be the last, is dropped (x_k is kept in the other x buffer). */
+static PetscErrorCode KSPPIPECGFUSEDSolveAhead_Private(KSP ksp, GSDeviceMat dA)
+{
+  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
+  PetscScalar      s[PCGF_NSUMS];
+  PetscInt         k, l0, t0, c0, l1;
+
+  PetscFunctionBegin;
+  PetscCall(PCGFWorkSetDeviceScalars(cg->work));
+  PetscCall(PCGFUpdateDevice(cg->work, ksp->normtype));
+  if (ksp->max_it > 0) PetscCall(PCGFSpMVDotFinal(cg->work, dA, 0));
+  for (k = 0;; k++) {
+    PetscCall(PCGFWorkGetCounts(cg->work, &l0, &t0, &c0));
+    cg->ahead = (PetscBool)(k < ksp->max_it);
+    if (cg->ahead) {
+      PetscCall(PCGFUpdateDevice(cg->work, ksp->normtype));
+      if (k + 1 < ksp->max_it) PetscCall(PCGFSpMVDotFinal(cg->work, dA, (k + 1) % 2));
+    }
+    if (k < ksp->max_it)
+      PetscCall(PCGFReduceSlot(cg->work, k % 2, s));
+    else
+      PetscCall(PCGFReduce(cg->work, s)); /* the last Update has no SpMVDot after it */
+    ksp->its   = k;
+    ksp->rnorm = KSPPIPECGFUSEDNorm_Private(ksp->normtype, s);
+    PetscCall(KSPLogResidualHistory(ksp, ksp->rnorm));
+    PetscCall(KSPMonitor(ksp, k, ksp->rnorm));
+    PetscCall((*ksp->converged)(ksp, k, ksp->rnorm, &ksp->reason, ksp->cnvP));
+    if (!ksp->reason && PetscIsInfOrNanScalar(s[PCGF_RZ])) ksp->reason = KSP_DIVERGED_NANORINF;
+    if (!ksp->reason) KSPPIPECGFUSEDBreakdown_Private(ksp, k, s);
+    if (ksp->reason) break;
+  }
+  if (cg->ahead) { /* drop iteration k+1 */
+    PetscCall(PCGFWorkRevertX(cg->work));
+    PetscCall(PCGFWorkGetCounts(cg->work, &l1, &t0, &c0));
+    cg->discarded = l1 - l0;
+    cg->ahead     = PETSC_FALSE;
+  }
+  cg->passes = k + 1;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
 {
   KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
@@ -451,7 +527,14 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
 
   PetscCall(PCGFWorkGetCounts(cg->work, &l0, &t0, &c0));
   PetscCall(PetscLogEventBegin(PCGF_Iterations, ksp, 0, 0, 0));
-  ksp->its = 0;
+  ksp->its      = 0;
+  cg->ranahead  = (PetscBool)(cg->devscalars && cg->size == 1 && dA && (cg->pc == PCGF_PC_NONE || cg->pc == PCGF_PC_JACOBI) && !cg->replace_every && !cg->replace_auto);
+  cg->discarded = 0;
+  if (cg->ranahead) {
+    PetscCall(KSPPIPECGFUSEDSolveAhead_Private(ksp, dA));
+    PetscCall(KSPPIPECGFUSEDFinish_Private(ksp, Amat, l0, t0, c0));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   for (k = 0;; k++) {
     /* Update makes x_k, r_k, p_k; SpMVDot makes w_k = A p_k, unless no iteration can follow */
     replaced = (PetscBool)(replace || (cg->replace_every && k > 0 && k % cg->replace_every == 0));
@@ -501,17 +584,7 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
     }
     if (cg->replace_auto) replace = KSPPIPECGFUSEDAutoUpdate_Private(&est, k, replaced, alpha, s);
 
-    switch (ksp->normtype) {
-    case KSP_NORM_PRECONDITIONED:
-    case KSP_NORM_UNPRECONDITIONED:
-      dp = PetscSqrtReal(PetscAbsReal(s[PCGF_NRM]));
-      break;
-    case KSP_NORM_NATURAL:
-      dp = PetscSqrtReal(PetscAbsReal(s[PCGF_RZ]));
-      break;
-    default:
-      dp = 0.0;
-    }
+    dp         = KSPPIPECGFUSEDNorm_Private(ksp->normtype, s);
     ksp->its   = k;
     ksp->rnorm = dp;
     PetscCall(KSPLogResidualHistory(ksp, dp));
@@ -520,27 +593,8 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
     if (!ksp->reason && PetscIsInfOrNanScalar(s[PCGF_RZ])) ksp->reason = KSP_DIVERGED_NANORINF;
     if (ksp->reason > 0 && cg->replace_auto && !replaced) PetscCall(KSPPIPECGFUSEDAutoCheck_Private(ksp, Amat, &est, k, &replace));
     restart = replace;
+    if (!ksp->reason) KSPPIPECGFUSEDBreakdown_Private(ksp, k, s);
     if (ksp->reason) break;
-    if (k == ksp->max_it) {
-      ksp->reason = KSP_DIVERGED_ITS;
-      break;
-    }
-    if (s[PCGF_RZ] == 0.0) { /* exactly zero residual */
-      ksp->reason = KSP_CONVERGED_ATOL;
-      break;
-    }
-    if (PetscRealPart(s[PCGF_RZ]) < 0.0) {
-      ksp->reason = KSP_DIVERGED_INDEFINITE_PC;
-      break;
-    }
-    if (PetscIsInfOrNanScalar(s[PCGF_PW]) || PetscIsInfOrNanScalar(s[PCGF_WDW])) {
-      ksp->reason = KSP_DIVERGED_NANORINF;
-      break;
-    }
-    if (PetscRealPart(s[PCGF_PW]) <= 0.0) {
-      ksp->reason = KSP_DIVERGED_INDEFINITE_MAT;
-      break;
-    }
     rzold = s[PCGF_RZ];
     alpha = s[PCGF_RZ] / s[PCGF_PW];
     beta  = alpha * alpha * s[PCGF_WDW] / s[PCGF_RZ] - 1.0;
@@ -718,7 +772,7 @@ static PetscErrorCode KSPBuildSolution_PIPECGFUSED(KSP ksp, Vec v, Vec *V)
   KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
 
   PetscFunctionBegin;
-  if (cg->solving) PetscCall(KSPPIPECGFUSEDStore_Private(cg->work, PCGF_X, ksp->vec_sol));
+  if (cg->solving) PetscCall(KSPPIPECGFUSEDStore_Private(cg->work, cg->ahead ? PCGF_XPREV : PCGF_X, ksp->vec_sol));
   if (v) {
     PetscCall(VecCopy(ksp->vec_sol, v));
     if (V) *V = v;
@@ -771,6 +825,7 @@ static PetscErrorCode KSPView_PIPECGFUSED(KSP ksp, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  per iteration: %.3g kernel launches, %.3g device-to-host reductions, %.3g vector copies\n", (double)cg->launches / (double)cg->passes, (double)cg->transfers / (double)cg->passes,
                                      (double)cg->copies / (double)cg->passes));
     if (cg->size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  MPI_Allreduce calls per iteration: %.3g\n", (double)cg->allreduces / (double)cg->passes));
+    if (cg->ranahead) PetscCall(PetscViewerASCIIPrintf(viewer, "  alpha and beta computed on the device, the host one iteration behind; %" PetscInt_FMT " launches of an iteration begun after the last were dropped\n", cg->discarded));
     if (cg->replace_every) PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replaced %" PetscInt_FMT " times in the last solve\n", cg->replacements));
     if (cg->replace_auto) PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replaced %" PetscInt_FMT " times in the last solve, %" PetscInt_FMT " of them after a convergence claim the true residual refuted\n", cg->replacements, cg->refuted));
   }
@@ -800,6 +855,7 @@ static PetscErrorCode KSPSetFromOptions_PIPECGFUSED(KSP ksp, GSOptionItems Petsc
     if (mode != 1) cg->replace_every = 0;
   }
   PetscCall(PetscOptionsBool("-ksp_pipecgfused_overlap_reduction", "Ghysels-Vanroose pipelining: the sums in an MPI_Iallreduce behind the SpMV", "KSPPIPECGFUSED", cg->overlap, &cg->overlap, NULL));
+  PetscCall(PetscOptionsBool("-ksp_pipecgfused_device_scalars", "alpha and beta on the device, the host testing convergence one iteration behind (one process, gpustream, PCNONE or PCJACOBI)", "KSPPIPECGFUSED", cg->devscalars, &cg->devscalars, NULL));
   PetscCall(GSResidualGapSetFromOptions(&cg->gap, PetscOptionsObject));
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -843,6 +899,8 @@ static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
 .  -ksp_pipecgfused_replace_every <0> - replace the recursive residual by b - A x every N iterations (0: never)
 .  -ksp_pipecgfused_overlap_reduction <false> - Ghysels and Vanroose's recurrences, whose single MPI_Iallreduce per
    iteration overlaps M^{-1} w and the SpMV
+.  -ksp_pipecgfused_device_scalars <true> - on one process with a resident `MATGPUSTREAM` operator and `PCNONE` or
+   `PCJACOBI`, compute alpha and beta on the device and let the host test convergence one iteration behind (see Notes)
 .  -ksp_pipecgfused_check_true_residual <true> - compute the true residual once at convergence
 -  -ksp_pipecgfused_residual_gap_factor <10> - report, under -ksp_view and -ksp_converged_reason, a true residual
    this many times larger than the recursive one
@@ -869,6 +927,14 @@ static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
    (gather, diagonal block, off-diagonal block) instead of one. Residual replacement needs the default recurrences.
    `-ksp_view` reports the kernel launches and transfers of the last solve; `-log_view` shows the events
    PCGFUpdate, PCGFSpMVDot and PCGFReduce, one each per iteration.
+   Device scalars (the default where they apply: one process, a resident `MATGPUSTREAM` operator, `PCNONE` or
+   `PCJACOBI`, no residual replacement): the last team of the SpMV kernel to finish sums the iteration's partial sums,
+   writes them to pinned host memory and computes the next alpha and beta in device memory, where the next Update
+   reads them. The host therefore queues iteration k+1 before it reads iteration k's sums and runs the monitors and
+   the convergence test while the device works: launch latency, not the device, bounds small problems otherwise.
+   The Update writes x to a second buffer, so when iteration k is the last, iteration k+1 (already begun) is dropped
+   and x_k returned; `-ksp_view` counts its launches apart. The iterates are those of the default loop; only the
+   order of the final summation of the partial sums differs.
    Attainable accuracy: the recursive residual drifts from b - A x through rounding, more in pipelined CG than in CG.
    A replacement iteration updates x, recomputes r = b - A x on the host (one `MatMult()` and two vector copies),
    and builds p with the classical beta from the true <r,z> (two more kernels and one more reduction); w = A p needs
@@ -920,6 +986,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PIPECGFUSED(KSP ksp)
   ksp->ops->setfromoptions = KSPSetFromOptions_PIPECGFUSED;
   cg->replace_every        = 0;
   cg->replace_auto         = PETSC_FALSE;
+  cg->devscalars           = PETSC_TRUE;
   PetscCall(GSResidualGapInit(&cg->gap, "pipecgfused"));
   PetscCall(KSPConvergedReasonViewSet(ksp, GSResidualGapReasonView, &cg->gap, NULL));
   PetscFunctionReturn(PETSC_SUCCESS);

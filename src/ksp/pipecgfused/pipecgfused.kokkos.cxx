@@ -4,6 +4,8 @@
 #include "../../mat/gpustream/devicemat.hpp"
 #include "pipecgfusedimpl.h"
 
+#include <utility>
+
 using namespace gpustream;
 
 struct _n_PCGFWork {
@@ -20,6 +22,22 @@ struct _n_PCGFWork {
   int                                      ls       = 0;   /* teams of the last SpMVDot/Dot, 0 if none since Reduce */
   int                                      lb       = 0;   /* teams of the last off-diagonal kernel (several ranks) */
   PetscInt                                 launches = 0, transfers = 0, copies = 0;
+  /* device scalars (PCGFWorkSetDeviceScalars()): alpha and beta of the next Update, the count of SpMVDot's teams done,
+     the finished sums of the last two iterations in pinned host memory, the other x the Update writes */
+  DView<PetscScalar>                       scal;
+  DView<unsigned>                          done;
+  Kokkos::View<PetscScalar *, PinnedSpace> hsums;
+  DView<PetscScalar>                       xalt;
+#if defined(KOKKOS_ENABLE_CUDA)
+  cudaEvent_t ready[2] = {nullptr, nullptr}; /* the sums of slot k reached hsums */
+#endif
+  ~_n_PCGFWork()
+  {
+#if defined(KOKKOS_ENABLE_CUDA)
+    for (auto e : ready)
+      if (e) cudaEventDestroy(e);
+#endif
+  }
 };
 
 /* Room for the partial sums of an Update and of SpMV-stage kernels with `teams` teams in all */
@@ -117,6 +135,8 @@ static DView<PetscScalar> &Vec_(PCGFWork W, PCGFVec v)
     return W->nv;
   case PCGF_S:
     return W->s;
+  case PCGF_XPREV:
+    return W->xalt;
   default:
     return W->dinv;
   }
@@ -149,7 +169,7 @@ PetscErrorCode PCGFWorkGetCounts(PCGFWork W, PetscInt *launches, PetscInt *trans
 PetscErrorCode PCGFWorkGetMemory(PCGFWork W, PetscLogDouble *vecbytes, PetscLogDouble *partialbytes)
 {
   PetscFunctionBegin;
-  *vecbytes     = (PetscLogDouble)((W->x.span() + W->r.span() + W->p.span() + W->w.span() + W->dinv.span() + W->z.span() + W->q.span() + W->u.span() + W->m.span() + W->nv.span() + W->s.span()) * sizeof(PetscScalar));
+  *vecbytes     = (PetscLogDouble)((W->x.span() + W->r.span() + W->p.span() + W->w.span() + W->dinv.span() + W->z.span() + W->q.span() + W->u.span() + W->m.span() + W->nv.span() + W->s.span() + W->xalt.span()) * sizeof(PetscScalar));
   *partialbytes = (PetscLogDouble)(W->partials.span() * sizeof(PetscScalar));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -203,29 +223,31 @@ template <KSPNormType Norm, bool Norms> static void UpdateBlocks(PCGFWork W, Pet
       });
 }
 
-template <PCGFPC PC, KSPNormType Norm, bool Norms> static void Update(PCGFWork W, PetscScalar alpha, PetscScalar beta)
+/* Dev: alpha and beta come from the device (W->scal, SpMVDot's last team) and x moves to the other buffer */
+template <PCGFPC PC, KSPNormType Norm, bool Norms, bool Dev = false> static void Update(PCGFWork W, PetscScalar alpha_, PetscScalar beta_)
 {
   constexpr int            NS = Norms ? 6 : 2;
-  const DView<PetscScalar> x = W->x, r = W->r, p = W->p, w = W->w, d = W->dinv, z = W->z, q = W->q;
+  const DView<PetscScalar> x = W->x, xo = Dev ? W->xalt : W->x, r = W->r, p = W->p, w = W->w, d = W->dinv, z = W->z, q = W->q, sc = W->scal;
   PetscScalar *const       out = W->partials.data();
   const PetscInt           n   = W->n;
   const int                T = W->tu, L = W->lu;
 
   if constexpr (PC == PCGF_PC_PBJACOBI) {
-    UpdateBlocks<Norm, Norms>(W, alpha, beta);
+    UpdateBlocks<Norm, Norms>(W, alpha_, beta_);
     return;
   }
   Kokkos::parallel_for(
-      "PipeCGFused::Update", TeamPol(L, T).set_scratch_size(0, Kokkos::PerTeam(NS * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
-        PetscScalar acc[NS] = {};
+      Dev ? "PipeCGFused::UpdateDev" : "PipeCGFused::Update", TeamPol(L, T).set_scratch_size(0, Kokkos::PerTeam(NS * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+        const PetscScalar alpha = Dev ? sc(0) : alpha_, beta = Dev ? sc(1) : beta_;
+        PetscScalar       acc[NS] = {};
         ForEachIndex(t, n, [&](const PetscInt i) {
           const PetscScalar pi = p(i), wi = w(i), xi = x(i);
           const PetscScalar ri = r(i) - alpha * wi;
           const PetscScalar zi = PC == PCGF_PC_JACOBI ? d(i) * ri : (PC == PCGF_PC_APPLY ? z(i) - alpha * q(i) : ri);
           if (PC == PCGF_PC_APPLY) z(i) = zi;
-          x(i) = xi + alpha * pi;
-          r(i) = ri;
-          p(i) = zi + beta * pi;
+          xo(i) = xi + alpha * pi;
+          r(i)  = ri;
+          p(i)  = zi + beta * pi;
           acc[0] += ri * zi;
           if (Norm == KSP_NORM_PRECONDITIONED) acc[1] += zi * zi;
           if (Norm == KSP_NORM_UNPRECONDITIONED) acc[1] += ri * ri;
@@ -288,14 +310,22 @@ PetscErrorCode PCGFUpdate(PCGFWork W, PetscScalar alpha, PetscScalar beta, KSPNo
 
 /* w = A p and the two sums. Split (several ranks): A is the diagonal block and rows with entries in the off-diagonal
    block (browptr) are left to OffDiagDot, which finishes their w and adds their sums. */
-template <bool Jacobi, bool Split> static void SpMVDot(PCGFWork W, const CSR &A, const LaunchShape &s, const DView<const PetscInt> &browptr)
+/* Final (one process, device scalars): the last team to finish sums every team's partials of this kernel and of the
+   Update before it, in a fixed order, writes the four sums to slot `slot` of the pinned W->hsums and the next alpha
+   and beta to W->scal, so the next Update needs nothing from the host */
+template <bool Jacobi, bool Split, bool Final = false> static void SpMVDot(PCGFWork W, const CSR &A, const LaunchShape &s, const DView<const PetscInt> &browptr, int slot = 0)
 {
-  const DView<PetscScalar> p = W->p, w = W->w, d = W->dinv;
-  PetscScalar *const       out = W->partials.data() + (size_t)W->nu * W->lu;
+  const DView<PetscScalar>                       p = W->p, w = W->w, d = W->dinv, sc = W->scal, part = W->partials;
+  const DView<unsigned>                          done = W->done;
+  const Kokkos::View<PetscScalar *, PinnedSpace> hs   = W->hsums;
+  const int                                      lu = W->lu, nu = W->nu, so = PCGF_NSUMS * slot;
+  PetscScalar *const                             out = W->partials.data() + (size_t)nu * lu;
 
   Kokkos::parallel_for(
-      Split ? "PipeCGFused::SpMVDotInterior" : "PipeCGFused::SpMVDot", TeamPol(s.league, s.team, s.vlen).set_scratch_size(0, Kokkos::PerTeam(2 * s.team * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
-        PetscScalar acc[2] = {0, 0};
+      Split ? "PipeCGFused::SpMVDotInterior" : (Final ? "PipeCGFused::SpMVDotFinal" : "PipeCGFused::SpMVDot"), TeamPol(s.league, s.team, s.vlen).set_scratch_size(0, Kokkos::PerTeam((Final ? 4 : 2) * s.team * sizeof(PetscScalar))),
+      KOKKOS_LAMBDA(const Member &t) {
+        const Scratch buf(t.team_scratch(0), (Final ? 4 : 2) * t.team_size());
+        PetscScalar   acc[2] = {0, 0};
         ForEachRowProduct(t, A, p, [&](const PetscInt row, const PetscScalar wi) {
           Kokkos::single(Kokkos::PerThread(t), [&]() { w(row) = wi; });
           if (!Split || browptr(row + 1) == browptr(row)) {
@@ -303,7 +333,37 @@ template <bool Jacobi, bool Split> static void SpMVDot(PCGFWork W, const CSR &A,
             acc[1] += Jacobi ? wi * d(row) * wi : wi * wi;
           }
         });
-        TeamSumStore<2>(t, acc, out);
+        TeamSumStoreIn<2>(t, buf, acc, out);
+        if constexpr (Final) {
+          const int L    = t.league_size();
+          int       last = 0;
+          Kokkos::single(
+              Kokkos::PerTeam(t),
+              [&](int &l) {
+                Kokkos::memory_fence(); /* this team's partials are visible before it counts itself done */
+                l = Kokkos::atomic_fetch_add(&done(0), 1u) == (unsigned)L - 1;
+              },
+              last);
+          if (!last) return;
+          const volatile PetscScalar *v      = part.data(); /* other teams' stores: past this multiprocessor's L1 */
+          PetscScalar                 tot[4] = {0, 0, 0, 0};
+          for (int i = t.team_rank(); i < lu; i += t.team_size()) {
+            tot[PCGF_RZ] += v[i];
+            tot[PCGF_NRM] += v[lu + i];
+          }
+          for (int i = t.team_rank(); i < L; i += t.team_size()) {
+            tot[PCGF_PW] += v[nu * lu + i];
+            tot[PCGF_WDW] += v[nu * lu + L + i];
+          }
+          TeamSumAllIn<4>(t, buf, tot);
+          Kokkos::single(Kokkos::PerTeam(t), [&]() {
+            const PetscScalar alpha = tot[PCGF_PW] != 0 ? tot[PCGF_RZ] / tot[PCGF_PW] : 0;
+            for (int k = 0; k < 4; k++) hs(so + k) = tot[k];
+            sc(0)   = alpha; /* as the host loop computes them; a breakdown stops it before they are used */
+            sc(1)   = tot[PCGF_RZ] != 0 ? alpha * alpha * tot[PCGF_WDW] / tot[PCGF_RZ] - 1 : 0;
+            done(0) = 0;
+          });
+        }
       });
 }
 
@@ -552,6 +612,100 @@ PetscErrorCode PCGFReduce(PCGFWork W, PetscScalar sums[])
   for (int i = 0; i < lb; i++) sums[PCGF_PW] += h[b0 + i];
   for (int i = 0; i < lb; i++) sums[PCGF_WDW] += h[b0 + lb + i];
   W->ls = W->lb = 0;
+  PetscCall(PetscLogEventEnd(PCGF_Reduce, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Device scalars: the work for PCGFUpdateDevice(), PCGFSpMVDotFinal() and PCGFReduceSlot() (one process, PCNONE or
+   PCJACOBI, no norms in the Update), with alpha = beta = 0 for the first Update */
+PetscErrorCode PCGFWorkSetDeviceScalars(PCGFWork W)
+{
+  PetscFunctionBegin;
+  PetscCheck(W->pc == PCGF_PC_NONE || W->pc == PCGF_PC_JACOBI, PETSC_COMM_SELF, PETSC_ERR_SUP, "Device scalars need PCNONE or PCJACOBI");
+  PetscCheck(W->nu == 2, PETSC_COMM_SELF, PETSC_ERR_SUP, "Device scalars need an Update without the norms");
+  GSCallKokkos({
+    if (!W->scal.data()) {
+      W->scal  = DView<PetscScalar>("PipeCGFused::scal", 2);
+      W->done  = DView<unsigned>("PipeCGFused::done", 1);
+      W->hsums = Kokkos::View<PetscScalar *, PinnedSpace>("PipeCGFused::hsums", 2 * PCGF_NSUMS);
+    }
+    if (W->xalt.extent(0) != (size_t)W->n) W->xalt = DView<PetscScalar>("PipeCGFused::xalt", W->n);
+    Kokkos::deep_copy(W->scal, PetscScalar(0));
+  });
+#if defined(KOKKOS_ENABLE_CUDA)
+  for (auto &e : W->ready)
+    if (!e) PetscCheck(cudaEventCreateWithFlags(&e, cudaEventDisableTiming) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventCreate failed");
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Update with the device's alpha and beta; x is written to the other buffer, which becomes x */
+PetscErrorCode PCGFUpdateDevice(PCGFWork W, KSPNormType normtype)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(PCGF_Update, 0, 0, 0, 0));
+  GSCallKokkos({
+    const bool j = W->pc == PCGF_PC_JACOBI;
+    switch (normtype) {
+    case KSP_NORM_PRECONDITIONED:
+      j ? Update<PCGF_PC_JACOBI, KSP_NORM_PRECONDITIONED, false, true>(W, 0, 0) : Update<PCGF_PC_NONE, KSP_NORM_PRECONDITIONED, false, true>(W, 0, 0);
+      break;
+    case KSP_NORM_UNPRECONDITIONED:
+      j ? Update<PCGF_PC_JACOBI, KSP_NORM_UNPRECONDITIONED, false, true>(W, 0, 0) : Update<PCGF_PC_NONE, KSP_NORM_UNPRECONDITIONED, false, true>(W, 0, 0);
+      break;
+    default:
+      j ? Update<PCGF_PC_JACOBI, KSP_NORM_NONE, false, true>(W, 0, 0) : Update<PCGF_PC_NONE, KSP_NORM_NONE, false, true>(W, 0, 0);
+    }
+  });
+  std::swap(W->x, W->xalt);
+  W->launches++;
+  PetscCall(PetscLogFlops(10.0 * W->n));
+  PetscCall(PetscLogEventEnd(PCGF_Update, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* x back to the buffer before the last PCGFUpdateDevice() (an iteration begun before the host knew to stop) */
+PetscErrorCode PCGFWorkRevertX(PCGFWork W)
+{
+  PetscFunctionBegin;
+  std::swap(W->x, W->xalt);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* SpMVDot (one process) whose last team finishes the iteration's sums into slot 0 or 1 and the next alpha, beta */
+PetscErrorCode PCGFSpMVDotFinal(PCGFWork W, GSDeviceMat A, PetscInt slot)
+{
+  PetscFunctionBegin;
+  PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
+  PetscCheck(W->scal.data() && (slot == 0 || slot == 1), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Call PCGFWorkSetDeviceScalars() first; slot %" PetscInt_FMT " must be 0 or 1", slot);
+  PetscCall(PetscLogEventBegin(PCGF_SpMVDot, 0, 0, 0, 0));
+  GSCallKokkos(EnsurePartials(W, A->shape.league));
+  if (W->dinv.extent(0))
+    GSCallKokkos(SpMVDot<true, false, true>(W, A->csr, A->shape, A->csr.rowptr, (int)slot));
+  else
+    GSCallKokkos(SpMVDot<false, false, true>(W, A->csr, A->shape, A->csr.rowptr, (int)slot));
+#if defined(KOKKOS_ENABLE_CUDA)
+  PetscCheck(cudaEventRecord(W->ready[slot], Exec().cuda_stream()) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventRecord failed");
+#endif
+  W->ls = 0; /* nothing left for Reduce() */
+  W->launches++;
+  PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 5.0 * W->n));
+  PetscCall(PetscLogEventEnd(PCGF_SpMVDot, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The PCGF_NSUMS sums of slot 0 or 1, once its SpMVDotFinal has finished (later kernels may still run) */
+PetscErrorCode PCGFReduceSlot(PCGFWork W, PetscInt slot, PetscScalar sums[])
+{
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(PCGF_Reduce, 0, 0, 0, 0));
+#if defined(KOKKOS_ENABLE_CUDA)
+  PetscCheck(cudaEventSynchronize(W->ready[slot]) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventSynchronize failed");
+#else
+  GSCallKokkos(Exec().fence());
+#endif
+  for (int k = 0; k < PCGF_NSUMS; k++) sums[k] = W->hsums(PCGF_NSUMS * slot + k);
+  W->transfers++;
   PetscCall(PetscLogEventEnd(PCGF_Reduce, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -44,7 +44,7 @@ typedef enum {
    update (x_{k-1}, p_{k-1}, w_{k-1}), r after it (r_k, unpreconditioned whatever the norm type) */
 typedef enum { PCGF_XX = PCGF_NSUMS, PCGF_PP, PCGF_WW, PCGF_RR, PCGF_NALL } PCGFNormSum;
 
-typedef enum { PCGF_X, PCGF_R, PCGF_P, PCGF_W, PCGF_DINV, PCGF_Z, PCGF_Q, PCGF_U, PCGF_M, PCGF_N, PCGF_S } PCGFVec;
+typedef enum { PCGF_X, PCGF_R, PCGF_P, PCGF_W, PCGF_DINV, PCGF_Z, PCGF_Q, PCGF_U, PCGF_M, PCGF_N, PCGF_S, PCGF_XPREV } PCGFVec; /* XPREV: x before the last UpdateDevice */
 
 /* The preconditioner as the kernels see it: none, Jacobi fused (D^{-1} on the device), or applied on the host each
    iteration (any PC): then z = M^{-1} r follows the recurrence z -= alpha q with q = M^{-1} w given by the PC.
@@ -74,6 +74,16 @@ PETSC_INTERN PetscErrorCode PCGFSums(PCGFWork, KSPNormType);
 PETSC_INTERN PetscErrorCode PCGFUpdateX(PCGFWork, PetscScalar);
 PETSC_INTERN PetscErrorCode PCGFReduce(PCGFWork, PetscScalar[]); /* PCGF_NSUMS sums, PCGF_NALL with the norms */
 PETSC_INTERN PetscErrorCode PCGFWorkSetOverlap(PCGFWork);
+/* Device scalars (one process, a resident gpustream matrix, PCNONE or PCJACOBI): SpMVDotFinal's last team also sums
+   the partials of the iteration, writes them to one of two pinned slots and computes the next alpha and beta on the
+   device, which UpdateDevice reads; so the host can start iteration k+1 before it reads iteration k's sums
+   (ReduceSlot waits for that slot alone). UpdateDevice writes x to a second buffer, so that x_k survives an
+   iteration begun before the host knew to stop (RevertX). */
+PETSC_INTERN PetscErrorCode PCGFWorkSetDeviceScalars(PCGFWork);
+PETSC_INTERN PetscErrorCode PCGFUpdateDevice(PCGFWork, KSPNormType);
+PETSC_INTERN PetscErrorCode PCGFSpMVDotFinal(PCGFWork, GSDeviceMat, PetscInt);
+PETSC_INTERN PetscErrorCode PCGFReduceSlot(PCGFWork, PetscInt, PetscScalar[]);
+PETSC_INTERN PetscErrorCode PCGFWorkRevertX(PCGFWork);
 
 /* KSPMatSolve: k columns advancing together (pipecgfusedblock.kokkos.cxx), PCNONE or Jacobi fused:
      BlockUpdate:  every column's Update with its own alpha_j, beta_j;  partial <r_j,z_j> and norm sums
