@@ -56,7 +56,8 @@ struct _n_GSStreamPlan {
   PinnedView<PetscScalar>      ownval;
   PinnedUnmanaged<PetscInt>    pcolidx; /* ownval and owncolidx, or the caller's arrays (inplace) */
   PinnedUnmanaged<PetscScalar> pval;
-  bool                         inplace = false;
+  bool                         inplace   = false;
+  bool                         lockedidx = false, lockedval = false; /* in place: the caller's arrays are page-locked */
   std::vector<Buffer>          buf;
   LaunchShape                  shape;            /* the whole matrix's, for every subdivision */
   DView<PetscScalar>           x, y, z, X, Y, G; /* staging of host vectors and blocks, ghost rows of X */
@@ -385,11 +386,9 @@ PetscErrorCode GSStreamPlanCreate(PetscInt m, PetscInt n, const PetscInt ia[], c
     P->compute = Kokkos::Cuda(P->scompute);
   });
   if (P->inplace && pnz) { /* page-lock the caller's arrays where they are, for asynchronous copies */
-    if (cudaHostRegister(P->pcolidx.data(), pnz * sizeof(PetscInt), cudaHostRegisterDefault) != cudaSuccess)
-      P->pcolidx = PinnedUnmanaged<PetscInt>();
-    else if (cudaHostRegister(P->pval.data(), pnz * sizeof(PetscScalar), cudaHostRegisterDefault) != cudaSuccess)
-      P->pval = PinnedUnmanaged<PetscScalar>();
-    if (!P->pcolidx.data() || !P->pval.data()) {
+    P->lockedidx = cudaHostRegister(P->pcolidx.data(), pnz * sizeof(PetscInt), cudaHostRegisterDefault) == cudaSuccess;
+    P->lockedval = P->lockedidx && cudaHostRegister(P->pval.data(), pnz * sizeof(PetscScalar), cudaHostRegisterDefault) == cudaSuccess;
+    if (!P->lockedval) {
       PetscCall(GSStreamPlanDestroy(&P));
       SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaHostRegister failed on the caller's CSR arrays");
     }
@@ -431,8 +430,8 @@ PetscErrorCode GSStreamPlanDestroy(GSStreamPlan *P)
     }
     cudaStreamDestroy((*P)->scopy);
     cudaStreamDestroy((*P)->scompute);
-    if ((*P)->inplace && (*P)->pcolidx.data()) cudaHostUnregister((*P)->pcolidx.data());
-    if ((*P)->inplace && (*P)->pval.data()) cudaHostUnregister((*P)->pval.data());
+    if ((*P)->lockedidx) cudaHostUnregister((*P)->pcolidx.data()); /* only what was registered: nothing when all is resident */
+    if ((*P)->lockedval) cudaHostUnregister((*P)->pval.data());
 #endif
     delete *P;
   });

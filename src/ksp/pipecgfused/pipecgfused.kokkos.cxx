@@ -334,7 +334,7 @@ template <bool Jacobi, bool Split, bool Final = false> static void SpMVDot(PCGFW
           }
         });
         TeamSumStoreIn<2>(t, buf, acc, out);
-        if constexpr (Final) {
+        if (Final) { /* not constexpr: nvcc lambdas cannot first-capture inside one */
           const int L    = t.league_size();
           int       last = 0;
           Kokkos::single(
