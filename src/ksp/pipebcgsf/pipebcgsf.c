@@ -18,6 +18,8 @@ typedef struct {
   PetscMPIInt      size;
   PetscInt         passes, launches, transfers, copies, allreduces, confirmations;
   PetscInt         replace_every, replacements; /* r = b - A x every this many iterations (0: never) */
+  PetscBool        devscalars, ranahead;        /* option; the last solve computed omega and beta on the device */
+  PetscInt         discarded;                   /* launches of the iteration begun after the last */
   GSResidualGap    gap;                         /* the true residual against the recursive one at convergence */
 } KSP_PIPEBCGSF;
 
@@ -139,6 +141,100 @@ static PetscErrorCode KSPPIPEBCGSFReduce_Private(KSP ksp, PetscScalar s[PBF_NSUM
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* What the sums of an iteration say before its Update: 0 go on, 1 s = 0 (x + alpha M^{-1} p solves the system), or
+   a reason to stop set in ksp->reason (breakdown, NaN or Inf) */
+static PetscInt KSPPIPEBCGSFCheck_Private(KSP ksp, const PetscScalar s[PBF_NSUMS])
+{
+  if (PetscIsInfOrNanScalar(s[PBF_RR0]) || PetscIsInfOrNanScalar(s[PBF_SS]) || PetscIsInfOrNanScalar(s[PBF_TT]) || PetscIsInfOrNanScalar(s[PBF_TS])) {
+    if (s[PBF_VR0] != 0.0 && s[PBF_RR0] != 0.0) { /* not a breakdown: the data is not finite */
+      ksp->reason = KSP_DIVERGED_NANORINF;
+      return 0;
+    }
+  }
+  if (s[PBF_RR0] == 0.0 || s[PBF_VR0] == 0.0) { /* <r,r0*> = 0 or <Ap,r0*> = 0 */
+    ksp->reason = KSP_DIVERGED_BREAKDOWN;
+    return 0;
+  }
+  if (s[PBF_SS] == 0.0) return 1;
+  if (s[PBF_TT] == 0.0 || s[PBF_TS] == 0.0) ksp->reason = KSP_DIVERGED_BREAKDOWN; /* omega = 0 */
+  return 0;
+}
+
+/* The norm after iteration i's Update, its monitors and convergence test; a convergence the norm formula reports is
+   confirmed with <r,r>, which that Update summed */
+static PetscErrorCode KSPPIPEBCGSFConverged_Private(KSP ksp, PetscInt i, PetscScalar s[PBF_NSUMS], PetscScalar omega)
+{
+  KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
+  PetscReal      dp = PetscSqrtReal(PetscAbsReal(PetscRealPart(s[PBF_SS] - 2.0 * omega * s[PBF_TS] + omega * omega * s[PBF_TT])));
+
+  PetscFunctionBegin;
+  ksp->its   = i + 1;
+  ksp->rnorm = ksp->normtype == KSP_NORM_NONE ? 0.0 : dp;
+  PetscCall(KSPLogResidualHistory(ksp, ksp->rnorm));
+  PetscCall(KSPMonitor(ksp, i + 1, ksp->rnorm));
+  PetscCall((*ksp->converged)(ksp, i + 1, ksp->rnorm, &ksp->reason, ksp->cnvP));
+  if (ksp->reason > 0 && ksp->normtype != KSP_NORM_NONE) {
+    PetscCall(KSPPIPEBCGSFReduce_Private(ksp, s));
+    ksp->rnorm  = PetscSqrtReal(PetscAbsReal(PetscRealPart(s[PBF_RR])));
+    ksp->reason = KSP_CONVERGED_ITERATING;
+    PetscCall((*ksp->converged)(ksp, i + 1, ksp->rnorm, &ksp->reason, ksp->cnvP));
+    bf->confirmations++;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* One process, fused SpMVs, PCNONE or PCJACOBI: omega and beta stay on the device, so the next iteration's SpMVDot1,
+   UpdateS and SpMVDot3 (which move neither x, r nor p) are queued before the host reads this iteration's sums and
+   runs its monitors and tests while the device works; the Update follows once the host has accepted the iteration.
+   Returns the iterations done. */
+static PetscErrorCode KSPPIPEBCGSFSolveAhead_Private(KSP ksp, GSDeviceMat dA, PetscInt *its)
+{
+  KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
+  PetscScalar    s[PBF_NSUMS];
+  PetscInt       i, l0, t0, c0, l1;
+  PetscBool      tested;
+
+  PetscFunctionBegin;
+  PetscCall(PBFWorkSetDeviceScalars(bf->work));
+  if (ksp->max_it > 0) {
+    PetscCall(PBFSpMVDot1(bf->work, dA));
+    PetscCall(PBFUpdateS(bf->work, PETSC_FALSE, 0.0));
+    PetscCall(PBFSpMVDot3Final(bf->work, dA, 0));
+    PetscCall(PBFUpdateDevice(bf->work));
+  }
+  for (i = 0;; i++) {
+    if (i == ksp->max_it) {
+      ksp->reason = KSP_DIVERGED_ITS;
+      break;
+    }
+    PetscCall(PBFWorkGetCounts(bf->work, &l0, &t0, &c0));
+    if (i + 1 < ksp->max_it) {
+      PetscCall(PBFSpMVDot1(bf->work, dA));
+      PetscCall(PBFUpdateS(bf->work, PETSC_FALSE, 0.0));
+      PetscCall(PBFSpMVDot3Final(bf->work, dA, (i + 1) % 2));
+    }
+    PetscCall(PBFReduceSlot(bf->work, i % 2, s));
+    tested = PETSC_FALSE;
+    if (KSPPIPEBCGSFCheck_Private(ksp, s)) { /* s = 0: the Update made x exact, r = 0 */
+      ksp->its    = i + 1;
+      ksp->rnorm  = 0.0;
+      ksp->reason = KSP_CONVERGED_ATOL;
+    } else if (!ksp->reason) {
+      PetscCall(KSPPIPEBCGSFConverged_Private(ksp, i, s, s[PBF_TS] / s[PBF_TT]));
+      tested = PETSC_TRUE;
+    }
+    if (ksp->reason) { /* counted as the default loop counts */
+      PetscCall(PBFWorkGetCounts(bf->work, &l1, &t0, &c0));
+      bf->discarded = l1 - l0;
+      if (tested) i++;
+      break;
+    }
+    if (i + 1 < ksp->max_it) PetscCall(PBFUpdateDevice(bf->work));
+  }
+  *its = i;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
 {
   KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
@@ -148,7 +244,7 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
   Vec            X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[2];
   PetscScalar    s[PBF_NSUMS], omega, beta;
   PetscReal      dp;
-  PetscInt       i, l0, t0, c0;
+  PetscInt       i = 0, l0, t0, c0;
 
   PetscFunctionBegin;
   PetscCheck(!ksp->transpose_solve, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPPIPEBCGSF has no transpose solve");
@@ -182,7 +278,13 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
   PetscCall((*ksp->converged)(ksp, 0, ksp->rnorm, &ksp->reason, ksp->cnvP));
   PetscCall(PBFWorkGetCounts(bf->work, &l0, &t0, &c0));
   PetscCall(PetscLogEventBegin(PBF_Iterations, ksp, 0, 0, 0));
-  for (i = 0; !ksp->reason; i++) {
+  bf->ranahead  = (PetscBool)(bf->devscalars && bf->fused && bf->size == 1 && (bf->pc == PBF_PC_NONE || bf->pc == PBF_PC_JACOBI) && !bf->replace_every);
+  bf->discarded = 0;
+  if (bf->ranahead && !ksp->reason)
+    PetscCall(KSPPIPEBCGSFSolveAhead_Private(ksp, dA, &i));
+  else
+    i = 0;
+  for (; !ksp->reason; i++) {
     if (i == ksp->max_it) {
       ksp->reason = KSP_DIVERGED_ITS;
       break;
@@ -212,28 +314,14 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
       PetscCall(PBFDot3(bf->work));
     }
     PetscCall(KSPPIPEBCGSFReduce_Private(ksp, s));
-
-    if (PetscIsInfOrNanScalar(s[PBF_RR0]) || PetscIsInfOrNanScalar(s[PBF_SS]) || PetscIsInfOrNanScalar(s[PBF_TT]) || PetscIsInfOrNanScalar(s[PBF_TS])) {
-      if (s[PBF_VR0] != 0.0 && s[PBF_RR0] != 0.0) { /* not a breakdown: the data is not finite */
-        ksp->reason = KSP_DIVERGED_NANORINF;
-        break;
-      }
-    }
-    if (s[PBF_RR0] == 0.0 || s[PBF_VR0] == 0.0) { /* <r,r0*> = 0 or <Ap,r0*> = 0 */
-      ksp->reason = KSP_DIVERGED_BREAKDOWN;
-      break;
-    }
-    if (s[PBF_SS] == 0.0) {                     /* s = 0: x + alpha M^{-1} p solves the system exactly */
+    if (KSPPIPEBCGSFCheck_Private(ksp, s)) {    /* s = 0: x + alpha M^{-1} p solves the system exactly */
       PetscCall(PBFUpdate(bf->work, 0.0, 0.0)); /* alpha: the one UpdateS used, in device memory */
       ksp->its    = i + 1;
       ksp->rnorm  = 0.0;
       ksp->reason = KSP_CONVERGED_ATOL;
       break;
     }
-    if (s[PBF_TT] == 0.0 || s[PBF_TS] == 0.0) { /* omega = 0 */
-      ksp->reason = KSP_DIVERGED_BREAKDOWN;
-      break;
-    }
+    if (ksp->reason) break;
     omega = s[PBF_TS] / s[PBF_TT];
     beta  = -s[PBF_TR0] / s[PBF_VR0];
     PetscCall(PBFUpdate(bf->work, omega, beta));
@@ -253,27 +341,14 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
       PetscCall(PBFRDot(bf->work));
       bf->replacements++;
     }
-    dp         = PetscSqrtReal(PetscAbsReal(PetscRealPart(s[PBF_SS] - 2.0 * omega * s[PBF_TS] + omega * omega * s[PBF_TT])));
-    ksp->its   = i + 1;
-    ksp->rnorm = ksp->normtype == KSP_NORM_NONE ? 0.0 : dp;
-    PetscCall(KSPLogResidualHistory(ksp, ksp->rnorm));
-    PetscCall(KSPMonitor(ksp, i + 1, ksp->rnorm));
-    PetscCall((*ksp->converged)(ksp, i + 1, ksp->rnorm, &ksp->reason, ksp->cnvP));
-    if (ksp->reason > 0 && ksp->normtype != KSP_NORM_NONE) {
-      /* the norm formula cancels near convergence: confirm with <r,r>, summed by the Update just launched */
-      PetscCall(KSPPIPEBCGSFReduce_Private(ksp, s));
-      ksp->rnorm  = PetscSqrtReal(PetscAbsReal(PetscRealPart(s[PBF_RR])));
-      ksp->reason = KSP_CONVERGED_ITERATING;
-      PetscCall((*ksp->converged)(ksp, i + 1, ksp->rnorm, &ksp->reason, ksp->cnvP));
-      bf->confirmations++;
-    }
+    PetscCall(KSPPIPEBCGSFConverged_Private(ksp, i, s, omega)); /* the norm formula cancels near convergence: confirmed with <r,r> */
   }
   PetscCall(PetscLogEventEnd(PBF_Iterations, ksp, 0, 0, 0));
   {
     PetscInt l1, t1, c1;
     PetscCall(PBFWorkGetCounts(bf->work, &l1, &t1, &c1));
     bf->passes    = i;
-    bf->launches  = l1 - l0;
+    bf->launches  = l1 - l0 - bf->discarded;
     bf->transfers = t1 - t0;
     bf->copies    = c1 - c0;
   }
@@ -322,6 +397,7 @@ static PetscErrorCode KSPView_PIPEBCGSF(KSP ksp, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPrintf(viewer, "  per iteration: %.3g kernel launches, %.3g device-to-host reductions, %.3g vector copies\n", (double)bf->launches / (double)bf->passes, (double)bf->transfers / (double)bf->passes,
                                    (double)bf->copies / (double)bf->passes));
   if (bf->size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  MPI_Allreduce calls per iteration: %.3g\n", (double)bf->allreduces / (double)bf->passes));
+  if (bf->ranahead) PetscCall(PetscViewerASCIIPrintf(viewer, "  omega and beta computed on the device, the host testing convergence while the next SpMVs run; %" PetscInt_FMT " launches begun after the last iteration were dropped\n", bf->discarded));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  convergence claims of the norm formula checked with <r,r> in the last solve: %" PetscInt_FMT "\n", bf->confirmations));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -334,6 +410,8 @@ static PetscErrorCode KSPSetFromOptions_PIPEBCGSF(KSP ksp, GSOptionItems PetscOp
 
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "KSP pipelined BiCGStab with fused kernels options");
+  PetscCall(PetscOptionsBool("-ksp_pipebcgsf_device_scalars", "omega and beta on the device, the host testing convergence while the next iteration's SpMVs run (one process, gpustream, PCNONE or PCJACOBI)", "KSPPIPEBCGSF", bf->devscalars,
+                             &bf->devscalars, NULL));
   PetscCall(PetscOptionsInt("-ksp_pipebcgsf_replace_every", "Replace the recursive residual by b - A x every this many iterations (0: never)", "KSPPIPEBCGSF", bf->replace_every, &every, &set));
   if (set) {
     PetscCheck(every >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_pipebcgsf_replace_every must be 0 (never) or positive, not %" PetscInt_FMT, every);
@@ -377,6 +455,8 @@ static PetscErrorCode KSPDestroy_PIPEBCGSF(KSP ksp)
    Options Database Keys:
 +  -ksp_type pipebcgsf - selects this method
 .  -ksp_norm_type <unpreconditioned,none> - the norm of the true residual (right preconditioning)
+.  -ksp_pipebcgsf_device_scalars <true> - on one process with a resident `MATGPUSTREAM` operator and `PCNONE` or
+   `PCJACOBI`, compute omega and beta on the device and test convergence while the next iteration's SpMVs run
 .  -ksp_pipebcgsf_replace_every <0> - replace the recursive residual by b - A x every N iterations (0: never)
 .  -ksp_pipebcgsf_check_true_residual <true> - compute b - A x once at convergence
 -  -ksp_pipebcgsf_residual_gap_factor <10> - report, under -ksp_view and -ksp_converged_reason, a true residual this
@@ -395,6 +475,12 @@ static PetscErrorCode KSPDestroy_PIPEBCGSF(KSP ksp)
    The norm formula cancels near convergence (seen at Peclet 100 on an H200): when it reports convergence, the
    <r,r> summed by the same Update kernel, one more copy to the host, decides.
    Breakdowns (<r,r0*> = 0, <Ap,r0*> = 0, omega = 0) end with `KSP_DIVERGED_BREAKDOWN`; x keeps its last finite value.
+   Device scalars (the default where they apply: one process, a resident `MATGPUSTREAM` operator, `PCNONE` or
+   `PCJACOBI`, no residual replacement): the last team of SpMVDot3 to finish sums the iteration's partial sums into
+   pinned host memory and computes omega and beta on the device, where the Update reads them; the host queues the
+   next iteration's SpMVDot1, UpdateS and SpMVDot3 (which move neither x, r nor p) before it reads the sums, so the
+   device works while the host runs the monitors and tests. Where the host loop would stop without an Update (a
+   breakdown, NaN or Inf), the device's Update moves nothing either.
 
 .seealso: `KSPBCGS`, `KSPPIPEBCGS`, `KSPPIPECGFUSED`, `MATGPUSTREAM`
 M*/
@@ -414,6 +500,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PIPEBCGSF(KSP ksp)
   ksp->ops->reset          = KSPReset_PIPEBCGSF;
   ksp->ops->buildsolution  = KSPBuildSolution_PIPEBCGSF;
   ksp->ops->setfromoptions = KSPSetFromOptions_PIPEBCGSF;
+  bf->devscalars           = PETSC_TRUE;
   PetscCall(GSResidualGapInit(&bf->gap, "pipebcgsf"));
   PetscCall(KSPConvergedReasonViewSet(ksp, GSResidualGapReasonView, &bf->gap, NULL));
   PetscFunctionReturn(PETSC_SUCCESS);

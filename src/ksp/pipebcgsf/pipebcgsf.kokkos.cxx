@@ -22,6 +22,21 @@ struct _n_PBFWork {
   Kokkos::View<PetscScalar *, PinnedSpace> hpartials;
   int                                      tu = 1, lu = 1;
   PetscInt                                 launches = 0, transfers = 0, copies = 0;
+  /* device scalars (PBFWorkSetDeviceScalars()): omega, beta and whether the Update may move x; SpMVDot3's teams done;
+     the finished sums of the last two iterations in pinned host memory */
+  DView<PetscScalar>                       scal;
+  DView<unsigned>                          done;
+  Kokkos::View<PetscScalar *, PinnedSpace> hsums;
+#if defined(KOKKOS_ENABLE_CUDA)
+  cudaEvent_t ready[2] = {nullptr, nullptr};
+#endif
+  ~_n_PBFWork()
+  {
+#if defined(KOKKOS_ENABLE_CUDA)
+    for (auto e : ready)
+      if (e) cudaEventDestroy(e);
+#endif
+  }
 };
 
 PetscErrorCode PBFWorkCreate(PetscInt n, PBFPC pc, PBFWork *work)
@@ -270,21 +285,56 @@ PetscErrorCode PBFUpdateS(PBFWork W, PetscBool given, PetscScalar alpha_given)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-template <class G> static void SpMVDot3(PBFWork W, const CSR &A, const G g)
+/* Final (device scalars): the last team to finish sums every slot of the iteration in team order, writes the sums to
+   slot `slot` of the pinned hsums and omega, beta and whether x may move to scal: x moves unless the host loop would
+   stop before its Update (a breakdown, or data not finite); omega = 0 when s = 0 (x + alpha M^{-1} p is exact) */
+template <class G, bool Final = false> static void SpMVDot3(PBFWork W, const CSR &A, const G g, int slot = 0)
 {
-  const DView<PetscScalar> t = W->t, s = W->s, r0 = W->r0;
-  PetscScalar *const       out = W->partials.data() + SLOT_T * (size_t)W->lu;
+  const DView<PetscScalar>                       t = W->t, s = W->s, r0 = W->r0, sc = W->scal, part = W->partials;
+  const DView<unsigned>                          done = W->done;
+  const Kokkos::View<PetscScalar *, PinnedSpace> hs   = W->hsums;
+  const int                                      L = W->lu, so = PBF_NSUMS * slot;
+  PetscScalar *const                             out = W->partials.data() + SLOT_T * (size_t)W->lu;
 
   Kokkos::parallel_for(
-      "PipeBCGSF::SpMVDot3", SpMVPolicy(W, A, 3), KOKKOS_LAMBDA(const Member &m) {
-        PetscScalar acc[3] = {0, 0, 0};
+      Final ? "PipeBCGSF::SpMVDot3Final" : "PipeBCGSF::SpMVDot3", SpMVPolicy(W, A, Final ? PBF_NSUMS : 3), KOKKOS_LAMBDA(const Member &m) {
+        const Scratch buf(m.team_scratch(0), (Final ? PBF_NSUMS : 3) * m.team_size());
+        PetscScalar   acc[3] = {0, 0, 0};
         ForEachRowProduct(m, A, g, [&](const PetscInt row, const PetscScalar ti) {
           Kokkos::single(Kokkos::PerThread(m), [&]() { t(row) = ti; });
           acc[0] += ti * s(row);
           acc[1] += ti * ti;
           acc[2] += ti * r0(row);
         });
-        TeamSumStore<3>(m, acc, out);
+        TeamSumStoreIn<3>(m, buf, acc, out);
+        if (Final) { /* not constexpr: nvcc lambdas cannot first-capture inside one */
+          int last = 0;
+          Kokkos::single(
+              Kokkos::PerTeam(m),
+              [&](int &l) {
+                Kokkos::memory_fence(); /* this team's partials are visible before it counts itself done */
+                l = Kokkos::atomic_fetch_add(&done(0), 1u) == (unsigned)m.league_size() - 1;
+              },
+              last);
+          if (!last) return;
+          const volatile PetscScalar *v              = part.data(); /* other teams' stores: past this multiprocessor's L1 */
+          PetscScalar                 tot[PBF_NSUMS] = {};
+          for (int i = m.team_rank(); i < L; i += m.team_size())
+            for (int k = 0; k < PBF_NSUMS; k++) tot[k] += v[k * L + i];
+          TeamSumAllIn<PBF_NSUMS>(m, buf, tot);
+          Kokkos::single(Kokkos::PerTeam(m), [&]() {
+            bool finite = true;
+            for (int k = 0; k < PBF_NSUMS; k++) {
+              hs(so + k) = tot[k];
+              finite     = finite && tot[k] - tot[k] == 0;
+            }
+            const bool exact = tot[PBF_SS] == 0, go = finite && tot[PBF_RR0] != 0 && tot[PBF_VR0] != 0 && (exact || (tot[PBF_TT] != 0 && tot[PBF_TS] != 0));
+            sc(0)   = go && !exact ? tot[PBF_TS] / tot[PBF_TT] : 0;
+            sc(1)   = go && !exact ? -tot[PBF_TR0] / tot[PBF_VR0] : 0;
+            sc(2)   = go ? 1 : 0;
+            done(0) = 0;
+          });
+        }
       });
 }
 
@@ -328,16 +378,18 @@ PetscErrorCode PBFDot3(PBFWork W)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-template <PBFPC PC> static void Update(PBFWork W, PetscScalar omega, PetscScalar beta)
+/* Dev: omega and beta from the device (SpMVDot3Final), and nothing moves when it found a reason to stop */
+template <PBFPC PC, bool Dev = false> static void Update(PBFWork W, PetscScalar omega_, PetscScalar beta_)
 {
-  const DView<PetscScalar> x = W->x, r = W->r, r0 = W->r0, p = W->p, v = W->v, s = W->s, t = W->t, d = W->dinv, ph = W->ph, sh = W->sh, a = W->alpha;
+  const DView<PetscScalar> x = W->x, r = W->r, r0 = W->r0, p = W->p, v = W->v, s = W->s, t = W->t, d = W->dinv, ph = W->ph, sh = W->sh, a = W->alpha, sc = W->scal;
   PetscScalar *const       out = W->partials.data() + SLOT_R * (size_t)W->lu;
   const PetscInt           n   = W->n;
 
   Kokkos::parallel_for(
-      "PipeBCGSF::Update", Policy(W, 2), KOKKOS_LAMBDA(const Member &m) {
+      Dev ? "PipeBCGSF::UpdateDev" : "PipeBCGSF::Update", Policy(W, 2), KOKKOS_LAMBDA(const Member &m) {
+        if (Dev && sc(2) == 0) return;
         PetscScalar       acc[2] = {0, 0};
-        const PetscScalar alpha  = a(0);
+        const PetscScalar alpha = a(0), omega = Dev ? sc(0) : omega_, beta = Dev ? sc(1) : beta_;
         ForEachIndex(m, n, [&](const PetscInt i) {
           const PetscScalar pi = p(i), si = s(i);
           if (PC == PBF_PC_APPLY)
@@ -403,6 +455,76 @@ PetscErrorCode PBFUpdate(PBFWork W, PetscScalar omega, PetscScalar beta)
   W->launches++;
   PetscCall(PetscLogFlops(12.0 * W->n));
   PetscCall(PetscLogEventEnd(PBF_Update, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Device scalars: the work for PBFSpMVDot3Final(), PBFUpdateDevice() and PBFReduceSlot() (one process, a fused
+   SpMV, PCNONE or PCJACOBI) */
+PetscErrorCode PBFWorkSetDeviceScalars(PBFWork W)
+{
+  PetscFunctionBegin;
+  PetscCheck(W->pc == PBF_PC_NONE || W->pc == PBF_PC_JACOBI, PETSC_COMM_SELF, PETSC_ERR_SUP, "Device scalars need PCNONE or PCJACOBI");
+  if (!W->scal.data())
+    GSCallKokkos({
+      W->scal  = DView<PetscScalar>("PipeBCGSF::scal", 3);
+      W->done  = DView<unsigned>("PipeBCGSF::done", 1);
+      W->hsums = Kokkos::View<PetscScalar *, PinnedSpace>("PipeBCGSF::hsums", 2 * PBF_NSUMS);
+    });
+#if defined(KOKKOS_ENABLE_CUDA)
+  for (auto &e : W->ready)
+    if (!e) PetscCheck(cudaEventCreateWithFlags(&e, cudaEventDisableTiming) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventCreate failed");
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* SpMVDot3 whose last team finishes the iteration's sums into slot 0 or 1 and the Update's omega and beta */
+PetscErrorCode PBFSpMVDot3Final(PBFWork W, GSDeviceMat A, PetscInt slot)
+{
+  PetscFunctionBegin;
+  PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
+  PetscCheck(W->scal.data() && (slot == 0 || slot == 1), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Call PBFWorkSetDeviceScalars() first; slot %" PetscInt_FMT " must be 0 or 1", slot);
+  PetscCall(PetscLogEventBegin(PBF_SpMVDot, 0, 0, 0, 0));
+  if (W->pc == PBF_PC_JACOBI)
+    GSCallKokkos(SpMVDot3<Gather<true>, true>(W, A->csr, Gather<true>{W->s, W->dinv}, (int)slot));
+  else
+    GSCallKokkos(SpMVDot3<Gather<false>, true>(W, A->csr, Gather<false>{W->s, W->dinv}, (int)slot));
+#if defined(KOKKOS_ENABLE_CUDA)
+  PetscCheck(cudaEventRecord(W->ready[slot], Exec().cuda_stream()) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventRecord failed");
+#endif
+  W->launches++;
+  PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 6.0 * W->n));
+  PetscCall(PetscLogEventEnd(PBF_SpMVDot, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Update with the device's omega and beta (x, r, p stay when SpMVDot3Final found a reason to stop) */
+PetscErrorCode PBFUpdateDevice(PBFWork W)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(PBF_Update, 0, 0, 0, 0));
+  if (W->pc == PBF_PC_JACOBI)
+    GSCallKokkos((Update<PBF_PC_JACOBI, true>(W, 0, 0)));
+  else
+    GSCallKokkos((Update<PBF_PC_NONE, true>(W, 0, 0)));
+  W->launches++;
+  PetscCall(PetscLogFlops(12.0 * W->n));
+  PetscCall(PetscLogEventEnd(PBF_Update, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The PBF_NSUMS sums of slot 0 or 1, once its SpMVDot3Final has finished (later kernels may still run) */
+PetscErrorCode PBFReduceSlot(PBFWork W, PetscInt slot, PetscScalar sums[PBF_NSUMS])
+{
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(PBF_Reduce, 0, 0, 0, 0));
+#if defined(KOKKOS_ENABLE_CUDA)
+  PetscCheck(cudaEventSynchronize(W->ready[slot]) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventSynchronize failed");
+#else
+  GSCallKokkos(Exec().fence());
+#endif
+  for (int k = 0; k < PBF_NSUMS; k++) sums[k] = W->hsums(PBF_NSUMS * slot + k);
+  W->transfers++;
+  PetscCall(PetscLogEventEnd(PBF_Reduce, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

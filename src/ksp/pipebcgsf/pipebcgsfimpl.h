@@ -57,6 +57,14 @@ PETSC_INTERN PetscErrorCode PBFSpMVDot3(PBFWork, GSDeviceMat);
 PETSC_INTERN PetscErrorCode PBFDot3(PBFWork);
 PETSC_INTERN PetscErrorCode PBFUpdate(PBFWork, PetscScalar, PetscScalar);
 PETSC_INTERN PetscErrorCode PBFReduce(PBFWork, PetscScalar[PBF_NSUMS]);
+/* Device scalars (one process, a fused SpMV, PCNONE or PCJACOBI): SpMVDot3Final's last team sums the iteration's
+   partials into one of two pinned slots and computes omega and beta, which UpdateDevice reads, so the host can queue
+   the next iteration's SpMVDot1, UpdateS and SpMVDot3 before it reads this one's sums (ReduceSlot waits for that slot
+   alone); UpdateDevice leaves x, r, p alone where the host loop stops without an Update (a breakdown, NaN or Inf). */
+PETSC_INTERN PetscErrorCode PBFWorkSetDeviceScalars(PBFWork);
+PETSC_INTERN PetscErrorCode PBFSpMVDot3Final(PBFWork, GSDeviceMat, PetscInt);
+PETSC_INTERN PetscErrorCode PBFUpdateDevice(PBFWork);
+PETSC_INTERN PetscErrorCode PBFReduceSlot(PBFWork, PetscInt, PetscScalar[PBF_NSUMS]);
 
 /* Serial twins; dinv NULL: no Jacobi, else the inverse bs x bs diagonal blocks (bs = 1: Jacobi); ph/sh NULL: M^{-1}
    applied through dinv (or the identity) */
