@@ -297,8 +297,8 @@ template <class G, bool Final = false> static void SpMVDot3(PBFWork W, const CSR
   PetscScalar *const                             out = W->partials.data() + SLOT_T * (size_t)W->lu;
 
   Kokkos::parallel_for(
-      Final ? "PipeBCGSF::SpMVDot3Final" : "PipeBCGSF::SpMVDot3", SpMVPolicy(W, A, Final ? PBF_NSUMS : 3), KOKKOS_LAMBDA(const Member &m) {
-        const Scratch buf(m.team_scratch(0), (Final ? PBF_NSUMS : 3) * m.team_size());
+      Final ? "PipeBCGSF::SpMVDot3Final" : "PipeBCGSF::SpMVDot3", SpMVPolicy(W, A, 3), KOKKOS_LAMBDA(const Member &m) {
+        const Scratch buf(m.team_scratch(0), 3 * m.team_size());
         PetscScalar   acc[3] = {0, 0, 0};
         ForEachRowProduct(m, A, g, [&](const PetscInt row, const PetscScalar ti) {
           Kokkos::single(Kokkos::PerThread(m), [&]() { t(row) = ti; });
@@ -321,7 +321,13 @@ template <class G, bool Final = false> static void SpMVDot3(PBFWork W, const CSR
           PetscScalar                 tot[PBF_NSUMS] = {};
           for (int i = m.team_rank(); i < L; i += m.team_size())
             for (int k = 0; k < PBF_NSUMS; k++) tot[k] += v[k * L + i];
-          TeamSumAllIn<PBF_NSUMS>(m, buf, tot);
+          /* three sums at a time in the kernel's scratch: more scratch per team would shrink the L1 cache the SpMV's
+             gathers use */
+          for (int k0 = 0; k0 < PBF_NSUMS; k0 += 3) {
+            PetscScalar a[3] = {tot[k0], k0 + 1 < PBF_NSUMS ? tot[k0 + 1] : 0, k0 + 2 < PBF_NSUMS ? tot[k0 + 2] : 0};
+            TeamSumAllIn<3>(m, buf, a);
+            for (int k = k0; k < k0 + 3 && k < PBF_NSUMS; k++) tot[k] = a[k - k0];
+          }
           Kokkos::single(Kokkos::PerTeam(m), [&]() {
             bool finite = true;
             for (int k = 0; k < PBF_NSUMS; k++) {

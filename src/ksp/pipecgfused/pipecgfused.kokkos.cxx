@@ -322,9 +322,8 @@ template <bool Jacobi, bool Split, bool Final = false> static void SpMVDot(PCGFW
   PetscScalar *const                             out = W->partials.data() + (size_t)nu * lu;
 
   Kokkos::parallel_for(
-      Split ? "PipeCGFused::SpMVDotInterior" : (Final ? "PipeCGFused::SpMVDotFinal" : "PipeCGFused::SpMVDot"), TeamPol(s.league, s.team, s.vlen).set_scratch_size(0, Kokkos::PerTeam((Final ? 4 : 2) * s.team * sizeof(PetscScalar))),
-      KOKKOS_LAMBDA(const Member &t) {
-        const Scratch buf(t.team_scratch(0), (Final ? 4 : 2) * t.team_size());
+      Split ? "PipeCGFused::SpMVDotInterior" : (Final ? "PipeCGFused::SpMVDotFinal" : "PipeCGFused::SpMVDot"), TeamPol(s.league, s.team, s.vlen).set_scratch_size(0, Kokkos::PerTeam(2 * s.team * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+        const Scratch buf(t.team_scratch(0), 2 * t.team_size());
         PetscScalar   acc[2] = {0, 0};
         ForEachRowProduct(t, A, p, [&](const PetscInt row, const PetscScalar wi) {
           Kokkos::single(Kokkos::PerThread(t), [&]() { w(row) = wi; });
@@ -355,7 +354,14 @@ template <bool Jacobi, bool Split, bool Final = false> static void SpMVDot(PCGFW
             tot[PCGF_PW] += v[nu * lu + i];
             tot[PCGF_WDW] += v[nu * lu + L + i];
           }
-          TeamSumAllIn<4>(t, buf, tot);
+          /* two sums at a time in the kernel's scratch: more scratch per team would shrink the L1 cache of the gathers */
+          PetscScalar a[2] = {tot[0], tot[1]}, b[2] = {tot[2], tot[3]};
+          TeamSumAllIn<2>(t, buf, a);
+          TeamSumAllIn<2>(t, buf, b);
+          tot[0] = a[0];
+          tot[1] = a[1];
+          tot[2] = b[0];
+          tot[3] = b[1];
           Kokkos::single(Kokkos::PerTeam(t), [&]() {
             const PetscScalar alpha = tot[PCGF_PW] != 0 ? tot[PCGF_RZ] / tot[PCGF_PW] : 0;
             for (int k = 0; k < 4; k++) hs(so + k) = tot[k];
