@@ -59,6 +59,26 @@ template <class Pol, bool Sums, bool Final> static void SpMVDotRows(const CSR &A
       });
 }
 
+/* The same with `scr` scalars of team scratch (0: none requested), rows in a grid-stride loop over `league` teams:
+   Kokkos sizes the multiprocessor's shared-memory carveout, and so what is left of its L1 cache for the gathers of x,
+   from the scratch a kernel asks for */
+template <bool Sums> static void SpMVDotScratch(const CSR &A, const DView<PetscScalar> &p, const DView<PetscScalar> &w, const DView<PetscScalar> &part, int team, int league, int scr)
+{
+  auto pol = Kokkos::TeamPolicy<Exec, LightWeight>(league, team);
+  if (scr) pol.set_scratch_size(0, Kokkos::PerTeam(scr * sizeof(PetscScalar)));
+  Kokkos::parallel_for(
+      "bench::SpMVDotScratch", pol, KOKKOS_LAMBDA(const Member &t) {
+        PetscScalar acc[2] = {0, 0};
+        for (PetscInt row = (PetscInt)t.league_rank() * t.team_size() + t.team_rank(); row < A.m; row += (PetscInt)t.league_size() * t.team_size()) {
+          const PetscScalar wi = RowSum(A, p, row);
+          w(row)               = wi;
+          acc[0] += p(row) * wi;
+          acc[1] += wi * wi;
+        }
+        if (Sums) TeamSumStoreIn<2>(t, Scratch(t.team_scratch(0), scr), acc, part.data());
+      });
+}
+
 struct Sum2 {
   PetscScalar            v[2];
   KOKKOS_INLINE_FUNCTION Sum2()
@@ -105,6 +125,18 @@ static void Variants(const CSR &A, PetscInt n, double bytes, int reps)
     put("rows_final", team, TimeUs(reps, [&] { SpMVDotRows<TPL, true, true>(A, p, w, part, count, res, team); }));
     put("rows_final_heavy", team, TimeUs(reps, [&] { SpMVDotRows<TP, true, true>(A, p, w, part, count, res, team); }));
   }
+  if (OnDevice())
+    for (int league : {(int)((n + 255) / 256), MaxTeams(256)}) {
+      char name[64];
+      for (int scr : {0, 16, 512, 1024, 3584}) {
+        std::snprintf(name, sizeof(name), "scratch%d_nosums_league%d", scr, league);
+        put(name, 256, TimeUs(reps, [&] { SpMVDotScratch<false>(A, p, w, part, 256, league, scr); }));
+        if (scr >= 16) {
+          std::snprintf(name, sizeof(name), "scratch%d_sums_league%d", scr, league);
+          put(name, 256, TimeUs(reps, [&] { SpMVDotScratch<true>(A, p, w, part, 256, league, scr); }));
+        }
+      }
+    }
   if (OnDevice()) put("rows_final_bounds", 256, TimeUs(reps, [&] { SpMVDotRows<TPB, true, true>(A, p, w, part, count, res, 256); }));
   Kokkos::View<Sum2, Mem> r2("r2");
   put("range_reduce", 0, TimeUs(reps, [&] {
