@@ -145,7 +145,7 @@ ours = list(csv.DictReader(open(sys.argv[1])))
 peer = {r["matrix"]: r for r in csv.DictReader(open(sys.argv[2]))}
 hw = dict(l.strip().split(",", 1) for l in open(sys.argv[3]))
 print("device copy %s GB/s" % hw["d2d_copy_GBps"])
-print("%-16s %10s %11s %9s %9s %-14s %9s %7s %7s %7s %7s" % ("matrix", "n", "nnz", "ours us", "best us", "best kernel", "cusp us", "default", "best", "GB/s", "cusp"))
+print("%-16s %10s %11s %9s %9s %-14s %9s %7s %7s %7s %7s %7s" % ("matrix", "n", "nnz", "ours us", "best us", "best kernel", "cusp us", "default", "best", "GB/s", "cusp", "of copy"))
 for m in peer:
     rs = [r for r in ours if r["matrix"] == m]
     if not rs:
@@ -153,7 +153,7 @@ for m in peer:
     d = [r for r in rs if r["kernel"] == "spmv_default"][0]
     b = min(rs, key=lambda r: float(r["us"]))
     c = float(peer[m]["us"])
-    print("%-16s %10s %11s %9s %9s %-14s %9.1f %7.2f %7.2f %7s %7s" % (m, d["n"], d["nnz"], d["us"], b["us"], "%s/%s" % (b["kernel"][5:], b["vlen"]), c, float(d["us"]) / c, float(b["us"]) / c, d["GBps"], peer[m]["GBps"]))
+    print("%-16s %10s %11s %9s %9s %-14s %9.1f %7.2f %7.2f %7s %7s %7.2f" % (m, d["n"], d["nnz"], d["us"], b["us"], "%s/%s" % (b["kernel"][5:], b["vlen"]), c, float(d["us"]) / c, float(b["us"]) / c, d["GBps"], peer[m]["GBps"], float(d["GBps"]) / float(hw["d2d_copy_GBps"])))
 PY
 fi
 
@@ -211,7 +211,8 @@ import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 hw = dict(l.strip().split(",", 1) for l in open(sys.argv[2]))
 bw = float(hw["d2d_copy_GBps"]) * 1e9
-print("%-11s %-6s %9s %10s %10s %9s %8s" % ("ksp", "pc", "n", "solve us/it", "loop us/it", "floor us", "loop/floor"))
+lat = float(hw["launch_readback_us"])
+print("%-11s %-6s %9s %10s %10s %9s %8s %8s" % ("ksp", "pc", "n", "solve us/it", "loop us/it", "floor us", "loop/floor", "loop/lat"))
 for r in rows:
     n, nnz = int(r["n"]), float(r["nnz"])
     floor = ""
@@ -226,7 +227,9 @@ for r in rows:
         cols += (m + 2) + 3  # UpdateSolution (m columns, x read and written), Residual (x, b, r0)
         floor = "%.1f" % (((m + 1) * (12 * nnz + 4 * (n + 1)) + 8 * cols * n) / m / bw * 1e6)
     ratio = "%.2f" % (float(r["us_per_it_loop"]) / float(floor)) if floor else ""
-    print("%-11s %-6s %9d %10s %10s %9s %8s" % (r["ksp"] + ("x%s" % r["nprocs"] if r["nprocs"] != "1" else ""), r["pc"], n, r["us_per_it_solve"], r["us_per_it_loop"], floor, ratio))
+    # against the latency of one launch and readback: the limit of small problems
+    t = float(r["us_per_it_loop"]) if float(r["us_per_it_loop"]) > 0 else float(r["us_per_it_solve"])
+    print("%-11s %-6s %9d %10s %10s %9s %8s %8.2f" % (r["ksp"] + ("x%s" % r["nprocs"] if r["nprocs"] != "1" else ""), r["pc"], n, r["us_per_it_solve"], r["us_per_it_loop"], floor, ratio, t / lat))
 PY
 fi
 if [[ $what == *stream* ]]; then
