@@ -25,6 +25,8 @@ struct _n_SGFWork {
   DView<PetscScalar>                       x, b, dinv, u;
   DView<PetscScalar>                       R;     /* (m+1) x (m+1), column-major; R(j,k) for 1 <= j <= k <= m */
   DView<PetscScalar>                       given; /* sums reduced by the host, or the coefficients of the x update */
+  DView<PetscScalar>                       fin;   /* each pass's sums finished on the device (np each), by its last team */
+  DView<unsigned>                          fdone; /* teams of the running kernel done, for its last team */
   DView<PetscScalar>                       partials;
   Kokkos::View<PetscScalar *, PinnedSpace> hpartials, hR;
   Kokkos::View<PetscScalar *, PinnedSpace> hxi; /* two slots of xi partials and record, so one copy can be in flight */
@@ -64,6 +66,8 @@ PetscErrorCode SGFWorkCreate(PetscInt n, PetscInt m, SGFPC pc, PetscInt bs, SGFW
     W->u     = DView<PetscScalar>("SGMRESF::u", n);
     W->R     = DView<PetscScalar>("SGMRESF::R", (size_t)(m + 1) * (m + 1));
     W->given = DView<PetscScalar>("SGMRESF::given", (size_t)W->np + 1);
+    W->fin   = DView<PetscScalar>("SGMRESF::finished", 2 * (size_t)W->np);
+    W->fdone = DView<unsigned>("SGMRESF::teamsdone", 1);
     W->hR    = Kokkos::View<PetscScalar *, PinnedSpace>("SGMRESF::hR", (size_t)(m + 1) * (m + 1));
   });
   PetscCall(SGFWorkSetTeams(W.get(), W->lu));
@@ -171,7 +175,7 @@ PetscErrorCode SGFWorkGetMemory(SGFWork W, PetscLogDouble *basis, PetscLogDouble
 {
   PetscFunctionBegin;
   *basis = (PetscLogDouble)W->V.span() * sizeof(PetscScalar);
-  *other = (PetscLogDouble)(W->x.span() + W->b.span() + W->dinv.span() + W->u.span() + W->R.span() + W->given.span() + W->partials.span()) * sizeof(PetscScalar);
+  *other = (PetscLogDouble)(W->x.span() + W->b.span() + W->dinv.span() + W->u.span() + W->R.span() + W->given.span() + W->fin.span() + W->partials.span()) * sizeof(PetscScalar);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -226,8 +230,9 @@ KOKKOS_INLINE_FUNCTION void SecondStage(const Member &t, const Scratch &buf, con
     if (given)
       for (int c = 0; c < nc; c++) a[c] = given[c0 + c];
     else {
+      const volatile PetscScalar *v = p; /* also other teams' stores of the same kernel (FinishPass) */
       for (int l = t.team_rank(); l < L; l += t.team_size())
-        for (int c = 0; c < nc; c++) a[c] += p[(size_t)(c0 + c) * L + l];
+        for (int c = 0; c < nc; c++) a[c] += v[(size_t)(c0 + c) * L + l];
       TeamSumAllIn<CH>(t, buf, a);
     }
     Kokkos::single(Kokkos::PerTeam(t), [&]() {
@@ -236,19 +241,40 @@ KOKKOS_INLINE_FUNCTION void SecondStage(const Member &t, const Scratch &buf, con
   }
   t.team_barrier();
 }
+/* After a kernel stored its partials of sums 0..cnt-1 (p, L teams): its last team to finish sums them as every team's
+   SecondStage would (so in the same order, bitwise alike) into fin, where the next kernel reads them instead of
+   each of its teams summing all partials again */
+KOKKOS_INLINE_FUNCTION void FinishPass(const Member &t, const Scratch &buf, const Scratch &H, const PetscScalar *p, int L, int cnt, PetscScalar *fin, unsigned *fdone)
+{
+  int last = 0;
+  Kokkos::single(
+      Kokkos::PerTeam(t),
+      [&](int &l) {
+        Kokkos::memory_fence(); /* this team's partials are visible before it counts itself done */
+        l = Kokkos::atomic_fetch_add(fdone, 1u) == (unsigned)t.league_size() - 1;
+      },
+      last);
+  if (!last) return;
+  SecondStage(t, buf, H, p, L, cnt, nullptr);
+  Kokkos::single(Kokkos::PerTeam(t), [&]() {
+    for (int c = 0; c < cnt; c++) fin[c] = H(c);
+    *fdone = 0;
+  });
+}
 } // namespace
 
 template <SGFPC PC> static void SpMVDot(SGFWork W, const CSR &A, int k, PetscScalar scale)
 {
   const Basis            V = W->V;
   const ColumnGather<PC> g{W->V, W->dinv, k - 1, W->bs};
-  PetscScalar *const     out = W->partials.data();
-  const PetscInt         n   = W->n;
-  const int              L   = W->lu;
+  PetscScalar *const out = W->partials.data(), *const fin = W->fin.data();
+  unsigned *const fdone = W->fdone.data();
+  const PetscInt  n     = W->n;
+  const int       L = W->lu, np = W->np;
 
   Kokkos::parallel_for(
       "SGMRESF::SpMVDot", Policy(W), KOKKOS_LAMBDA(const Member &t) {
-        const Scratch buf(t.team_scratch(0), CH * t.team_size());
+        const Scratch buf(t.team_scratch(0), CH * t.team_size()), H(t.team_scratch(0), np);
         PetscScalar   acc[CH] = {};
         const int     nc      = k < CH ? k : CH;
         ForEachRowProduct(t, A, g, [&](const PetscInt row, const PetscScalar sum) {
@@ -259,6 +285,7 @@ template <SGFPC PC> static void SpMVDot(SGFWork W, const CSR &A, int k, PetscSca
         });
         TeamSumStoreIn<CH>(t, buf, acc, out);
         for (int c0 = CH; c0 < k; c0 += CH) DotChunk(t, buf, V, k, c0, n, out + (size_t)c0 * L);
+        FinishPass(t, buf, H, out, L, k, fin, fdone);
       });
 }
 
@@ -286,17 +313,19 @@ PetscErrorCode SGFSpMVDot(SGFWork W, GSDeviceMat A, PetscInt k, PetscScalar scal
 PetscErrorCode SGFDot(SGFWork W, PetscInt k)
 {
   const Basis        V   = W->V;
-  PetscScalar *const out = W->partials.data();
-  const PetscInt     n   = W->n;
-  const int          L = W->lu, kk = (int)k;
+  PetscScalar *const out = W->partials.data(), *const fin = W->fin.data();
+  unsigned *const fdone = W->fdone.data();
+  const PetscInt  n     = W->n;
+  const int       L = W->lu, kk = (int)k, np = W->np;
 
   PetscFunctionBegin;
   PetscCheck(k >= 1 && k <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Iteration %" PetscInt_FMT " of a cycle of %" PetscInt_FMT, k, W->m);
   PetscCall(PetscLogEventBegin(SGF_SpMVDot, 0, 0, 0, 0));
   GSCallKokkos(Kokkos::parallel_for(
       "SGMRESF::Dot", Policy(W), KOKKOS_LAMBDA(const Member &t) {
-        const Scratch buf(t.team_scratch(0), CH * t.team_size());
+        const Scratch buf(t.team_scratch(0), CH * t.team_size()), H(t.team_scratch(0), np);
         for (int c0 = 0; c0 < kk; c0 += CH) DotChunk(t, buf, V, kk, c0, n, out + (size_t)c0 * L);
+        FinishPass(t, buf, H, out, L, kk, fin, fdone);
       }));
   W->launches++;
   PetscCall(PetscLogFlops(2.0 * k * W->n));
@@ -310,10 +339,12 @@ PetscErrorCode SGFOrthogonalize(SGFWork W, PetscInt k, SGFRefine refine, PetscBo
 {
   const Basis              V  = W->V;
   const DView<PetscScalar> R  = W->R;
-  const PetscScalar *const p1 = W->partials.data(), *const g = given ? W->given.data() : nullptr;
-  PetscScalar *const p2  = W->partials.data() + (size_t)W->np * W->lu;
-  PetscScalar *const rec = W->partials.data() + (size_t)(2 * W->np + 1) * W->lu;
-  const PetscInt     n   = W->n;
+  const PetscScalar *const p1 = W->partials.data(), *const g = given ? W->given.data() : W->fin.data();
+  PetscScalar *const p2    = W->partials.data() + (size_t)W->np * W->lu;
+  PetscScalar *const rec   = W->partials.data() + (size_t)(2 * W->np + 1) * W->lu;
+  PetscScalar *const fin2  = W->fin.data() + W->np;
+  unsigned *const    fdone = W->fdone.data();
+  const PetscInt     n     = W->n;
   const int          L = W->lu, np = W->np, kk = (int)k, ld = (int)W->m + 1;
 
   PetscFunctionBegin;
@@ -345,6 +376,7 @@ PetscErrorCode SGFOrthogonalize(SGFWork W, PetscInt k, SGFRefine refine, PetscBo
         TeamSumStoreIn<CH>(t, buf, acc, p2);
         if (ref)
           for (int c0 = CH; c0 < kk; c0 += CH) DotChunk(t, buf, V, kk, c0, n, p2 + (size_t)c0 * L);
+        FinishPass(t, buf, H, p2, L, ref ? kk : 1, fin2, fdone);
       }));
   W->launches++;
   PetscCall(PetscLogFlops((refine == SGF_REFINE_NEVER ? 2.0 : 4.0) * k * W->n));
@@ -358,7 +390,7 @@ PetscErrorCode SGFNormalize(SGFWork W, PetscInt k, PetscBool given)
 {
   const Basis              V = W->V;
   const DView<PetscScalar> R = W->R;
-  const PetscScalar *const p = W->partials.data() + (k == 1 ? 0 : (size_t)W->np * W->lu), *const g = given ? W->given.data() : nullptr;
+  const PetscScalar *const p = W->partials.data() + (k == 1 ? 0 : (size_t)W->np * W->lu), *const g = given ? W->given.data() : W->fin.data() + (k == 1 ? 0 : W->np);
   PetscScalar *const xi  = W->partials.data() + (size_t)2 * W->np * W->lu;
   PetscScalar *const rec = W->partials.data() + (size_t)(2 * W->np + 1) * W->lu;
   const PetscInt     n   = W->n;
