@@ -35,15 +35,7 @@ template <class Pol, bool Sums, bool Final> static void SpMVDotRows(const CSR &A
         const Scratch s(t.team_scratch(0), 2 * t.team_size());
         TeamSumStoreIn<2>(t, s, acc, part.data());
         if (!Final) return;
-        int last = 0;
-        Kokkos::single(
-            Kokkos::PerTeam(t),
-            [&](int &l) {
-              Kokkos::memory_fence();
-              l = Kokkos::atomic_fetch_add(&count(0), 1u) == (unsigned)t.league_size() - 1;
-            },
-            last);
-        if (!last) return;
+        if (!LastTeam(t, &count(0))) return;
         PetscScalar                 tot[2] = {0, 0};
         const volatile PetscScalar *v      = part.data();
         for (int i = t.team_rank(); i < t.league_size(); i += t.team_size()) {

@@ -122,6 +122,22 @@ template <int N> KOKKOS_INLINE_FUNCTION void TeamSumAllIn(const Member &t, const
   for (int k = 0; k < N; k++) a[k] = s(k * T);
 }
 
+/* Whether this team is the last of its kernel to get here; each team calls it after storing its partial sums, which
+   are made visible first. The last team reads the others' stores through volatile pointers (past its L1 cache)
+   and sets *count back to 0 for the next launch. */
+KOKKOS_INLINE_FUNCTION bool LastTeam(const Member &t, unsigned *count)
+{
+  int last = 0;
+  Kokkos::single(
+      Kokkos::PerTeam(t),
+      [&](int &l) {
+        Kokkos::memory_fence();
+        l = Kokkos::atomic_fetch_add(count, 1u) == (unsigned)t.league_size() - 1;
+      },
+      last);
+  return last != 0;
+}
+
 /* TeamSumAllIn, then the team's sums stored at out[k * league_size + league_rank] */
 template <int N> KOKKOS_INLINE_FUNCTION void TeamSumStoreIn(const Member &t, const Scratch &s, const PetscScalar (&a)[N], PetscScalar *out)
 {
@@ -145,6 +161,55 @@ template <int N> KOKKOS_INLINE_FUNCTION void TeamSumStore(const Member &t, const
 {
   TeamSumStoreIn<N>(t, Scratch(t.team_scratch(0), N * t.team_size()), a, out);
 }
+
+/* Two events on the default execution space's stream, one per slot: the host waits for the work queued up to a
+   slot's record (a copy to pinned memory, a kernel's finished sums) and not for the work queued after it. Host
+   backends run everything in order: waiting is a fence. */
+class SlotEvents {
+public:
+  PetscErrorCode Create()
+  {
+    PetscFunctionBegin;
+#if defined(KOKKOS_ENABLE_CUDA)
+    for (auto &e : ev_)
+      if (!e) PetscCheck(cudaEventCreateWithFlags(&e, cudaEventDisableTiming) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventCreateWithFlags() failed");
+#endif
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscErrorCode Record(PetscInt slot)
+  {
+    PetscFunctionBegin;
+#if defined(KOKKOS_ENABLE_CUDA)
+    PetscCheck(cudaEventRecord(ev_[slot], Exec().cuda_stream()) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventRecord() failed");
+#else
+    (void)slot;
+#endif
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscErrorCode Wait(PetscInt slot)
+  {
+    PetscFunctionBegin;
+#if defined(KOKKOS_ENABLE_CUDA)
+    PetscCheck(cudaEventSynchronize(ev_[slot]) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventSynchronize() failed");
+#else
+    (void)slot;
+    GSCallKokkos(Exec().fence());
+#endif
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  ~SlotEvents()
+  {
+#if defined(KOKKOS_ENABLE_CUDA)
+    for (auto e : ev_)
+      if (e) cudaEventDestroy(e);
+#endif
+  }
+
+private:
+#if defined(KOKKOS_ENABLE_CUDA)
+  cudaEvent_t ev_[2] = {nullptr, nullptr};
+#endif
+};
 
 /* Host to device (a NULL array zeroes the vector) and device to host, under the copy event; copies counts them */
 inline PetscErrorCode CopyIn(DView<PetscScalar> &d, const PetscScalar a[], PetscInt *copies)

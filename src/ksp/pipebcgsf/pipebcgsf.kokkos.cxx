@@ -27,16 +27,7 @@ struct _n_PBFWork {
   DView<PetscScalar>                       scal;
   DView<unsigned>                          done;
   Kokkos::View<PetscScalar *, PinnedSpace> hsums;
-#if defined(KOKKOS_ENABLE_CUDA)
-  cudaEvent_t ready[2] = {nullptr, nullptr};
-#endif
-  ~_n_PBFWork()
-  {
-#if defined(KOKKOS_ENABLE_CUDA)
-    for (auto e : ready)
-      if (e) cudaEventDestroy(e);
-#endif
-  }
+  SlotEvents                               ready; /* the sums of slot k reached hsums */
 };
 
 PetscErrorCode PBFWorkCreate(PetscInt n, PBFPC pc, PBFWork *work)
@@ -308,16 +299,8 @@ template <class G, bool Final = false> static void SpMVDot3(PBFWork W, const CSR
         });
         TeamSumStoreIn<3>(m, buf, acc, out);
         if (Final) { /* not constexpr: nvcc lambdas cannot first-capture inside one */
-          int last = 0;
-          Kokkos::single(
-              Kokkos::PerTeam(m),
-              [&](int &l) {
-                Kokkos::memory_fence(); /* this team's partials are visible before it counts itself done */
-                l = Kokkos::atomic_fetch_add(&done(0), 1u) == (unsigned)m.league_size() - 1;
-              },
-              last);
-          if (!last) return;
-          const volatile PetscScalar *v              = part.data(); /* other teams' stores: past this multiprocessor's L1 */
+          if (!LastTeam(m, &done(0))) return;
+          const volatile PetscScalar *v              = part.data();
           PetscScalar                 tot[PBF_NSUMS] = {};
           for (int i = m.team_rank(); i < L; i += m.team_size())
             for (int k = 0; k < PBF_NSUMS; k++) tot[k] += v[k * L + i];
@@ -476,10 +459,7 @@ PetscErrorCode PBFWorkSetDeviceScalars(PBFWork W)
       W->done  = DView<unsigned>("PipeBCGSF::done", 1);
       W->hsums = Kokkos::View<PetscScalar *, PinnedSpace>("PipeBCGSF::hsums", 2 * PBF_NSUMS);
     });
-#if defined(KOKKOS_ENABLE_CUDA)
-  for (auto &e : W->ready)
-    if (!e) PetscCheck(cudaEventCreateWithFlags(&e, cudaEventDisableTiming) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventCreate failed");
-#endif
+  PetscCall(W->ready.Create());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -494,9 +474,7 @@ PetscErrorCode PBFSpMVDot3Final(PBFWork W, GSDeviceMat A, PetscInt slot)
     GSCallKokkos(SpMVDot3<Gather<true>, true>(W, A->csr, Gather<true>{W->s, W->dinv}, (int)slot));
   else
     GSCallKokkos(SpMVDot3<Gather<false>, true>(W, A->csr, Gather<false>{W->s, W->dinv}, (int)slot));
-#if defined(KOKKOS_ENABLE_CUDA)
-  PetscCheck(cudaEventRecord(W->ready[slot], Exec().cuda_stream()) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventRecord failed");
-#endif
+  PetscCall(W->ready.Record(slot));
   W->launches++;
   PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 6.0 * W->n));
   PetscCall(PetscLogEventEnd(PBF_SpMVDot, 0, 0, 0, 0));
@@ -523,11 +501,7 @@ PetscErrorCode PBFReduceSlot(PBFWork W, PetscInt slot, PetscScalar sums[PBF_NSUM
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PBF_Reduce, 0, 0, 0, 0));
-#if defined(KOKKOS_ENABLE_CUDA)
-  PetscCheck(cudaEventSynchronize(W->ready[slot]) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventSynchronize failed");
-#else
-  GSCallKokkos(Exec().fence());
-#endif
+  PetscCall(W->ready.Wait(slot));
   for (int k = 0; k < PBF_NSUMS; k++) sums[k] = W->hsums(PBF_NSUMS * slot + k);
   W->transfers++;
   PetscCall(PetscLogEventEnd(PBF_Reduce, 0, 0, 0, 0));

@@ -405,6 +405,19 @@ static PetscReal KSPPIPECGFUSEDNorm_Private(KSPNormType normtype, const PetscSca
   }
 }
 
+/* Iteration k's norm from its sums, to the history, the monitors and the convergence test; NaN or Inf in <r,z> stops */
+static PetscErrorCode KSPPIPECGFUSEDTest_Private(KSP ksp, PetscInt k, const PetscScalar s[])
+{
+  PetscFunctionBegin;
+  ksp->its   = k;
+  ksp->rnorm = KSPPIPECGFUSEDNorm_Private(ksp->normtype, s);
+  PetscCall(KSPLogResidualHistory(ksp, ksp->rnorm));
+  PetscCall(KSPMonitor(ksp, k, ksp->rnorm));
+  PetscCall((*ksp->converged)(ksp, k, ksp->rnorm, &ksp->reason, ksp->cnvP));
+  if (!ksp->reason && PetscIsInfOrNanScalar(s[PCGF_RZ])) ksp->reason = KSP_DIVERGED_NANORINF;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The reasons to stop that the sums of iteration k give once the convergence test has passed over them */
 static void KSPPIPECGFUSEDBreakdown_Private(KSP ksp, PetscInt k, const PetscScalar s[])
 {
@@ -444,12 +457,7 @@ static PetscErrorCode KSPPIPECGFUSEDSolveAhead_Private(KSP ksp, GSDeviceMat dA)
       PetscCall(PCGFReduceSlot(cg->work, k % 2, s));
     else
       PetscCall(PCGFReduce(cg->work, s)); /* the last Update has no SpMVDot after it */
-    ksp->its   = k;
-    ksp->rnorm = KSPPIPECGFUSEDNorm_Private(ksp->normtype, s);
-    PetscCall(KSPLogResidualHistory(ksp, ksp->rnorm));
-    PetscCall(KSPMonitor(ksp, k, ksp->rnorm));
-    PetscCall((*ksp->converged)(ksp, k, ksp->rnorm, &ksp->reason, ksp->cnvP));
-    if (!ksp->reason && PetscIsInfOrNanScalar(s[PCGF_RZ])) ksp->reason = KSP_DIVERGED_NANORINF;
+    PetscCall(KSPPIPECGFUSEDTest_Private(ksp, k, s));
     if (!ksp->reason) KSPPIPECGFUSEDBreakdown_Private(ksp, k, s);
     if (ksp->reason) break;
   }
@@ -473,7 +481,6 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   /* R (set-up and residual replacement) and P (host staging of p) are never needed at once: one work vector */
   Vec         X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[0], P = ksp->work[0], W = ksp->work[1], Q = ksp->work[2];
   PetscScalar s[PCGF_NALL], alpha = 0, beta = 0, rzold = 1;
-  PetscReal   dp = 0;
   PetscInt    k, l0, t0, c0, nsums = cg->replace_auto ? PCGF_NALL : PCGF_NSUMS;
   PCGFAuto    est;
   PetscBool   replace = PETSC_FALSE, restart = PETSC_FALSE, replaced;
@@ -584,13 +591,7 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
     }
     if (cg->replace_auto) replace = KSPPIPECGFUSEDAutoUpdate_Private(&est, k, replaced, alpha, s);
 
-    dp         = KSPPIPECGFUSEDNorm_Private(ksp->normtype, s);
-    ksp->its   = k;
-    ksp->rnorm = dp;
-    PetscCall(KSPLogResidualHistory(ksp, dp));
-    PetscCall(KSPMonitor(ksp, k, dp));
-    PetscCall((*ksp->converged)(ksp, k, dp, &ksp->reason, ksp->cnvP));
-    if (!ksp->reason && PetscIsInfOrNanScalar(s[PCGF_RZ])) ksp->reason = KSP_DIVERGED_NANORINF;
+    PetscCall(KSPPIPECGFUSEDTest_Private(ksp, k, s));
     if (ksp->reason > 0 && cg->replace_auto && !replaced) PetscCall(KSPPIPECGFUSEDAutoCheck_Private(ksp, Amat, &est, k, &replace));
     restart = replace;
     if (!ksp->reason) KSPPIPECGFUSEDBreakdown_Private(ksp, k, s);

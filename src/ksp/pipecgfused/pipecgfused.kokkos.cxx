@@ -28,16 +28,7 @@ struct _n_PCGFWork {
   DView<unsigned>                          done;
   Kokkos::View<PetscScalar *, PinnedSpace> hsums;
   DView<PetscScalar>                       xalt;
-#if defined(KOKKOS_ENABLE_CUDA)
-  cudaEvent_t ready[2] = {nullptr, nullptr}; /* the sums of slot k reached hsums */
-#endif
-  ~_n_PCGFWork()
-  {
-#if defined(KOKKOS_ENABLE_CUDA)
-    for (auto e : ready)
-      if (e) cudaEventDestroy(e);
-#endif
-  }
+  SlotEvents                               ready; /* the sums of slot k reached hsums */
 };
 
 /* Room for the partial sums of an Update and of SpMV-stage kernels with `teams` teams in all */
@@ -262,17 +253,17 @@ template <PCGFPC PC, KSPNormType Norm, bool Norms, bool Dev = false> static void
       });
 }
 
-template <PCGFPC PC, bool Norms> static void UpdateNorm(PCGFWork W, PetscScalar alpha, PetscScalar beta, KSPNormType normtype)
+template <PCGFPC PC, bool Norms, bool Dev = false> static void UpdateNorm(PCGFWork W, PetscScalar alpha, PetscScalar beta, KSPNormType normtype)
 {
   switch (normtype) {
   case KSP_NORM_PRECONDITIONED:
-    Update<PC, KSP_NORM_PRECONDITIONED, Norms>(W, alpha, beta);
+    Update<PC, KSP_NORM_PRECONDITIONED, Norms, Dev>(W, alpha, beta);
     break;
   case KSP_NORM_UNPRECONDITIONED:
-    Update<PC, KSP_NORM_UNPRECONDITIONED, Norms>(W, alpha, beta);
+    Update<PC, KSP_NORM_UNPRECONDITIONED, Norms, Dev>(W, alpha, beta);
     break;
   default: /* natural (from <r,z>) and none need no second sum */
-    Update<PC, KSP_NORM_NONE, Norms>(W, alpha, beta);
+    Update<PC, KSP_NORM_NONE, Norms, Dev>(W, alpha, beta);
   }
 }
 
@@ -334,17 +325,9 @@ template <bool Jacobi, bool Split, bool Final = false> static void SpMVDot(PCGFW
         });
         TeamSumStoreIn<2>(t, buf, acc, out);
         if (Final) { /* not constexpr: nvcc lambdas cannot first-capture inside one */
-          const int L    = t.league_size();
-          int       last = 0;
-          Kokkos::single(
-              Kokkos::PerTeam(t),
-              [&](int &l) {
-                Kokkos::memory_fence(); /* this team's partials are visible before it counts itself done */
-                l = Kokkos::atomic_fetch_add(&done(0), 1u) == (unsigned)L - 1;
-              },
-              last);
-          if (!last) return;
-          const volatile PetscScalar *v      = part.data(); /* other teams' stores: past this multiprocessor's L1 */
+          const int L = t.league_size();
+          if (!LastTeam(t, &done(0))) return;
+          const volatile PetscScalar *v      = part.data();
           PetscScalar                 tot[4] = {0, 0, 0, 0};
           for (int i = t.team_rank(); i < lu; i += t.team_size()) {
             tot[PCGF_RZ] += v[i];
@@ -638,10 +621,7 @@ PetscErrorCode PCGFWorkSetDeviceScalars(PCGFWork W)
     if (W->xalt.extent(0) != (size_t)W->n) W->xalt = DView<PetscScalar>("PipeCGFused::xalt", W->n);
     Kokkos::deep_copy(W->scal, PetscScalar(0));
   });
-#if defined(KOKKOS_ENABLE_CUDA)
-  for (auto &e : W->ready)
-    if (!e) PetscCheck(cudaEventCreateWithFlags(&e, cudaEventDisableTiming) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventCreate failed");
-#endif
+  PetscCall(W->ready.Create());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -650,19 +630,10 @@ PetscErrorCode PCGFUpdateDevice(PCGFWork W, KSPNormType normtype)
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PCGF_Update, 0, 0, 0, 0));
-  GSCallKokkos({
-    const bool j = W->pc == PCGF_PC_JACOBI;
-    switch (normtype) {
-    case KSP_NORM_PRECONDITIONED:
-      j ? Update<PCGF_PC_JACOBI, KSP_NORM_PRECONDITIONED, false, true>(W, 0, 0) : Update<PCGF_PC_NONE, KSP_NORM_PRECONDITIONED, false, true>(W, 0, 0);
-      break;
-    case KSP_NORM_UNPRECONDITIONED:
-      j ? Update<PCGF_PC_JACOBI, KSP_NORM_UNPRECONDITIONED, false, true>(W, 0, 0) : Update<PCGF_PC_NONE, KSP_NORM_UNPRECONDITIONED, false, true>(W, 0, 0);
-      break;
-    default:
-      j ? Update<PCGF_PC_JACOBI, KSP_NORM_NONE, false, true>(W, 0, 0) : Update<PCGF_PC_NONE, KSP_NORM_NONE, false, true>(W, 0, 0);
-    }
-  });
+  if (W->pc == PCGF_PC_JACOBI)
+    GSCallKokkos((UpdateNorm<PCGF_PC_JACOBI, false, true>(W, 0, 0, normtype)));
+  else
+    GSCallKokkos((UpdateNorm<PCGF_PC_NONE, false, true>(W, 0, 0, normtype)));
   std::swap(W->x, W->xalt);
   W->launches++;
   PetscCall(PetscLogFlops(10.0 * W->n));
@@ -690,9 +661,7 @@ PetscErrorCode PCGFSpMVDotFinal(PCGFWork W, GSDeviceMat A, PetscInt slot)
     GSCallKokkos(SpMVDot<true, false, true>(W, A->csr, A->shape, A->csr.rowptr, (int)slot));
   else
     GSCallKokkos(SpMVDot<false, false, true>(W, A->csr, A->shape, A->csr.rowptr, (int)slot));
-#if defined(KOKKOS_ENABLE_CUDA)
-  PetscCheck(cudaEventRecord(W->ready[slot], Exec().cuda_stream()) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventRecord failed");
-#endif
+  PetscCall(W->ready.Record(slot));
   W->ls = 0; /* nothing left for Reduce() */
   W->launches++;
   PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 5.0 * W->n));
@@ -705,11 +674,7 @@ PetscErrorCode PCGFReduceSlot(PCGFWork W, PetscInt slot, PetscScalar sums[])
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PCGF_Reduce, 0, 0, 0, 0));
-#if defined(KOKKOS_ENABLE_CUDA)
-  PetscCheck(cudaEventSynchronize(W->ready[slot]) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventSynchronize failed");
-#else
-  GSCallKokkos(Exec().fence());
-#endif
+  PetscCall(W->ready.Wait(slot));
   for (int k = 0; k < PCGF_NSUMS; k++) sums[k] = W->hsums(PCGF_NSUMS * slot + k);
   W->transfers++;
   PetscCall(PetscLogEventEnd(PCGF_Reduce, 0, 0, 0, 0));

@@ -32,14 +32,7 @@ struct _n_SGFWork {
   Kokkos::View<PetscScalar *, PinnedSpace> hxi; /* two slots of xi partials and record, so one copy can be in flight */
   int                                      tu = 1, lu = 1, np = CH;
   PetscInt                                 launches = 0, transfers = 0, copies = 0;
-#if defined(KOKKOS_ENABLE_CUDA)
-  cudaEvent_t done[2] = {nullptr, nullptr}; /* recorded after each slot's copy: the host waits for it alone */
-  ~_n_SGFWork()
-  {
-    for (auto &e : done)
-      if (e) cudaEventDestroy(e);
-  }
-#endif
+  SlotEvents                               done; /* recorded after each slot's copy: the host waits for it alone */
 };
 
 PetscErrorCode SGFWorkCreate(PetscInt n, PetscInt m, SGFPC pc, PetscInt bs, SGFWork *work)
@@ -71,9 +64,7 @@ PetscErrorCode SGFWorkCreate(PetscInt n, PetscInt m, SGFPC pc, PetscInt bs, SGFW
     W->hR    = Kokkos::View<PetscScalar *, PinnedSpace>("SGMRESF::hR", (size_t)(m + 1) * (m + 1));
   });
   PetscCall(SGFWorkSetTeams(W.get(), W->lu));
-#if defined(KOKKOS_ENABLE_CUDA)
-  for (auto &e : W->done) PetscCheck(cudaEventCreateWithFlags(&e, cudaEventDisableTiming) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventCreateWithFlags() failed");
-#endif
+  PetscCall(W->done.Create());
   *work = W.release();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -246,15 +237,7 @@ KOKKOS_INLINE_FUNCTION void SecondStage(const Member &t, const Scratch &buf, con
    each of its teams summing all partials again */
 KOKKOS_INLINE_FUNCTION void FinishPass(const Member &t, const Scratch &buf, const Scratch &H, const PetscScalar *p, int L, int cnt, PetscScalar *fin, unsigned *fdone)
 {
-  int last = 0;
-  Kokkos::single(
-      Kokkos::PerTeam(t),
-      [&](int &l) {
-        Kokkos::memory_fence(); /* this team's partials are visible before it counts itself done */
-        l = Kokkos::atomic_fetch_add(fdone, 1u) == (unsigned)t.league_size() - 1;
-      },
-      last);
-  if (!last) return;
+  if (!LastTeam(t, fdone)) return;
   SecondStage(t, buf, H, p, L, cnt, nullptr);
   Kokkos::single(Kokkos::PerTeam(t), [&]() {
     for (int c = 0; c < cnt; c++) fin[c] = H(c);
@@ -554,9 +537,7 @@ PetscErrorCode SGFReduceXiBegin(SGFWork W, PetscInt slot)
   PetscCheck(slot == 0 || slot == 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Slot %" PetscInt_FMT " of 2", slot);
   PetscCall(PetscLogEventBegin(SGF_Reduce, 0, 0, 0, 0));
   GSCallKokkos(Kokkos::deep_copy(Exec(), Kokkos::subview(W->hxi, std::make_pair(slot * len, slot * len + len)), Kokkos::subview(W->partials, std::make_pair(off, off + len))));
-#if defined(KOKKOS_ENABLE_CUDA)
-  PetscCheck(cudaEventRecord(W->done[slot], Exec().cuda_stream()) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventRecord() failed");
-#endif
+  PetscCall(W->done.Record(slot));
   W->transfers++;
   PetscCall(PetscLogEventEnd(SGF_Reduce, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -572,11 +553,7 @@ PetscErrorCode SGFReduceXiEnd(SGFWork W, PetscInt slot, PetscScalar *xi, PetscSc
   PetscFunctionBegin;
   PetscCheck(slot == 0 || slot == 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Slot %" PetscInt_FMT " of 2", slot);
   PetscCall(PetscLogEventBegin(SGF_Reduce, 0, 0, 0, 0));
-#if defined(KOKKOS_ENABLE_CUDA)
-  PetscCheck(cudaEventSynchronize(W->done[slot]) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventSynchronize() failed");
-#else
-  GSCallKokkos(Exec().fence());
-#endif
+  PetscCall(W->done.Wait(slot));
   *xi = 0;
   for (int i = 0; i < L; i++) *xi += h[i];
   for (int i = 0; i < SGF_NREC; i++) rec[i] = h[L + i];
