@@ -183,6 +183,16 @@ static PetscErrorCode KSPPIPEBCGSFConverged_Private(KSP ksp, PetscInt i, PetscSc
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The SpMVs and s of an iteration run ahead, its sums to slot `slot`: SpMVDot1, UpdateS, SpMVDot3Final */
+static PetscErrorCode KSPPIPEBCGSFLaunchAhead_Private(PBFWork work, GSDeviceMat dA, PetscInt slot)
+{
+  PetscFunctionBegin;
+  PetscCall(PBFSpMVDot1(work, dA));
+  PetscCall(PBFUpdateS(work, PETSC_FALSE, 0.0));
+  PetscCall(PBFSpMVDot3Final(work, dA, slot));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* One process, fused SpMVs, PCNONE or PCJACOBI: omega and beta stay on the device, so the next iteration's SpMVDot1,
    UpdateS and SpMVDot3 (which move neither x, r nor p) are queued before the host reads this iteration's sums and
    runs its monitors and tests while the device works; the Update follows once the host has accepted the iteration.
@@ -197,9 +207,7 @@ static PetscErrorCode KSPPIPEBCGSFSolveAhead_Private(KSP ksp, GSDeviceMat dA, Pe
   PetscFunctionBegin;
   PetscCall(PBFWorkSetDeviceScalars(bf->work));
   if (ksp->max_it > 0) {
-    PetscCall(PBFSpMVDot1(bf->work, dA));
-    PetscCall(PBFUpdateS(bf->work, PETSC_FALSE, 0.0));
-    PetscCall(PBFSpMVDot3Final(bf->work, dA, 0));
+    PetscCall(KSPPIPEBCGSFLaunchAhead_Private(bf->work, dA, 0));
     PetscCall(PBFUpdateDevice(bf->work));
   }
   for (i = 0;; i++) {
@@ -208,11 +216,7 @@ static PetscErrorCode KSPPIPEBCGSFSolveAhead_Private(KSP ksp, GSDeviceMat dA, Pe
       break;
     }
     PetscCall(PBFWorkGetCounts(bf->work, &l0, &t0, &c0));
-    if (i + 1 < ksp->max_it) {
-      PetscCall(PBFSpMVDot1(bf->work, dA));
-      PetscCall(PBFUpdateS(bf->work, PETSC_FALSE, 0.0));
-      PetscCall(PBFSpMVDot3Final(bf->work, dA, (i + 1) % 2));
-    }
+    if (i + 1 < ksp->max_it) PetscCall(KSPPIPEBCGSFLaunchAhead_Private(bf->work, dA, (i + 1) % 2));
     PetscCall(PBFReduceSlot(bf->work, i % 2, s));
     tested = PETSC_FALSE;
     if (KSPPIPEBCGSFCheck_Private(ksp, s)) { /* s = 0: the Update made x exact, r = 0 */
