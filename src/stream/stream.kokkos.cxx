@@ -482,9 +482,9 @@ template <bool Add> static void SubSpMV(const Exec &exec, const CSR &A, const La
         });
     return;
   }
-  Kokkos::parallel_for(
+  TeamFor(
       Add ? "GPUStream::StreamSpMVAdd" : "GPUStream::StreamSpMV", TeamPol(exec, s.league, s.team, s.vlen),
-      KOKKOS_LAMBDA(const Member &t) { ForEachRowProduct(t, A, x, [&](const PetscInt row, const PetscScalar sum) { Kokkos::single(Kokkos::PerThread(t), [&]() { y(off + row) = Add ? z(off + row) + sum : sum; }); }); });
+      KOKKOS_LAMBDA(const Member &t) { ForEachRowProduct(t, A, x, [&](const PetscInt row, const PetscScalar sum) { OneLane(t, [&]() { y(off + row) = Add ? z(off + row) + sum : sum; }); }); });
 }
 
 /* Runs kernel(csr, shape, first row) on every subdivision in order: the resident ones at once, the streamed ones

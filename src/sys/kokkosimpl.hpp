@@ -69,6 +69,71 @@ inline int MaxTeams(int threads_per_team)
   return c > 0 ? c : 1;
 }
 
+#if defined(KOKKOS_ENABLE_CUDA) && KOKKOS_VERSION < 40000
+/* Kokkos 3 gives every TeamPolicy kernel cudaFuncCachePreferShared (kokkos#2066; Kokkos 4 leaves the split to the
+   driver), which on an H200 keeps 228 KB of shared memory and about 23 KB of L1 per multiprocessor: the gathers of x
+   then hit L1 42% of the time against 62% for the same row loop as a range kernel, 276 against 208 us at 1e7 (ncu,
+   docs/performance.md). After Kokkos has set that (at the first launch, once) the kernel gets the shared memory its
+   resident teams need and L1 the rest. */
+template <class F> void TeamCarveout(const TeamPol &pol)
+{
+  using Driver     = Kokkos::Impl::ParallelFor<F, TeamPol, Kokkos::Cuda>;
+  using Func       = Kokkos::Impl::CudaParallelLaunchKernelFunc<Driver, TeamPol::launch_bounds, Kokkos::Impl::DeduceCudaLaunchMechanism<Driver>::launch_mechanism>;
+  static int shmem = -1; /* what the carveout was computed for */
+  const int  team = pol.team_size(), threads = team * pol.impl_vector_length();
+  const int  dyn = (int)(sizeof(double) * (team + 2) + pol.scratch_size(0, team)); /* as Kokkos 3 sizes it */
+  if (dyn == shmem) return;
+  const auto         func = Func::get_kernel_func();
+  cudaFuncAttributes attr;
+  int                dev, blocks = 0, smem = 0, reserved = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaFuncGetAttributes(&attr, func) != cudaSuccess || cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, func, threads, dyn) != cudaSuccess ||
+      cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess || cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev) != cudaSuccess || smem <= 0) {
+    (void)cudaGetLastError(); /* a hint only: without it the kernel runs as Kokkos launched it */
+    return;
+  }
+  const long need = (long)blocks * (dyn + (long)attr.sharedSizeBytes + reserved);
+  const int  pct  = (int)PetscMin(100, (100 * need + smem - 1) / smem);
+  if (cudaFuncSetCacheConfig(func, cudaFuncCachePreferNone) == cudaSuccess && cudaFuncSetAttribute(func, cudaFuncAttributePreferredSharedMemoryCarveout, pct) == cudaSuccess)
+    shmem = dyn;
+  else
+    (void)cudaGetLastError();
+}
+#endif
+
+/* Kokkos::parallel_for on a team policy, with the shared memory and L1 split above on Kokkos 3 with CUDA */
+template <class F> void TeamFor(const char *name, const TeamPol &pol, const F &f)
+{
+  Kokkos::parallel_for(name, pol, f);
+#if defined(KOKKOS_ENABLE_CUDA) && KOKKOS_VERSION < 40000
+  TeamCarveout<F>(pol);
+#endif
+}
+
+/* f() on vector lane 0 of this thread (OneLane) or on one thread of the team (OneThread). Kokkos 3's single(PerThread)
+   and single(PerTeam) end with a __syncwarp on a mask of the calling thread's lanes, which nvcc turns into a loop
+   over the 32 lanes (WARPSYNC.COLLECTIVE) in every warp, once per call: per row in the SpMV kernels, and 16-34% of
+   the stall samples of sgmresf's kernels at 1e5 (ncu). The kernels here never read what the one lane or thread
+   wrote before a team barrier or the end of the kernel, so they need no such sync. */
+template <class F> KOKKOS_INLINE_FUNCTION void OneLane(const Member &t, const F &f)
+{
+#if defined(__CUDA_ARCH__)
+  (void)t;
+  if (threadIdx.x == 0) f();
+#else
+  Kokkos::single(Kokkos::PerThread(t), f);
+#endif
+}
+
+template <class F> KOKKOS_INLINE_FUNCTION void OneThread(const Member &t, const F &f)
+{
+#if defined(__CUDA_ARCH__)
+  (void)t;
+  if (threadIdx.x == 0 && threadIdx.y == 0) f();
+#else
+  Kokkos::single(Kokkos::PerTeam(t), f);
+#endif
+}
+
 /* Calls f(i) for the indices in [0, n) this thread owns: consecutive threads take consecutive indices (coalesced),
    and the grid-stride loop lets a fixed number of teams cover any n */
 template <class F> KOKKOS_INLINE_FUNCTION void ForEachIndex(const Member &t, PetscInt n, const F &f)
@@ -108,13 +173,13 @@ template <int N> KOKKOS_INLINE_FUNCTION void TeamSumAllIn(const Member &t, const
     return;
   }
 #endif
-  Kokkos::single(Kokkos::PerThread(t), [&]() {
+  OneLane(t, [&]() {
     for (int k = 0; k < N; k++) s(k * T + tr) = a[k];
   });
   t.team_barrier();
   for (int h = T / 2; h > 0; h /= 2) {
     if (tr < h)
-      Kokkos::single(Kokkos::PerThread(t), [&]() {
+      OneLane(t, [&]() {
         for (int k = 0; k < N; k++) s(k * T + tr) += s(k * T + tr + h);
       });
     t.team_barrier();
@@ -138,6 +203,29 @@ KOKKOS_INLINE_FUNCTION bool LastTeam(const Member &t, unsigned *count)
   return last != 0;
 }
 
+/* a[k] += p[k * stride + l] for k < nk (nk <= N) and the l in [0, L) this thread owns (team_rank, + team_size, ...),
+   in that order. The last team of a kernel reads the other teams' partials through a volatile pointer (past its L1
+   cache); the loads of U l's (about eight values) are issued before their sums, so that they wait for L2 together:
+   more would cost registers in every team of the kernel, not only in the last. */
+template <int N, int U = (N <= 2 ? 4 : 1)> KOKKOS_INLINE_FUNCTION void AddPartials(const Member &t, const PetscScalar *p, size_t stride, int L, int nk, PetscScalar (&a)[N])
+{
+  const volatile PetscScalar *v = p;
+  const int                   T = t.team_size();
+  int                         l = t.team_rank();
+  for (; l + (U - 1) * T < L; l += U * T) {
+    PetscScalar q[U][N];
+    for (int u = 0; u < U; u++)
+      for (int k = 0; k < N; k++)
+        if (k < nk) q[u][k] = v[k * stride + l + u * T];
+    for (int u = 0; u < U; u++)
+      for (int k = 0; k < N; k++)
+        if (k < nk) a[k] += q[u][k];
+  }
+  for (; l < L; l += T)
+    for (int k = 0; k < N; k++)
+      if (k < nk) a[k] += v[k * stride + l];
+}
+
 /* TeamSumAllIn, then the team's sums stored at out[k * league_size + league_rank] */
 template <int N> KOKKOS_INLINE_FUNCTION void TeamSumStoreIn(const Member &t, const Scratch &s, const PetscScalar (&a)[N], PetscScalar *out)
 {
@@ -145,7 +233,7 @@ template <int N> KOKKOS_INLINE_FUNCTION void TeamSumStoreIn(const Member &t, con
   for (int k = 0; k < N; k++) b[k] = a[k];
   TeamSumAllIn<N>(t, s, b);
   if (t.team_rank() == 0)
-    Kokkos::single(Kokkos::PerThread(t), [&]() {
+    OneLane(t, [&]() {
       for (int k = 0; k < N; k++) out[k * t.league_size() + t.league_rank()] = b[k];
     });
 }

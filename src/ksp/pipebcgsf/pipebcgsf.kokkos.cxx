@@ -146,7 +146,7 @@ PetscErrorCode PBFRDot(PBFWork W)
   const PetscInt           n   = W->n;
 
   PetscFunctionBegin;
-  GSCallKokkos(Kokkos::parallel_for(
+  GSCallKokkos(TeamFor(
       "PipeBCGSF::RDot", Policy(W, 2), KOKKOS_LAMBDA(const Member &m) {
         PetscScalar acc[2] = {0, 0};
         ForEachIndex(m, n, [&](const PetscInt i) {
@@ -164,11 +164,11 @@ template <class G> static void SpMVDot1(PBFWork W, const CSR &A, const G g)
   const DView<PetscScalar> v = W->v, r0 = W->r0;
   PetscScalar *const       out = W->partials.data() + SLOT_A * (size_t)W->lu;
 
-  Kokkos::parallel_for(
+  TeamFor(
       "PipeBCGSF::SpMVDot1", SpMVPolicy(W, A, 1), KOKKOS_LAMBDA(const Member &m) {
         PetscScalar acc[1] = {0};
         ForEachRowProduct(m, A, g, [&](const PetscInt row, const PetscScalar vi) {
-          Kokkos::single(Kokkos::PerThread(m), [&]() { v(row) = vi; });
+          OneLane(m, [&]() { v(row) = vi; });
           acc[0] += vi * r0(row);
         });
         TeamSumStore<1>(m, acc, out);
@@ -229,7 +229,7 @@ PetscErrorCode PBFDot1(PBFWork W)
   const PetscInt           n   = W->n;
 
   PetscFunctionBegin;
-  GSCallKokkos(Kokkos::parallel_for(
+  GSCallKokkos(TeamFor(
       "PipeBCGSF::Dot1", Policy(W, 1), KOKKOS_LAMBDA(const Member &m) {
         PetscScalar acc[1] = {0};
         ForEachIndex(m, n, [&](const PetscInt i) { acc[0] += v(i) * r0(i); });
@@ -249,7 +249,7 @@ PetscErrorCode PBFUpdateS(PBFWork W, PetscBool given, PetscScalar alpha_given)
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PBF_Update, 0, 0, 0, 0));
-  GSCallKokkos(Kokkos::parallel_for(
+  GSCallKokkos(TeamFor(
       "PipeBCGSF::UpdateS", Policy(W, 3), KOKKOS_LAMBDA(const Member &m) {
         PetscScalar alpha = alpha_given;
         if (!given) { /* the second reduction stage of <r,r0*> and <v,r0*>, redundantly in every team */
@@ -287,12 +287,12 @@ template <class G, bool Final = false> static void SpMVDot3(PBFWork W, const CSR
   const int                                      L = W->lu, so = PBF_NSUMS * slot;
   PetscScalar *const                             out = W->partials.data() + SLOT_T * (size_t)W->lu;
 
-  Kokkos::parallel_for(
+  TeamFor(
       Final ? "PipeBCGSF::SpMVDot3Final" : "PipeBCGSF::SpMVDot3", SpMVPolicy(W, A, 3), KOKKOS_LAMBDA(const Member &m) {
         const Scratch buf(m.team_scratch(0), 3 * m.team_size());
         PetscScalar   acc[3] = {0, 0, 0};
         ForEachRowProduct(m, A, g, [&](const PetscInt row, const PetscScalar ti) {
-          Kokkos::single(Kokkos::PerThread(m), [&]() { t(row) = ti; });
+          OneLane(m, [&]() { t(row) = ti; });
           acc[0] += ti * s(row);
           acc[1] += ti * ti;
           acc[2] += ti * r0(row);
@@ -300,10 +300,8 @@ template <class G, bool Final = false> static void SpMVDot3(PBFWork W, const CSR
         TeamSumStoreIn<3>(m, buf, acc, out);
         if (Final) { /* not constexpr: nvcc lambdas cannot first-capture inside one */
           if (!LastTeam(m, &done(0))) return;
-          const volatile PetscScalar *v              = part.data();
-          PetscScalar                 tot[PBF_NSUMS] = {};
-          for (int i = m.team_rank(); i < L; i += m.team_size())
-            for (int k = 0; k < PBF_NSUMS; k++) tot[k] += v[k * L + i];
+          PetscScalar tot[PBF_NSUMS] = {};
+          AddPartials<PBF_NSUMS>(m, part.data(), L, L, PBF_NSUMS, tot);
           /* three sums at a time in the kernel's scratch: more scratch per team would shrink the L1 cache the SpMV's
              gathers use */
           for (int k0 = 0; k0 < PBF_NSUMS; k0 += 3) {
@@ -311,7 +309,7 @@ template <class G, bool Final = false> static void SpMVDot3(PBFWork W, const CSR
             TeamSumAllIn<3>(m, buf, a);
             for (int k = k0; k < k0 + 3 && k < PBF_NSUMS; k++) tot[k] = a[k - k0];
           }
-          Kokkos::single(Kokkos::PerTeam(m), [&]() {
+          OneThread(m, [&]() {
             bool finite = true;
             for (int k = 0; k < PBF_NSUMS; k++) {
               hs(so + k) = tot[k];
@@ -352,7 +350,7 @@ PetscErrorCode PBFDot3(PBFWork W)
   const PetscInt           n   = W->n;
 
   PetscFunctionBegin;
-  GSCallKokkos(Kokkos::parallel_for(
+  GSCallKokkos(TeamFor(
       "PipeBCGSF::Dot3", Policy(W, 3), KOKKOS_LAMBDA(const Member &m) {
         PetscScalar acc[3] = {0, 0, 0};
         ForEachIndex(m, n, [&](const PetscInt i) {
@@ -374,7 +372,7 @@ template <PBFPC PC, bool Dev = false> static void Update(PBFWork W, PetscScalar 
   PetscScalar *const       out = W->partials.data() + SLOT_R * (size_t)W->lu;
   const PetscInt           n   = W->n;
 
-  Kokkos::parallel_for(
+  TeamFor(
       Dev ? "PipeBCGSF::UpdateDev" : "PipeBCGSF::Update", Policy(W, 2), KOKKOS_LAMBDA(const Member &m) {
         if (Dev && sc(2) == 0) return;
         PetscScalar       acc[2] = {0, 0};
@@ -405,7 +403,7 @@ static void UpdateBlocks(PBFWork W, PetscScalar omega, PetscScalar beta)
   const int                bs  = W->bs;
   const PetscInt           nb  = W->n / bs;
 
-  Kokkos::parallel_for(
+  TeamFor(
       "PipeBCGSF::UpdateBlocks", Policy(W, 2), KOKKOS_LAMBDA(const Member &m) {
         PetscScalar       acc[2] = {0, 0};
         const PetscScalar alpha  = a(0);

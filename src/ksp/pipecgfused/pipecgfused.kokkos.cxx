@@ -184,7 +184,7 @@ template <KSPNormType Norm, bool Norms> static void UpdateBlocks(PCGFWork W, Pet
   const int                bs = W->bs, T = W->tu, L = W->lu;
   const PetscInt           nb = W->n / bs;
 
-  Kokkos::parallel_for(
+  TeamFor(
       "PipeCGFused::UpdateBlocks", TeamPol(L, T).set_scratch_size(0, Kokkos::PerTeam(NS * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[NS] = {};
         ForEachIndex(t, nb, [&](const PetscInt b) {
@@ -227,7 +227,7 @@ template <PCGFPC PC, KSPNormType Norm, bool Norms, bool Dev = false> static void
     UpdateBlocks<Norm, Norms>(W, alpha_, beta_);
     return;
   }
-  Kokkos::parallel_for(
+  TeamFor(
       Dev ? "PipeCGFused::UpdateDev" : "PipeCGFused::Update", TeamPol(L, T).set_scratch_size(0, Kokkos::PerTeam(NS * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         const PetscScalar alpha = Dev ? sc(0) : alpha_, beta = Dev ? sc(1) : beta_;
         PetscScalar       acc[NS] = {};
@@ -312,12 +312,12 @@ template <bool Jacobi, bool Split, bool Final = false> static void SpMVDot(PCGFW
   const int                                      lu = W->lu, nu = W->nu, so = PCGF_NSUMS * slot;
   PetscScalar *const                             out = W->partials.data() + (size_t)nu * lu;
 
-  Kokkos::parallel_for(
+  TeamFor(
       Split ? "PipeCGFused::SpMVDotInterior" : (Final ? "PipeCGFused::SpMVDotFinal" : "PipeCGFused::SpMVDot"), TeamPol(s.league, s.team, s.vlen).set_scratch_size(0, Kokkos::PerTeam(2 * s.team * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         const Scratch buf(t.team_scratch(0), 2 * t.team_size());
         PetscScalar   acc[2] = {0, 0};
         ForEachRowProduct(t, A, p, [&](const PetscInt row, const PetscScalar wi) {
-          Kokkos::single(Kokkos::PerThread(t), [&]() { w(row) = wi; });
+          OneLane(t, [&]() { w(row) = wi; });
           if (!Split || browptr(row + 1) == browptr(row)) {
             acc[0] += p(row) * wi;
             acc[1] += Jacobi ? wi * d(row) * wi : wi * wi;
@@ -327,25 +327,18 @@ template <bool Jacobi, bool Split, bool Final = false> static void SpMVDot(PCGFW
         if (Final) { /* not constexpr: nvcc lambdas cannot first-capture inside one */
           const int L = t.league_size();
           if (!LastTeam(t, &done(0))) return;
-          const volatile PetscScalar *v      = part.data();
-          PetscScalar                 tot[4] = {0, 0, 0, 0};
-          for (int i = t.team_rank(); i < lu; i += t.team_size()) {
-            tot[PCGF_RZ] += v[i];
-            tot[PCGF_NRM] += v[lu + i];
-          }
-          for (int i = t.team_rank(); i < L; i += t.team_size()) {
-            tot[PCGF_PW] += v[nu * lu + i];
-            tot[PCGF_WDW] += v[nu * lu + L + i];
-          }
-          /* two sums at a time in the kernel's scratch: more scratch per team would shrink the L1 cache of the gathers */
-          PetscScalar a[2] = {tot[0], tot[1]}, b[2] = {tot[2], tot[3]};
+          /* the Update's two sums, then this kernel's; two at a time in the kernel's scratch: more scratch per team
+             would shrink the L1 cache of the gathers */
+          PetscScalar a[2] = {0, 0}, b[2] = {0, 0}, tot[4];
+          AddPartials<2>(t, part.data(), lu, lu, 2, a);
+          AddPartials<2>(t, part.data() + (size_t)nu * lu, L, L, 2, b);
           TeamSumAllIn<2>(t, buf, a);
           TeamSumAllIn<2>(t, buf, b);
           tot[0] = a[0];
           tot[1] = a[1];
           tot[2] = b[0];
           tot[3] = b[1];
-          Kokkos::single(Kokkos::PerTeam(t), [&]() {
+          OneThread(t, [&]() {
             const PetscScalar alpha = tot[PCGF_PW] != 0 ? tot[PCGF_RZ] / tot[PCGF_PW] : 0;
             for (int k = 0; k < 4; k++) hs(so + k) = tot[k];
             sc(0)   = alpha; /* as the host loop computes them; a breakdown stops it before they are used */
@@ -365,7 +358,7 @@ template <bool Jacobi> static void OffDiagDot(PCGFWork W, const GSDeviceMat B, c
   const PetscInt           nb   = (PetscInt)rows.extent(0);
   PetscScalar *const       out  = W->partials.data() + (size_t)W->nu * W->lu + 2 * W->ls;
 
-  Kokkos::parallel_for(
+  TeamFor(
       "PipeCGFused::OffDiagDot", TeamPol(teams, W->tu).set_scratch_size(0, Kokkos::PerTeam(2 * W->tu * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[2] = {0, 0};
         ForEachIndex(t, nb, [&](const PetscInt k) {
@@ -388,12 +381,12 @@ static void SpMVDotBlocks(PCGFWork W, const CSR &A, const LaunchShape &s)
   PetscScalar *const       out = W->partials.data() + (size_t)W->nu * W->lu;
   const int                bs  = W->bs;
 
-  Kokkos::parallel_for(
+  TeamFor(
       "PipeCGFused::SpMVDotBlocks", TeamPol(s.league, s.team, s.vlen).set_scratch_size(0, Kokkos::PerTeam(2 * s.team * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[2] = {0, 0};
         ForEachBlockRowProduct<PCGF_MAX_BS>(t, A, p, bs, [&](const PetscInt b, const PetscScalar(&wb)[PCGF_MAX_BS]) {
           const PetscInt o = b * bs;
-          Kokkos::single(Kokkos::PerThread(t), [&]() {
+          OneLane(t, [&]() {
             for (int i = 0; i < bs; i++) w(o + i) = wb[i];
           });
           for (int i = 0; i < bs; i++) {
@@ -458,7 +451,7 @@ template <PCGFPC PC> static void Dot(PCGFWork W)
   const int                T = W->tu, L = W->lu, bs = W->bs;
 
   if constexpr (PC == PCGF_PC_PBJACOBI) {
-    Kokkos::parallel_for(
+    TeamFor(
         "PipeCGFused::DotBlocks", TeamPol(L, T).set_scratch_size(0, Kokkos::PerTeam(2 * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
           PetscScalar acc[2] = {0, 0};
           ForEachIndex(t, n / bs, [&](const PetscInt b) {
@@ -474,7 +467,7 @@ template <PCGFPC PC> static void Dot(PCGFWork W)
         });
     return;
   }
-  Kokkos::parallel_for(
+  TeamFor(
       "PipeCGFused::Dot", TeamPol(L, T).set_scratch_size(0, Kokkos::PerTeam(2 * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[2] = {0, 0};
         ForEachIndex(t, n, [&](const PetscInt i) {
@@ -508,7 +501,7 @@ template <PCGFPC PC, KSPNormType Norm> static void Sums(PCGFWork W)
   const int                bs  = W->bs;
 
   if constexpr (PC == PCGF_PC_PBJACOBI) {
-    Kokkos::parallel_for(
+    TeamFor(
         "PipeCGFused::SumsBlocks", TeamPol(W->lu, W->tu).set_scratch_size(0, Kokkos::PerTeam(2 * W->tu * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
           PetscScalar acc[2] = {0, 0};
           ForEachIndex(t, n / bs, [&](const PetscInt b) {
@@ -525,7 +518,7 @@ template <PCGFPC PC, KSPNormType Norm> static void Sums(PCGFWork W)
         });
     return;
   }
-  Kokkos::parallel_for(
+  TeamFor(
       "PipeCGFused::Sums", TeamPol(W->lu, W->tu).set_scratch_size(0, Kokkos::PerTeam(2 * W->tu * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[2] = {0, 0};
         ForEachIndex(t, n, [&](const PetscInt i) {
@@ -559,7 +552,7 @@ PetscErrorCode PCGFUpdateX(PCGFWork W, PetscScalar alpha)
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PCGF_Update, 0, 0, 0, 0));
-  GSCallKokkos(Kokkos::parallel_for(
+  GSCallKokkos(TeamFor(
       "PipeCGFused::UpdateX", TeamPol(W->lu, W->tu), KOKKOS_LAMBDA(const Member &t) { ForEachIndex(t, n, [&](const PetscInt i) { x(i) += alpha * p(i); }); }));
   W->launches++;
   PetscCall(PetscLogFlops(2.0 * W->n));
@@ -700,7 +693,7 @@ template <PCGFPC PC, KSPNormType Norm> static void OverlapUpdate(PCGFWork W, Pet
   const PetscInt           n   = W->n;
   const int                T = W->tu, L = W->lu;
 
-  Kokkos::parallel_for(
+  TeamFor(
       "PipeCGFused::OverlapUpdate", TeamPol(L, T).set_scratch_size(0, Kokkos::PerTeam(4 * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[4] = {0, 0, 0, 0};
         ForEachIndex(t, n, [&](const PetscInt i) {
@@ -723,7 +716,7 @@ template <PCGFPC PC, KSPNormType Norm> static void OverlapUpdate(PCGFWork W, Pet
         /* gamma and the norm where an Update puts <r,z> and the norm, delta where an SpMVDot puts <p,w> */
         TeamSumAll<4>(t, acc);
         if (t.team_rank() == 0)
-          Kokkos::single(Kokkos::PerThread(t), [&]() {
+          OneLane(t, [&]() {
             out[t.league_rank()]         = acc[0];
             out[L + t.league_rank()]     = acc[1];
             out[2 * L + t.league_rank()] = acc[2];

@@ -122,7 +122,7 @@ template <bool Jacobi, KSPNormType Norm> static void BlockUpdate(PCGFBlock B)
   const PetscInt           n = B->n, k = B->k;
   const int                L = B->lu, T = B->tu;
 
-  Kokkos::parallel_for(
+  TeamFor(
       "PipeCGFused::BlockUpdate", TeamPol(L * (int)B->nch, T).set_scratch_size(0, Kokkos::PerTeam(2 * KC * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[2 * KC] = {};
         ForEachBlockRow(t, n, k, L, [&](const PetscInt i, const PetscInt j0, const PetscInt nc) {
@@ -198,7 +198,7 @@ PetscErrorCode PCGFBlockSpMVDot(PCGFBlock B, GSDeviceMat A, GSDeviceMat O, GSHal
     PetscCall(GSStreamPlanMultBlockDevice(plan, k, p.data(), n, w.data(), n));
     GSCallKokkos(Kokkos::fence()); /* the product ran on the plan's instances */
   }
-  GSCallKokkos(Kokkos::parallel_for(
+  GSCallKokkos(TeamFor(
       "PipeCGFused::BlockDot", TeamPol(L * (int)B->nch, T).set_scratch_size(0, Kokkos::PerTeam(2 * KC * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[2 * KC] = {};
         ForEachBlockRow(t, n, k, L, [&](const PetscInt i, const PetscInt j0, const PetscInt nc) {

@@ -226,7 +226,7 @@ KOKKOS_INLINE_FUNCTION void SecondStage(const Member &t, const Scratch &buf, con
         for (int c = 0; c < nc; c++) a[c] += v[(size_t)(c0 + c) * L + l];
       TeamSumAllIn<CH>(t, buf, a);
     }
-    Kokkos::single(Kokkos::PerTeam(t), [&]() {
+    OneThread(t, [&]() {
       for (int c = 0; c < nc; c++) H(c0 + c) = a[c];
     });
   }
@@ -239,7 +239,7 @@ KOKKOS_INLINE_FUNCTION void FinishPass(const Member &t, const Scratch &buf, cons
 {
   if (!LastTeam(t, fdone)) return;
   SecondStage(t, buf, H, p, L, cnt, nullptr);
-  Kokkos::single(Kokkos::PerTeam(t), [&]() {
+  OneThread(t, [&]() {
     for (int c = 0; c < cnt; c++) fin[c] = H(c);
     *fdone = 0;
   });
@@ -255,7 +255,7 @@ template <SGFPC PC> static void SpMVDot(SGFWork W, const CSR &A, int k, PetscSca
   const PetscInt  n     = W->n;
   const int       L = W->lu, np = W->np;
 
-  Kokkos::parallel_for(
+  TeamFor(
       "SGMRESF::SpMVDot", Policy(W), KOKKOS_LAMBDA(const Member &t) {
         const Scratch buf(t.team_scratch(0), CH * t.team_size()), H(t.team_scratch(0), np);
         PetscScalar   acc[CH] = {};
@@ -304,7 +304,7 @@ PetscErrorCode SGFDot(SGFWork W, PetscInt k)
   PetscFunctionBegin;
   PetscCheck(k >= 1 && k <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Iteration %" PetscInt_FMT " of a cycle of %" PetscInt_FMT, k, W->m);
   PetscCall(PetscLogEventBegin(SGF_SpMVDot, 0, 0, 0, 0));
-  GSCallKokkos(Kokkos::parallel_for(
+  GSCallKokkos(TeamFor(
       "SGMRESF::Dot", Policy(W), KOKKOS_LAMBDA(const Member &t) {
         const Scratch buf(t.team_scratch(0), CH * t.team_size()), H(t.team_scratch(0), np);
         for (int c0 = 0; c0 < kk; c0 += CH) DotChunk(t, buf, V, kk, c0, n, out + (size_t)c0 * L);
@@ -334,7 +334,7 @@ PetscErrorCode SGFOrthogonalize(SGFWork W, PetscInt k, SGFRefine refine, PetscBo
   PetscCheck(k >= 2 && k <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Orthogonalization in iteration %" PetscInt_FMT " of a cycle of %" PetscInt_FMT, k, W->m);
   PetscCheck(!given || refine != SGF_REFINE_IFNEEDED, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Given sums come with the refinement decided");
   PetscCall(PetscLogEventBegin(SGF_Update, 0, 0, 0, 0));
-  GSCallKokkos(Kokkos::parallel_for(
+  GSCallKokkos(TeamFor(
       "SGMRESF::Orthogonalize", Policy(W), KOKKOS_LAMBDA(const Member &t) {
         const Scratch buf(t.team_scratch(0), CH * t.team_size()), H(t.team_scratch(0), np);
         SecondStage(t, buf, H, p1, L, kk, g);
@@ -342,7 +342,7 @@ PetscErrorCode SGFOrthogonalize(SGFWork W, PetscInt k, SGFRefine refine, PetscBo
         for (int j = 1; j < kk; j++) hh += H(j) * H(j);
         const bool ref = refine == SGF_REFINE_ALWAYS || (refine == SGF_REFINE_IFNEEDED && SGF_REFINE_NEEDED(H(0), hh));
         if (t.league_rank() == 0)
-          Kokkos::single(Kokkos::PerTeam(t), [&]() {
+          OneThread(t, [&]() {
             for (int j = 1; j < kk; j++) R(j + (size_t)kk * ld) = H(j);
             rec[SGF_REC_REFINED] = ref ? 1 : 0;
             rec[SGF_REC_WW]      = H(0);
@@ -382,7 +382,7 @@ PetscErrorCode SGFNormalize(SGFWork W, PetscInt k, PetscBool given)
   PetscFunctionBegin;
   PetscCheck(k >= 1 && k <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Iteration %" PetscInt_FMT " of a cycle of %" PetscInt_FMT, k, W->m);
   PetscCall(PetscLogEventBegin(SGF_Update, 0, 0, 0, 0));
-  GSCallKokkos(Kokkos::parallel_for(
+  GSCallKokkos(TeamFor(
       "SGMRESF::Normalize", Policy(W), KOKKOS_LAMBDA(const Member &t) {
         const Scratch buf(t.team_scratch(0), CH * t.team_size()), H(t.team_scratch(0), np);
         const bool    ref = kk > 1 && rec[SGF_REC_REFINED] != 0;
@@ -392,7 +392,7 @@ PetscErrorCode SGFNormalize(SGFWork W, PetscInt k, PetscBool given)
           for (int j = 1; j < kk; j++) nrm2 -= H(j) * H(j);
         const PetscScalar rkk = nrm2 >= 0 ? sqrt(nrm2) : (nrm2 < 0 ? 0 : nrm2), inv = rkk > 0 ? 1 / rkk : 0;
         if (t.league_rank() == 0)
-          Kokkos::single(Kokkos::PerTeam(t), [&]() {
+          OneThread(t, [&]() {
             if (ref)
               for (int j = 1; j < kk; j++) R(j + (size_t)kk * ld) += H(j);
             R(kk + (size_t)kk * ld) = rkk;
@@ -431,7 +431,7 @@ PetscErrorCode SGFResidual(SGFWork W, GSDeviceMat A)
   PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
   PetscCheck(W->pc != SGF_PC_APPLY, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "The solution lives on the host with a PC applied there");
   PetscCall(PetscLogEventBegin(SGF_SpMVDot, 0, 0, 0, 0));
-  GSCallKokkos(Kokkos::parallel_for(
+  GSCallKokkos(TeamFor(
       "SGMRESF::Residual", Policy(W), KOKKOS_LAMBDA(const Member &t) {
         const Scratch buf(t.team_scratch(0), CH * t.team_size());
         PetscScalar   acc[1] = {0};
@@ -455,7 +455,7 @@ template <SGFPC PC> static void UpdateSolution(SGFWork W, int kk, bool tou)
   const PetscScalar *const c = W->given.data();
   const PetscInt           n = W->n;
 
-  Kokkos::parallel_for(
+  TeamFor(
       "SGMRESF::UpdateSolution", Policy(W), KOKKOS_LAMBDA(const Member &t) {
         ForEachIndex(t, n, [&](const PetscInt i) {
           PetscScalar ui = 0;
@@ -474,7 +474,7 @@ static void AddBlocks(SGFWork W)
   const DView<PetscScalar> x = W->x, d = W->dinv, u = W->u;
   const PetscInt           n = W->n, bs = W->bs;
 
-  Kokkos::parallel_for(
+  TeamFor(
       "SGMRESF::AddBlocks", Policy(W), KOKKOS_LAMBDA(const Member &t) {
         ForEachIndex(t, n, [&](const PetscInt i) {
           const PetscInt b0 = i - i % bs;

@@ -72,9 +72,9 @@ template <bool Add, class XView> void SpMV(const CSR &A, const LaunchShape &s, c
         });
     return;
   }
-  Kokkos::parallel_for(
+  TeamFor(
       Add ? "GPUStream::SpMVAdd" : "GPUStream::SpMV", TeamPol(s.league, s.team, s.vlen),
-      KOKKOS_LAMBDA(const Member &t) { ForEachRowProduct(t, A, x, [&](const PetscInt row, const PetscScalar sum) { Kokkos::single(Kokkos::PerThread(t), [&]() { y(row) = Add ? z(row) + sum : sum; }); }); });
+      KOKKOS_LAMBDA(const Member &t) { ForEachRowProduct(t, A, x, [&](const PetscInt row, const PetscScalar sum) { OneLane(t, [&]() { y(row) = Add ? z(row) + sum : sum; }); }); });
 }
 
 /* Y(off + row, c0 + q) = (A X)(row, c0 + q) (+ Y when Add) for q < KB: one pass over the row, KB sums in registers */
