@@ -190,8 +190,8 @@ int main(int argc, char **argv)
       });
       std::printf("kokkos_copy,%d,1,-,-,%.2f,%.1f\n", (int)n, us, 2 * vecb / us * 1e-3);
     }
-    const int sms = MaxTeams(256) / 8; /* multiprocessors, at 2048 threads each */
-    for (int team : OnDevice() ? std::vector<int>{128, 256, 512, 1024} : std::vector<int>{})
+    const int sms = MaxTeams(256) / 8;                                            /* multiprocessors, at 2048 threads each */
+    for (int team : OnDevice() ? std::vector<int>{128, 256} : std::vector<int>{}) /* the fused kernels' launch bound is 256 */
       for (int per : {1, 2, 4, 8, 16, 0}) {
         const int league = per ? std::max(1, sms * per * 256 / team) : (int)((n + team - 1) / team);
         PetscCall(PCGFWorkSetLaunchShape(W, team, league));
@@ -199,7 +199,7 @@ int main(int argc, char **argv)
         std::printf("update,%d,1,%d,%d,%.2f,%.1f\n", (int)n, team, league, us, 7 * vecb / us * 1e-3);
       }
     for (int vlen : OnDevice() ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{})
-      for (int threads : {128, 256, 512})
+      for (int threads : {128, 256})
         for (int per : {1, 2, 4, 8, 16, 0}) {
           const int team = threads / vlen, league = per ? std::max(1, sms * per * 256 / threads) : (int)((n + team - 1) / team);
           PetscCall(GSDeviceMatSetLaunchShape(A, vlen, team, league));

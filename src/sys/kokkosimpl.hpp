@@ -3,6 +3,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -69,16 +70,51 @@ inline int MaxTeams(int threads_per_team)
   return c > 0 ? c : 1;
 }
 
+/* Solver kernels whose teams loop over the rows are compiled for B teams of 256 threads on each multiprocessor
+   (launch bounds: at most 65536 / (256 B) registers a thread) and launched with at most B teams per multiprocessor
+   (WaveTeams), so that all their teams run in one wave: launched with MaxTeams() teams, pipecgfused's took 1.33 waves
+   (40 registers) and 2 waves (56) on an H200, 8% slower at 1e7 rows (docs/performance.md) */
+template <int B> using WavePol = Kokkos::TeamPolicy<Exec, LightWeight, Kokkos::LaunchBounds<256, B>>;
+
+/* The most teams of a WavePol<B> kernel: B per multiprocessor (MaxTeams() on other backends) */
+inline int WaveTeams(int threads_per_team, int B)
+{
+#if defined(KOKKOS_ENABLE_CUDA)
+  static int sms = 0;
+  if (!sms) {
+    int dev;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+      (void)cudaGetLastError();
+      sms = -1;
+    }
+  }
+  if (sms > 0) return std::max(1, std::min(MaxTeams(threads_per_team), sms * B * 256 / threads_per_team));
+#else
+  (void)B;
+#endif
+  return MaxTeams(threads_per_team);
+}
+
+/* pipecgfused's and pipebcgsf's kernels (at most 48 registers): 5 teams per multiprocessor beat 4, 6 and 8 on an
+   H200 at 4e6 and 1e7 rows */
+constexpr int FusedTeamsPerSM = 5;
+using FusedPol                = WavePol<FusedTeamsPerSM>;
+
+inline int FusedTeams(int threads_per_team)
+{
+  return WaveTeams(threads_per_team, FusedTeamsPerSM);
+}
+
 #if defined(KOKKOS_ENABLE_CUDA) && KOKKOS_VERSION < 40000
 /* Kokkos 3 gives every TeamPolicy kernel cudaFuncCachePreferShared (kokkos#2066; Kokkos 4 leaves the split to the
    driver), which on an H200 keeps 228 KB of shared memory and about 23 KB of L1 per multiprocessor: the gathers of x
    then hit L1 42% of the time against 62% for the same row loop as a range kernel, 276 against 208 us at 1e7 (ncu,
    docs/performance.md). After Kokkos has set that (at the first launch, once) the kernel gets the shared memory its
    resident teams need and L1 the rest. */
-template <class F> void TeamCarveout(const TeamPol &pol)
+template <class F, class Pol> void TeamCarveout(const Pol &pol)
 {
-  using Driver     = Kokkos::Impl::ParallelFor<F, TeamPol, Kokkos::Cuda>;
-  using Func       = Kokkos::Impl::CudaParallelLaunchKernelFunc<Driver, TeamPol::launch_bounds, Kokkos::Impl::DeduceCudaLaunchMechanism<Driver>::launch_mechanism>;
+  using Driver     = Kokkos::Impl::ParallelFor<F, Pol, Kokkos::Cuda>;
+  using Func       = Kokkos::Impl::CudaParallelLaunchKernelFunc<Driver, typename Pol::launch_bounds, Kokkos::Impl::DeduceCudaLaunchMechanism<Driver>::launch_mechanism>;
   static int shmem = -1; /* what the carveout was computed for */
   const int  team = pol.team_size(), threads = team * pol.impl_vector_length();
   const int  dyn = (int)(sizeof(double) * (team + 2) + pol.scratch_size(0, team)); /* as Kokkos 3 sizes it */
@@ -101,11 +137,11 @@ template <class F> void TeamCarveout(const TeamPol &pol)
 #endif
 
 /* Kokkos::parallel_for on a team policy, with the shared memory and L1 split above on Kokkos 3 with CUDA */
-template <class F> void TeamFor(const char *name, const TeamPol &pol, const F &f)
+template <class F, class Pol> void TeamFor(const char *name, const Pol &pol, const F &f)
 {
   Kokkos::parallel_for(name, pol, f);
 #if defined(KOKKOS_ENABLE_CUDA) && KOKKOS_VERSION < 40000
-  TeamCarveout<F>(pol);
+  TeamCarveout<F, Pol>(pol);
 #endif
 }
 

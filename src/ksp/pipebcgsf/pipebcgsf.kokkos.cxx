@@ -41,7 +41,7 @@ PetscErrorCode PBFWorkCreate(PetscInt n, PBFPC pc, PBFWork *work)
   W->pc            = pc;
   W->tu            = TeamThreads();
   const PetscInt t = (n + W->tu - 1) / W->tu;
-  W->lu            = (int)PetscMax(1, PetscMin(t, (PetscInt)MaxTeams(W->tu)));
+  W->lu            = (int)PetscMax(1, PetscMin(t, (PetscInt)FusedTeams(W->tu)));
   GSCallKokkos({
     for (auto v : {&W->x, &W->r, &W->r0, &W->p, &W->v, &W->s, &W->t}) *v = DView<PetscScalar>("PipeBCGSF::vec", n);
     W->dinv      = DView<PetscScalar>("PipeBCGSF::dinv", pc == PBF_PC_JACOBI ? n : 0);
@@ -104,17 +104,17 @@ PetscErrorCode PBFWorkGetCounts(PBFWork W, PetscInt *launches, PetscInt *transfe
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static TeamPol Policy(PBFWork W, int nsums)
+static FusedPol Policy(PBFWork W, int nsums)
 {
-  return TeamPol(W->lu, W->tu).set_scratch_size(0, Kokkos::PerTeam((size_t)nsums * W->tu * sizeof(PetscScalar)));
+  return FusedPol(W->lu, W->tu).set_scratch_size(0, Kokkos::PerTeam((size_t)nsums * W->tu * sizeof(PetscScalar)));
 }
 
 /* The SpMV kernels: the same teams (so the same partial-sum slots), each thread split into the matrix's lanes per row
    (a warp per row for long rows) */
-static TeamPol SpMVPolicy(PBFWork W, const CSR &A, int nsums)
+static FusedPol SpMVPolicy(PBFWork W, const CSR &A, int nsums)
 {
   const int lanes = PetscMin(A.lanes, W->tu);
-  return TeamPol(W->lu, W->tu / lanes, lanes).set_scratch_size(0, Kokkos::PerTeam((size_t)nsums * W->tu * sizeof(PetscScalar)));
+  return FusedPol(W->lu, W->tu / lanes, lanes).set_scratch_size(0, Kokkos::PerTeam((size_t)nsums * W->tu * sizeof(PetscScalar)));
 }
 
 /* M^{-1} applied to the gathered vector inside the SpMV: Jacobi scales each gathered entry */

@@ -56,7 +56,7 @@ PetscErrorCode PCGFWorkCreate(PetscInt n, PCGFPC pc, PCGFWork *work)
   W->pc            = pc;
   W->tu            = TeamThreads();
   const PetscInt t = (n + W->tu - 1) / W->tu;
-  W->lu            = (int)PetscMax(1, PetscMin(t, (PetscInt)MaxTeams(W->tu)));
+  W->lu            = (int)PetscMax(1, PetscMin(t, (PetscInt)FusedTeams(W->tu)));
   GSCallKokkos({
     W->x    = DView<PetscScalar>("PipeCGFused::x", n);
     W->r    = DView<PetscScalar>("PipeCGFused::r", n);
@@ -75,7 +75,8 @@ PetscErrorCode PCGFWorkCreate(PetscInt n, PCGFPC pc, PCGFWork *work)
 PetscErrorCode PCGFWorkSetLaunchShape(PCGFWork W, PetscInt team, PetscInt league)
 {
   PetscFunctionBegin;
-  PetscCheck(team > 0 && !(team & (team - 1)) && team <= 1024 && (OnDevice() || team == 1), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Team size %" PetscInt_FMT " must be a power of two up to 1024 (1 on host backends)", team);
+  PetscCheck(team > 0 && !(team & (team - 1)) && team <= 256 && (OnDevice() || team == 1), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
+             "Team size %" PetscInt_FMT " must be a power of two up to 256, the fused kernels' launch bound (1 on host backends)", team);
   PetscCheck(league > 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "League size %" PetscInt_FMT " must be positive", league);
   W->tu = (int)team;
   W->lu = (int)league;
@@ -185,7 +186,7 @@ template <KSPNormType Norm, bool Norms> static void UpdateBlocks(PCGFWork W, Pet
   const PetscInt           nb = W->n / bs;
 
   TeamFor(
-      "PipeCGFused::UpdateBlocks", TeamPol(L, T).set_scratch_size(0, Kokkos::PerTeam(NS * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+      "PipeCGFused::UpdateBlocks", FusedPol(L, T).set_scratch_size(0, Kokkos::PerTeam(NS * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[NS] = {};
         ForEachIndex(t, nb, [&](const PetscInt b) {
           const PetscInt o = b * bs;
@@ -228,7 +229,7 @@ template <PCGFPC PC, KSPNormType Norm, bool Norms, bool Dev = false> static void
     return;
   }
   TeamFor(
-      Dev ? "PipeCGFused::UpdateDev" : "PipeCGFused::Update", TeamPol(L, T).set_scratch_size(0, Kokkos::PerTeam(NS * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+      Dev ? "PipeCGFused::UpdateDev" : "PipeCGFused::Update", FusedPol(L, T).set_scratch_size(0, Kokkos::PerTeam(NS * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         const PetscScalar alpha = Dev ? sc(0) : alpha_, beta = Dev ? sc(1) : beta_;
         PetscScalar       acc[NS] = {};
         ForEachIndex(t, n, [&](const PetscInt i) {
@@ -313,7 +314,7 @@ template <bool Jacobi, bool Split, bool Final = false> static void SpMVDot(PCGFW
   PetscScalar *const                             out = W->partials.data() + (size_t)nu * lu;
 
   TeamFor(
-      Split ? "PipeCGFused::SpMVDotInterior" : (Final ? "PipeCGFused::SpMVDotFinal" : "PipeCGFused::SpMVDot"), TeamPol(s.league, s.team, s.vlen).set_scratch_size(0, Kokkos::PerTeam(2 * s.team * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+      Split ? "PipeCGFused::SpMVDotInterior" : (Final ? "PipeCGFused::SpMVDotFinal" : "PipeCGFused::SpMVDot"), FusedPol(s.league, s.team, s.vlen).set_scratch_size(0, Kokkos::PerTeam(2 * s.team * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         const Scratch buf(t.team_scratch(0), 2 * t.team_size());
         PetscScalar   acc[2] = {0, 0};
         ForEachRowProduct(t, A, p, [&](const PetscInt row, const PetscScalar wi) {
@@ -359,7 +360,7 @@ template <bool Jacobi> static void OffDiagDot(PCGFWork W, const GSDeviceMat B, c
   PetscScalar *const       out  = W->partials.data() + (size_t)W->nu * W->lu + 2 * W->ls;
 
   TeamFor(
-      "PipeCGFused::OffDiagDot", TeamPol(teams, W->tu).set_scratch_size(0, Kokkos::PerTeam(2 * W->tu * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+      "PipeCGFused::OffDiagDot", FusedPol(teams, W->tu).set_scratch_size(0, Kokkos::PerTeam(2 * W->tu * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[2] = {0, 0};
         ForEachIndex(t, nb, [&](const PetscInt k) {
           const PetscInt row = rows(k);
@@ -382,7 +383,7 @@ static void SpMVDotBlocks(PCGFWork W, const CSR &A, const LaunchShape &s)
   const int                bs  = W->bs;
 
   TeamFor(
-      "PipeCGFused::SpMVDotBlocks", TeamPol(s.league, s.team, s.vlen).set_scratch_size(0, Kokkos::PerTeam(2 * s.team * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+      "PipeCGFused::SpMVDotBlocks", FusedPol(s.league, s.team, s.vlen).set_scratch_size(0, Kokkos::PerTeam(2 * s.team * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[2] = {0, 0};
         ForEachBlockRowProduct<PCGF_MAX_BS>(t, A, p, bs, [&](const PetscInt b, const PetscScalar(&wb)[PCGF_MAX_BS]) {
           const PetscInt o = b * bs;
@@ -402,32 +403,34 @@ static void SpMVDotBlocks(PCGFWork W, const CSR &A, const LaunchShape &s)
 
 PetscErrorCode PCGFSpMVDot(PCGFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H)
 {
+  const LaunchShape s = FusedShape(A->shape);
+
   PetscFunctionBegin;
   PetscCheck(A->csr.m == W->n && A->csr.n == W->n && (!H || B->csr.m == W->n), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
   PetscCall(PetscLogEventBegin(PCGF_SpMVDot, 0, 0, 0, 0));
   PetscCheck(W->pc != PCGF_PC_PBJACOBI || !H, PETSC_COMM_SELF, PETSC_ERR_SUP, "Point-block Jacobi is fused on one process only");
   if (!H) {
-    GSCallKokkos(EnsurePartials(W, A->shape.league));
+    GSCallKokkos(EnsurePartials(W, s.league));
     if (W->pc == PCGF_PC_PBJACOBI)
-      GSCallKokkos(SpMVDotBlocks(W, A->csr, A->shape));
+      GSCallKokkos(SpMVDotBlocks(W, A->csr, s));
     else if (W->dinv.extent(0))
-      GSCallKokkos(SpMVDot<true, false>(W, A->csr, A->shape, A->csr.rowptr));
+      GSCallKokkos(SpMVDot<true, false>(W, A->csr, s, A->csr.rowptr));
     else
-      GSCallKokkos(SpMVDot<false, false>(W, A->csr, A->shape, A->csr.rowptr));
-    W->ls = A->shape.league;
+      GSCallKokkos(SpMVDot<false, false>(W, A->csr, s, A->csr.rowptr));
+    W->ls = s.league;
     W->launches++;
   } else { /* the diagonal block runs while the ghost values travel; then only the rows that need them */
     const PetscInt nb    = (PetscInt)B->nzrows.extent(0);
-    const int      teams = (int)PetscMin((nb + W->tu - 1) / W->tu, (PetscInt)MaxTeams(W->tu));
+    const int      teams = (int)PetscMin((nb + W->tu - 1) / W->tu, (PetscInt)FusedTeams(W->tu));
     PetscInt       gathers;
 
     PetscCall(HaloBegin(H, W->p, &gathers));
-    GSCallKokkos(EnsurePartials(W, A->shape.league + teams));
+    GSCallKokkos(EnsurePartials(W, s.league + teams));
     if (W->dinv.extent(0))
-      GSCallKokkos(SpMVDot<true, true>(W, A->csr, A->shape, B->csr.rowptr));
+      GSCallKokkos(SpMVDot<true, true>(W, A->csr, s, B->csr.rowptr));
     else
-      GSCallKokkos(SpMVDot<false, true>(W, A->csr, A->shape, B->csr.rowptr));
-    W->ls = A->shape.league;
+      GSCallKokkos(SpMVDot<false, true>(W, A->csr, s, B->csr.rowptr));
+    W->ls = s.league;
     PetscCall(HaloEnd(H));
     if (teams) {
       if (W->dinv.extent(0))
@@ -452,7 +455,7 @@ template <PCGFPC PC> static void Dot(PCGFWork W)
 
   if constexpr (PC == PCGF_PC_PBJACOBI) {
     TeamFor(
-        "PipeCGFused::DotBlocks", TeamPol(L, T).set_scratch_size(0, Kokkos::PerTeam(2 * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+        "PipeCGFused::DotBlocks", FusedPol(L, T).set_scratch_size(0, Kokkos::PerTeam(2 * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
           PetscScalar acc[2] = {0, 0};
           ForEachIndex(t, n / bs, [&](const PetscInt b) {
             const PetscInt o = b * bs;
@@ -468,7 +471,7 @@ template <PCGFPC PC> static void Dot(PCGFWork W)
     return;
   }
   TeamFor(
-      "PipeCGFused::Dot", TeamPol(L, T).set_scratch_size(0, Kokkos::PerTeam(2 * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+      "PipeCGFused::Dot", FusedPol(L, T).set_scratch_size(0, Kokkos::PerTeam(2 * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[2] = {0, 0};
         ForEachIndex(t, n, [&](const PetscInt i) {
           const PetscScalar wi = w(i);
@@ -502,7 +505,7 @@ template <PCGFPC PC, KSPNormType Norm> static void Sums(PCGFWork W)
 
   if constexpr (PC == PCGF_PC_PBJACOBI) {
     TeamFor(
-        "PipeCGFused::SumsBlocks", TeamPol(W->lu, W->tu).set_scratch_size(0, Kokkos::PerTeam(2 * W->tu * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+        "PipeCGFused::SumsBlocks", FusedPol(W->lu, W->tu).set_scratch_size(0, Kokkos::PerTeam(2 * W->tu * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
           PetscScalar acc[2] = {0, 0};
           ForEachIndex(t, n / bs, [&](const PetscInt b) {
             const PetscInt o = b * bs;
@@ -519,7 +522,7 @@ template <PCGFPC PC, KSPNormType Norm> static void Sums(PCGFWork W)
     return;
   }
   TeamFor(
-      "PipeCGFused::Sums", TeamPol(W->lu, W->tu).set_scratch_size(0, Kokkos::PerTeam(2 * W->tu * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+      "PipeCGFused::Sums", FusedPol(W->lu, W->tu).set_scratch_size(0, Kokkos::PerTeam(2 * W->tu * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[2] = {0, 0};
         ForEachIndex(t, n, [&](const PetscInt i) {
           const PetscScalar ri = r(i), zi = PC == PCGF_PC_JACOBI ? d(i) * ri : (PC == PCGF_PC_APPLY ? z(i) : ri);
@@ -553,7 +556,7 @@ PetscErrorCode PCGFUpdateX(PCGFWork W, PetscScalar alpha)
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PCGF_Update, 0, 0, 0, 0));
   GSCallKokkos(TeamFor(
-      "PipeCGFused::UpdateX", TeamPol(W->lu, W->tu), KOKKOS_LAMBDA(const Member &t) { ForEachIndex(t, n, [&](const PetscInt i) { x(i) += alpha * p(i); }); }));
+      "PipeCGFused::UpdateX", FusedPol(W->lu, W->tu), KOKKOS_LAMBDA(const Member &t) { ForEachIndex(t, n, [&](const PetscInt i) { x(i) += alpha * p(i); }); }));
   W->launches++;
   PetscCall(PetscLogFlops(2.0 * W->n));
   PetscCall(PetscLogEventEnd(PCGF_Update, 0, 0, 0, 0));
@@ -645,15 +648,17 @@ PetscErrorCode PCGFWorkRevertX(PCGFWork W)
 /* SpMVDot (one process) whose last team finishes the iteration's sums into slot 0 or 1 and the next alpha, beta */
 PetscErrorCode PCGFSpMVDotFinal(PCGFWork W, GSDeviceMat A, PetscInt slot)
 {
+  const LaunchShape s = FusedShape(A->shape);
+
   PetscFunctionBegin;
   PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
   PetscCheck(W->scal.data() && (slot == 0 || slot == 1), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Call PCGFWorkSetDeviceScalars() first; slot %" PetscInt_FMT " must be 0 or 1", slot);
   PetscCall(PetscLogEventBegin(PCGF_SpMVDot, 0, 0, 0, 0));
-  GSCallKokkos(EnsurePartials(W, A->shape.league));
+  GSCallKokkos(EnsurePartials(W, s.league));
   if (W->dinv.extent(0))
-    GSCallKokkos(SpMVDot<true, false, true>(W, A->csr, A->shape, A->csr.rowptr, (int)slot));
+    GSCallKokkos(SpMVDot<true, false, true>(W, A->csr, s, A->csr.rowptr, (int)slot));
   else
-    GSCallKokkos(SpMVDot<false, false, true>(W, A->csr, A->shape, A->csr.rowptr, (int)slot));
+    GSCallKokkos(SpMVDot<false, false, true>(W, A->csr, s, A->csr.rowptr, (int)slot));
   PetscCall(W->ready.Record(slot));
   W->ls = 0; /* nothing left for Reduce() */
   W->launches++;
@@ -694,7 +699,7 @@ template <PCGFPC PC, KSPNormType Norm> static void OverlapUpdate(PCGFWork W, Pet
   const int                T = W->tu, L = W->lu;
 
   TeamFor(
-      "PipeCGFused::OverlapUpdate", TeamPol(L, T).set_scratch_size(0, Kokkos::PerTeam(4 * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+      "PipeCGFused::OverlapUpdate", FusedPol(L, T).set_scratch_size(0, Kokkos::PerTeam(4 * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[4] = {0, 0, 0, 0};
         ForEachIndex(t, n, [&](const PetscInt i) {
           const PetscScalar zi = nv(i) + beta * z(i), qi = m(i) + beta * q(i), pi = u(i) + beta * p(i), si = w(i) + beta * s(i);

@@ -18,6 +18,13 @@ struct LaunchShape {
   int vlen = 1, team = 1, league = 1;
 };
 
+/* s with at most FusedTeams() teams: the shape of the solvers' fused SpMV kernels */
+inline LaunchShape FusedShape(LaunchShape s)
+{
+  s.league = std::min(s.league, FusedTeams(s.team * s.vlen));
+  return s;
+}
+
 /* The default shape for m rows and nnz entries: a thread per row for short rows, a warp per row for long ones */
 LaunchShape SpMVShape(PetscInt m, PetscInt nnz, GSSpMVKernel kernel = GS_KERNEL_AUTO);
 
