@@ -106,11 +106,26 @@ if [[ $what == *mpi* ]]; then
   log tests.log
   echo "tutorial ex2 on 2 processes: $(tail -1 "$step")" | tee -a "$summary"
   csv=$OUT/scaling.csv
-  echo "ksp,pc,mat,nprocs,n,nnz,its,us_per_it_solve,us_per_it_loop" >"$csv"
-  for c in "1 5e6" "1 1e7" "2 1e7"; do
-    read -r np n <<<"$c"
-    "$MPIEXEC" -n "$np" "$B/bench/bench_poisson" -n "$n" -dll_append "$B/libpetscgpustream.so" -mat_type gpustream -ksp_type pipecgfused -pc_type jacobi | tee -a "$csv" | tee -a "$summary"
+  echo "case,ksp,pc,mat,nprocs,n,nnz,its,us_per_it_solve,us_per_it_loop" >"$csv"
+  for s in "cg|pipecgfused" "cg_overlap|pipecgfused -ksp_pipecgfused_overlap_reduction" "bcgs|pipebcgsf -loop_event PBCGSFIteration" "gmres|sgmresf -loop_event SGMRESFIteration"; do
+    IFS='|' read -r label k <<<"$s"
+    for c in "1 5e6" "1 1e7" "2 1e7" "2 2e7"; do
+      read -r np n <<<"$c"
+      echo "$label,$("$MPIEXEC" -n "$np" "$B/bench/bench_poisson" -n "$n" -dll_append "$B/libpetscgpustream.so" -mat_type gpustream -pc_type jacobi -ksp_type $k | tail -1)" | tee -a "$csv"
+    done
   done
+  # strong: 1e7 rows on 1 and 2 processes; weak: 5e6 and 1e7 rows per process
+  python3 - "$csv" <<'PY' | tee -a "$summary"
+import csv, sys
+t = {}
+for r in csv.DictReader(open(sys.argv[1])):
+    t[(r["case"], int(r["nprocs"]), round(float(r["n"]), -5))] = float(r["us_per_it_loop"])
+print("%-11s %12s %12s %12s %12s %8s %8s %8s" % ("case", "1p 5e6 us", "1p 1e7 us", "2p 1e7 us", "2p 2e7 us", "strong", "weak5e6", "weak1e7"))
+for c in dict.fromkeys(k[0] for k in t):
+    g = lambda p, n: t.get((c, p, round(n, -5)), float("nan"))
+    a, b, s, w = g(1, 5e6), g(1, 1e7), g(2, 1e7), g(2, 2e7)
+    print("%-11s %12.1f %12.1f %12.1f %12.1f %8.2f %8.2f %8.2f" % (c, a, b, s, w, b / s, a / s, b / w))
+PY
 fi
 
 if [[ $what == *sanitizer* ]]; then

@@ -272,7 +272,9 @@ static PetscErrorCode KSPPIPECGFUSEDFinish_Private(KSP ksp, Mat Amat, PetscInt l
 
 /* Ghysels and Vanroose's pipelined CG (the recurrences of KSPPIPECG) with all vector updates in one kernel: the sums
    of an iteration travel in one MPI_Iallreduce while m = M^{-1} w and n = A m are computed */
-static PetscErrorCode KSPPIPECGFUSEDSolveOverlap_Private(KSP ksp, Mat Amat, GSDeviceMat dA, GSDeviceMat dB, GSHalo halo)
+/* The set-up (r, u, w, m, n on the host, then loaded) is left out of the counts l0, t0, c0 and of the iterations event,
+   as in the default loop */
+static PetscErrorCode KSPPIPECGFUSEDSolveOverlap_Private(KSP ksp, Mat Amat, GSDeviceMat dA, GSDeviceMat dB, GSHalo halo, PetscInt *l0, PetscInt *t0, PetscInt *c0)
 {
   KSP_PIPECGFUSED *cg   = (KSP_PIPECGFUSED *)ksp->data;
   MPI_Comm         comm = PetscObjectComm((PetscObject)ksp);
@@ -313,7 +315,11 @@ static PetscErrorCode KSPPIPECGFUSEDSolveOverlap_Private(KSP ksp, Mat Amat, GSDe
   PetscCall(KSPLogResidualHistory(ksp, dp));
   PetscCall(KSPMonitor(ksp, 0, dp));
   PetscCall((*ksp->converged)(ksp, 0, dp, &ksp->reason, ksp->cnvP));
-  if (ksp->reason) PetscFunctionReturn(PETSC_SUCCESS);
+  if (ksp->reason) { /* no iteration: an empty event, which the caller ends */
+    PetscCall(PCGFWorkGetCounts(cg->work, l0, t0, c0));
+    PetscCall(PetscLogEventBegin(PCGF_Iterations, ksp, 0, 0, 0));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(KSP_PCApply(ksp, W, M));
   PetscCall(KSP_MatMult(ksp, Amat, M, N));
   PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_X, X));
@@ -326,6 +332,8 @@ static PetscErrorCode KSPPIPECGFUSEDSolveOverlap_Private(KSP ksp, Mat Amat, GSDe
     if (v == PCGF_Z || v == PCGF_Q || v == PCGF_S) PetscCall(PCGFWorkSetVec(cg->work, v, NULL));
   PetscCall(PCGFWorkSetVec(cg->work, PCGF_P, NULL));
   cg->solving = PETSC_TRUE;
+  PetscCall(PCGFWorkGetCounts(cg->work, l0, t0, c0));
+  PetscCall(PetscLogEventBegin(PCGF_Iterations, ksp, 0, 0, 0));
 
   for (i = 0;; i++) {
     if (i > 0) {
@@ -503,9 +511,7 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   if (cg->overlap) {
     PetscCheck(!cg->replace_every, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-ksp_pipecgfused_replace_every needs -ksp_pipecgfused_overlap_reduction 0");
     PetscCheck(!cg->replace_auto, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-ksp_pipecgfused_replace auto needs -ksp_pipecgfused_overlap_reduction 0");
-    PetscCall(PCGFWorkGetCounts(cg->work, &l0, &t0, &c0));
-    PetscCall(PetscLogEventBegin(PCGF_Iterations, ksp, 0, 0, 0));
-    PetscCall(KSPPIPECGFUSEDSolveOverlap_Private(ksp, Amat, dA, dB, halo));
+    PetscCall(KSPPIPECGFUSEDSolveOverlap_Private(ksp, Amat, dA, dB, halo, &l0, &t0, &c0));
     PetscCall(KSPPIPECGFUSEDFinish_Private(ksp, Amat, l0, t0, c0));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
