@@ -168,8 +168,8 @@ template <class G> static void SpMVDot1(PBFWork W, const CSR &A, const G g)
       "PipeBCGSF::SpMVDot1", SpMVPolicy(W, A, 1), KOKKOS_LAMBDA(const Member &m) {
         PetscScalar acc[1] = {0};
         ForEachRowProduct(m, A, g, [&](const PetscInt row, const PetscScalar vi) {
+          acc[0] += vi * r0(row); /* loads before the store, which they could alias: no wait for it */
           OneLane(m, [&]() { v(row) = vi; });
-          acc[0] += vi * r0(row);
         });
         TeamSumStore<1>(m, acc, out);
       });
@@ -292,10 +292,10 @@ template <class G, bool Final = false> static void SpMVDot3(PBFWork W, const CSR
         const Scratch buf(m.team_scratch(0), 3 * m.team_size());
         PetscScalar   acc[3] = {0, 0, 0};
         ForEachRowProduct(m, A, g, [&](const PetscInt row, const PetscScalar ti) {
-          OneLane(m, [&]() { t(row) = ti; });
-          acc[0] += ti * s(row);
+          acc[0] += ti * s(row); /* loads before the store, which they could alias */
           acc[1] += ti * ti;
           acc[2] += ti * r0(row);
+          OneLane(m, [&]() { t(row) = ti; });
         });
         TeamSumStoreIn<3>(m, buf, acc, out);
         if (Final) { /* not constexpr: nvcc lambdas cannot first-capture inside one */
@@ -378,17 +378,14 @@ template <PBFPC PC, bool Dev = false> static void Update(PBFWork W, PetscScalar 
         PetscScalar       acc[2] = {0, 0};
         const PetscScalar alpha = a(0), omega = Dev ? sc(0) : omega_, beta = Dev ? sc(1) : beta_;
         ForEachIndex(m, n, [&](const PetscInt i) {
-          const PetscScalar pi = p(i), si = s(i);
-          if (PC == PBF_PC_APPLY)
-            x(i) += alpha * ph(i) + omega * sh(i);
-          else if (PC == PBF_PC_JACOBI)
-            x(i) += d(i) * (alpha * pi + omega * si);
-          else
-            x(i) += alpha * pi + omega * si;
-          const PetscScalar ri = si - omega * t(i);
+          /* every load before the first store, which could alias them: one wait for memory per element, not four */
+          const PetscScalar pi = p(i), si = s(i), ti = t(i), vi = v(i), r0i = r0(i), xi = x(i);
+          const PetscScalar dx = PC == PBF_PC_APPLY ? alpha * ph(i) + omega * sh(i) : (PC == PBF_PC_JACOBI ? d(i) * (alpha * pi + omega * si) : alpha * pi + omega * si);
+          const PetscScalar ri = si - omega * ti;
+          x(i)                 = xi + dx;
           r(i)                 = ri;
-          p(i)                 = ri + beta * (pi - omega * v(i));
-          acc[0] += ri * r0(i);
+          p(i)                 = ri + beta * (pi - omega * vi);
+          acc[0] += ri * r0i;
           acc[1] += ri * ri;
         });
         TeamSumStore<2>(m, acc, out);

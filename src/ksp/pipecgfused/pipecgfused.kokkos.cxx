@@ -318,11 +318,11 @@ template <bool Jacobi, bool Split, bool Final = false> static void SpMVDot(PCGFW
         const Scratch buf(t.team_scratch(0), 2 * t.team_size());
         PetscScalar   acc[2] = {0, 0};
         ForEachRowProduct(t, A, p, [&](const PetscInt row, const PetscScalar wi) {
-          OneLane(t, [&]() { w(row) = wi; });
-          if (!Split || browptr(row + 1) == browptr(row)) {
+          if (!Split || browptr(row + 1) == browptr(row)) { /* loads before the store, which they could alias */
             acc[0] += p(row) * wi;
             acc[1] += Jacobi ? wi * d(row) * wi : wi * wi;
           }
+          OneLane(t, [&]() { w(row) = wi; });
         });
         TeamSumStoreIn<2>(t, buf, acc, out);
         if (Final) { /* not constexpr: nvcc lambdas cannot first-capture inside one */
