@@ -16,7 +16,7 @@ typedef struct {
   PetscInt         n, m, workm, bs; /* restart; the restart the work was sized for; point-block Jacobi's block size */
   SGFPC            pc;              /* (point-block) Jacobi fused, none, or any PC applied on the host */
   SGFRefine        refine;
-  PetscBool        fused;   /* the SpMVs run fused on the device (one-process gpustream operator) */
+  PetscBool        fused;   /* x and the SpMVs on the device: a resident gpustream operator; one process fuses the SpMV with its sums */
   Mat              dinvmat; /* the operator and state the device inverse diagonal was taken from */
   PetscObjectState dinvstate;
   PetscBool        solving;
@@ -96,14 +96,14 @@ static PetscErrorCode KSPSGMRESFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat)
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCPBJACOBI, &pbjacobi));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &none));
   PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATGPUSTREAM, &gs));
-  if (gs && sg->size == 1) { /* a streamed matrix has no whole device CSR: MatMult() */
+  if (gs) { /* a streamed matrix has no whole device CSR: MatMult() */
     GSDeviceMat dA;
     PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA, NULL, NULL));
     gs = (PetscBool)(dA != NULL);
   }
-  /* the device SpMVs apply no preconditioner but a fused (point-block) Jacobi: other PCs take the host path, which
-     keeps x on the host and applies M^{-1} there */
-  sg->fused = (PetscBool)(gs && sg->size == 1 && (none || jacobi || pbjacobi));
+  /* the device SpMVs apply no preconditioner but a fused (point-block) Jacobi, the point blocks on one process:
+     other PCs take the host path, which keeps x on the host and applies M^{-1} there */
+  sg->fused = (PetscBool)(gs && (none || jacobi || (pbjacobi && sg->size == 1)));
   pc        = !sg->fused ? SGF_PC_APPLY : (none ? SGF_PC_NONE : (jacobi ? SGF_PC_JACOBI : SGF_PC_PBJACOBI));
   if (pc == SGF_PC_PBJACOBI) PetscCall(MatGetBlockSize(Pmat, &bs));
   PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
@@ -151,7 +151,7 @@ static PetscErrorCode KSPSGMRESFAllreduce_Private(KSP ksp, PetscInt cnt, PetscSc
 
 /* Launches Arnoldi step k of the cycle: v_k and R(:,k) on the device, then the copy of xi_k and Normalize's record to
    the host, left in flight on the fused path (KSPSGMRESFFinish_Private() waits for it) */
-static PetscErrorCode KSPSGMRESFLaunch_Private(KSP ksp, Mat Amat, GSDeviceMat dA, PetscInt k)
+static PetscErrorCode KSPSGMRESFLaunch_Private(KSP ksp, Mat Amat, GSDeviceMat dA, GSDeviceMat dB, GSHalo halo, PetscInt k)
 {
   KSP_SGMRESF *sg    = (KSP_SGMRESF *)ksp->data;
   PetscScalar  scale = k == 1 ? 1.0 / sg->rho : 1.0, *s = sg->sums;
@@ -160,9 +160,12 @@ static PetscErrorCode KSPSGMRESFLaunch_Private(KSP ksp, Mat Amat, GSDeviceMat dA
 
   PetscFunctionBegin;
   PetscCall(SGFWorkGetCounts(sg->work, &l1, &t1, &c1));
-  if (sg->fused)
+  if (sg->fused && !given)
     PetscCall(SGFSpMVDot(sg->work, dA, k, scale));
-  else { /* w = A M^{-1} v_{k-1} through PCApply() and MatMult() (the host path applies every PC there) */
+  else if (sg->fused) { /* the device SpMV with the halo exchange, then the partials its sums need */
+    PetscCall(SGFSpMVHalo(sg->work, dA, dB, halo, k, scale));
+    PetscCall(SGFDot(sg->work, k));
+  } else { /* w = A M^{-1} v_{k-1} through PCApply() and MatMult() (the host path applies every PC there) */
     Vec X = ksp->work[0], XH = ksp->work[1], Y = ksp->work[2];
     PetscCall(KSPSGMRESFStoreColumn_Private(sg->work, k - 1, X));
     PetscCall(KSP_PCApply(ksp, X, XH));
@@ -194,9 +197,9 @@ static PetscErrorCode KSPSGMRESFLaunch_Private(KSP ksp, Mat Amat, GSDeviceMat dA
     PetscCall(SGFWorkSetGiven(sg->work, 1, s));
   }
   PetscCall(SGFNormalize(sg->work, k, given));
-  if (sg->fused)
+  if (sg->fused && !given)
     PetscCall(SGFReduceXiBegin(sg->work, k % 2));
-  else { /* MatMult waits for the device anyway */
+  else { /* the allreduce needs the host anyway */
     PetscCall(SGFReduceXi(sg->work, &sg->sxi[k % 2], sg->srec[k % 2]));
     PetscCall(KSPSGMRESFAllreduce_Private(ksp, 1, &sg->sxi[k % 2]));
   }
@@ -217,7 +220,7 @@ static PetscErrorCode KSPSGMRESFFinish_Private(KSP ksp, PetscInt k, PetscScalar 
   KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
 
   PetscFunctionBegin;
-  if (sg->fused) PetscCall(SGFReduceXiEnd(sg->work, k % 2, &sg->sxi[k % 2], sg->srec[k % 2]));
+  if (sg->fused && sg->size == 1) PetscCall(SGFReduceXiEnd(sg->work, k % 2, &sg->sxi[k % 2], sg->srec[k % 2]));
   *xi = sg->sxi[k % 2];
   for (int i = 0; i < SGF_NREC; i++) rec[i] = sg->srec[k % 2][i];
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -262,15 +265,19 @@ static PetscErrorCode KSPSGMRESFUpdateSolution_Private(KSP ksp, PetscInt kk)
 }
 
 /* r0 = b - A x into column 0 and its norm: on the device (fused), else on the host */
-static PetscErrorCode KSPSGMRESFResidual_Private(KSP ksp, Mat Amat, GSDeviceMat dA, PetscReal *rho)
+static PetscErrorCode KSPSGMRESFResidual_Private(KSP ksp, Mat Amat, GSDeviceMat dA, GSDeviceMat dB, GSHalo halo, PetscReal *rho)
 {
   KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
 
   PetscFunctionBegin;
   if (sg->fused) {
     PetscScalar rr, rec[SGF_NREC];
-    PetscCall(SGFResidual(sg->work, dA));
+    if (sg->size == 1)
+      PetscCall(SGFResidual(sg->work, dA));
+    else
+      PetscCall(SGFResidualHalo(sg->work, dA, dB, halo));
     PetscCall(SGFReduceXi(sg->work, &rr, rec));
+    PetscCall(KSPSGMRESFAllreduce_Private(ksp, 1, &rr));
     *rho = PetscSqrtReal(PetscAbsReal(PetscRealPart(rr)));
     if (PetscIsInfOrNanScalar(rr)) *rho = PetscRealPart(rr);
   } else {
@@ -287,7 +294,8 @@ static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
 {
   KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
   Mat          Amat, Pmat;
-  GSDeviceMat  dA = NULL;
+  GSDeviceMat  dA = NULL, dB = NULL;
+  GSHalo       halo = NULL;
   Vec          X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[2];
   PetscReal    rr, rho;
   PetscInt     l0, t0, c0, launched;
@@ -297,7 +305,7 @@ static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &sg->size));
   PetscCall(PCGetOperators(ksp->pc, &Amat, &Pmat));
   PetscCall(KSPSGMRESFPrepare_Private(ksp, Amat, Pmat));
-  if (sg->fused) PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA, NULL, NULL));
+  if (sg->fused) PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA, &dB, &halo));
 
   /* r0 = b - A x0 on the host (right preconditioning: x is the solution itself) */
   if (ksp->guess_zero) {
@@ -358,13 +366,13 @@ static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
           ksp->reason = KSP_DIVERGED_ITS;
           break;
         }
-        PetscCall(KSPSGMRESFLaunch_Private(ksp, Amat, dA, k));
+        PetscCall(KSPSGMRESFLaunch_Private(ksp, Amat, dA, dB, halo, k));
         launched = k;
       }
       /* fused: step k+1 goes to the device before step k's xi is read, so that the device does not wait for the
          host's convergence test; it is dropped if the cycle ends at k */
-      if (sg->fused && k < sg->m && !atfloor && ksp->its + 1 < ksp->max_it) {
-        PetscCall(KSPSGMRESFLaunch_Private(ksp, Amat, dA, k + 1));
+      if (sg->fused && sg->size == 1 && k < sg->m && !atfloor && ksp->its + 1 < ksp->max_it) {
+        PetscCall(KSPSGMRESFLaunch_Private(ksp, Amat, dA, dB, halo, k + 1));
         launched = k + 1;
       }
       PetscCall(KSPSGMRESFFinish_Private(ksp, k, &xi, rec));
@@ -412,7 +420,7 @@ static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
       break;
     }
     if (!ksp->reason && !breakdown && ksp->its >= ksp->max_it) ksp->reason = KSP_DIVERGED_ITS; /* no restart to prepare */
-    if (breakdown || !ksp->reason || (ksp->reason > 0 && sg->confirm && ksp->normtype != KSP_NORM_NONE)) PetscCall(KSPSGMRESFResidual_Private(ksp, Amat, dA, &rho));
+    if (breakdown || !ksp->reason || (ksp->reason > 0 && sg->confirm && ksp->normtype != KSP_NORM_NONE)) PetscCall(KSPSGMRESFResidual_Private(ksp, Amat, dA, dB, halo, &rho));
     if (breakdown) {
       /* exact to rounding unless the operator is singular: test the true residual */
       ksp->rnorm = ksp->normtype == KSP_NORM_NONE ? 0.0 : rho;
@@ -499,7 +507,8 @@ static PetscErrorCode KSPView_SGMRESF(KSP ksp, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  device memory: Krylov basis %" PetscInt_FMT " x %" PetscInt_FMT " in one 2D view (column-major) %g MB, other vectors and sums %g MB\n", sg->n, sg->workm + 1, basis / 1048576.0, other / 1048576.0));
   }
   if (!sg->first) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  SpMV: %s; preconditioner: %s\n", sg->fused ? "fused gpustream device kernels" : "MatMult of the operator, vectors staged through the host",
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  SpMV: %s; preconditioner: %s\n",
+                                   sg->fused ? (sg->size == 1 ? "fused gpustream device kernels" : "gpustream device kernels, the halo exchange overlapping the diagonal block") : "MatMult of the operator, vectors staged through the host",
                                    sg->pc == SGF_PC_JACOBI ? "jacobi fused into the kernels" : (sg->pc == SGF_PC_PBJACOBI ? "point-block jacobi fused into the kernels" : (sg->pc == SGF_PC_NONE ? "none" : "applied on the host"))));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  kernel launches: %.3g in the first iteration of a cycle, %.3g in later ones; %.3g per iteration with the cycle ends\n", (double)sg->lfirst / (double)sg->first,
                                    sg->later ? (double)sg->llater / (double)sg->later : 0.0, (double)sg->launches / (double)(sg->first + sg->later)));
@@ -596,9 +605,12 @@ static PetscErrorCode KSPDestroy_SGMRESF(KSP ksp)
    Notes:
    Right preconditioning only. `PCJACOBI` and `PCPBJACOBI` (its inverse diagonal blocks, taken from the PC applied to
    bs vectors once per operator) are fused into the SpMV gather and the x update; any other PC is applied on the
-   host to every basis vector and once per cycle to the solution update. Other `Mat` types, and `MATGPUSTREAM` on several processes, run the SpMVs through `MatMult()` with vectors
-   staged through the host; on several processes each stage's partial sums are reduced on the host with one
-   `MPI_Allreduce` (three per iteration) and handed to the kernels.
+   host to every basis vector and once per cycle to the solution update. On several processes a resident
+   `MATGPUSTREAM` operator with PCNONE or PCJACOBI keeps x and the SpMVs on the device (Jacobi scaling, the halo
+   exchange overlapping the diagonal block, the off-diagonal block, then the sums in a separate kernel); other `Mat`
+   types, streamed operators and other PCs run the SpMVs through `MatMult()` with vectors staged through the host. On
+   several processes each stage's partial sums are reduced on the host with one `MPI_Allreduce` (three per iteration)
+   and handed to the kernels.
 
    The refinement costs no launch: the second pass's inner products are fused into the update kernel and the norm
    of the refined vector follows from Pythagoras. The default 'ifneeded' keeps the iteration counts of

@@ -26,6 +26,7 @@ struct _n_SGFWork {
   SGFPC                                    pc;
   Basis                                    V;
   DView<PetscScalar>                       x, b, dinv, u;
+  DView<PetscScalar>                       t;     /* several processes: the SpMV's input, or A x (allocated on first use) */
   DView<PetscScalar>                       R;     /* (m+1) x (m+1), column-major; R(j,k) for 1 <= j <= k <= m */
   DView<PetscScalar>                       given; /* sums reduced by the host, or the coefficients of the x update */
   DView<PetscScalar>                       fin;   /* each pass's sums finished on the device (np each), by its last team */
@@ -295,6 +296,55 @@ PetscErrorCode SGFSpMVDot(SGFWork W, GSDeviceMat A, PetscInt k, PetscScalar scal
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The scratch vector t of several processes' device SpMVs */
+static DView<PetscScalar> &Temp(SGFWork W)
+{
+  if (W->t.extent(0) != (size_t)W->n) W->t = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("SGMRESF::t"), W->n);
+  return W->t;
+}
+
+/* Several processes: y = A x with the diagonal block A, the off-diagonal block B and the halo exchange of x, which
+   travels while A multiplies */
+static PetscErrorCode SpMVHalo(SGFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H, const DView<PetscScalar> &x, const DView<PetscScalar> &y)
+{
+  PetscInt gathers;
+
+  PetscFunctionBegin;
+  PetscCheck(A->csr.m == W->n && A->csr.n == W->n && B->csr.m == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix blocks of %" PetscInt_FMT " rows for vectors of size %" PetscInt_FMT, A->csr.m, W->n);
+  PetscCall(HaloBegin(H, x, &gathers));
+  GSCallKokkos(SpMV<false>(A->csr, A->shape, x, y, y));
+  PetscCall(HaloEnd(H));
+  GSCallKokkos(SpMV<true>(B->csr, B->shape, HaloGhosts(H), y, y));
+  W->launches += gathers + 2;
+  PetscCall(PetscLogFlops(2.0 * (A->val.extent(0) + B->val.extent(0))));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Several processes: w = V(:,k) = A (scale D^{-1} V(:,k-1)) on the device with the halo exchange (SGFDot then forms
+   its partials); the first stage of SGFSpMVDot without the fusion, which needs the whole matrix */
+PetscErrorCode SGFSpMVHalo(SGFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H, PetscInt k, PetscScalar scale)
+{
+  DView<PetscScalar> x = Column(W, k - 1);
+
+  PetscFunctionBegin;
+  PetscCheck(k >= 1 && k <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Iteration %" PetscInt_FMT " of a cycle of %" PetscInt_FMT, k, W->m);
+  PetscCheck(W->pc == SGF_PC_NONE || W->pc == SGF_PC_JACOBI, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "The device SpMV of several processes applies no preconditioner or Jacobi");
+  PetscCall(PetscLogEventBegin(SGF_SpMVDot, 0, 0, 0, 0));
+  if (W->pc == SGF_PC_JACOBI || scale != 1.0) {
+    GSCallKokkos({
+      const DView<PetscScalar> t = Temp(W), d = W->dinv, v = x;
+      const bool               jacobi = W->pc == SGF_PC_JACOBI;
+      Kokkos::parallel_for(
+          "SGMRESF::ScaleColumn", RangePol(0, W->n), KOKKOS_LAMBDA(const PetscInt i) { t(i) = (jacobi ? d(i) * scale : scale) * v(i); });
+      x = t;
+    });
+    W->launches++;
+  }
+  PetscCall(SpMVHalo(W, A, B, H, x, Column(W, k)));
+  PetscCall(PetscLogEventEnd(SGF_SpMVDot, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* SpMVDot's partials of a column k computed elsewhere (host path) */
 PetscErrorCode SGFDot(SGFWork W, PetscInt k)
 {
@@ -447,6 +497,36 @@ PetscErrorCode SGFResidual(SGFWork W, GSDeviceMat A)
       }));
   W->launches++;
   PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 3.0 * W->n));
+  PetscCall(PetscLogEventEnd(SGF_SpMVDot, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Several processes: V(:,0) = b - A x with the halo exchange, and this process's partials of ||b - A x||^2 where
+   SGFResidual() leaves them */
+PetscErrorCode SGFResidualHalo(SGFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H)
+{
+  PetscFunctionBegin;
+  PetscCheck(W->pc != SGF_PC_APPLY, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "The solution lives on the host with a PC applied there");
+  PetscCall(PetscLogEventBegin(SGF_SpMVDot, 0, 0, 0, 0));
+  PetscCall(SpMVHalo(W, A, B, H, W->x, Temp(W)));
+  {
+    const Basis              V = W->V;
+    const DView<PetscScalar> b = W->b, ax = W->t;
+    PetscScalar *const       xi = W->partials.data() + (size_t)2 * W->np * W->lu;
+    const PetscInt           n  = W->n;
+    GSCallKokkos(TeamFor(
+        "SGMRESF::ResidualHalo", Policy(W), KOKKOS_LAMBDA(const Member &t) {
+          PetscScalar acc[1] = {0};
+          ForEachIndex(t, n, [&](const PetscInt i) {
+            const PetscScalar ri = b(i) - ax(i);
+            V(i, 0)              = ri;
+            acc[0] += ri * ri;
+          });
+          TeamSumStoreIn<1>(t, Scratch(t.team_scratch(0), CH * t.team_size()), acc, xi);
+        }));
+  }
+  W->launches++;
+  PetscCall(PetscLogFlops(3.0 * W->n));
   PetscCall(PetscLogEventEnd(SGF_SpMVDot, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

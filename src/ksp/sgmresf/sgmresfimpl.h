@@ -70,9 +70,11 @@ PETSC_INTERN PetscErrorCode SGFWorkGetMemory(SGFWork, PetscLogDouble *, PetscLog
 
 PETSC_INTERN PetscErrorCode SGFSpMVDot(SGFWork, GSDeviceMat, PetscInt, PetscScalar);
 PETSC_INTERN PetscErrorCode SGFDot(SGFWork, PetscInt);
+PETSC_INTERN PetscErrorCode SGFSpMVHalo(SGFWork, GSDeviceMat, GSDeviceMat, GSHalo, PetscInt, PetscScalar);
 PETSC_INTERN PetscErrorCode SGFOrthogonalize(SGFWork, PetscInt, SGFRefine, PetscBool);
 PETSC_INTERN PetscErrorCode SGFNormalize(SGFWork, PetscInt, PetscBool);
 PETSC_INTERN PetscErrorCode SGFResidual(SGFWork, GSDeviceMat);
+PETSC_INTERN PetscErrorCode SGFResidualHalo(SGFWork, GSDeviceMat, GSDeviceMat, GSHalo);
 PETSC_INTERN PetscErrorCode SGFUpdateSolution(SGFWork, PetscInt, PetscBool);
 PETSC_INTERN PetscErrorCode SGFReduceDots(SGFWork, SGFPass, PetscInt, PetscScalar[]);
 PETSC_INTERN PetscErrorCode SGFReduceXiBegin(SGFWork, PetscInt);
