@@ -96,7 +96,7 @@ fi
 
 if [[ $what == *mpi* ]]; then
   echo "== mpi ($(nvidia-smi -L | wc -l) GPUs)" | tee -a "$summary"
-  for t in tests/matgpustream.c:tests/matgpustream:ops_2 tests/matstream.c:tests/matstream:ops_2 tests/kspgpustream.c:tests/kspgpustream:cg_2 tests/kspbcgsf.c:tests/kspbcgsf:cmp_2 tests/kspsgmresf.c:tests/kspsgmresf:cmp_2; do
+  for t in tests/matgpustream.c:tests/matgpustream:ops_2 tests/matstream.c:tests/matstream:ops_2 tests/kspgpustream.c:tests/kspgpustream:cg_2 tests/kspbcgsf.c:tests/kspbcgsf:cmp_2 tests/kspsgmresf.c:tests/kspsgmresf:cmp_2 tests/kspsgmresf.c:tests/kspsgmresf:halo_view_2; do
     IFS=: read -r src exe suffix <<<"$t"
     python3 tests/petsctest.py --mpiexec "$MPIEXEC" --timeout "$TEST_TIMEOUT" --times --src "$src" --exe "$B/$exe" --only "$suffix" 2>&1 | tee "$step" >>"$OUT/tests.log"
     echo "$(basename "$src") $suffix: $(tail -1 "$step")" | tee -a "$summary"
