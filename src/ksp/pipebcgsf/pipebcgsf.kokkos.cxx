@@ -196,7 +196,6 @@ PetscErrorCode PBFSpMVHalo(PBFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H, PB
 {
   DView<PetscScalar> x = Vec_(W, in), y = Vec_(W, out);
   const PetscInt     n = W->n;
-  PetscInt           gathers;
 
   PetscFunctionBegin;
   PetscCheck(A->csr.m == n && B->csr.m == n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix blocks of %" PetscInt_FMT " rows for vectors of size %" PetscInt_FMT, A->csr.m, n);
@@ -211,11 +210,7 @@ PetscErrorCode PBFSpMVHalo(PBFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H, PB
     x = W->scaled;
     W->launches++;
   }
-  PetscCall(HaloBegin(H, x, &gathers));
-  GSCallKokkos(SpMV<false>(A->csr, A->shape, x, y, y));
-  PetscCall(HaloEnd(H));
-  GSCallKokkos(SpMV<true>(B->csr, B->shape, HaloGhosts(H), y, y));
-  W->launches += gathers + 2;
+  PetscCall(DeviceSpMV(A, B, H, x, y, &W->launches));
   PetscCall(PetscLogFlops(2.0 * (A->val.extent(0) + B->val.extent(0))));
   PetscCall(PetscLogEventEnd(PBF_SpMVDot, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -766,18 +766,10 @@ PetscErrorCode PCGFOverlapUpdate(PCGFWork W, PetscScalar alpha, PetscScalar beta
 /* n = A m; on several ranks the diagonal block runs while the ghost values of m travel */
 PetscErrorCode PCGFSpMVN(PCGFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H)
 {
-  PetscInt gathers = 0;
-
   PetscFunctionBegin;
   PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
   PetscCall(PetscLogEventBegin(PCGF_SpMVDot, 0, 0, 0, 0));
-  if (H) PetscCall(HaloBegin(H, W->m, &gathers));
-  GSCallKokkos(SpMV<false>(A->csr, A->shape, W->m, W->nv, W->nv));
-  if (H) {
-    PetscCall(HaloEnd(H));
-    GSCallKokkos(SpMV<true>(B->csr, B->shape, HaloGhosts(H), W->nv, W->nv));
-  }
-  W->launches += gathers + 1 + (H ? 1 : 0);
+  PetscCall(DeviceSpMV(A, B, H, W->m, W->nv, &W->launches));
   PetscCall(PetscLogFlops(2.0 * (A->val.extent(0) + (B ? B->val.extent(0) : 0))));
   PetscCall(PetscLogEventEnd(PCGF_SpMVDot, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);

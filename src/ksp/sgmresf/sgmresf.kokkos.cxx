@@ -303,19 +303,12 @@ static DView<PetscScalar> &Temp(SGFWork W)
   return W->t;
 }
 
-/* Several processes: y = A x with the diagonal block A, the off-diagonal block B and the halo exchange of x, which
-   travels while A multiplies */
+/* Several processes: y = A x, the blocks of A checked against the work's size */
 static PetscErrorCode SpMVHalo(SGFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H, const DView<PetscScalar> &x, const DView<PetscScalar> &y)
 {
-  PetscInt gathers;
-
   PetscFunctionBegin;
   PetscCheck(A->csr.m == W->n && A->csr.n == W->n && B->csr.m == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix blocks of %" PetscInt_FMT " rows for vectors of size %" PetscInt_FMT, A->csr.m, W->n);
-  PetscCall(HaloBegin(H, x, &gathers));
-  GSCallKokkos(SpMV<false>(A->csr, A->shape, x, y, y));
-  PetscCall(HaloEnd(H));
-  GSCallKokkos(SpMV<true>(B->csr, B->shape, HaloGhosts(H), y, y));
-  W->launches += gathers + 2;
+  PetscCall(DeviceSpMV(A, B, H, x, y, &W->launches));
   PetscCall(PetscLogFlops(2.0 * (A->val.extent(0) + B->val.extent(0))));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

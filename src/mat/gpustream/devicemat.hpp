@@ -140,3 +140,23 @@ struct _n_GSDeviceMat {
   gpustream::DView<PetscScalar> x, y, z; /* staging for MatMult on host vectors, allocated on first use */
   gpustream::LaunchShape        shape;
 };
+
+namespace gpustream
+{
+/* y = A x on one process; on several, with A the diagonal block, y += B g after the halo exchange of x into g, which
+   travels while A multiplies. Adds the kernels it launched to *launches. */
+inline PetscErrorCode DeviceSpMV(GSDeviceMat A, GSDeviceMat B, GSHalo H, const DView<PetscScalar> &x, const DView<PetscScalar> &y, PetscInt *launches)
+{
+  PetscInt gathers = 0;
+
+  PetscFunctionBegin;
+  if (H) PetscCall(HaloBegin(H, x, &gathers));
+  GSCallKokkos(SpMV<false>(A->csr, A->shape, x, y, y));
+  if (H) {
+    PetscCall(HaloEnd(H));
+    GSCallKokkos(SpMV<true>(B->csr, B->shape, HaloGhosts(H), y, y));
+  }
+  *launches += gathers + 1 + (H ? 1 : 0);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+} // namespace gpustream
