@@ -210,7 +210,7 @@ PetscErrorCode PBFSpMVHalo(PBFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H, PB
     x = W->scaled;
     W->launches++;
   }
-  PetscCall(DeviceSpMV(A, B, H, x, y, &W->launches));
+  PetscCall(DeviceSpMV(A, B, H, x, nullptr, y, &W->launches));
   PetscCall(PetscLogFlops(2.0 * (A->val.extent(0) + B->val.extent(0))));
   PetscCall(PetscLogEventEnd(PBF_SpMVDot, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -769,7 +769,7 @@ PetscErrorCode PCGFSpMVN(PCGFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H)
   PetscFunctionBegin;
   PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
   PetscCall(PetscLogEventBegin(PCGF_SpMVDot, 0, 0, 0, 0));
-  PetscCall(DeviceSpMV(A, B, H, W->m, W->nv, &W->launches));
+  PetscCall(DeviceSpMV(A, B, H, W->m, nullptr, W->nv, &W->launches));
   PetscCall(PetscLogFlops(2.0 * (A->val.extent(0) + (B ? B->val.extent(0) : 0))));
   PetscCall(PetscLogEventEnd(PCGF_SpMVDot, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);

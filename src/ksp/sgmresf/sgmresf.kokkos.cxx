@@ -308,7 +308,7 @@ static PetscErrorCode SpMVHalo(SGFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H
 {
   PetscFunctionBegin;
   PetscCheck(A->csr.m == W->n && A->csr.n == W->n && B->csr.m == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix blocks of %" PetscInt_FMT " rows for vectors of size %" PetscInt_FMT, A->csr.m, W->n);
-  PetscCall(DeviceSpMV(A, B, H, x, y, &W->launches));
+  PetscCall(DeviceSpMV(A, B, H, x, nullptr, y, &W->launches));
   PetscCall(PetscLogFlops(2.0 * (A->val.extent(0) + B->val.extent(0))));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

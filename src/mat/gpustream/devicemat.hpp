@@ -143,20 +143,23 @@ struct _n_GSDeviceMat {
 
 namespace gpustream
 {
-/* y = A x on one process; on several, with A the diagonal block, y += B g after the halo exchange of x into g, which
-   travels while A multiplies. Adds the kernels it launched to *launches. */
-inline PetscErrorCode DeviceSpMV(GSDeviceMat A, GSDeviceMat B, GSHalo H, const DView<PetscScalar> &x, const DView<PetscScalar> &y, PetscInt *launches)
+/* y = A x (+ z when z is given; z may be y) on one process; on several, with A the diagonal block, y += B g after the
+   halo exchange of x into g, which travels while A multiplies. Adds the kernels it launched to *launches if given. */
+inline PetscErrorCode DeviceSpMV(GSDeviceMat A, GSDeviceMat B, GSHalo H, const DView<PetscScalar> &x, const DView<PetscScalar> *z, const DView<PetscScalar> &y, PetscInt *launches)
 {
   PetscInt gathers = 0;
 
   PetscFunctionBegin;
   if (H) PetscCall(HaloBegin(H, x, &gathers));
-  GSCallKokkos(SpMV<false>(A->csr, A->shape, x, y, y));
+  if (z)
+    GSCallKokkos(SpMV<true>(A->csr, A->shape, x, *z, y));
+  else
+    GSCallKokkos(SpMV<false>(A->csr, A->shape, x, y, y));
   if (H) {
     PetscCall(HaloEnd(H));
     GSCallKokkos(SpMV<true>(B->csr, B->shape, HaloGhosts(H), y, y));
   }
-  *launches += gathers + 1 + (H ? 1 : 0);
+  if (launches) *launches += gathers + 1 + (H ? 1 : 0);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 } // namespace gpustream

@@ -122,7 +122,6 @@ PetscErrorCode GSDeviceMatGetMemory(GSDeviceMat A, PetscLogDouble *matbytes, Pet
 PetscErrorCode GSDeviceMatMult(GSDeviceMat A, GSDeviceMat B, GSHalo H, const PetscScalar x[], const PetscScalar z[], PetscScalar y[])
 {
   const PetscInt m = A->csr.m, n = A->csr.n;
-  PetscInt       gathers;
 
   PetscFunctionBegin;
   GSCallKokkos({
@@ -132,17 +131,7 @@ PetscErrorCode GSDeviceMatMult(GSDeviceMat A, GSDeviceMat B, GSHalo H, const Pet
     Kokkos::deep_copy(A->x, HostUnmanaged<const PetscScalar>(x, n));
     if (z) Kokkos::deep_copy(A->z, HostUnmanaged<const PetscScalar>(z, m));
   });
-  if (H) PetscCall(HaloBegin(H, A->x, &gathers));
-  GSCallKokkos({
-    if (z)
-      SpMV<true>(A->csr, A->shape, A->x, A->z, A->y);
-    else
-      SpMV<false>(A->csr, A->shape, A->x, A->z, A->y);
-  });
-  if (H) {
-    PetscCall(HaloEnd(H));
-    GSCallKokkos(SpMV<true>(B->csr, B->shape, HaloGhosts(H), A->y, A->y));
-  }
+  PetscCall(DeviceSpMV(A, B, H, A->x, z ? &A->z : nullptr, A->y, nullptr));
   GSCallKokkos(Kokkos::deep_copy(HostUnmanaged<PetscScalar>(y, m), A->y));
   PetscCall(PetscLogFlops(2.0 * (PetscLogDouble)(A->val.extent(0) + (B ? B->val.extent(0) : 0)) - (z ? 0 : m)));
   PetscFunctionReturn(PETSC_SUCCESS);
