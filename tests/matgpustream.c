@@ -374,6 +374,24 @@ int main(int argc, char **argv)
       args: -mat_gpustream_device_mpi true
       output_file: output/matgpustream_ops.out
 
+   # MatMult by tiles of 3 and 5 entries: rows longer than a tile are summed in pieces (diagonal and off-diagonal blocks)
+   test:
+      suffix: ops_tiles
+      args: -mat_gpustream_tile_size 3
+      output_file: output/matgpustream_ops.out
+
+   test:
+      suffix: ops_tiles_3
+      nsize: 3
+      args: -mat_gpustream_tile_size 5
+      output_file: output/matgpustream_ops.out
+
+   test:
+      suffix: bad_tile_size
+      args: -mat_gpustream_tile_size 4096
+      error: 1
+      filter: grep -o "tile_size 4096 must be in 0..2048" | sort -u
+
    test:
       suffix: bad_kernel
       args: -mat_gpustream_kernel diagonal

@@ -401,6 +401,18 @@ int main(int argc, char **argv)
       nsize: 4
       output_file: output/matstream_ops.out
 
+   # tiles of 4 entries, rows longer than that in pieces: streamed still bitwise equal to resident
+   test:
+      suffix: ops_tiles
+      args: -mat_gpustream_tile_size 4
+      output_file: output/matstream_ops.out
+
+   test:
+      suffix: ops_tiles_2
+      nsize: 2
+      args: -mat_gpustream_tile_size 4
+      output_file: output/matstream_ops.out
+
    test:
       suffix: view
       args: -view

@@ -59,7 +59,8 @@ struct _n_GSStreamPlan {
   bool                         inplace   = false;
   bool                         lockedidx = false, lockedval = false; /* in place: the caller's arrays are page-locked */
   std::vector<Buffer>          buf;
-  LaunchShape                  shape;            /* the whole matrix's, for every subdivision */
+  LaunchShape                  shape;            /* the whole matrix's, for every subdivision, with the resident rows' tiles */
+  std::vector<Tiles>           tiles;            /* of each streamed subdivision (built by the same rule) */
   DView<PetscScalar>           x, y, z, X, Y, G; /* staging of host vectors and blocks, ghost rows of X */
   Exec                         copy, compute;
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -394,6 +395,14 @@ PetscErrorCode GSStreamPlanCreate(PetscInt m, PetscInt n, const PetscInt ia[], c
     }
   }
 #endif
+  { /* tiles by the whole matrix's rule, so that every row is summed as in the resident product */
+    const int cap = TileCap(m, ia, o->tile);
+    ierr          = MakeTiles(rrows, ia, cap, &P->shape.tiles);
+    PetscCallCXX(P->tiles.resize(c.nsub - c.nres));
+    for (PetscInt k = c.nres; k < c.nsub && !ierr; k++) ierr = MakeTiles(c.cut[k + 1] - c.cut[k], ia + c.cut[k], cap, &P->tiles[k - c.nres]);
+    if (ierr) PetscCall(GSStreamPlanDestroy(&P));
+    PetscCall(ierr);
+  }
   PetscCall(LoadValues(P, a));
   PetscCall(PetscLogCpuToGpu(GSStreamCSRBytes(rrows, nzres) - (PetscLogDouble)nzres * sizeof(PetscScalar)));
   *plan = P;
@@ -473,6 +482,10 @@ PetscErrorCode GSStreamPlanGetInfo(GSStreamPlan P, GSStreamInfo *info)
 /* y(off + row) = (A x)(row) (+ z(off + row)) on the instance exec */
 template <bool Add> static void SubSpMV(const Exec &exec, const CSR &A, const LaunchShape &s, PetscInt off, const DView<PetscScalar> &x, const DView<PetscScalar> &z, const DView<PetscScalar> &y)
 {
+  if (s.tiles.cap > 0) {
+    TiledSpMV<Add>(exec, A, s, off, x, z, y);
+    return;
+  }
   if (s.vlen == 1) { /* as SpMV: a thread per row without teams, the same plain row loop */
     Kokkos::parallel_for(
         Add ? "GPUStream::StreamSpMVAddRows" : "GPUStream::StreamSpMVRows", RangePol(exec, 0, A.m), KOKKOS_LAMBDA(const PetscInt row) {
@@ -493,9 +506,11 @@ template <class Kernel> static PetscErrorCode ForEachSubdivision(GSStreamPlan P,
 {
   PetscLogDouble t0, t1;
 
+  LaunchShape s = P->shape;
+
   PetscFunctionBegin;
   PetscCall(PetscTime(&t0));
-  GSCallKokkos(if (P->cut[P->nres]) kernel(P->rcsr, P->shape, 0));
+  GSCallKokkos(if (P->cut[P->nres]) kernel(P->rcsr, s, 0));
   if (P->nres < P->nsub) PetscCall(PetscLogEventBegin(GPUS_StreamCopy, 0, 0, 0, 0));
   for (PetscInt k = P->nres; k < P->nsub; k++) {
     const PetscInt j = k - P->nres, rows = P->cut[k + 1] - P->cut[k], nz = P->nzcut[k + 1] - P->nzcut[k], nzoff = P->nzcut[k] - P->nzcut[P->nres];
@@ -521,7 +536,8 @@ template <class Kernel> static PetscErrorCode ForEachSubdivision(GSStreamPlan P,
     } else
 #endif
       GSCallKokkos(P->copy.fence()); /* without events (or overlap) the SpMV waits for its copy here */
-    GSCallKokkos(kernel(A, P->shape, P->cut[k]));
+    s.tiles = P->tiles[j];
+    GSCallKokkos(kernel(A, s, P->cut[k]));
     if (P->overlap) {
 #if defined(KOKKOS_ENABLE_CUDA)
       PetscCheck(cudaEventRecord(b.free, P->scompute) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventRecord failed");

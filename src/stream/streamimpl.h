@@ -21,6 +21,7 @@ typedef struct {
                                   and new values need no GSStreamPlanSetValues() for the streamed rows. For programs
                                   that own their CSR (bench_stream); MATGPUSTREAM copies, as PETSc owns its arrays */
   GSSpMVKernel kernel;         /* the SpMV kernel of every subdivision (-mat_gpustream_kernel) */
+  PetscInt     tile;           /* entries a tile of the SpMV stages (-mat_gpustream_tile_size; 0: none, < 0: chosen) */
 } GSStreamOptions;
 
 typedef struct {

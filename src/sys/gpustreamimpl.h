@@ -68,6 +68,8 @@ PETSC_INTERN PetscErrorCode GSDeviceMatMult(GSDeviceMat, GSDeviceMat, GSHalo, co
 PETSC_INTERN PetscErrorCode GSDeviceMatGetLaunchShape(GSDeviceMat, PetscInt *, PetscInt *, PetscInt *);
 PETSC_INTERN PetscErrorCode GSDeviceMatSetLaunchShape(GSDeviceMat, PetscInt, PetscInt, PetscInt);
 PETSC_INTERN PetscErrorCode GSDeviceMatSetKernel(GSDeviceMat, GSSpMVKernel);
+PETSC_INTERN PetscErrorCode GSDeviceMatSetTileSize(GSDeviceMat, PetscInt);
+PETSC_INTERN PetscErrorCode GSDeviceMatGetTileSize(GSDeviceMat, PetscInt *, PetscInt *);
 PETSC_INTERN PetscErrorCode GSDeviceMatGetMemory(GSDeviceMat, PetscLogDouble *, PetscLogDouble *);
 
 /* Serial reference twin of the device SpMV: y = A x (+ z when z is not NULL) */

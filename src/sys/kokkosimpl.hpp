@@ -122,8 +122,11 @@ template <class F, class Pol> void TeamCarveout(const Pol &pol)
   const auto         func = Func::get_kernel_func();
   cudaFuncAttributes attr;
   int                dev, blocks = 0, smem = 0, reserved = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaFuncGetAttributes(&attr, func) != cudaSuccess || cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, func, threads, dyn) != cudaSuccess ||
-      cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess || cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev) != cudaSuccess || smem <= 0) {
+  /* the occupancy query honours the carveout set for an earlier size: lift it first (else each new size, say the
+     tiles of another matrix, got the teams the last one left room for, down to one per multiprocessor) */
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaFuncGetAttributes(&attr, func) != cudaSuccess || cudaFuncSetAttribute(func, cudaFuncAttributePreferredSharedMemoryCarveout, 100) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, func, threads, dyn) != cudaSuccess || cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev) != cudaSuccess || smem <= 0) {
     (void)cudaGetLastError(); /* a hint only: without it the kernel runs as Kokkos launched it */
     return;
   }
@@ -223,17 +226,17 @@ template <int N> KOKKOS_INLINE_FUNCTION void TeamSumAllIn(const Member &t, const
   for (int k = 0; k < N; k++) a[k] = s(k * T);
 }
 
-/* Whether this team is the last of its kernel to get here; each team calls it after storing its partial sums, which
-   are made visible first. The last team reads the others' stores through volatile pointers (past its L1 cache)
-   and sets *count back to 0 for the next launch. */
-KOKKOS_INLINE_FUNCTION bool LastTeam(const Member &t, unsigned *count)
+/* Whether this team is the last of the total teams (default: all of its kernel) counted in *count to get here; each
+   team calls it after storing its partial sums, which are made visible first. The last team reads the others'
+   stores through volatile pointers (past its L1 cache) and sets *count back to 0 for the next launch. */
+KOKKOS_INLINE_FUNCTION bool LastTeam(const Member &t, unsigned *count, unsigned total = 0)
 {
   int last = 0;
   Kokkos::single(
       Kokkos::PerTeam(t),
       [&](int &l) {
         Kokkos::memory_fence();
-        l = Kokkos::atomic_fetch_add(count, 1u) == (unsigned)t.league_size() - 1;
+        l = Kokkos::atomic_fetch_add(count, 1u) == (total ? total : (unsigned)t.league_size()) - 1;
       },
       last);
   return last != 0;

@@ -119,6 +119,58 @@ void TestSpMV()
   }
 }
 
+/* MatMult by tiles (GSDeviceMatSetTileSize) against the twin and against the direct kernels: bitwise equal on every
+   row no longer than a tile, also on a second product (the pieces' counters start over); rows longer than a tile
+   (cut into pieces, some 3x and 40x the tile) to rounding; the tile limits */
+void TestTiles()
+{
+  for (PetscInt m : sizes) {
+    if (m > 10007) continue;
+    for (PetscInt maxlen : {5, 40, -1}) { /* -1: mostly short rows and every 97th up to 5000 entries long */
+      const PetscInt n = m ? m + 3 : 0;
+      CSRHost        A = RandomCSR(m, n, maxlen < 0 ? 6 : maxlen);
+      if (maxlen < 0 && n > 0) {
+        std::uniform_int_distribution<PetscInt> col(0, n - 1), len(100, 5000);
+        A.ja.clear(), A.ia.assign(1, 0);
+        for (PetscInt i = 0; i < m; i++) {
+          std::vector<PetscInt> cols;
+          const PetscInt        l = i % 97 == 3 ? len(rng) : i % 3;
+          for (PetscInt k = 0; k < l; k++) cols.push_back(col(rng));
+          std::sort(cols.begin(), cols.end());
+          cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+          A.ja.insert(A.ja.end(), cols.begin(), cols.end());
+          A.ia.push_back((PetscInt)A.ja.size());
+        }
+        A.a = Random((PetscInt)A.ja.size());
+      }
+      GSDeviceMat              dA;
+      auto                     x = Random(n), z = Random(m);
+      std::vector<PetscScalar> y(m), y2(m), yz(m), ydirect(m), yzdirect(m), yref(m), yzref(m);
+      const std::string        tag = " m=" + std::to_string(m) + " maxlen=" + std::to_string(maxlen);
+      Check(!GSDeviceMatCreate(m, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA), "GSDeviceMatCreate" + tag);
+      GSSpMV_Ref(m, A.ia.data(), A.ja.data(), A.a.data(), x.data(), nullptr, yref.data());
+      GSSpMV_Ref(m, A.ia.data(), A.ja.data(), A.a.data(), x.data(), z.data(), yzref.data());
+      Check(!GSDeviceMatSetTileSize(dA, 0) && !GSDeviceMatMult(dA, nullptr, nullptr, x.data(), nullptr, ydirect.data()) && !GSDeviceMatMult(dA, nullptr, nullptr, x.data(), z.data(), yzdirect.data()), "direct SpMV" + tag);
+      for (PetscInt cap : {1, 3, 8, 64, 2048}) {
+        const std::string ctag = tag + " cap=" + std::to_string(cap);
+        PetscInt          c, ntiles;
+        bool              same = true;
+        Check(!GSDeviceMatSetTileSize(dA, cap) && !GSDeviceMatGetTileSize(dA, &c, &ntiles) && c == cap && ntiles >= (m + 254) / 255 && ntiles >= (A.ia[m] + cap - 1) / cap, "tiles set" + ctag);
+        Check(!GSDeviceMatMult(dA, nullptr, nullptr, x.data(), nullptr, y.data()) && !GSDeviceMatMult(dA, nullptr, nullptr, x.data(), nullptr, y2.data()) && !GSDeviceMatMult(dA, nullptr, nullptr, x.data(), z.data(), yz.data()), "tiled SpMV" + ctag);
+        Check(RelDiff(y, yref) < 1e-14 && RelDiff(yz, yzref) < 1e-14, "tiled SpMV matches reference" + ctag);
+        Check(y2 == y, "a second tiled product gives the same bits" + ctag);
+        for (PetscInt i = 0; i < m; i++)
+          if (A.ia[i + 1] - A.ia[i] <= cap && (y[i] != ydirect[i] || yz[i] != yzdirect[i])) same = false;
+        Check(same, "tiled and direct SpMV bitwise equal on rows within a tile" + ctag);
+      }
+      PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
+      Check(GSDeviceMatSetTileSize(dA, 2049) == PETSC_ERR_ARG_OUTOFRANGE, "a tile of 2049 entries is PETSC_ERR_ARG_OUTOFRANGE" + tag);
+      PetscPopErrorHandler();
+      GSDeviceMatDestroy(&dA);
+    }
+  }
+}
+
 struct CGVecs {
   std::vector<PetscScalar> x, r, p, w, d;
 };
@@ -891,7 +943,7 @@ void TestBlock()
    (subdivisions partition the rows and the bytes) */
 void TestStream()
 {
-  std::uniform_int_distribution<int> coin(0, 1);
+  std::uniform_int_distribution<int> coin(0, 1), tiles(0, 3);
   for (PetscInt m : sizes) {
     if (m > 10007) continue;
     for (PetscInt maxlen : {1, 9, 40}) {
@@ -905,13 +957,17 @@ void TestStream()
       GSDeviceMatMult(dA, nullptr, nullptr, x.data(), z.data(), yz.data());
       for (PetscInt nsub : {(PetscInt)0, (PetscInt)1, (PetscInt)2, (PetscInt)7, m}) {
         for (double frac : {2.0, 0.5, 0.0}) {
-          GSStreamOptions   o{GS_STREAM_STREAM, 0, 2 + coin(rng), nsub, coin(rng) ? PETSC_TRUE : PETSC_FALSE, coin(rng) ? PETSC_TRUE : PETSC_FALSE};
+          GSStreamOptions   o{GS_STREAM_STREAM, 0, 2 + coin(rng), nsub, coin(rng) ? PETSC_TRUE : PETSC_FALSE, coin(rng) ? PETSC_TRUE : PETSC_FALSE, GS_KERNEL_AUTO, std::vector<PetscInt>{-1, 0, 4, 16}[tiles(rng)]};
           GSStreamPlan      P;
           GSStreamInfo      info;
           const std::string tag = " m=" + std::to_string(m) + " maxlen=" + std::to_string(maxlen) + " nsub=" + std::to_string(nsub) + " budget=" + std::to_string(frac) + " buffers=" + std::to_string(o.buffers) +
-                                  " overlap=" + std::to_string(o.overlap) + " inplace=" + std::to_string(o.inplace);
+                                  " overlap=" + std::to_string(o.overlap) + " inplace=" + std::to_string(o.inplace) + " tile=" + std::to_string(o.tile);
           std::vector<PetscScalar> ys(m), yzs(m);
           if ((nsub == 0 || nsub == m) && m > 2000) continue; /* the model tries every count up to 512, one row each makes m copies: slow under valgrind and compute-sanitizer */
+          /* the resident product with the plan's tiles: rows longer than a tile are summed in pieces */
+          GSDeviceMatSetTileSize(dA, o.tile);
+          GSDeviceMatMult(dA, nullptr, nullptr, x.data(), nullptr, y.data());
+          GSDeviceMatMult(dA, nullptr, nullptr, x.data(), z.data(), yz.data());
           /* room for the buffers: a buffer holds the most rows and the most entries of any subdivision, each at most its share of the bytes and two more rows */
           o.budget = GSStreamVecBytes(m, n) + frac * GSStreamCSRBytes(m, A.ia[m]) + o.buffers * 2 * (GSStreamCSRBytes(m, A.ia[m]) / PetscMax(1, nsub ? nsub : 1) + 2 * GSStreamCSRBytes(1, maxlen));
           P        = nullptr;
@@ -972,6 +1028,7 @@ int main(int argc, char **argv)
   }
   std::printf("# Kokkos execution space: %s\n", PetscGPUStreamExecutionSpace());
   TestSpMV();
+  TestTiles();
   TestUpdate();
   TestUpdateNorms();
   TestDeviceScalars();

@@ -13,10 +13,37 @@ struct CSR {
   DView<const PetscScalar> val;
 };
 
-/* How SpMV kernels are launched on this matrix: vector lanes per row, threads (rows) per team, teams */
-struct LaunchShape {
-  int vlen = 1, team = 1, league = 1;
+/* Tiles of the tiled SpMV (CSR-adaptive, after Greathouse and Daga): tile i holds the rows [row(i), row(i+1)), at most
+   MaxTileRows of them with at most cap entries in all, [ent(i), ent(i+1)), which its team stages in scratch memory
+   (values, gathered x and the rows' pointers, every thread loading at once) before each row is summed from there; a
+   row of more than cap entries is cut into pieces of cap entries, one tile each (first(i): the row's first tile; -1
+   for other tiles), summed by the whole team, and the last of its teams adds the pieces in order. Tiles depend on
+   the row pointer only. */
+struct Tiles {
+  PetscInt              n = 0, np = 0;           /* tiles, and those that are pieces of long rows */
+  int                   cap = 0;                 /* entries a tile stages; 0: no tiles (the direct kernels) */
+  DView<const PetscInt> row, ent, first, pieces; /* pieces: the tiles that are pieces, in order */
+  DView<PetscScalar>    part;                    /* each piece's sum */
+  DView<unsigned>       count;                   /* pieces of a row done, at its first tile */
 };
+
+/* How SpMV kernels are launched on this matrix: vector lanes per row, threads (rows) per team, teams; the tiles of
+   MatMult's kernel (the fused solver kernels load directly) */
+struct LaunchShape {
+  int   vlen = 1, team = 1, league = 1;
+  Tiles tiles;
+};
+
+/* Largest tile: two scalars an entry in the 48 KB of team scratch every CUDA device gives a block; at most one row a
+   thread of a team of 256, whose row pointers (MaxTileRows + 1) each thread loads one of */
+constexpr int MaxTileCap = 2048, MaxTileRows = 255;
+
+/* The entries a tile stages for the m rows of the host row pointer ia: option >= 0 is taken as given (0: no tiles),
+   < 0 (auto) chooses from the row lengths */
+int TileCap(PetscInt m, const PetscInt ia[], PetscInt option);
+
+/* The tiles of the m rows of the host row pointer ia (ia[0] need not be 0) */
+PetscErrorCode MakeTiles(PetscInt m, const PetscInt ia[], int cap, Tiles *tiles);
 
 /* s with at most FusedTeams() teams: the shape of the solvers' fused SpMV kernels */
 inline LaunchShape FusedShape(LaunchShape s)
@@ -67,10 +94,166 @@ template <int MaxBS, class XView, class F> KOKKOS_INLINE_FUNCTION void ForEachBl
   }
 }
 
-/* y = A x (+ z); z may be y itself. A thread per row runs without teams, one row per thread: on an H200 the 5-point
-   SpMV ran at 3.7 TB/s so against 2.0 with teams in a grid-stride loop (docs/data/spmv-h200-2026-11-21b-ours.csv) */
+/* sv(j) = A.val(e0 + j), sx(j) = x(A.colidx(e0 + j)) for j < ne by every thread and lane of the team, consecutive
+   threads taking consecutive j; each thread issues the loads of up to EPT entries before it stores any (stores to
+   scratch the compiler cannot tell from the loads would otherwise wait for each load in turn: the tiles of 2048
+   entries ran 6x slower than those of 512) */
+/* Entries a thread loads before it stores any, and teams of the tiled kernel per multiprocessor (its launch bounds:
+   unbounded, the kernel took 128 registers, two teams of 256 threads a multiprocessor, too few loads in flight).
+   Chosen among B = 2..8 and E = 2, 4, 8 on an H200 (docs/performance.md): 5 and 4, or within 5% of the best */
+constexpr int TileEPT = 4, TileTeamsPerSM = 5;
+
+/* This thread's and lane's index among the team's threads and lanes, and their number */
+KOKKOS_INLINE_FUNCTION void FlatIndex(const Member &t, int *tid, int *nth)
+{
+#if defined(__CUDA_ARCH__)
+  (void)t;
+  *tid = threadIdx.y * blockDim.x + threadIdx.x;
+  *nth = blockDim.x * blockDim.y;
+#else
+  *tid = t.team_rank();
+  *nth = t.team_size();
+#endif
+}
+
+/* The sum of v over every thread and lane of the team, in a fixed order (on CUDA whole warps, team sizes a multiple
+   of 32; s: room for a scalar a warp) */
+KOKKOS_INLINE_FUNCTION PetscScalar FlatTeamSum(const Member &t, const Scratch &s, PetscScalar v)
+{
+#if defined(__CUDA_ARCH__)
+  int tid, nth;
+  FlatIndex(t, &tid, &nth);
+  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+  if (tid % 32 == 0) s(tid / 32) = v;
+  t.team_barrier();
+  if (tid < 32) {
+    PetscScalar w = tid < nth / 32 ? s(tid) : 0;
+    for (int o = 16; o > 0; o /= 2) w += __shfl_xor_sync(0xffffffffu, w, o);
+    if (tid == 0) s(0) = w;
+  }
+  t.team_barrier();
+  return s(0);
+#else
+  (void)t, (void)s; /* host backends: teams of one thread (TeamThreads()) */
+  return v;
+#endif
+}
+
+using IScratch = Kokkos::View<PetscInt *, Exec::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+
+/* sr(q) = A.rowptr(r0 + q) - e0 for q <= nr, sv(j) = A.val(e0 + j), sx(j) = x(A.colidx(e0 + j)) for j < ne, by every
+   thread and lane of the team, consecutive threads taking consecutive j; each thread issues the loads of its row
+   pointer and of up to EPT entries before it stores any (stores to scratch the compiler cannot tell from the loads
+   would otherwise wait for each load in turn: tiles of 2048 entries ran 6x slower than tiles of 512) */
+template <int EPT, class XView> KOKKOS_INLINE_FUNCTION void StageTile(const Member &t, const CSR &A, const XView &x, PetscInt r0, PetscInt nr, PetscInt e0, PetscInt ne, const IScratch &sr, const Scratch &sv, const Scratch &sx)
+{
+  int tid, nth;
+  FlatIndex(t, &tid, &nth);
+  const bool     one = nr < nth; /* a row pointer per thread (device teams); else a loop (host teams of one) */
+  const PetscInt rq  = one && tid <= nr ? A.rowptr(r0 + tid) : 0;
+  for (PetscInt b = 0; b < ne; b += EPT * nth) {
+    PetscInt    c[EPT];
+    PetscScalar v[EPT], g[EPT];
+#pragma unroll
+    for (int u = 0; u < EPT; u++) {
+      const PetscInt j = b + u * nth + tid;
+      if (j < ne) c[u] = A.colidx(e0 + j), v[u] = A.val(e0 + j);
+    }
+#pragma unroll
+    for (int u = 0; u < EPT; u++)
+      if (b + u * nth + tid < ne) g[u] = x(c[u]);
+#pragma unroll
+    for (int u = 0; u < EPT; u++) {
+      const PetscInt j = b + u * nth + tid;
+      if (j < ne) sv(j) = v[u], sx(j) = g[u];
+    }
+  }
+  if (one) {
+    if (tid <= nr) sr(tid) = rq - e0;
+  } else
+    for (PetscInt q = tid; q <= nr; q += nth) sr(q) = A.rowptr(r0 + q) - e0;
+}
+
+/* y(off + row) = (A x)(row) (+ z(off + row)) by tiles (see Tiles) on the instance exec: the rows of the tiles, each
+   summed as the direct kernels with the same lanes (L: 1 or the matrix's) sum it (a thread's loop, or the vector
+   reduction of RowProduct), so both give the same bits, then the long rows in pieces by a second kernel (their own:
+   within one kernel the pieces' code took registers from every tile) */
+template <bool Add, int L, int B = TileTeamsPerSM, int EPT = TileEPT, class XView> void TiledRows(const Exec &exec, const CSR &A, const LaunchShape &s, PetscInt off, const XView &x, const DView<PetscScalar> &z, const DView<PetscScalar> &y)
+{
+  const Tiles T   = s.tiles;
+  const int   cap = T.cap;
+  TeamFor(
+      Add ? "GPUStream::TiledSpMVAdd" : "GPUStream::TiledSpMV", WavePol<B>(exec, T.n, TeamThreads() / L, L).set_scratch_size(0, Kokkos::PerTeam(2 * cap * sizeof(PetscScalar) + (MaxTileRows + 2) * sizeof(PetscInt) + 64)),
+      KOKKOS_LAMBDA(const Member &t) {
+        const PetscInt i = t.league_rank();
+        if (T.first(i) >= 0) return; /* a piece */
+        const PetscInt r0 = T.row(i), r1 = T.row(i + 1), e0 = T.ent(i), e1 = T.ent(i + 1);
+        const Scratch  sv(t.team_scratch(0), cap), sx(t.team_scratch(0), cap);
+        const IScratch sr(t.team_scratch(0), MaxTileRows + 2);
+        StageTile<EPT>(t, A, x, r0, r1 - r0, e0, e1 - e0, sr, sv, sx);
+        t.team_barrier();
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, r1 - r0), [&](const PetscInt q) {
+          const PetscInt row = r0 + q, b = sr(q), len = sr(q + 1) - b;
+          PetscScalar    sum = 0;
+          if (L == 1)
+            for (PetscInt j = 0; j < len; j++) sum += sv(b + j) * sx(b + j);
+          else
+            Kokkos::parallel_reduce(
+                Kokkos::ThreadVectorRange(t, len), [&](const PetscInt j, PetscScalar &a) { a += sv(b + j) * sx(b + j); }, sum);
+          OneLane(t, [&]() { y(off + row) = Add ? z(off + row) + sum : sum; });
+        });
+      });
+  if (T.np == 0) return;
+  TeamFor(
+      Add ? "GPUStream::TiledPiecesAdd" : "GPUStream::TiledPieces", WavePol<B>(exec, T.np, TeamThreads(), 1).set_scratch_size(0, Kokkos::PerTeam(32 * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+        const PetscInt i = T.pieces(t.league_rank()), r0 = T.row(i), f = T.first(i), beg = T.ent(i), len = T.ent(i + 1) - beg;
+        const unsigned pieces = (unsigned)((A.rowptr(r0 + 1) - A.rowptr(r0) + cap - 1) / cap);
+        PetscScalar    mine   = 0;
+        int            tid, nth;
+        FlatIndex(t, &tid, &nth);
+        for (PetscInt b = 0; b < len; b += EPT * nth) { /* the loads of EPT entries first, as in StageTile */
+          PetscInt    c[EPT];
+          PetscScalar v[EPT];
+#pragma unroll
+          for (int u = 0; u < EPT; u++) {
+            const PetscInt j = b + u * nth + tid;
+            if (j < len) c[u] = A.colidx(beg + j), v[u] = A.val(beg + j);
+          }
+#pragma unroll
+          for (int u = 0; u < EPT; u++)
+            if (b + u * nth + tid < len) mine += v[u] * x(c[u]);
+        }
+        const PetscScalar sum = FlatTeamSum(t, Scratch(t.team_scratch(0), 32), mine);
+        OneThread(t, [&]() { T.part(i) = sum; });
+        if (!LastTeam(t, &T.count(f), pieces)) return;
+        OneThread(t, [&]() {
+          const volatile PetscScalar *p = T.part.data() + f;
+          PetscScalar                 v = 0;
+          for (unsigned c = 0; c < pieces; c++) v += p[c];
+          y(off + r0) = Add ? z(off + r0) + v : v;
+          T.count(f)  = 0;
+        });
+      });
+}
+
+template <bool Add, class XView> void TiledSpMV(const Exec &exec, const CSR &A, const LaunchShape &s, PetscInt off, const XView &x, const DView<PetscScalar> &z, const DView<PetscScalar> &y)
+{
+  if (s.tiles.n == 0) return;
+  if (A.lanes == 1)
+    TiledRows<Add, 1>(exec, A, s, off, x, z, y);
+  else
+    TiledRows<Add, 32>(exec, A, s, off, x, z, y);
+}
+
+/* y = A x (+ z); z may be y itself. By tiles when the shape has them; else a thread per row runs without teams, one
+   row per thread: on an H200 the 5-point SpMV ran at 3.7 TB/s so against 2.0 with teams in a grid-stride loop
+   (docs/data/spmv-h200-2026-11-21b-ours.csv) */
 template <bool Add, class XView> void SpMV(const CSR &A, const LaunchShape &s, const XView &x, const DView<PetscScalar> &z, const DView<PetscScalar> &y)
 {
+  if (s.tiles.cap > 0) {
+    TiledSpMV<Add>(Exec(), A, s, 0, x, z, y);
+    return;
+  }
   if (s.vlen == 1) {
     Kokkos::parallel_for(
         Add ? "GPUStream::SpMVAddRows" : "GPUStream::SpMVRows", RangePol(0, A.m), KOKKOS_LAMBDA(const PetscInt row) {

@@ -50,7 +50,7 @@ PetscErrorCode GSAllOK(MPI_Comm comm, PetscErrorCode ierr)
 
 /* Copies a SeqAIJ block to the device, or only its values when the pattern is known to be the same; rowlist: keep
    the list of nonempty rows (off-diagonal blocks) */
-static PetscErrorCode MatGPUStreamSyncBlock_Private(Mat S, PetscBool valuesonly, PetscBool rowlist, GSSpMVKernel kernel, GSDeviceMat *d)
+static PetscErrorCode MatGPUStreamSyncBlock_Private(Mat S, PetscBool valuesonly, PetscBool rowlist, GSSpMVKernel kernel, PetscInt tile, GSDeviceMat *d)
 {
   const PetscInt    *ia, *ja;
   const PetscScalar *a;
@@ -68,6 +68,7 @@ static PetscErrorCode MatGPUStreamSyncBlock_Private(Mat S, PetscBool valuesonly,
     PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cannot get the CSR of the host matrix");
     ierr = GSDeviceMatCreate(m, S->cmap->n, ia, ja, a, rowlist, d); /* may fail to allocate: restore S first */
     if (!ierr && kernel != GS_KERNEL_AUTO) ierr = GSDeviceMatSetKernel(*d, kernel);
+    if (!ierr && tile >= 0) ierr = GSDeviceMatSetTileSize(*d, tile);
     PetscCall(MatRestoreRowIJ(S, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
   }
   PetscCall(MatSeqAIJRestoreArrayRead(S, &a));
@@ -94,7 +95,7 @@ static PetscErrorCode MatGPUStreamSyncDiag_Private(MPI_Comm comm, Mat S, PetscBo
       PetscCall(GSStreamPlanSetValues(gs->plan, a));
       PetscCall(MatSeqAIJRestoreArrayRead(S, &a));
     } else
-      PetscCall(MatGPUStreamSyncBlock_Private(S, PETSC_TRUE, PETSC_FALSE, gs->opts.kernel, &gs->dA));
+      PetscCall(MatGPUStreamSyncBlock_Private(S, PETSC_TRUE, PETSC_FALSE, gs->opts.kernel, gs->opts.tile, &gs->dA));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(GSDeviceMatDestroy(&gs->dA));
@@ -116,6 +117,7 @@ static PetscErrorCode MatGPUStreamSyncDiag_Private(MPI_Comm comm, Mat S, PetscBo
   /* a plan that does not fit, or an allocation that fails, fails on its own process: see GSAllOK() */
   ierr = stream ? GSStreamPlanCreate(m, S->cmap->n, ia, ja, a, &gs->opts, &gs->plan) : GSDeviceMatCreate(m, S->cmap->n, ia, ja, a, PETSC_FALSE, &gs->dA);
   if (!ierr && gs->dA && gs->opts.kernel != GS_KERNEL_AUTO) ierr = GSDeviceMatSetKernel(gs->dA, gs->opts.kernel);
+  if (!ierr && gs->dA && gs->opts.tile >= 0) ierr = GSDeviceMatSetTileSize(gs->dA, gs->opts.tile);
   PetscCall(MatSeqAIJRestoreArrayRead(S, &a));
   PetscCall(MatRestoreRowIJ(S, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
   PetscCall(GSAllOK(comm, ierr));
@@ -156,7 +158,7 @@ static PetscErrorCode MatGPUStreamSync_Private(Mat A)
 
       PetscCall(MatGPUStreamGetBlocks_Private(A, &Ad, &Ao, &garray));
       PetscCall(MatGPUStreamSyncDiag_Private(PetscObjectComm((PetscObject)A), Ad, valuesonly, gs));
-      PetscCall(GSAllOK(PetscObjectComm((PetscObject)A), MatGPUStreamSyncBlock_Private(Ao, valuesonly, PETSC_TRUE, gs->opts.kernel, &gs->dB)));
+      PetscCall(GSAllOK(PetscObjectComm((PetscObject)A), MatGPUStreamSyncBlock_Private(Ao, valuesonly, PETSC_TRUE, gs->opts.kernel, gs->opts.tile, &gs->dB)));
       if (!valuesonly) { /* collective, its allocations last */
         PetscBool   devicempi;
         const char *why;
@@ -336,7 +338,7 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
   if (A->assembled) {
     GSDeviceMat    dA = NULL, dB = NULL;
     GSHalo         halo = NULL;
-    PetscInt       vlen, team, league, sizes[3] = {0, 0, 0};
+    PetscInt       vlen, team, league, cap, ntiles, sizes[3] = {0, 0, 0};
     PetscLogDouble bytes[2], bbytes[2] = {0, 0};
     PetscBool      devicempi = PETSC_FALSE;
     PetscMPIInt    size;
@@ -362,8 +364,13 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: resident on %s, CSR %.6g MB in device memory (+ %.6g MB staging for host vectors)\n", PetscGPUStreamExecutionSpace(), bytes[0] / 1048576.0, bytes[1] / 1048576.0));
     if (size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: %d processes; each product exchanges %" PetscInt_FMT " ghost values in %" PetscInt_FMT " messages in all\n", (int)size, sizes[1], sizes[2] / 2));
     if (size > 1) PetscCall(MatViewDeviceMPI_Private(gs->devicempi, devicempi, viewer));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: SpMV kernel %s (-mat_gpustream_kernel %s), %" PetscInt_FMT " lanes per row, %" PetscInt_FMT " rows per team, %" PetscInt_FMT " teams\n", vlen > 1 ? "warp per row" : "thread per row",
-                                     GSSpMVKernels[gs->opts.kernel], vlen, team, league));
+    PetscCall(GSDeviceMatGetTileSize(dA, &cap, &ntiles));
+    if (cap)
+      PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: SpMV kernel %s (-mat_gpustream_kernel %s), %" PetscInt_FMT " lanes per row, by %" PetscInt_FMT " tiles of up to %" PetscInt_FMT " entries (-mat_gpustream_tile_size)\n",
+                                       vlen > 1 ? "warp per row" : "thread per row", GSSpMVKernels[gs->opts.kernel], vlen, ntiles, cap));
+    else
+      PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: SpMV kernel %s (-mat_gpustream_kernel %s), %" PetscInt_FMT " lanes per row, %" PetscInt_FMT " rows per team, %" PetscInt_FMT " teams, no tiles\n",
+                                       vlen > 1 ? "warp per row" : "thread per row", GSSpMVKernels[gs->opts.kernel], vlen, team, league));
   } else
     PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: not assembled, nothing in device memory yet\n"));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -439,6 +446,8 @@ static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOpti
   PetscCheck(!flg || o.subdivisions >= 1, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_subdivisions %" PetscInt_FMT " must be at least 1 (leave it out for the automatic choice)", o.subdivisions);
   PetscCall(PetscOptionsBool("-mat_gpustream_overlap", "Overlap the copies of streamed subdivisions with the SpMVs", "MATGPUSTREAM", o.overlap, &o.overlap, NULL));
   PetscCall(PetscOptionsEnum("-mat_gpustream_kernel", "SpMV kernel: auto (from the mean row length), thread (a thread per row), warp (32 lanes per row)", "MATGPUSTREAM", GSSpMVKernels, (PetscEnum)o.kernel, (PetscEnum *)&o.kernel, NULL));
+  PetscCall(PetscOptionsInt("-mat_gpustream_tile_size", "Entries a team of MatMult's kernel stages in scratch memory before summing its rows (0: no tiles; default: chosen from the row lengths)", "MATGPUSTREAM", o.tile, &o.tile, &flg));
+  PetscCheck(!flg || (o.tile >= 0 && o.tile <= 2048), PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_tile_size %" PetscInt_FMT " must be in 0..2048 (0: no tiles)", o.tile);
   PetscCall(PetscOptionsEnum("-mat_gpustream_device_mpi", "Halo messages between device buffers: auto (when MPI reports CUDA support, or on host backends), true, false (pinned host buffers)", "MATGPUSTREAM", GSDeviceMPIs, (PetscEnum)devicempi,
                              (PetscEnum *)&devicempi, NULL));
   PetscOptionsHeadEnd();
@@ -452,7 +461,7 @@ static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOpti
     PetscCall(GSDeviceMatDestroy(&gs->dA));
     PetscCall(GSStreamPlanDestroy(&gs->plan));
   }
-  if (o.mode != gs->opts.mode || o.budget != gs->opts.budget || o.buffers != gs->opts.buffers || o.subdivisions != gs->opts.subdivisions || o.overlap != gs->opts.overlap || o.kernel != gs->opts.kernel) {
+  if (o.mode != gs->opts.mode || o.budget != gs->opts.budget || o.buffers != gs->opts.buffers || o.subdivisions != gs->opts.subdivisions || o.overlap != gs->opts.overlap || o.kernel != gs->opts.kernel || o.tile != gs->opts.tile) {
     gs->opts = o; /* the next device operation makes a new plan */
     PetscCall(GSDeviceMatDestroy(&gs->dA));
     PetscCall(GSStreamPlanDestroy(&gs->plan));
@@ -677,6 +686,7 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   gs->opts.overlap          = PETSC_TRUE;
   gs->opts.inplace          = PETSC_FALSE;
   gs->opts.kernel           = GS_KERNEL_AUTO;
+  gs->opts.tile             = -1;
   gs->devicempi             = GS_DEVICE_MPI_AUTO;
   gs->mult                  = A->ops->mult;
   gs->multadd               = A->ops->multadd;
@@ -802,6 +812,11 @@ static PetscErrorCode MatConvert_GPUStream_AIJ(Mat A, MatType type, MatReuse reu
 .  -mat_gpustream_kernel <auto,thread,warp> - the SpMV kernel: a thread per row, a warp (32 lanes) per row, or auto:
       a warp when rows average 12 entries or more (measured in docs/performance.md); host backends run a thread
       per row whatever the choice
+.  -mat_gpustream_tile_size <n> - MatMult's kernel by tiles: each team stages up to n entries (at most 2048) of
+      consecutive rows in scratch memory, every thread loading at once, then sums the rows from there in the order
+      the kernel above sums them (the same bits); a row longer than n is cut into pieces of n entries summed by
+      whole teams. 0: rows loaded directly. Default: tiles of 1024 entries on a device when a row is longer than
+      2048 entries (uneven rows: 8x faster there), else none (faster on even rows, docs/performance.md)
 -  -mat_gpustream_device_mpi <auto,false,true> - halo messages between device buffers (true), staged through pinned
       host buffers (false), or auto: device buffers when the MPI reports CUDA support, or on host backends; true
       is refused (`PETSC_ERR_SUP`) when the MPI reports no CUDA support

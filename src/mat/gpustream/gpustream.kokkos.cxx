@@ -24,6 +24,62 @@ LaunchShape gpustream::SpMVShape(PetscInt m, PetscInt nnz, GSSpMVKernel kernel)
   return s;
 }
 
+/* Tiles of 1024 entries where a row is longer than 2048: on an H200 they took the power-law matrix from 9.5x
+   cuSPARSE's time to 1.08x; on the 27-point matrices with a warp per row they were slower than the direct kernel
+   (docs/performance.md) */
+int gpustream::TileCap(PetscInt m, const PetscInt ia[], PetscInt option)
+{
+  PetscInt maxlen = 0;
+  if (option >= 0) return (int)option;
+  if (!OnDevice() || m == 0) return 0;
+  for (PetscInt r = 0; r < m; r++) maxlen = PetscMax(maxlen, ia[r + 1] - ia[r]);
+  return maxlen > MaxTileCap ? 1024 : 0;
+}
+
+PetscErrorCode gpustream::MakeTiles(PetscInt m, const PetscInt ia[], int cap, Tiles *tiles)
+{
+  std::vector<PetscInt> row, ent, first, pieces;
+  Tiles                 T;
+
+  PetscFunctionBegin;
+  PetscCheck(cap >= 0 && cap <= MaxTileCap, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_tile_size %d must be in 0..%d", cap, MaxTileCap);
+  T.cap = cap;
+  if (cap > 0) {
+    PetscCallCXX({
+      for (PetscInt r = 0; r < m;) {
+        const PetscInt r0 = r, len = ia[r + 1] - ia[r];
+        if (len > cap) { /* pieces of cap entries */
+          const PetscInt f = (PetscInt)row.size();
+          for (PetscInt c = 0; c * cap < len; c++) pieces.push_back((PetscInt)row.size()), row.push_back(r), ent.push_back(ia[r] - ia[0] + c * cap), first.push_back(f);
+          r++;
+          continue;
+        }
+        row.push_back(r0), ent.push_back(ia[r0] - ia[0]), first.push_back(-1);
+        while (r < m && r - r0 < MaxTileRows && ia[r + 1] - ia[r0] <= cap) r++;
+      }
+      row.push_back(m), ent.push_back(ia[m] - ia[0]);
+    });
+    T.n  = (PetscInt)first.size();
+    T.np = (PetscInt)pieces.size();
+    GSCallKokkos({
+      DView<PetscInt> drow(Kokkos::ViewAllocateWithoutInitializing("GPUStream::tile_row"), row.size()), dent(Kokkos::ViewAllocateWithoutInitializing("GPUStream::tile_ent"), ent.size()),
+          dfirst(Kokkos::ViewAllocateWithoutInitializing("GPUStream::tile_first"), first.size()), dpieces(Kokkos::ViewAllocateWithoutInitializing("GPUStream::tile_pieces"), pieces.size());
+      Kokkos::deep_copy(drow, HostUnmanaged<const PetscInt>(row.data(), row.size()));
+      Kokkos::deep_copy(dent, HostUnmanaged<const PetscInt>(ent.data(), ent.size()));
+      Kokkos::deep_copy(dfirst, HostUnmanaged<const PetscInt>(first.data(), first.size()));
+      Kokkos::deep_copy(dpieces, HostUnmanaged<const PetscInt>(pieces.data(), pieces.size()));
+      T.pieces = dpieces;
+      T.row    = drow;
+      T.ent    = dent;
+      T.first  = dfirst;
+      T.part   = DView<PetscScalar>("GPUStream::tile_part", first.size());
+      T.count  = DView<unsigned>("GPUStream::tile_count", first.size());
+    });
+  }
+  *tiles = T;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* rowlist: also keep the list of rows that have entries, so kernels can visit only those (an off-diagonal block's
    rows are mostly empty) */
 PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], const PetscInt ja[], const PetscScalar a[], PetscBool rowlist, GSDeviceMat *dA)
@@ -56,7 +112,8 @@ PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], co
   A->csr.val    = A->val;
   A->shape      = SpMVShape(m, nnz);
   A->csr.lanes  = A->shape.vlen;
-  *dA           = A.release();
+  PetscCall(MakeTiles(m, ia, TileCap(m, ia, -1), &A->shape.tiles));
+  *dA = A.release();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -99,12 +156,36 @@ PetscErrorCode GSDeviceMatSetLaunchShape(GSDeviceMat A, PetscInt vlen, PetscInt 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The launch shape of a kernel choice */
+/* The launch shape of a kernel choice (the tiles stay) */
 PetscErrorCode GSDeviceMatSetKernel(GSDeviceMat A, GSSpMVKernel kernel)
 {
+  const Tiles T = A->shape.tiles;
+
   PetscFunctionBegin;
-  A->shape     = SpMVShape(A->csr.m, (PetscInt)A->val.extent(0), kernel);
-  A->csr.lanes = A->shape.vlen;
+  A->shape       = SpMVShape(A->csr.m, (PetscInt)A->val.extent(0), kernel);
+  A->shape.tiles = T;
+  A->csr.lanes   = A->shape.vlen;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Entries a tile of MatMult's kernel stages (0: no tiles; < 0: chosen, as at creation) */
+PetscErrorCode GSDeviceMatSetTileSize(GSDeviceMat A, PetscInt cap)
+{
+  std::vector<PetscInt> ia;
+
+  PetscFunctionBegin;
+  PetscCheck(cap <= MaxTileCap, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_tile_size %" PetscInt_FMT " must be at most %d (or 0: no tiles, or negative: chosen)", cap, MaxTileCap);
+  PetscCallCXX(ia.resize(A->csr.m + 1));
+  GSCallKokkos(Kokkos::deep_copy(HostUnmanaged<PetscInt>(ia.data(), ia.size()), A->rowptr));
+  PetscCall(MakeTiles(A->csr.m, ia.data(), TileCap(A->csr.m, ia.data(), cap), &A->shape.tiles));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSDeviceMatGetTileSize(GSDeviceMat A, PetscInt *cap, PetscInt *ntiles)
+{
+  PetscFunctionBegin;
+  *cap    = A->shape.tiles.cap;
+  *ntiles = A->shape.tiles.n;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
