@@ -33,6 +33,7 @@ for r in get("stream_infeasible"):
 print("best single-vector streamed rate: %.2f GB/s = %.0f%% of pinned (target >= 90%%)" % (best, 100 * best / pinned))
 res = {r["k"]: float(r["ms"]) for r in get("resident_block")}
 print("%4s %10s %10s %12s %12s %10s %8s" % ("k", "on ms", "off ms", "transfer ms", "compute ms", "on/max", "off/on"))
+equal = None  # the k where transfer and compute are closest: (min/max, k, off/on)
 for r in get("stream_block"):
     if r["overlap"] != "1":
         continue
@@ -43,4 +44,10 @@ for r in get("stream_block"):
     m = max(transfer, compute) if compute is not None else transfer
     print("%4s %10.3f %10s %12.3f %12s %10.2f %8s" % (r["k"], on_ms, "%.3f" % float(off[0]["ms"]) if off else "", transfer,
           "%.3f" % compute if compute is not None else "", on_ms / m, "%.2f" % (float(off[0]["ms"]) / on_ms) if off else ""))
+    if compute is not None and off:
+        close = min(transfer, compute) / max(transfer, compute)
+        if equal is None or close > equal[0]:
+            equal = (close, r["k"], float(off[0]["ms"]) / on_ms)
+if equal:
+    print("transfer and compute closest at k = %s (min/max %.2f): off/on %.2f" % (equal[1], equal[0], equal[2]))
 print("targets: on/max <= 1.1 for every k; off/on >= 1.6 at the k where transfer ~ compute")

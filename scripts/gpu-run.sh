@@ -29,7 +29,7 @@ if [[ $what == *benchmarks* ]]; then
   what="bench spmv stream"
   NS=${NS:-"1e5 1e6 1e7"}
   KERNELS=${KERNELS:-0}
-  STREAM_ARGS=${STREAM_ARGS:-"-cube_n 120 -dof 3 -budget 1e9 -subs 16,32,64 -ks 1,4,16,64 -reps 3"}
+  STREAM_ARGS=${STREAM_ARGS:-"-cube_n 120 -dof 3 -budget 1e9 -subs 16,32,64 -ks 1,4,16,32,48,64 -reps 3"}
 fi
 NS=${NS:-"1e4 1e5 1e6 1e7"}
 TESTS=${TESTS:-"unit ex1 matgpustream matstream kspgpustream kspbcgsf kspsgmresf faults tutorials"} # the parts of the tests step

@@ -13,10 +13,10 @@
 
    Iteration k, on one process with a gpustream operator (first-stage partial sums: one per team, in slots):
      SpMVDot:       w = V(:,k) = s A M^{-1} V(:,k-1) (s = 1/rho for k = 1);   partials <w,w>, <v_j,w> j = 1..k-1
-     Orthogonalize: (k >= 2) R(j,k) = <v_j,w> summed in every team from the partials (second stage);
+     Orthogonalize: (k >= 2) R(j,k) = <v_j,w>, the partials summed by SpMVDot's last team (second stage);
                     w' = w - sum_j R(j,k) v_j;   partials <w',w'> and, when refining, <v_j,w'> (the second CGS pass's
                     dots, fused here because they need only this thread's rows of w')
-     Normalize:     R2 = <v_j,w'> summed in every team when refining (R(:,k) += R2);
+     Normalize:     R2 = <v_j,w'>, summed by Orthogonalize's last team, when refining (R(:,k) += R2);
                     R(k,k) = sqrt(<w',w'> - |R2|^2) (Pythagoras: w'' = w' - V R2 is orthogonal to V R2);
                     v_k = (w' - V R2) / R(k,k);   partial <r0, v_k>
      one device-to-host copy of the xi partials with R(k,k) and the refinement flag (the per-iteration estimate),
