@@ -4,7 +4,7 @@
      - the engine's streamed SpMV against the number of subdivisions, overlap on and off;
      - the block product with k vectors per pass (device blocks), streamed with overlap on and off, and with the
        whole matrix resident (the compute time alone), next to the transfer time at the measured bandwidth.
-   Options: -cube_n <nodes per edge> -dof <1,3,6> -budget <bytes> -subs <list> -ks <list> -reps <5>
+   Options: -cube_n <nodes per edge> -dof <1,3,6> -budget <bytes> -subs <list> -ks <list> -reps <5> -buffers <2>
      -inplace: the engine streams from the generated arrays, page-locked in place, not from a pinned copy (halves the
        host memory: for matrices near the host's size); -skip_mat: leave out the MatMult part (which copies)
    Times are medians of -reps after one untimed warm-up; every timed call ends with the device idle.
@@ -52,6 +52,7 @@ int main(int argc, char **argv)
   std::vector<PetscInt> subs = {2, 4, 8, 16, 32, 64}, ks = {1, 4, 16, 64};
   double                pinned  = 0;
   PetscBool             inplace = PETSC_FALSE, skipmat = PETSC_FALSE;
+  PetscInt              buffers = 2; /* device buffers of the engine's plans (-mat_gpustream_buffers) */
 
   PetscCall(PetscInitialize(&argc, &argv, nullptr, nullptr));
   PetscCall(PetscGPUStreamInitializePackage());
@@ -61,6 +62,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-reps", &reps, nullptr));
   PetscCall(GetList("-subs", subs));
   PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-inplace", &inplace, nullptr));
+  PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-buffers", &buffers, nullptr));
   PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-skip_mat", &skipmat, nullptr));
   PetscCall(GetList("-ks", ks));
   m = cube_n * cube_n * cube_n * dof;
@@ -115,11 +117,11 @@ int main(int argc, char **argv)
     counts.push_back(0); /* the model's choice */
     PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
     for (PetscInt s : counts) { /* single-vector streamed SpMV against the number of subdivisions */
-      GSStreamOptions o{GS_STREAM_STREAM, budget, 2, s, PETSC_TRUE, inplace};
+      GSStreamOptions o{GS_STREAM_STREAM, budget, buffers, s, PETSC_TRUE, inplace};
       GSStreamPlan    P;
       GSStreamInfo    info;
       if (GSStreamPlanCreate(m, m, ia, ja, a, &o, &P)) { /* too few subdivisions for the budget */
-        Line("stream_infeasible", budget, s, 0, 2, 1, 1, 0, 0, 0);
+        Line("stream_infeasible", budget, s, 0, buffers, 1, 1, 0, 0, 0);
         continue;
       }
       GSStreamPlanGetInfo(P, &info);
