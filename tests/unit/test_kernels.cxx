@@ -55,20 +55,20 @@ std::vector<PetscScalar> Random(PetscInt n, double lo = -1, double hi = 1)
   return v;
 }
 
-/* Random CSR with rows of 0 to maxlen entries (some empty), sorted distinct columns */
 struct CSRHost {
   PetscInt                 m, n;
   std::vector<PetscInt>    ia, ja;
   std::vector<PetscScalar> a;
 };
 
-CSRHost RandomCSR(PetscInt m, PetscInt n, PetscInt maxlen)
+/* Random CSR with length(i) entries drawn for row i (fewer after duplicates), sorted distinct columns */
+template <class Len> CSRHost RandomCSRBy(PetscInt m, PetscInt n, const Len &length)
 {
   CSRHost                                 A{m, n, {0}, {}, {}};
-  std::uniform_int_distribution<PetscInt> len(0, maxlen), col(0, n > 0 ? n - 1 : 0);
+  std::uniform_int_distribution<PetscInt> col(0, n > 0 ? n - 1 : 0);
   for (PetscInt i = 0; i < m; i++) {
     std::vector<PetscInt> cols;
-    const PetscInt        l = n > 0 ? len(rng) : 0;
+    const PetscInt        l = n > 0 ? length(i) : 0;
     for (PetscInt k = 0; k < l; k++) cols.push_back(col(rng));
     std::sort(cols.begin(), cols.end());
     cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
@@ -77,6 +77,13 @@ CSRHost RandomCSR(PetscInt m, PetscInt n, PetscInt maxlen)
   }
   A.a = Random((PetscInt)A.ja.size());
   return A;
+}
+
+/* Rows of 0 to maxlen entries (some empty) */
+CSRHost RandomCSR(PetscInt m, PetscInt n, PetscInt maxlen)
+{
+  std::uniform_int_distribution<PetscInt> len(0, maxlen);
+  return RandomCSRBy(m, n, [&](PetscInt) { return len(rng); });
 }
 
 const PetscInt        allsizes[] = {0, 1, 2, 3, 31, 255, 256, 257, 1000, 10007, 300001};
@@ -127,26 +134,13 @@ void TestTiles()
   for (PetscInt m : sizes) {
     if (m > 10007) continue;
     for (PetscInt maxlen : {5, 40, -1}) { /* -1: mostly short rows and every 97th up to 5000 entries long */
-      const PetscInt n = m ? m + 3 : 0;
-      CSRHost        A = RandomCSR(m, n, maxlen < 0 ? 6 : maxlen);
-      if (maxlen < 0 && n > 0) {
-        std::uniform_int_distribution<PetscInt> col(0, n - 1), len(100, 5000);
-        A.ja.clear(), A.ia.assign(1, 0);
-        for (PetscInt i = 0; i < m; i++) {
-          std::vector<PetscInt> cols;
-          const PetscInt        l = i % 97 == 3 ? len(rng) : i % 3;
-          for (PetscInt k = 0; k < l; k++) cols.push_back(col(rng));
-          std::sort(cols.begin(), cols.end());
-          cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
-          A.ja.insert(A.ja.end(), cols.begin(), cols.end());
-          A.ia.push_back((PetscInt)A.ja.size());
-        }
-        A.a = Random((PetscInt)A.ja.size());
-      }
-      GSDeviceMat              dA;
-      auto                     x = Random(n), z = Random(m);
-      std::vector<PetscScalar> y(m), y2(m), yz(m), ydirect(m), yzdirect(m), yref(m), yzref(m);
-      const std::string        tag = " m=" + std::to_string(m) + " maxlen=" + std::to_string(maxlen);
+      const PetscInt                          n = m ? m + 3 : 0;
+      std::uniform_int_distribution<PetscInt> len(100, 5000);
+      CSRHost                                 A = maxlen < 0 ? RandomCSRBy(m, n, [&](PetscInt i) { return i % 97 == 3 ? len(rng) : i % 3; }) : RandomCSR(m, n, maxlen);
+      GSDeviceMat                             dA;
+      auto                                    x = Random(n), z = Random(m);
+      std::vector<PetscScalar>                y(m), y2(m), yz(m), ydirect(m), yzdirect(m), yref(m), yzref(m);
+      const std::string                       tag = " m=" + std::to_string(m) + " maxlen=" + std::to_string(maxlen);
       Check(!GSDeviceMatCreate(m, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA), "GSDeviceMatCreate" + tag);
       GSSpMV_Ref(m, A.ia.data(), A.ja.data(), A.a.data(), x.data(), nullptr, yref.data());
       GSSpMV_Ref(m, A.ia.data(), A.ja.data(), A.a.data(), x.data(), z.data(), yzref.data());

@@ -141,6 +141,16 @@ KOKKOS_INLINE_FUNCTION PetscScalar FlatTeamSum(const Member &t, const Scratch &s
 
 using IScratch = Kokkos::View<PetscInt *, Exec::scratch_memory_space, Kokkos::MemoryUnmanaged>;
 
+/* One batch of a thread's loads: c[u] = A.colidx(e0 + j), v[u] = A.val(e0 + j) for j = b + u nth + tid < ne */
+template <int EPT> KOKKOS_INLINE_FUNCTION void LoadBatch(const CSR &A, PetscInt e0, PetscInt ne, PetscInt b, int nth, int tid, PetscInt (&c)[EPT], PetscScalar (&v)[EPT])
+{
+#pragma unroll
+  for (int u = 0; u < EPT; u++) {
+    const PetscInt j = b + u * nth + tid;
+    if (j < ne) c[u] = A.colidx(e0 + j), v[u] = A.val(e0 + j);
+  }
+}
+
 /* sr(q) = A.rowptr(r0 + q) - e0 for q <= nr, sv(j) = A.val(e0 + j), sx(j) = x(A.colidx(e0 + j)) for j < ne, by every
    thread and lane of the team, consecutive threads taking consecutive j; each thread issues the loads of its row
    pointer and of up to EPT entries before it stores any (stores to scratch the compiler cannot tell from the loads
@@ -154,11 +164,7 @@ template <int EPT, class XView> KOKKOS_INLINE_FUNCTION void StageTile(const Memb
   for (PetscInt b = 0; b < ne; b += EPT * nth) {
     PetscInt    c[EPT];
     PetscScalar v[EPT], g[EPT];
-#pragma unroll
-    for (int u = 0; u < EPT; u++) {
-      const PetscInt j = b + u * nth + tid;
-      if (j < ne) c[u] = A.colidx(e0 + j), v[u] = A.val(e0 + j);
-    }
+    LoadBatch<EPT>(A, e0, ne, b, nth, tid, c, v);
 #pragma unroll
     for (int u = 0; u < EPT; u++)
       if (b + u * nth + tid < ne) g[u] = x(c[u]);
@@ -214,11 +220,7 @@ template <bool Add, int L, int B = TileTeamsPerSM, int EPT = TileEPT, class XVie
         for (PetscInt b = 0; b < len; b += EPT * nth) { /* the loads of EPT entries first, as in StageTile */
           PetscInt    c[EPT];
           PetscScalar v[EPT];
-#pragma unroll
-          for (int u = 0; u < EPT; u++) {
-            const PetscInt j = b + u * nth + tid;
-            if (j < len) c[u] = A.colidx(beg + j), v[u] = A.val(beg + j);
-          }
+          LoadBatch<EPT>(A, beg, len, b, nth, tid, c, v);
 #pragma unroll
           for (int u = 0; u < EPT; u++)
             if (b + u * nth + tid < len) mine += v[u] * x(c[u]);
