@@ -94,10 +94,6 @@ template <int MaxBS, class XView, class F> KOKKOS_INLINE_FUNCTION void ForEachBl
   }
 }
 
-/* sv(j) = A.val(e0 + j), sx(j) = x(A.colidx(e0 + j)) for j < ne by every thread and lane of the team, consecutive
-   threads taking consecutive j; each thread issues the loads of up to EPT entries before it stores any (stores to
-   scratch the compiler cannot tell from the loads would otherwise wait for each load in turn: the tiles of 2048
-   entries ran 6x slower than those of 512) */
 /* Entries a thread loads before it stores any, and teams of the tiled kernel per multiprocessor (its launch bounds:
    unbounded, the kernel took 128 registers, two teams of 256 threads a multiprocessor, too few loads in flight).
    Chosen among B = 2..8 and E = 2, 4, 8 on an H200 (docs/performance.md): 5 and 4, or within 5% of the best */
@@ -153,8 +149,8 @@ template <int EPT> KOKKOS_INLINE_FUNCTION void LoadBatch(const CSR &A, PetscInt 
 
 /* sr(q) = A.rowptr(r0 + q) - e0 for q <= nr, sv(j) = A.val(e0 + j), sx(j) = x(A.colidx(e0 + j)) for j < ne, by every
    thread and lane of the team, consecutive threads taking consecutive j; each thread issues the loads of its row
-   pointer and of up to EPT entries before it stores any (stores to scratch the compiler cannot tell from the loads
-   would otherwise wait for each load in turn: tiles of 2048 entries ran 6x slower than tiles of 512) */
+   pointer and of up to EPT entries before it stores any (stores to scratch that the compiler cannot tell from the
+   loads would otherwise make each load wait for the store before it) */
 template <int EPT, class XView> KOKKOS_INLINE_FUNCTION void StageTile(const Member &t, const CSR &A, const XView &x, PetscInt r0, PetscInt nr, PetscInt e0, PetscInt ne, const IScratch &sr, const Scratch &sv, const Scratch &sx)
 {
   int tid, nth;
