@@ -479,27 +479,6 @@ PetscErrorCode GSStreamPlanGetInfo(GSStreamPlan P, GSStreamInfo *info)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* y(off + row) = (A x)(row) (+ z(off + row)) on the instance exec */
-template <bool Add> static void SubSpMV(const Exec &exec, const CSR &A, const LaunchShape &s, PetscInt off, const DView<PetscScalar> &x, const DView<PetscScalar> &z, const DView<PetscScalar> &y)
-{
-  if (s.tiles.cap > 0) {
-    TiledSpMV<Add>(exec, A, s, off, x, z, y);
-    return;
-  }
-  if (s.vlen == 1) { /* as SpMV: a thread per row without teams, the same plain row loop */
-    Kokkos::parallel_for(
-        Add ? "GPUStream::StreamSpMVAddRows" : "GPUStream::StreamSpMVRows", RangePol(exec, 0, A.m), KOKKOS_LAMBDA(const PetscInt row) {
-          PetscScalar sum = 0;
-          for (PetscInt j = A.rowptr(row); j < A.rowptr(row + 1); j++) sum += A.val(j) * x(A.colidx(j));
-          y(off + row) = Add ? z(off + row) + sum : sum;
-        });
-    return;
-  }
-  TeamFor(
-      Add ? "GPUStream::StreamSpMVAdd" : "GPUStream::StreamSpMV", TeamPol(exec, s.league, s.team, s.vlen),
-      KOKKOS_LAMBDA(const Member &t) { ForEachRowProduct(t, A, x, [&](const PetscInt row, const PetscScalar sum) { OneLane(t, [&]() { y(off + row) = Add ? z(off + row) + sum : sum; }); }); });
-}
-
 /* Runs kernel(csr, shape, first row) on every subdivision in order: the resident ones at once, the streamed ones
    as their copies arrive. Returns when every kernel is done. */
 template <class Kernel> static PetscErrorCode ForEachSubdivision(GSStreamPlan P, const Kernel &kernel)
@@ -570,9 +549,9 @@ PetscErrorCode GSStreamPlanMult(GSStreamPlan P, GSDeviceMat B, GSHalo H, const P
     const DView<PetscScalar> &dx = P->x, &dy = P->y, &dz = P->z;
     const Exec               &exec = P->compute;
     if (z)
-      PetscCall(ForEachSubdivision(P, [&](const CSR &A, const LaunchShape &s, PetscInt off) { SubSpMV<true>(exec, A, s, off, dx, dz, dy); }));
+      PetscCall(ForEachSubdivision(P, [&](const CSR &A, const LaunchShape &s, PetscInt off) { SpMVOn<true>(exec, A, s, off, dx, dz, dy); }));
     else
-      PetscCall(ForEachSubdivision(P, [&](const CSR &A, const LaunchShape &s, PetscInt off) { SubSpMV<false>(exec, A, s, off, dx, dz, dy); }));
+      PetscCall(ForEachSubdivision(P, [&](const CSR &A, const LaunchShape &s, PetscInt off) { SpMVOn<false>(exec, A, s, off, dx, dz, dy); }));
   }
   if (H) {
     PetscCall(HaloEnd(H));

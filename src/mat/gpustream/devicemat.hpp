@@ -34,9 +34,9 @@ struct LaunchShape {
   Tiles tiles;
 };
 
-/* Largest tile: two scalars an entry in the 48 KB of team scratch every CUDA device gives a block; at most one row a
-   thread of a team of 256, whose row pointers (MaxTileRows + 1) each thread loads one of */
-constexpr int MaxTileCap = 2048, MaxTileRows = 255;
+/* Largest tile (GS_MAX_TILE_SIZE); at most one row a thread of a team of 256, whose row pointers (MaxTileRows + 1)
+   each thread loads one of */
+constexpr int MaxTileCap = GS_MAX_TILE_SIZE, MaxTileRows = 255;
 
 /* The entries a tile stages for the m rows of the host row pointer ia: option >= 0 is taken as given (0: no tiles),
    < 0 (auto) chooses from the row lengths */
@@ -109,29 +109,6 @@ KOKKOS_INLINE_FUNCTION void FlatIndex(const Member &t, int *tid, int *nth)
 #else
   *tid = t.team_rank();
   *nth = t.team_size();
-#endif
-}
-
-/* The sum of v over every thread and lane of the team, in a fixed order (on CUDA whole warps, team sizes a multiple
-   of 32; s: room for a scalar a warp) */
-KOKKOS_INLINE_FUNCTION PetscScalar FlatTeamSum(const Member &t, const Scratch &s, PetscScalar v)
-{
-#if defined(__CUDA_ARCH__)
-  int tid, nth;
-  FlatIndex(t, &tid, &nth);
-  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
-  if (tid % 32 == 0) s(tid / 32) = v;
-  t.team_barrier();
-  if (tid < 32) {
-    PetscScalar w = tid < nth / 32 ? s(tid) : 0;
-    for (int o = 16; o > 0; o /= 2) w += __shfl_xor_sync(0xffffffffu, w, o);
-    if (tid == 0) s(0) = w;
-  }
-  t.team_barrier();
-  return s(0);
-#else
-  (void)t, (void)s; /* host backends: teams of one thread (TeamThreads()) */
-  return v;
 #endif
 }
 
@@ -221,8 +198,9 @@ template <bool Add, int L, int B = TileTeamsPerSM, int EPT = TileEPT, class XVie
           for (int u = 0; u < EPT; u++)
             if (b + u * nth + tid < len) mine += v[u] * x(c[u]);
         }
-        const PetscScalar sum = FlatTeamSum(t, Scratch(t.team_scratch(0), 32), mine);
-        OneThread(t, [&]() { T.part(i) = sum; });
+        PetscScalar sum[1] = {mine}; /* a thread per row here (no lanes): TeamSumAllIn sums every thread's */
+        TeamSumAllIn<1>(t, Scratch(t.team_scratch(0), 32), sum);
+        OneThread(t, [&]() { T.part(i) = sum[0]; });
         if (!LastTeam(t, &T.count(f), pieces)) return;
         OneThread(t, [&]() {
           const volatile PetscScalar *p = T.part.data() + f;
@@ -243,26 +221,33 @@ template <bool Add, class XView> void TiledSpMV(const Exec &exec, const CSR &A, 
     TiledRows<Add, 32>(exec, A, s, off, x, z, y);
 }
 
-/* y = A x (+ z); z may be y itself. By tiles when the shape has them; else a thread per row runs without teams, one
-   row per thread: on an H200 the 5-point SpMV ran at 3.7 TB/s so against 2.0 with teams in a grid-stride loop
-   (docs/data/spmv-h200-2026-11-21b-ours.csv) */
-template <bool Add, class XView> void SpMV(const CSR &A, const LaunchShape &s, const XView &x, const DView<PetscScalar> &z, const DView<PetscScalar> &y)
+/* y(off + row) = (A x)(row) (+ z(off + row)) on the instance exec; z may be y itself. By tiles when the shape has
+   them; else a thread per row runs without teams, one row per thread: on an H200 the 5-point SpMV ran at 3.7 TB/s so
+   against 2.0 with teams in a grid-stride loop (docs/data/spmv-h200-2026-11-21b-ours.csv). MatMult's product (off
+   0) and each subdivision of a streamed one. */
+template <bool Add, class XView> void SpMVOn(const Exec &exec, const CSR &A, const LaunchShape &s, PetscInt off, const XView &x, const DView<PetscScalar> &z, const DView<PetscScalar> &y)
 {
   if (s.tiles.cap > 0) {
-    TiledSpMV<Add>(Exec(), A, s, 0, x, z, y);
+    TiledSpMV<Add>(exec, A, s, off, x, z, y);
     return;
   }
   if (s.vlen == 1) {
     Kokkos::parallel_for(
-        Add ? "GPUStream::SpMVAddRows" : "GPUStream::SpMVRows", RangePol(0, A.m), KOKKOS_LAMBDA(const PetscInt row) {
+        Add ? "GPUStream::SpMVAddRows" : "GPUStream::SpMVRows", RangePol(exec, 0, A.m), KOKKOS_LAMBDA(const PetscInt row) {
           const PetscScalar sum = RowSum(A, x, row);
-          y(row)                = Add ? z(row) + sum : sum;
+          y(off + row)          = Add ? z(off + row) + sum : sum;
         });
     return;
   }
   TeamFor(
-      Add ? "GPUStream::SpMVAdd" : "GPUStream::SpMV", TeamPol(s.league, s.team, s.vlen),
-      KOKKOS_LAMBDA(const Member &t) { ForEachRowProduct(t, A, x, [&](const PetscInt row, const PetscScalar sum) { OneLane(t, [&]() { y(row) = Add ? z(row) + sum : sum; }); }); });
+      Add ? "GPUStream::SpMVAdd" : "GPUStream::SpMV", TeamPol(exec, s.league, s.team, s.vlen),
+      KOKKOS_LAMBDA(const Member &t) { ForEachRowProduct(t, A, x, [&](const PetscInt row, const PetscScalar sum) { OneLane(t, [&]() { y(off + row) = Add ? z(off + row) + sum : sum; }); }); });
+}
+
+/* y = A x (+ z) on the default instance */
+template <bool Add, class XView> void SpMV(const CSR &A, const LaunchShape &s, const XView &x, const DView<PetscScalar> &z, const DView<PetscScalar> &y)
+{
+  SpMVOn<Add>(Exec(), A, s, 0, x, z, y);
 }
 
 /* Y(off + row, c0 + q) = (A X)(row, c0 + q) (+ Y when Add) for q < KB: one pass over the row, KB sums in registers */

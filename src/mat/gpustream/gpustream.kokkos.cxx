@@ -174,7 +174,6 @@ PetscErrorCode GSDeviceMatSetTileSize(GSDeviceMat A, PetscInt cap)
   std::vector<PetscInt> ia;
 
   PetscFunctionBegin;
-  PetscCheck(cap <= MaxTileCap, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_tile_size %" PetscInt_FMT " must be at most %d (or 0: no tiles, or negative: chosen)", cap, MaxTileCap);
   PetscCallCXX(ia.resize(A->csr.m + 1));
   GSCallKokkos(Kokkos::deep_copy(HostUnmanaged<PetscInt>(ia.data(), ia.size()), A->rowptr));
   PetscCall(MakeTiles(A->csr.m, ia.data(), TileCap(A->csr.m, ia.data(), cap), &A->shape.tiles));
