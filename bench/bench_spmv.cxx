@@ -3,8 +3,9 @@
    thread and a warp per row, for the comparison with cuSPARSE (bench/cusparse_spmv.cu, same matrices, same run).
    The launch-bound sweeps of the fused kernels that chose FusedTeamsPerSM are in docs/data/spmv-h200-2026-11-21i-ours.csv.
      bench_spmv -mats poisson2d:1e7,cube27:100:3 [-reps 50]
-   CSV: kernel,matrix,n,nnz,vlen,team,league,us,GBps   (GBps: CSR bytes + x read once + y written, over the time;
-   tiled kernels: team = entries a tile stages, league = tiles) */
+   Matrices of full D x D blocks (cube27:E:D) then run with block column indices (spmv_block_*).
+   CSV: kernel,matrix,n,nnz,vlen,team,league,us,GBps   (GBps: the storage's bytes + x read once + y written, over the
+   time; tiled kernels: team = entries a tile stages, league = tiles) */
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -33,9 +34,11 @@ int main(int argc, char **argv)
     benchgen::CSR<PetscInt, PetscScalar> h;
     PetscCallCXX(h = benchgen::FromSpec<PetscInt, PetscScalar>(mats[k]));
     const PetscInt n     = h.m;
-    const double   bytes = 12.0 * h.nnz() + 4.0 * (n + 1) + 16.0 * n;
-    GSDeviceMat    A;
-    PetscCall(GSDeviceMatCreate(n, n, h.ia.data(), h.ja.data(), h.a.data(), PETSC_FALSE, &A));
+    double         bytes = 12.0 * h.nnz() + 4.0 * (n + 1) + 16.0 * n;
+    const int      bs    = benchgen::BlockSize(mats[k]);
+    GSDeviceMat    A, Ablk = nullptr;
+    PetscCall(GSDeviceMatCreate(n, n, h.ia.data(), h.ja.data(), h.a.data(), PETSC_FALSE, 1, &A));
+    if (bs > 1 && GSBlockPatternRow(n, n, h.ia.data(), h.ja.data(), bs) < 0) PetscCall(GSDeviceMatCreate(n, n, h.ia.data(), h.ja.data(), h.a.data(), PETSC_FALSE, bs, &Ablk));
     h = {}; /* the host copy is no longer needed: large matrices need the memory */
     DView<PetscScalar> x("x", n), y("y", n);
     Kokkos::deep_copy(x, 1.0);
@@ -80,6 +83,17 @@ int main(int argc, char **argv)
     }
     PetscCall(GSDeviceMatSetLaunchShape(A, def.vlen, def.team, def.league));
     PetscCall(GSDeviceMatDestroy(&A));
+    if (Ablk) { /* block column indices: the same kernels on fewer bytes */
+      std::swap(A, Ablk);
+      bytes = 8.0 * A->val.extent(0) + 4.0 * A->colidx.extent(0) + 4.0 * A->rowptr.extent(0) + 16.0 * n;
+      time("spmv_block_default");
+      for (int vlen : OnDevice() ? std::vector<int>{1, 4, 8, 16, 32} : std::vector<int>{1}) {
+        const int team = TeamThreads() / vlen;
+        PetscCall(GSDeviceMatSetLaunchShape(A, vlen, team, std::max<PetscInt>(1, std::min<PetscInt>((n + team - 1) / team, MaxTeams(256)))));
+        time("spmv_block_vlen");
+      }
+      PetscCall(GSDeviceMatDestroy(&A));
+    }
     PetscCall(PetscFree(mats[k]));
   }
   PetscCall(PetscFinalize());

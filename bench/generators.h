@@ -124,6 +124,12 @@ template <class I, class S> CSR<I, S> ConvDiff(I e, double pe)
   return A;
 }
 
+// Unknowns per node of a spec's matrix: its full blocks (cube27:E:D), else 1
+inline int BlockSize(const std::string &spec)
+{
+  return spec.rfind("cube27:", 0) == 0 ? std::atoi(spec.substr(spec.rfind(':') + 1).c_str()) : 1;
+}
+
 // Builds the matrix a spec names (see the top of this file)
 template <class I, class S> CSR<I, S> FromSpec(const std::string &spec)
 {

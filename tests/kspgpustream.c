@@ -46,6 +46,11 @@ static PetscErrorCode Poisson(MatType type, PetscInt m, PetscReal jump, PetscRea
 /* dof unknowns per node of an m x m grid: the 5-point Laplacian on each unknown, plus c(node) S on each node's block,
    S = (0.5^|i-j|) a dense SPD coupling and c jumping from 1 to 'jump' where x > 1/2. SPD; its diagonal blocks are
    dense, so point-block Jacobi differs from Jacobi */
+/* dof unknowns per node of an m x m grid. full: the neighbours couple by full blocks (-M, M with 1 on its diagonal and
+   0.2 off it, and 4 M added to the node's own block: kron(Laplacian, M) plus the in-node coupling, SPD), so that the
+   pattern is made of full dof x dof blocks; else by -I. */
+static PetscBool fullblocks = PETSC_FALSE;
+
 static PetscErrorCode Blocks(MatType type, PetscInt m, PetscInt dof, PetscReal jump, Mat *A)
 {
   PetscInt rstart, rend;
@@ -55,8 +60,8 @@ static PetscErrorCode Blocks(MatType type, PetscInt m, PetscInt dof, PetscReal j
   PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, m * m * dof, m * m * dof));
   PetscCall(MatSetBlockSize(*A, dof));
   PetscCall(MatSetType(*A, type));
-  PetscCall(MatSeqAIJSetPreallocation(*A, dof + 4, NULL));
-  PetscCall(MatMPIAIJSetPreallocation(*A, dof + 4, NULL, 4, NULL));
+  PetscCall(MatSeqAIJSetPreallocation(*A, 5 * dof, NULL));
+  PetscCall(MatMPIAIJSetPreallocation(*A, 5 * dof, NULL, 4 * dof, NULL));
   PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
   for (PetscInt row = rstart; row < rend; row++) {
     const PetscInt  node = row / dof, c = row % dof, i = node % m, j = node / m, ni[4] = {i - 1, i + 1, i, i}, nj[4] = {j, j, j - 1, j + 1};
@@ -65,14 +70,19 @@ static PetscErrorCode Blocks(MatType type, PetscInt m, PetscInt dof, PetscReal j
       const PetscInt col = node * dof + k;
       PetscScalar    v   = coef;
       for (PetscInt q = 0; q < PetscAbsInt(k - c); q++) v *= 0.5;
-      if (k == c) v += 4.0;
+      if (k == c)
+        v += 4.0;
+      else if (fullblocks)
+        v += 0.8;
       PetscCall(MatSetValues(*A, 1, &row, 1, &col, &v, INSERT_VALUES));
     }
     for (int d = 0; d < 4; d++) {
       if (ni[d] < 0 || ni[d] >= m || nj[d] < 0 || nj[d] >= m) continue;
-      const PetscInt    col = (ni[d] + m * nj[d]) * dof + c;
-      const PetscScalar v   = -1.0;
-      PetscCall(MatSetValues(*A, 1, &row, 1, &col, &v, INSERT_VALUES));
+      for (PetscInt k = 0; k < dof; k++) {
+        const PetscInt    col = (ni[d] + m * nj[d]) * dof + k;
+        const PetscScalar v   = k == c ? -1.0 : -0.2;
+        if (k == c || fullblocks) PetscCall(MatSetValues(*A, 1, &row, 1, &col, &v, INSERT_VALUES));
+      }
     }
   }
   PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
@@ -111,6 +121,36 @@ static PetscErrorCode Solve(KSPType type, Mat A, PCType pc, KSPNormType nt, Vec 
   *res = nb > 0 ? *res / nb : *res;
   PetscCall(VecDestroy(&r));
   PetscCall(KSPDestroy(&ksp));
+  PetscFunctionReturn(0);
+}
+
+/* Each fused solver on A twice, in its automatic device storage and in CSR (-mat_gpustream_format csr): the same
+   iterations and bitwise the same solution, since both storages sum every row in the same order */
+static PetscErrorCode SameOnCSR(Mat A, PCType pc, Vec b)
+{
+  const KSPType types[3] = {KSPPIPECGFUSED, KSPPIPEBCGSF, KSPSGMRESF};
+  Vec           x[2];
+
+  PetscFunctionBeginUser;
+  PetscCall(VecDuplicate(b, &x[0]));
+  PetscCall(VecDuplicate(b, &x[1]));
+  for (int t = 0; t < 3; t++) {
+    PetscInt           its[2];
+    KSPConvergedReason reason[2];
+    PetscReal          res[2];
+    PetscBool          same;
+    for (int f = 0; f < 2; f++) {
+      PetscCall(PetscOptionsSetValue(NULL, "-mat_gpustream_format", f ? "csr" : "auto"));
+      PetscCall(MatSetFromOptions(A));
+      PetscCall(Solve(types[t], A, pc, KSP_NORM_DEFAULT, b, NULL, 10000, &its[f], &reason[f], &res[f], x[f]));
+    }
+    PetscCall(VecEqual(x[0], x[1], &same));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s pc=%s: automatic and CSR storage %s\n", types[t], pc, same && its[0] == its[1] && reason[0] == reason[1] && reason[0] > 0 ? "agree bitwise" : "DIFFER"));
+  }
+  PetscCall(PetscOptionsClearValue(NULL, "-mat_gpustream_format"));
+  PetscCall(MatSetFromOptions(A));
+  PetscCall(VecDestroy(&x[0]));
+  PetscCall(VecDestroy(&x[1]));
   PetscFunctionReturn(0);
 }
 
@@ -475,6 +515,7 @@ int main(int argc, char **argv)
   PetscCall(PetscGPUStreamInitializePackage());
   PetscCall(PetscOptionsGetString(NULL, NULL, "-scenario", scenario, sizeof(scenario), NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-v", &verbose, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-full_blocks", &fullblocks, NULL));
   PetscCall(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
   PetscCall(Poisson(MATGPUSTREAM, 24, 1e3, 0.0, &A));
   PetscCall(MatCreateVecs(A, &x0, &b));
@@ -557,6 +598,8 @@ int main(int argc, char **argv)
       PetscCall(Compare(what, Ab, PCJACOBI, KSP_NORM_PRECONDITIONED, bb, NULL, 10000));
       PetscCall(PetscSNPrintf(what, sizeof(what), "%" PetscInt_FMT "-dof aij operator", dof));
       PetscCall(Compare(what, Abij, PCPBJACOBI, KSP_NORM_UNPRECONDITIONED, bb, NULL, 10000));
+      if (fullblocks) PetscCall(SameOnCSR(Ab, PCPBJACOBI, bb));
+      if (fullblocks) PetscCall(SameOnCSR(Ab, PCJACOBI, bb));
       PetscCall(VecDestroy(&bb));
       PetscCall(MatDestroy(&Abij));
       PetscCall(MatDestroy(&Ab));
@@ -895,6 +938,22 @@ int main(int argc, char **argv)
       nsize: 4
       args: -scenario blocks
       output_file: output/kspgpustream_blocks.out
+
+   # neighbours coupled by full blocks: device storage by block column indices, the same bits as CSR's
+   test:
+      suffix: blocks_full
+      args: -scenario blocks -full_blocks -malloc_dump
+
+   test:
+      suffix: blocks_full_3
+      nsize: 3
+      args: -scenario blocks -full_blocks
+      output_file: output/kspgpustream_blocks_full.out
+
+   test:
+      suffix: blocks_full_view
+      args: -scenario blocks -full_blocks -ksp_view
+      filter: grep -o "CSR with block column indices ([36] x [36] blocks, -mat_gpustream_format auto)" | sort -u
 
    # the one-process solves take the fused point-block kernels
    test:

@@ -198,6 +198,106 @@ static PetscErrorCode TestSize(PetscInt m, PetscInt maxlen, PetscRandom rnd)
   PetscFunctionReturn(0);
 }
 
+/* A matrix of bs x bs blocks (MatSetValuesBlocked(): up to 6 random blocks a block row and the diagonal one), against
+   AIJ: the device storage takes block column indices (unless the options say otherwise), and follows new values, a
+   shift, and an entry that breaks the block pattern (then CSR). On several processes the block rows are split
+   unevenly; with more than two the first process owns none. broken: one entry outside the blocks from the start. */
+static PetscErrorCode TestBlocks(PetscInt nb, PetscInt bs, PetscBool broken, PetscRandom rnd)
+{
+  Mat               A, B;
+  PetscInt          mloc, rstart, rend;
+  PetscMPIInt       size, rank;
+  PetscViewer       sv;
+  PetscScalar      *v;
+  const PetscScalar two = 2.0;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  {
+    const PetscMPIInt skip = size > 2, np = size - skip;
+    mloc = bs * ((rank < skip) ? 0 : nb / np + (rank == size - 1 ? nb % np : 0));
+  }
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%" PetscInt_FMT " block rows of %" PetscInt_FMT " x %" PetscInt_FMT " blocks\n", nb, bs, bs));
+  PetscCall(PetscMalloc1(bs * bs, &v));
+  PetscCall(MatCreate(PETSC_COMM_WORLD, &A));
+  PetscCall(MatCreate(PETSC_COMM_WORLD, &B));
+  PetscCall(MatSetSizes(A, mloc, mloc, PETSC_DETERMINE, PETSC_DETERMINE));
+  PetscCall(MatSetSizes(B, mloc, mloc, PETSC_DETERMINE, PETSC_DETERMINE));
+  PetscCall(MatSetBlockSize(A, bs));
+  PetscCall(MatSetBlockSize(B, bs));
+  PetscCall(MatSetType(A, MATGPUSTREAM));
+  PetscCall(MatSetFromOptions(A));
+  PetscCall(MatSetType(B, MATAIJ));
+  PetscCall(MatXAIJSetPreallocation(A, bs, NULL, NULL, NULL, NULL));
+  PetscCall(MatXAIJSetPreallocation(B, bs, NULL, NULL, NULL, NULL));
+  PetscCall(MatSeqAIJSetPreallocation(A, 7 * bs + 1, NULL));
+  PetscCall(MatSeqAIJSetPreallocation(B, 7 * bs + 1, NULL));
+  PetscCall(MatMPIAIJSetPreallocation(A, 7 * bs + 1, NULL, 6 * bs + 1, NULL));
+  PetscCall(MatMPIAIJSetPreallocation(B, 7 * bs + 1, NULL, 6 * bs + 1, NULL));
+  PetscCall(MatSetOption(A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  PetscCall(MatSetOption(B, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
+  for (PetscInt br = rstart / bs; br < rend / bs; br++) {
+    PetscReal r;
+    PetscCall(PetscRandomGetValueReal(rnd, &r));
+    for (PetscInt k = 0, len = 1 + (PetscInt)(PetscAbsReal(r) * 6); k < len; k++) {
+      PetscInt bc = br;
+      if (k) {
+        PetscCall(PetscRandomGetValueReal(rnd, &r));
+        bc = PetscMin(nb - 1, (PetscInt)(PetscAbsReal(r) * nb));
+      }
+      for (PetscInt q = 0; q < bs * bs; q++) PetscCall(PetscRandomGetValue(rnd, &v[q]));
+      PetscCall(MatSetValuesBlocked(A, 1, &br, 1, &bc, v, ADD_VALUES));
+      PetscCall(MatSetValuesBlocked(B, 1, &br, 1, &bc, v, ADD_VALUES));
+    }
+  }
+  if (broken && rend > rstart) { /* an entry of its own, outside any block */
+    const PetscInt c = (rstart + bs) % (bs * nb);
+    PetscCall(MatSetValues(A, 1, &rstart, 1, &c, &two, ADD_VALUES));
+    PetscCall(MatSetValues(B, 1, &rstart, 1, &c, &two, ADD_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
+  PetscCall(Compare("  assembled", MATGPUSTREAM, "gpustream", A, B, rnd));
+  PetscCall(PetscViewerASCIIGetStdout(PETSC_COMM_WORLD, &sv));
+  PetscCall(PetscViewerPushFormat(sv, PETSC_VIEWER_ASCII_INFO));
+  PetscCall(MatView(A, sv));
+  PetscCall(MatScale(A, 3.0));
+  PetscCall(MatScale(B, 3.0));
+  PetscCall(MatShift(A, 1.5));
+  PetscCall(MatShift(B, 1.5));
+  PetscCall(Compare("  MatScale and MatShift", MATGPUSTREAM, "gpustream", A, B, rnd));
+  if (rend > rstart) { /* an entry in a block of the diagonal block not yet there: the pattern changes to CSR's */
+    PetscInt        ncols, c = rstart;
+    const PetscInt *cols;
+    PetscBool       found = PETSC_TRUE;
+    PetscCall(MatGetRow(B, rstart, &ncols, &cols, NULL));
+    for (c = rstart; c < rend && found; c += found ? bs : 0) {
+      found = PETSC_FALSE;
+      for (PetscInt k = 0; k < ncols; k++) found = (PetscBool)(found || cols[k] == c);
+    }
+    PetscCall(MatRestoreRow(B, rstart, &ncols, &cols, NULL));
+    if (!found) {
+      PetscCall(MatSetValues(A, 1, &rstart, 1, &c, &two, ADD_VALUES));
+      PetscCall(MatSetValues(B, 1, &rstart, 1, &c, &two, ADD_VALUES));
+    }
+  }
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
+  PetscCall(Compare("  an entry outside the blocks", MATGPUSTREAM, "gpustream", A, B, rnd));
+  if (size == 1) PetscCall(MatView(A, sv)); /* elsewhere the first process may own no row to break */
+  PetscCall(PetscViewerPopFormat(sv));
+  PetscCall(PetscFree(v));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&B));
+  PetscFunctionReturn(0);
+}
+
 /* Bad input on a gpustream matrix gets the error AIJ gives (each case stops the program with it) */
 static PetscErrorCode BadInput(const char *which)
 {
@@ -243,7 +343,8 @@ int main(int argc, char **argv)
 {
   PetscRandom rnd;
   Mat         A;
-  PetscBool   view    = PETSC_FALSE;
+  PetscBool   view = PETSC_FALSE, broken = PETSC_FALSE;
+  PetscInt    bs      = 0;
   char        bad[32] = "";
 
   PetscFunctionBeginUser;
@@ -251,11 +352,16 @@ int main(int argc, char **argv)
   PetscCall(PetscGPUStreamInitializePackage());
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-view", &view, NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-case", bad, sizeof(bad), NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-blocks", &bs, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-broken", &broken, NULL));
   PetscCall(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
   PetscCall(PetscRandomSetInterval(rnd, -1.0, 1.0));
   if (bad[0])
     PetscCall(BadInput(bad));
-  else if (view) { /* a small matrix viewed as users see it */
+  else if (bs) {
+    PetscCall(TestBlocks(1, bs, broken, rnd));
+    PetscCall(TestBlocks(40, bs, broken, rnd));
+  } else if (view) { /* a small matrix viewed as users see it */
     PetscCall(MatCreateGPUStream(PETSC_COMM_WORLD, 3, 3, 2, NULL, &A));
     for (PetscInt i = 0; i < 3; i++) {
       PetscScalar v[2] = {2.0, -1.0};
@@ -391,6 +497,64 @@ int main(int argc, char **argv)
       args: -mat_gpustream_tile_size 4096
       error: 1
       filter: grep -o "tile_size 4096 must be in 0..2048" | sort -u
+
+   # block column indices (3 and 6 unknowns per node), CSR once an entry breaks the blocks, and the format options
+   test:
+      suffix: blocks_3
+      args: -blocks 3 -malloc_dump
+      filter: grep -E "block rows|agree|FAILED|resident on" | sed -E -e "s/resident on [A-Za-z]+/resident on DEVICE/" -e "s/ [0-9.e+-]+ MB in device memory.+//"
+
+   test:
+      suffix: blocks_6
+      args: -blocks 6
+      filter: grep -E "block rows|agree|FAILED|resident on" | sed -E -e "s/resident on [A-Za-z]+/resident on DEVICE/" -e "s/ [0-9.e+-]+ MB in device memory.+//"
+
+   test:
+      suffix: blocks_6_2
+      nsize: 2
+      args: -blocks 6
+      filter: grep -E "block rows|agree|FAILED|resident on" | sed -E -e "s/resident on [A-Za-z]+/resident on DEVICE/" -e "s/ [0-9.e+-]+ MB in device memory.+//"
+
+   test:
+      suffix: blocks_6_4
+      nsize: 4
+      args: -blocks 6
+      output_file: output/matgpustream_blocks_6_2.out
+      filter: grep -E "block rows|agree|FAILED|resident on" | sed -E -e "s/resident on [A-Za-z]+/resident on DEVICE/" -e "s/ [0-9.e+-]+ MB in device memory.+//"
+
+   test:
+      suffix: blocks_csr
+      args: -blocks 3 -mat_gpustream_format csr
+      filter: grep -E "block rows|agree|FAILED|resident on" | sed -E -e "s/resident on [A-Za-z]+/resident on DEVICE/" -e "s/ [0-9.e+-]+ MB in device memory.+//"
+
+   test:
+      suffix: blocks_broken
+      args: -blocks 3 -broken
+      filter: grep -E "block rows|agree|FAILED|resident on" | sed -E -e "s/resident on [A-Za-z]+/resident on DEVICE/" -e "s/ [0-9.e+-]+ MB in device memory.+//"
+
+   test:
+      suffix: bad_format_pattern
+      args: -blocks 3 -broken -mat_gpustream_format block
+      error: 1
+      filter: grep -o "format block: local row 0 is not made of full 3 x 3 blocks" | sort -u
+
+   test:
+      suffix: bad_format_block_size
+      args: -mat_gpustream_format block
+      error: 1
+      filter: grep -o "format block needs equal row and column block sizes above 1" | sort -u
+
+   test:
+      suffix: bad_format_tiles
+      args: -blocks 3 -mat_gpustream_format block -mat_gpustream_tile_size 8
+      error: 1
+      filter: grep -o "format block has no tiles" | sort -u
+
+   test:
+      suffix: bad_format
+      args: -mat_gpustream_format bcsr
+      error: 1
+      filter: grep -o "Unknown option bcsr for -mat_gpustream_format" | sort -u
 
    test:
       suffix: bad_kernel

@@ -22,6 +22,7 @@ typedef struct {
                                   that own their CSR (bench_stream); MATGPUSTREAM copies, as PETSc owns its arrays */
   GSSpMVKernel kernel;         /* the SpMV kernel of every subdivision (-mat_gpustream_kernel) */
   PetscInt     tile;           /* entries a tile of the SpMV stages (-mat_gpustream_tile_size; 0: none, < 0: chosen) */
+  GSFormat     format;         /* device storage of a resident matrix (-mat_gpustream_format); subdivisions are CSR */
 } GSStreamOptions;
 
 typedef struct {

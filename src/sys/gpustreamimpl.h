@@ -43,6 +43,12 @@ PETSC_INTERN const char    *PetscGPUStreamExecutionSpace(void);
 typedef enum { GS_KERNEL_AUTO, GS_KERNEL_THREAD, GS_KERNEL_WARP } GSSpMVKernel;
 PETSC_INTERN const char *const GSSpMVKernels[];
 
+/* Device storage (-mat_gpustream_format): CSR, or block column indices (one a bs x bs block, values in AIJ's order)
+   when the matrix has a block size above 1 and its pattern is made of full aligned blocks; auto takes the latter
+   where it can and MatMult would not use tiles */
+typedef enum { GS_FORMAT_AUTO, GS_FORMAT_CSR, GS_FORMAT_BLOCK } GSFormat;
+PETSC_INTERN const char *const GSFormats[];
+
 /* A CSR matrix in device memory (opaque to C). Host arrays in, device kernels inside. */
 typedef struct _n_GSDeviceMat *GSDeviceMat;
 
@@ -61,7 +67,12 @@ PETSC_INTERN PetscErrorCode GSHaloCreate(MPI_Comm, PetscInt, const PetscInt[], P
 PETSC_INTERN PetscErrorCode GSHaloDestroy(GSHalo *);
 PETSC_INTERN PetscErrorCode GSHaloGetSizes(GSHalo, PetscInt *, PetscInt *, PetscInt *, PetscBool *);
 
-PETSC_INTERN PetscErrorCode GSDeviceMatCreate(PetscInt, PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], PetscBool, GSDeviceMat *);
+/* m, n, host CSR (ia, ja, a), rowlist (keep the list of nonempty rows: off-diagonal blocks), bs: block column indices
+   when above 1, for a pattern GSBlockPatternRow() accepts */
+PETSC_INTERN PetscErrorCode GSDeviceMatCreate(PetscInt, PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], PetscBool, PetscInt, GSDeviceMat *);
+/* The first row of the m x n CSR (ia, ja; columns sorted) that breaks the bs x bs block pattern, or -1 if none */
+PETSC_INTERN PetscInt       GSBlockPatternRow(PetscInt, PetscInt, const PetscInt[], const PetscInt[], PetscInt);
+PETSC_INTERN PetscErrorCode GSDeviceMatGetBlockSize(GSDeviceMat, PetscInt *);
 PETSC_INTERN PetscErrorCode GSDeviceMatSetValues(GSDeviceMat, const PetscScalar[]);
 PETSC_INTERN PetscErrorCode GSDeviceMatDestroy(GSDeviceMat *);
 PETSC_INTERN PetscErrorCode GSDeviceMatMult(GSDeviceMat, GSDeviceMat, GSHalo, const PetscScalar[], const PetscScalar[], PetscScalar[]);

@@ -100,7 +100,7 @@ void TestSpMV()
       std::vector<PetscScalar> y(m), yref(m);
       const std::string        tag = " m=" + std::to_string(m) + " maxlen=" + std::to_string(maxlen);
 
-      Check(!GSDeviceMatCreate(m, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA), "GSDeviceMatCreate" + tag);
+      Check(!GSDeviceMatCreate(m, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA), "GSDeviceMatCreate" + tag);
       Check(!GSDeviceMatMult(dA, nullptr, nullptr, x.data(), nullptr, y.data()), "GSDeviceMatMult" + tag);
       GSSpMV_Ref(m, A.ia.data(), A.ja.data(), A.a.data(), x.data(), nullptr, yref.data());
       Check(RelDiff(y, yref) < 1e-14, "SpMV matches reference" + tag);
@@ -141,7 +141,7 @@ void TestTiles()
       auto                                    x = Random(n), z = Random(m);
       std::vector<PetscScalar>                y(m), y2(m), yz(m), ydirect(m), yzdirect(m), yref(m), yzref(m);
       const std::string                       tag = " m=" + std::to_string(m) + " maxlen=" + std::to_string(maxlen);
-      Check(!GSDeviceMatCreate(m, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA), "GSDeviceMatCreate" + tag);
+      Check(!GSDeviceMatCreate(m, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA), "GSDeviceMatCreate" + tag);
       GSSpMV_Ref(m, A.ia.data(), A.ja.data(), A.a.data(), x.data(), nullptr, yref.data());
       GSSpMV_Ref(m, A.ia.data(), A.ja.data(), A.a.data(), x.data(), z.data(), yzref.data());
       Check(!GSDeviceMatSetTileSize(dA, 0) && !GSDeviceMatMult(dA, nullptr, nullptr, x.data(), nullptr, ydirect.data()) && !GSDeviceMatMult(dA, nullptr, nullptr, x.data(), z.data(), yzdirect.data()), "direct SpMV" + tag);
@@ -252,7 +252,7 @@ void TestDeviceScalars()
           PetscInt                 l, t, c;
           const PetscScalar       *d = jacobi ? v.d.data() : nullptr;
 
-          GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA);
+          GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA);
           Check(!PCGFWorkCreate(n, jacobi ? PCGF_PC_JACOBI : PCGF_PC_NONE, &W) && !PCGFWorkSetDeviceScalars(W), "PCGFWorkSetDeviceScalars" + tag);
           Load(W, v, jacobi);
           Check(!PCGFUpdateDevice(W, nt) && !PCGFSpMVDotFinal(W, dA, 1) && !PCGFReduceSlot(W, 1, sums), "UpdateDevice, SpMVDotFinal, ReduceSlot" + tag);
@@ -314,7 +314,7 @@ void TestUpdateNorms()
       const KSPNormType        nt = KSP_NORM_PRECONDITIONED;
 
       for (PetscInt i = 0; i < n; i++) blocks[i * bs + i % bs] += 2;
-      GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA);
+      GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA);
       Check(!PCGFWorkCreate(n, pc, &W) && !PCGFWorkSetNorms(W, PETSC_TRUE), "PCGFWorkSetNorms" + tag);
       Load(W, v, pc == PCGF_PC_JACOBI);
       if (pc == PCGF_PC_PBJACOBI) PCGFWorkSetBlocks(W, bs, blocks.data());
@@ -416,6 +416,93 @@ void TestApply()
   }
 }
 
+/* A random pattern of full bs x bs blocks (up to maxb a block row, some block rows empty), random values */
+CSRHost RandomBlockCSR(PetscInt nb, PetscInt bs, PetscInt maxb)
+{
+  std::uniform_int_distribution<PetscInt> nblocks(0, maxb);
+  const CSRHost                           P = RandomCSRBy(nb, nb, [&](PetscInt) { return nblocks(rng); });
+  CSRHost                                 A{nb * bs, nb * bs, {0}, {}, {}};
+  for (PetscInt br = 0; br < nb; br++)
+    for (PetscInt i = 0; i < bs; i++) {
+      for (PetscInt j = P.ia[br]; j < P.ia[br + 1]; j++)
+        for (PetscInt c = 0; c < bs; c++) A.ja.push_back(P.ja[j] * bs + c);
+      A.ia.push_back((PetscInt)A.ja.size());
+    }
+  A.a = Random((PetscInt)A.ja.size());
+  return A;
+}
+
+/* Block column indices (GSDeviceMatCreate with bs > 1) against CSR storage: MatMult, MatMultAdd, new values, the
+   multi-column product and pipecgfused's fused SpMV, all bitwise equal (the same values summed in the same order),
+   for every kernel choice; patterns that are not made of blocks are found and refused; no tiles */
+void TestBlockFormat()
+{
+  for (PetscInt bs : {2, 3, 6})
+    for (PetscInt nb : sizes) {
+      if (nb > 10007) continue;
+      for (PetscInt maxb : {1, 9, 40}) {
+        const std::string        tag = " bs=" + std::to_string(bs) + " nb=" + std::to_string(nb) + " maxb=" + std::to_string(maxb);
+        CSRHost                  A   = RandomBlockCSR(nb, bs, maxb);
+        const PetscInt           n   = A.m;
+        GSDeviceMat              dA, dB;
+        PetscInt                 got;
+        auto                     x = Random(n), z = Random(n);
+        std::vector<PetscScalar> y(n), yb(n), yref(n);
+        Check(GSBlockPatternRow(n, n, A.ia.data(), A.ja.data(), bs) == -1, "block pattern found" + tag);
+        Check(!GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA) && !GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, bs, &dB), "GSDeviceMatCreate" + tag);
+        Check(!GSDeviceMatGetBlockSize(dB, &got) && got == bs && !GSDeviceMatGetBlockSize(dA, &got) && got == 1, "GSDeviceMatGetBlockSize" + tag);
+        GSSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), x.data(), nullptr, yref.data());
+        for (GSSpMVKernel k : {GS_KERNEL_THREAD, GS_KERNEL_WARP, GS_KERNEL_AUTO}) {
+          const std::string ktag = tag + " kernel=" + GSSpMVKernels[k];
+          GSDeviceMatSetKernel(dA, k);
+          GSDeviceMatSetKernel(dB, k);
+          Check(!GSDeviceMatMult(dA, nullptr, nullptr, x.data(), nullptr, y.data()) && !GSDeviceMatMult(dB, nullptr, nullptr, x.data(), nullptr, yb.data()), "SpMV" + ktag);
+          Check(yb == y && RelDiff(yb, yref) < 1e-14, "block and CSR SpMV bitwise equal, and match the reference" + ktag);
+          Check(!GSDeviceMatMult(dA, nullptr, nullptr, x.data(), z.data(), y.data()) && !GSDeviceMatMult(dB, nullptr, nullptr, x.data(), z.data(), yb.data()) && yb == y, "block and CSR SpMV+z bitwise equal" + ktag);
+        }
+        A.a = Random((PetscInt)A.a.size(), 1, 2);
+        Check(!GSDeviceMatSetValues(dA, A.a.data()) && !GSDeviceMatSetValues(dB, A.a.data()), "GSDeviceMatSetValues" + tag);
+        Check(!GSDeviceMatMult(dA, nullptr, nullptr, x.data(), nullptr, y.data()) && !GSDeviceMatMult(dB, nullptr, nullptr, x.data(), nullptr, yb.data()) && yb == y, "block and CSR SpMV bitwise equal after new values" + tag);
+        {
+          const PetscInt           k = 3;
+          auto                     X = Random(n * k);
+          std::vector<PetscScalar> Y(n * k), Yb(n * k);
+          Check(!GSDeviceMatMultBlock(dA, nullptr, nullptr, k, X.data(), n, Y.data(), n) && !GSDeviceMatMultBlock(dB, nullptr, nullptr, k, X.data(), n, Yb.data(), n) && Yb == Y, "block and CSR products of 3 columns bitwise equal" + tag);
+        }
+        {
+          PCGFWork    W;
+          CGVecs      v = RandomCG(n);
+          PetscScalar s[PCGF_NSUMS], sb[PCGF_NSUMS];
+          PCGFWorkCreate(n, PCGF_PC_NONE, &W);
+          Load(W, v, false);
+          Check(!PCGFSpMVDot(W, dA, nullptr, nullptr) && !PCGFReduce(W, s), "PCGFSpMVDot CSR" + tag);
+          const CGVecs c = Store(W, n);
+          Load(W, v, false);
+          Check(!PCGFSpMVDot(W, dB, nullptr, nullptr) && !PCGFReduce(W, sb), "PCGFSpMVDot block" + tag);
+          const CGVecs b = Store(W, n);
+          Check(b.w == c.w && s[PCGF_PW] == sb[PCGF_PW] && s[PCGF_WDW] == sb[PCGF_WDW], "fused SpMV on block and CSR storage bitwise equal" + tag);
+          PCGFWorkDestroy(&W);
+        }
+        PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
+        Check(GSDeviceMatSetTileSize(dB, 8) == PETSC_ERR_ARG_INCOMP && !GSDeviceMatSetTileSize(dB, 0), "no tiles on block storage" + tag);
+        PetscPopErrorHandler();
+        GSDeviceMatDestroy(&dA);
+        GSDeviceMatDestroy(&dB);
+        if (A.ja.size() > (size_t)bs) { /* one entry less breaks the pattern at its row */
+          const PetscInt r = (PetscInt)(std::upper_bound(A.ia.begin(), A.ia.end(), (PetscInt)A.ja.size() / 2) - A.ia.begin()) - 1;
+          A.ja.erase(A.ja.begin() + A.ia[r]);
+          A.a.pop_back();
+          for (PetscInt i = r + 1; i <= n; i++) A.ia[i]--;
+          Check(GSBlockPatternRow(n, n, A.ia.data(), A.ja.data(), bs) == r, "a broken block pattern found at its row" + tag);
+          PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
+          Check(GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, bs, &dB) == PETSC_ERR_ARG_WRONG, "block storage of a broken pattern refused" + tag);
+          PetscPopErrorHandler();
+        }
+      }
+    }
+  Check(GSBlockPatternRow(4, 4, nullptr, nullptr, 3) == 0, "sizes that are not multiples of the block size refused");
+}
+
 void TestSpMVDot()
 {
   for (PetscInt n : sizes) {
@@ -429,7 +516,7 @@ void TestSpMVDot()
         PetscScalar              sums[PCGF_NSUMS], rsums[2], dsums[PCGF_NSUMS];
         std::vector<PetscScalar> wref(n);
 
-        GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA);
+        GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA);
         PCGFWorkCreate(n, jacobi ? PCGF_PC_JACOBI : PCGF_PC_NONE, &W);
         Load(W, v, jacobi);
         Check(!PCGFSpMVDot(W, dA, nullptr, nullptr), "PCGFSpMVDot" + tag);
@@ -486,7 +573,7 @@ void TestOverlap()
         /* n = A m */
         CSRHost     A = RandomCSR(n, n, 30);
         GSDeviceMat dA;
-        GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA);
+        GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA);
         std::vector<PetscScalar> ref(n);
         Check(!PCGFSpMVN(W, dA, nullptr, nullptr), "PCGFSpMVN" + tag);
         PCGFWorkGetVec(W, PCGF_N, got.data());
@@ -513,7 +600,7 @@ void TestMatSolveBlock()
           std::vector<PetscScalar> sums(k * PCGF_NSUMS), got(n * k);
           bool                     vecs = true, sumsok = true;
 
-          GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA);
+          GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA);
           Check(!PCGFBlockCreate(n, k, jacobi ? PETSC_TRUE : PETSC_FALSE, &B), "PCGFBlockCreate" + tag);
           PCGFBlockSetVec(B, PCGF_X, x.data());
           PCGFBlockSetVec(B, PCGF_R, r.data());
@@ -562,7 +649,7 @@ void TestBCGSBlocks()
         PetscScalar              sums[PBF_NSUMS], rr0;
 
         for (PetscInt i = 0; i < n; i++) blocks[i * bs + i % bs] += 2;
-        GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA);
+        GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA);
         Check(!PBFWorkCreate(n, PBF_PC_PBJACOBI, &W) && !PBFWorkSetBlocks(W, bs, blocks.data()), "PBFWorkSetBlocks" + tag);
         PBFWorkSetVec(W, PBF_X, x.data());
         PBFWorkSetVec(W, PBF_R, r.data());
@@ -604,7 +691,7 @@ void TestPartialsGrowth()
   PetscInt                 vlen, team, league;
   std::vector<PetscScalar> wref(n);
 
-  GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA);
+  GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA);
   GSDeviceMatGetLaunchShape(dA, &vlen, &team, &league);
   GSDeviceMatSetLaunchShape(dA, vlen, team, 50000); /* more teams than rows: most do nothing */
   PCGFWorkCreate(n, PCGF_PC_NONE, &W);
@@ -639,7 +726,7 @@ void TestPointBlock()
         std::vector<PetscScalar> wref(n), y(n);
 
         for (PetscInt i = 0; i < n; i++) blocks[i * bs + i % bs] += 2; /* a dominant diagonal, as an inverse block has */
-        GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA);
+        GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA);
         Check(!PCGFWorkCreate(n, PCGF_PC_PBJACOBI, &W) && !PCGFWorkSetBlocks(W, bs, blocks.data()), "PCGFWorkSetBlocks" + tag);
         Load(W, v, false);
         Check(!PCGFSpMVDot(W, dA, nullptr, nullptr) && !PCGFReduce(W, sums), "SpMVDot blocks" + tag);
@@ -695,7 +782,7 @@ void TestBCGS()
         PetscScalar              sums[PBF_NSUMS], rr0 = 0, vr0 = 0, ss, ts = 0, tt = 0, tr0 = 0;
         const PetscScalar       *dinv = pc == PBF_PC_JACOBI ? d.data() : nullptr;
 
-        GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA);
+        GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA);
         Check(!PBFWorkCreate(n, pc, &W), "PBFWorkCreate" + tag);
         PBFWorkSetVec(W, PBF_X, x.data());
         PBFWorkSetVec(W, PBF_R, r.data());
@@ -785,7 +872,7 @@ void TestSGMRES()
       const PetscScalar *dinv = pc == SGF_PC_JACOBI || pc == SGF_PC_PBJACOBI ? d.data() : nullptr;
       const std::string  tagn = " n=" + std::to_string(n) + " pc=" + std::to_string((int)pc) + " teams=" + std::to_string(teams);
 
-      GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA);
+      GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA);
       Check(!SGFWorkCreate(n, m, pc, bs, &W), "SGFWorkCreate" + tagn);
       if (teams) Check(!SGFWorkSetTeams(W, teams), "SGFWorkSetTeams" + tagn);
       if (dinv) SGFWorkSetVec(W, SGF_DINV, d.data());
@@ -894,7 +981,7 @@ void TestSizeMismatch()
   CSRHost     A = RandomCSR(10, 10, 3);
   GSDeviceMat dA;
   PCGFWork    W;
-  GSDeviceMatCreate(10, 10, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA);
+  GSDeviceMatCreate(10, 10, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA);
   PCGFWorkCreate(11, PCGF_PC_NONE, &W);
   PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
   Check(PCGFSpMVDot(W, dA, nullptr, nullptr) == PETSC_ERR_ARG_SIZ, "SpMVDot with mismatched sizes is PETSC_ERR_ARG_SIZ");
@@ -920,7 +1007,7 @@ void TestBlock()
 
       o.budget = GSStreamVecBytes(m, n) + 0.7 * GSStreamCSRBytes(m, A.ia[m]) + 3 * GSStreamCSRBytes(1, maxlen); /* streams most rows */
       GSSpMMBlock_Ref(m, A.ia.data(), A.ja.data(), A.a.data(), k, X.data(), ldx, Yref.data(), ldy);
-      Check(!GSDeviceMatCreate(m, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA), "GSDeviceMatCreate" + tag);
+      Check(!GSDeviceMatCreate(m, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA), "GSDeviceMatCreate" + tag);
       Check(!GSDeviceMatMultBlock(dA, nullptr, nullptr, k, X.data(), ldx, Y.data(), ldy), "GSDeviceMatMultBlock" + tag);
       Check(RelDiff(Y, Yref) < 1e-14, "block SpMV matches reference" + tag);
       Check(!GSStreamPlanCreate(m, n, A.ia.data(), A.ja.data(), A.a.data(), &o, &P), "GSStreamPlanCreate" + tag);
@@ -946,7 +1033,7 @@ void TestStream()
       GSDeviceMat              dA;
       auto                     x = Random(n), z = Random(m);
       std::vector<PetscScalar> y(m), yz(m);
-      Check(!GSDeviceMatCreate(m, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, &dA), "GSDeviceMatCreate");
+      Check(!GSDeviceMatCreate(m, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA), "GSDeviceMatCreate");
       GSDeviceMatMult(dA, nullptr, nullptr, x.data(), nullptr, y.data());
       GSDeviceMatMult(dA, nullptr, nullptr, x.data(), z.data(), yz.data());
       for (PetscInt nsub : {(PetscInt)0, (PetscInt)1, (PetscInt)2, (PetscInt)7, m}) {
@@ -1023,6 +1110,7 @@ int main(int argc, char **argv)
   std::printf("# Kokkos execution space: %s\n", PetscGPUStreamExecutionSpace());
   TestSpMV();
   TestTiles();
+  TestBlockFormat();
   TestUpdate();
   TestUpdateNorms();
   TestDeviceScalars();

@@ -363,11 +363,9 @@ template <bool Jacobi> static void OffDiagDot(PCGFWork W, const GSDeviceMat B, c
       "PipeCGFused::OffDiagDot", FusedPol(teams, W->tu).set_scratch_size(0, Kokkos::PerTeam(2 * W->tu * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[2] = {0, 0};
         ForEachIndex(t, nb, [&](const PetscInt k) {
-          const PetscInt row = rows(k);
-          PetscScalar    sum = 0;
-          for (PetscInt j = b.rowptr(row); j < b.rowptr(row + 1); j++) sum += b.val(j) * g(b.colidx(j));
-          const PetscScalar wi = w(row) + sum;
-          w(row)               = wi;
+          const PetscInt    row = rows(k);
+          const PetscScalar wi  = w(row) + RowSum(b, g, row);
+          w(row)                = wi;
           acc[0] += p(row) * wi;
           acc[1] += Jacobi ? wi * d(row) * wi : wi * wi;
         });

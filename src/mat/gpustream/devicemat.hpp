@@ -6,19 +6,61 @@
 
 namespace gpustream
 {
+/* bs > 1: block column indices. The pattern is made of full bs x bs blocks at block-aligned columns, the bs rows of
+   a block row alike: rowptr holds the m / bs + 1 block-row pointers (in blocks), colidx one block column a block, and
+   val the entries in AIJ's order (row by row, columns ascending). A row's values and summation order are those of
+   the CSR; only the integers shrink (4 bytes an entry to 4 / bs^2), as PETSc's inodes read them. */
 struct CSR {
   PetscInt                 m = 0, n = 0;
   int                      lanes = 1; /* the vector lanes per row kernels are launched with (LaunchShape::vlen) */
+  int                      bs    = 1;
+  unsigned                 bdiv  = 0; /* ceil(2^32 / bs): j / bs as a multiply, exact for j < 2^29 (rows are shorter) */
   DView<const PetscInt>    rowptr, colidx;
   DView<const PetscScalar> val;
 };
+
+/* The entries of a row: values val(beg + j) for j < len, columns RowCol(); b0 is the block row's first block */
+struct RowSpan {
+  PetscInt beg, len, b0;
+};
+
+KOKKOS_INLINE_FUNCTION RowSpan RowOf(const CSR &A, const PetscInt row)
+{
+  if (A.bs == 1) {
+    const PetscInt beg = A.rowptr(row);
+    return {beg, A.rowptr(row + 1) - beg, 0};
+  }
+  const PetscInt br = row / A.bs, i = row - br * A.bs, b0 = A.rowptr(br), len = (A.rowptr(br + 1) - b0) * A.bs;
+  return {b0 * A.bs * A.bs + i * len, len, b0};
+}
+
+KOKKOS_INLINE_FUNCTION PetscInt RowCol(const CSR &A, const RowSpan &r, const PetscInt j)
+{
+  if (A.bs == 1) return A.colidx(r.beg + j);
+  const PetscInt q = (PetscInt)(((unsigned long long)j * A.bdiv) >> 32);
+  return A.colidx(r.b0 + q) * A.bs + (j - q * A.bs);
+}
+
+/* f(value index, column) for the entries of a row in order; a loop per block, without divisions, on block storage */
+template <class F> KOKKOS_INLINE_FUNCTION void ForEachEntry(const CSR &A, const PetscInt row, const F &f)
+{
+  const RowSpan r = RowOf(A, row);
+  if (A.bs == 1) {
+    for (PetscInt j = 0; j < r.len; j++) f(r.beg + j, A.colidx(r.beg + j));
+    return;
+  }
+  for (PetscInt k = 0, j = r.beg; j < r.beg + r.len; k++) {
+    const PetscInt c0 = A.colidx(r.b0 + k) * A.bs;
+    for (int c = 0; c < A.bs; c++, j++) f(j, c0 + c);
+  }
+}
 
 /* Tiles of the tiled SpMV (CSR-adaptive, after Greathouse and Daga): tile i holds the rows [row(i), row(i+1)), at most
    MaxTileRows of them with at most cap entries in all, [ent(i), ent(i+1)), which its team stages in scratch memory
    (values, gathered x and the rows' pointers, every thread loading at once) before each row is summed from there; a
    row of more than cap entries is cut into pieces of cap entries, one tile each (first(i): the row's first tile; -1
    for other tiles), summed by the whole team, and the last of its teams adds the pieces in order. Tiles depend on
-   the row pointer only. */
+   the row pointer only, and need CSR storage (bs 1). */
 struct Tiles {
   PetscInt              n = 0, np = 0;           /* tiles, and those that are pieces of long rows */
   int                   cap = 0;                 /* entries a tile stages; 0: no tiles (the direct kernels) */
@@ -59,7 +101,7 @@ LaunchShape SpMVShape(PetscInt m, PetscInt nnz, GSSpMVKernel kernel = GS_KERNEL_
 template <class XView> KOKKOS_INLINE_FUNCTION PetscScalar RowSum(const CSR &A, const XView &x, const PetscInt row)
 {
   PetscScalar sum = 0;
-  for (PetscInt j = A.rowptr(row); j < A.rowptr(row + 1); j++) sum += A.val(j) * x(A.colidx(j));
+  ForEachEntry(A, row, [&](const PetscInt j, const PetscInt c) { sum += A.val(j) * x(c); });
   return sum;
 }
 
@@ -67,10 +109,10 @@ template <class XView> KOKKOS_INLINE_FUNCTION PetscScalar RowSum(const CSR &A, c
 template <class XView> KOKKOS_INLINE_FUNCTION PetscScalar RowProduct(const Member &t, const CSR &A, const XView &x, const PetscInt row)
 {
   if (A.lanes == 1) return RowSum(A, x, row); /* the vector reduction cost 25% on the 5-point matrix (H200) */
-  const PetscInt beg = A.rowptr(row), len = A.rowptr(row + 1) - beg;
-  PetscScalar    sum = 0;
+  const RowSpan r   = RowOf(A, row);
+  PetscScalar   sum = 0;
   Kokkos::parallel_reduce(
-      Kokkos::ThreadVectorRange(t, len), [&](const PetscInt j, PetscScalar &s) { s += A.val(beg + j) * x(A.colidx(beg + j)); }, sum);
+      Kokkos::ThreadVectorRange(t, r.len), [&](const PetscInt j, PetscScalar &s) { s += A.val(r.beg + j) * x(RowCol(A, r, j)); }, sum);
   return sum;
 }
 
@@ -253,14 +295,13 @@ template <bool Add, class XView> void SpMV(const CSR &A, const LaunchShape &s, c
 /* Y(off + row, c0 + q) = (A X)(row, c0 + q) (+ Y when Add) for q < KB: one pass over the row, KB sums in registers */
 template <int KB, bool Add> KOKKOS_INLINE_FUNCTION void RowBlock(const CSR &A, PetscInt row, PetscInt off, PetscInt c0, const PetscScalar *X, PetscInt ldx, PetscScalar *Y, PetscInt ldy)
 {
-  const PetscInt beg = A.rowptr(row), end = A.rowptr(row + 1);
-  PetscScalar    sum[KB];
+  PetscScalar sum[KB];
   for (int q = 0; q < KB; q++) sum[q] = 0;
-  for (PetscInt j = beg; j < end; j++) {
+  ForEachEntry(A, row, [&](const PetscInt j, const PetscInt c) {
     const PetscScalar  a  = A.val(j);
-    const PetscScalar *xc = X + A.colidx(j) + c0 * ldx;
+    const PetscScalar *xc = X + c + c0 * ldx;
     for (int q = 0; q < KB; q++) sum[q] += a * xc[q * ldx];
-  }
+  });
   for (int q = 0; q < KB; q++) Y[off + row + (c0 + q) * ldy] = Add ? Y[off + row + (c0 + q) * ldy] + sum[q] : sum[q];
 }
 

@@ -30,6 +30,7 @@ typedef struct {
 } Mat_GPUStream;
 
 const char *const GSSpMVKernels[] = {"auto", "thread", "warp", "GSSpMVKernel", "GS_KERNEL_", NULL};
+const char *const GSFormats[]     = {"auto", "csr", "block", "GSFormat", "GS_FORMAT_", NULL};
 const char *const GSDeviceMPIs[]  = {"auto", "false", "true", "GSDeviceMPI", "GS_DEVICE_MPI_", NULL};
 
 static PetscErrorCode MatConvert_AIJ_GPUStream(Mat, MatType, MatReuse, Mat *);
@@ -66,7 +67,7 @@ static PetscErrorCode MatGPUStreamSyncBlock_Private(Mat S, PetscBool valuesonly,
     PetscCall(GSDeviceMatDestroy(d));
     PetscCall(MatGetRowIJ(S, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
     PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cannot get the CSR of the host matrix");
-    ierr = GSDeviceMatCreate(m, S->cmap->n, ia, ja, a, rowlist, d); /* may fail to allocate: restore S first */
+    ierr = GSDeviceMatCreate(m, S->cmap->n, ia, ja, a, rowlist, 1, d); /* may fail to allocate: restore S first */
     if (!ierr && kernel != GS_KERNEL_AUTO) ierr = GSDeviceMatSetKernel(*d, kernel);
     if (!ierr && tile >= 0) ierr = GSDeviceMatSetTileSize(*d, tile);
     PetscCall(MatRestoreRowIJ(S, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
@@ -76,13 +77,34 @@ static PetscErrorCode MatGPUStreamSyncBlock_Private(Mat S, PetscBool valuesonly,
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The block size of S's device storage (1: CSR), see GSFormat. Block column indices cut the bytes of a product by a
+   quarter to a third at block sizes 3 and 6 (docs/performance.md); tiles, which uneven rows need, read CSR. */
+static PetscErrorCode MatGPUStreamFormatBlockSize_Private(Mat S, PetscInt m, const PetscInt ia[], const PetscInt ja[], const GSStreamOptions *o, PetscInt *bs)
+{
+  PetscInt rbs, cbs, bad;
+
+  PetscFunctionBegin;
+  *bs = 1;
+  if (o->format == GS_FORMAT_CSR) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatGetBlockSizes(S, &rbs, &cbs));
+  if (o->format == GS_FORMAT_AUTO && (rbs < 2 || rbs != cbs || o->tile > 0)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCheck(rbs > 1 && rbs == cbs, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "-mat_gpustream_format block needs equal row and column block sizes above 1 (MatSetBlockSize() or -mat_block_size); the matrix has %" PetscInt_FMT " and %" PetscInt_FMT, rbs,
+             cbs);
+  PetscCheck(o->tile <= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "-mat_gpustream_format block has no tiles: leave out -mat_gpustream_tile_size %" PetscInt_FMT " or use -mat_gpustream_format csr", o->tile);
+  bad = GSBlockPatternRow(m, S->cmap->n, ia, ja, rbs);
+  PetscCheck(bad < 0 || o->format == GS_FORMAT_AUTO, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG,
+             "-mat_gpustream_format block: local row %" PetscInt_FMT " is not made of full %" PetscInt_FMT " x %" PetscInt_FMT " blocks at aligned columns, alike in its block row; use -mat_gpustream_format csr or auto", bad, rbs, rbs);
+  if (bad < 0) *bs = rbs;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The diagonal block (or the whole matrix) of S on the device: resident, or streamed when the options say so or, in
    auto mode, when its CSR and vectors exceed the budget */
 static PetscErrorCode MatGPUStreamSyncDiag_Private(MPI_Comm comm, Mat S, PetscBool valuesonly, Mat_GPUStream *gs)
 {
   const PetscInt    *ia, *ja;
   const PetscScalar *a;
-  PetscInt           m;
+  PetscInt           m, bs        = 1;
   PetscBool          done, stream = (PetscBool)(gs->opts.mode == GS_STREAM_STREAM);
   PetscLogDouble     budget = gs->opts.budget, need;
   int                over;
@@ -115,7 +137,12 @@ static PetscErrorCode MatGPUStreamSyncDiag_Private(MPI_Comm comm, Mat S, PetscBo
   }
   PetscCall(MatSeqAIJGetArrayRead(S, &a));
   /* a plan that does not fit, or an allocation that fails, fails on its own process: see GSAllOK() */
-  ierr = stream ? GSStreamPlanCreate(m, S->cmap->n, ia, ja, a, &gs->opts, &gs->plan) : GSDeviceMatCreate(m, S->cmap->n, ia, ja, a, PETSC_FALSE, &gs->dA);
+  if (stream)
+    ierr = GSStreamPlanCreate(m, S->cmap->n, ia, ja, a, &gs->opts, &gs->plan);
+  else {
+    ierr = MatGPUStreamFormatBlockSize_Private(S, m, ia, ja, &gs->opts, &bs);
+    if (!ierr) ierr = GSDeviceMatCreate(m, S->cmap->n, ia, ja, a, PETSC_FALSE, bs, &gs->dA);
+  }
   if (!ierr && gs->dA && gs->opts.kernel != GS_KERNEL_AUTO) ierr = GSDeviceMatSetKernel(gs->dA, gs->opts.kernel);
   if (!ierr && gs->dA && gs->opts.tile >= 0) ierr = GSDeviceMatSetTileSize(gs->dA, gs->opts.tile);
   PetscCall(MatSeqAIJRestoreArrayRead(S, &a));
@@ -338,7 +365,7 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
   if (A->assembled) {
     GSDeviceMat    dA = NULL, dB = NULL;
     GSHalo         halo = NULL;
-    PetscInt       vlen, team, league, cap, ntiles, sizes[3] = {0, 0, 0};
+    PetscInt       vlen, team, league, cap, ntiles, bs, sizes[3] = {0, 0, 0};
     PetscLogDouble bytes[2], bbytes[2] = {0, 0};
     PetscBool      devicempi = PETSC_FALSE;
     PetscMPIInt    size;
@@ -361,7 +388,12 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
     bytes[0] += bbytes[0];
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, bytes, 2, MPIU_PETSCLOGDOUBLE, MPI_SUM, comm));
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sizes, 3, MPIU_INT, MPI_SUM, comm));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: resident on %s, CSR %.6g MB in device memory (+ %.6g MB staging for host vectors)\n", PetscGPUStreamExecutionSpace(), bytes[0] / 1048576.0, bytes[1] / 1048576.0));
+    PetscCall(GSDeviceMatGetBlockSize(dA, &bs));
+    if (bs > 1)
+      PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: resident on %s, CSR with block column indices (%" PetscInt_FMT " x %" PetscInt_FMT " blocks, -mat_gpustream_format %s) %.6g MB in device memory (+ %.6g MB staging for host vectors)\n",
+                                       PetscGPUStreamExecutionSpace(), bs, bs, GSFormats[gs->opts.format], bytes[0] / 1048576.0, bytes[1] / 1048576.0));
+    else
+      PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: resident on %s, CSR %.6g MB in device memory (+ %.6g MB staging for host vectors)\n", PetscGPUStreamExecutionSpace(), bytes[0] / 1048576.0, bytes[1] / 1048576.0));
     if (size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: %d processes; each product exchanges %" PetscInt_FMT " ghost values in %" PetscInt_FMT " messages in all\n", (int)size, sizes[1], sizes[2] / 2));
     if (size > 1) PetscCall(MatViewDeviceMPI_Private(gs->devicempi, devicempi, viewer));
     PetscCall(GSDeviceMatGetTileSize(dA, &cap, &ntiles));
@@ -446,6 +478,8 @@ static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOpti
   PetscCheck(!flg || o.subdivisions >= 1, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_subdivisions %" PetscInt_FMT " must be at least 1 (leave it out for the automatic choice)", o.subdivisions);
   PetscCall(PetscOptionsBool("-mat_gpustream_overlap", "Overlap the copies of streamed subdivisions with the SpMVs", "MATGPUSTREAM", o.overlap, &o.overlap, NULL));
   PetscCall(PetscOptionsEnum("-mat_gpustream_kernel", "SpMV kernel: auto (from the mean row length), thread (a thread per row), warp (32 lanes per row)", "MATGPUSTREAM", GSSpMVKernels, (PetscEnum)o.kernel, (PetscEnum *)&o.kernel, NULL));
+  PetscCall(PetscOptionsEnum("-mat_gpustream_format", "Device storage: auto (block column indices where the block size and pattern allow and MatMult uses no tiles), csr, block", "MATGPUSTREAM", GSFormats, (PetscEnum)o.format, (PetscEnum *)&o.format,
+                             NULL));
   PetscCall(PetscOptionsInt("-mat_gpustream_tile_size", "Entries a team of MatMult's kernel stages in scratch memory before summing its rows (0: no tiles; default: chosen from the row lengths)", "MATGPUSTREAM", o.tile, &o.tile, &flg));
   PetscCheck(!flg || (o.tile >= 0 && o.tile <= GS_MAX_TILE_SIZE), PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_tile_size %" PetscInt_FMT " must be in 0..%d (0: no tiles)", o.tile, GS_MAX_TILE_SIZE);
   PetscCall(PetscOptionsEnum("-mat_gpustream_device_mpi", "Halo messages between device buffers: auto (when MPI reports CUDA support, or on host backends), true, false (pinned host buffers)", "MATGPUSTREAM", GSDeviceMPIs, (PetscEnum)devicempi,
@@ -461,7 +495,8 @@ static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOpti
     PetscCall(GSDeviceMatDestroy(&gs->dA));
     PetscCall(GSStreamPlanDestroy(&gs->plan));
   }
-  if (o.mode != gs->opts.mode || o.budget != gs->opts.budget || o.buffers != gs->opts.buffers || o.subdivisions != gs->opts.subdivisions || o.overlap != gs->opts.overlap || o.kernel != gs->opts.kernel || o.tile != gs->opts.tile) {
+  if (o.mode != gs->opts.mode || o.budget != gs->opts.budget || o.buffers != gs->opts.buffers || o.subdivisions != gs->opts.subdivisions || o.overlap != gs->opts.overlap || o.kernel != gs->opts.kernel || o.tile != gs->opts.tile ||
+      o.format != gs->opts.format) {
     gs->opts = o; /* the next device operation makes a new plan */
     PetscCall(GSDeviceMatDestroy(&gs->dA));
     PetscCall(GSStreamPlanDestroy(&gs->plan));
@@ -687,6 +722,7 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   gs->opts.inplace          = PETSC_FALSE;
   gs->opts.kernel           = GS_KERNEL_AUTO;
   gs->opts.tile             = -1;
+  gs->opts.format           = GS_FORMAT_AUTO;
   gs->devicempi             = GS_DEVICE_MPI_AUTO;
   gs->mult                  = A->ops->mult;
   gs->multadd               = A->ops->multadd;
@@ -817,6 +853,12 @@ static PetscErrorCode MatConvert_GPUStream_AIJ(Mat A, MatType type, MatReuse reu
       the kernel above sums them (the same bits); a row longer than n is cut into pieces of n entries summed by
       whole teams. 0: rows loaded directly. Default: tiles of 1024 entries on a device when a row is longer than
       2048 entries (uneven rows: 8x faster there), else none (faster on even rows, docs/performance.md)
+.  -mat_gpustream_format <auto,csr,block> - device storage: CSR, or block column indices (one column index a bs x bs
+      block, the values in AIJ's order, so that every row is summed exactly as from the CSR: same bits) for a
+      matrix with a block size above 1 (`MatSetBlockSize()`, `-mat_block_size`, a `DMDA` with several degrees of
+      freedom) whose pattern is made of full aligned blocks, alike in each block row; auto takes the latter where
+      the pattern allows and no tiles are asked for (at block sizes 3 and 6 it reads a quarter to a third fewer
+      bytes, docs/performance.md). Resident matrices only: streamed subdivisions stay CSR
 -  -mat_gpustream_device_mpi <auto,false,true> - halo messages between device buffers (true), staged through pinned
       host buffers (false), or auto: device buffers when the MPI reports CUDA support, or on host backends; true
       is refused (`PETSC_ERR_SUP`) when the MPI reports no CUDA support

@@ -1,4 +1,5 @@
 /* Device side of MATGPUSTREAM: CSR arrays in Kokkos views and the SpMV kernels. */
+#include <algorithm>
 #include <vector>
 
 #include "devicemat.hpp"
@@ -80,22 +81,48 @@ PetscErrorCode gpustream::MakeTiles(PetscInt m, const PetscInt ia[], int cap, Ti
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscInt GSBlockPatternRow(PetscInt m, PetscInt n, const PetscInt ia[], const PetscInt ja[], PetscInt bs)
+{
+  if (bs < 1 || m % bs || n % bs) return 0;
+  for (PetscInt r0 = 0; r0 < m; r0 += bs) {
+    const PetscInt len = ia[r0 + 1] - ia[r0], *c0 = ja + ia[r0];
+    if (len % bs || len >= (1 << 29)) return r0; /* RowCol()'s division is exact below 2^29 */
+    for (PetscInt j = 0; j < len; j++)
+      if (c0[j] != c0[j - j % bs] + j % bs || c0[j - j % bs] % bs) return r0;
+    for (PetscInt r = r0 + 1; r < r0 + bs; r++)
+      if (ia[r + 1] - ia[r] != len || !std::equal(c0, c0 + len, ja + ia[r])) return r;
+  }
+  return -1;
+}
+
 /* rowlist: also keep the list of rows that have entries, so kernels can visit only those (an off-diagonal block's
-   rows are mostly empty) */
-PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], const PetscInt ja[], const PetscScalar a[], PetscBool rowlist, GSDeviceMat *dA)
+   rows are mostly empty). bs > 1: block column indices (see CSR), no tiles. */
+PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], const PetscInt ja[], const PetscScalar a[], PetscBool rowlist, PetscInt bs, GSDeviceMat *dA)
 {
   std::unique_ptr<_n_GSDeviceMat> A; /* freed, with the views made so far, if an allocation fails */
+  std::vector<PetscInt>           bptr, bcol;
 
   PetscFunctionBegin;
   PetscCall(PetscGPUStreamKokkosInitialize());
   PetscCallCXX(A.reset(new _n_GSDeviceMat));
   const PetscInt nnz = ia[m];
+  if (bs > 1) {
+    const PetscInt bad = GSBlockPatternRow(m, n, ia, ja, bs);
+    PetscCheck(bad < 0, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Row %" PetscInt_FMT " breaks the pattern of full %" PetscInt_FMT " x %" PetscInt_FMT " blocks that block column indices need", bad, bs, bs);
+    PetscCallCXX({
+      for (PetscInt r = 0; r <= m; r += bs) bptr.push_back(ia[r] / (bs * bs));
+      for (PetscInt r = 0; r < m; r += bs)
+        for (PetscInt j = ia[r]; j < ia[r + 1]; j += bs) bcol.push_back(ja[j] / bs);
+    });
+  }
+  const PetscInt  nptr = bs > 1 ? (PetscInt)bptr.size() : m + 1, nidx = bs > 1 ? (PetscInt)bcol.size() : nnz;
+  const PetscInt *ptr = bs > 1 ? bptr.data() : ia, *idx = bs > 1 ? bcol.data() : ja;
   GSCallKokkos({
-    A->rowptr = DView<PetscInt>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::rowptr"), m + 1);
-    A->colidx = DView<PetscInt>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::colidx"), nnz);
+    A->rowptr = DView<PetscInt>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::rowptr"), nptr);
+    A->colidx = DView<PetscInt>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::colidx"), nidx);
     A->val    = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::val"), nnz);
-    Kokkos::deep_copy(A->rowptr, HostUnmanaged<const PetscInt>(ia, m + 1));
-    Kokkos::deep_copy(A->colidx, HostUnmanaged<const PetscInt>(ja, nnz));
+    Kokkos::deep_copy(A->rowptr, HostUnmanaged<const PetscInt>(ptr, nptr));
+    Kokkos::deep_copy(A->colidx, HostUnmanaged<const PetscInt>(idx, nidx));
     Kokkos::deep_copy(A->val, HostUnmanaged<const PetscScalar>(a, nnz));
     if (rowlist) {
       std::vector<PetscInt> rows;
@@ -107,12 +134,14 @@ PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], co
   });
   A->csr.m      = m;
   A->csr.n      = n;
+  A->csr.bs     = bs > 1 ? (int)bs : 1;
+  A->csr.bdiv   = (unsigned)(((1ull << 32) + A->csr.bs - 1) / A->csr.bs);
   A->csr.rowptr = A->rowptr;
   A->csr.colidx = A->colidx;
   A->csr.val    = A->val;
   A->shape      = SpMVShape(m, nnz);
   A->csr.lanes  = A->shape.vlen;
-  PetscCall(MakeTiles(m, ia, TileCap(m, ia, -1), &A->shape.tiles));
+  if (bs <= 1) PetscCall(MakeTiles(m, ia, TileCap(m, ia, -1), &A->shape.tiles));
   *dA = A.release();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -174,9 +203,18 @@ PetscErrorCode GSDeviceMatSetTileSize(GSDeviceMat A, PetscInt cap)
   std::vector<PetscInt> ia;
 
   PetscFunctionBegin;
+  PetscCheck(A->csr.bs == 1 || cap <= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "-mat_gpustream_tile_size %" PetscInt_FMT " needs CSR storage: add -mat_gpustream_format csr", cap);
+  if (A->csr.bs > 1) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCallCXX(ia.resize(A->csr.m + 1));
   GSCallKokkos(Kokkos::deep_copy(HostUnmanaged<PetscInt>(ia.data(), ia.size()), A->rowptr));
   PetscCall(MakeTiles(A->csr.m, ia.data(), TileCap(A->csr.m, ia.data(), cap), &A->shape.tiles));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSDeviceMatGetBlockSize(GSDeviceMat A, PetscInt *bs)
+{
+  PetscFunctionBegin;
+  *bs = A->csr.bs;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
