@@ -26,7 +26,7 @@ template <class Pol, bool Sums, bool Final> static void SpMVDotRows(const CSR &A
         const PetscInt row    = (PetscInt)t.league_rank() * t.team_size() + t.team_rank();
         PetscScalar    acc[2] = {0, 0};
         if (row < A.m) {
-          const PetscScalar wi = RowSum(A, p, row);
+          const PetscScalar wi = RowSum<false>(A, p, row);
           w(row)               = wi;
           acc[0]               = p(row) * wi;
           acc[1]               = wi * wi;
@@ -62,7 +62,7 @@ template <bool Sums> static void SpMVDotScratch(const CSR &A, const DView<PetscS
       "bench::SpMVDotScratch", pol, KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[2] = {0, 0};
         for (PetscInt row = (PetscInt)t.league_rank() * t.team_size() + t.team_rank(); row < A.m; row += (PetscInt)t.league_size() * t.team_size()) {
-          const PetscScalar wi = RowSum(A, p, row);
+          const PetscScalar wi = RowSum<false>(A, p, row);
           w(row)               = wi;
           acc[0] += p(row) * wi;
           acc[1] += wi * wi;
@@ -135,7 +135,7 @@ static void Variants(const CSR &A, PetscInt n, double bytes, int reps)
         Kokkos::parallel_reduce(
             "bench::SpMVDotReduce", RangePol(0, n),
             KOKKOS_LAMBDA(const PetscInt row, Sum2 &s) {
-              const PetscScalar wi = RowSum(A, p, row);
+              const PetscScalar wi = RowSum<false>(A, p, row);
               w(row)               = wi;
               s.v[0] += p(row) * wi;
               s.v[1] += wi * wi;

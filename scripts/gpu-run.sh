@@ -157,18 +157,21 @@ if [[ $what == *spmv* ]]; then
   python3 - "$OUT/spmv_ours.csv" "$OUT/spmv_cusparse.csv" "$OUT/hw.csv" <<'PY' | tee -a "$summary"
 import csv, sys
 ours = list(csv.DictReader(open(sys.argv[1])))
-peer = {r["matrix"]: r for r in csv.DictReader(open(sys.argv[2]))}
+peers = list(csv.DictReader(open(sys.argv[2])))
+peer = {r["matrix"]: r for r in peers if r["peer"] == "cusparse_spmv"}
+bsr = {r["matrix"]: r for r in peers if r["peer"] == "cusparse_bsrmv"}
 hw = dict(l.strip().split(",", 1) for l in open(sys.argv[3]))
-print("device copy %s GB/s" % hw["d2d_copy_GBps"])
-print("%-16s %10s %11s %9s %9s %-14s %9s %7s %7s %7s %7s %7s" % ("matrix", "n", "nnz", "ours us", "best us", "best kernel", "cusp us", "default", "best", "GB/s", "cusp", "of copy"))
+print("device copy %s GB/s; default: MatMult's automatic choice (block column indices on full-block matrices)" % hw["d2d_copy_GBps"])
+print("%-16s %10s %11s %9s %9s %-18s %9s %7s %7s %7s %7s %7s %9s" % ("matrix", "n", "nnz", "ours us", "best us", "best kernel", "cusp us", "default", "best", "GB/s", "cusp", "of copy", "bsr/ours"))
 for m in peer:
     rs = [r for r in ours if r["matrix"] == m]
     if not rs:
         continue
-    d = [r for r in rs if r["kernel"] == "spmv_default"][0]
+    d = ([r for r in rs if r["kernel"] == "spmv_block_default"] or [r for r in rs if r["kernel"] == "spmv_default"])[0]
     b = min(rs, key=lambda r: float(r["us"]))
     c = float(peer[m]["us"])
-    print("%-16s %10s %11s %9s %9s %-14s %9.1f %7.2f %7.2f %7s %7s %7.2f" % (m, d["n"], d["nnz"], d["us"], b["us"], "%s/%s" % (b["kernel"][5:], b["vlen"]), c, float(d["us"]) / c, float(b["us"]) / c, d["GBps"], peer[m]["GBps"], float(d["GBps"]) / float(hw["d2d_copy_GBps"])))
+    vb = "%.2f" % (float(bsr[m]["us"]) / float(d["us"])) if m in bsr else "-"
+    print("%-16s %10s %11s %9s %9s %-18s %9.1f %7.2f %7.2f %7s %7s %7.2f %9s" % (m, d["n"], d["nnz"], d["us"], b["us"], "%s/%s" % (b["kernel"][5:], b["vlen"]), c, float(d["us"]) / c, float(b["us"]) / c, d["GBps"], peer[m]["GBps"], float(d["GBps"]) / float(hw["d2d_copy_GBps"]), vb))
 PY
 fi
 

@@ -125,7 +125,9 @@ static PetscErrorCode Solve(KSPType type, Mat A, PCType pc, KSPNormType nt, Vec 
 }
 
 /* Each fused solver on A twice, in its automatic device storage and in CSR (-mat_gpustream_format csr): the same
-   iterations and bitwise the same solution, since both storages sum every row in the same order */
+   reason, iterations within max(2, 5%) as in CompareRef(), true residuals below 1e-6 (bitwise the same solution with
+   one lane per row, as on host backends, where both storages sum every row in the same order; with a warp per row
+   the lanes take whole blocks) */
 static PetscErrorCode SameOnCSR(Mat A, PCType pc, Vec b)
 {
   const KSPType types[3] = {KSPPIPECGFUSED, KSPPIPEBCGSF, KSPSGMRESF};
@@ -137,15 +139,19 @@ static PetscErrorCode SameOnCSR(Mat A, PCType pc, Vec b)
   for (int t = 0; t < 3; t++) {
     PetscInt           its[2];
     KSPConvergedReason reason[2];
-    PetscReal          res[2];
+    PetscReal          res[2], d;
     PetscBool          same;
     for (int f = 0; f < 2; f++) {
       PetscCall(PetscOptionsSetValue(NULL, "-mat_gpustream_format", f ? "csr" : "auto"));
       PetscCall(MatSetFromOptions(A));
       PetscCall(Solve(types[t], A, pc, KSP_NORM_DEFAULT, b, NULL, 10000, &its[f], &reason[f], &res[f], x[f]));
     }
-    PetscCall(VecEqual(x[0], x[1], &same));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s pc=%s: automatic and CSR storage %s\n", types[t], pc, same && its[0] == its[1] && reason[0] == reason[1] && reason[0] > 0 ? "agree bitwise" : "DIFFER"));
+    PetscCall(VecRelDiff(x[0], x[1], &d));
+    same = (PetscBool)(PetscAbsInt(its[0] - its[1]) <= PetscMax(2, its[1] / 20) && reason[0] == reason[1] && reason[0] > 0 && res[0] < 1e-6 && res[1] < 1e-6);
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s pc=%s: automatic and CSR storage %s\n", types[t], pc, same ? "agree" : "DIFFER"));
+    if (verbose)
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "    iterations %" PetscInt_FMT " and %" PetscInt_FMT ", reasons %s and %s, true residuals %g and %g, solutions %g apart\n", its[0], its[1], KSPConvergedReasons[reason[0]], KSPConvergedReasons[reason[1]],
+                            (double)res[0], (double)res[1], (double)d));
   }
   PetscCall(PetscOptionsClearValue(NULL, "-mat_gpustream_format"));
   PetscCall(MatSetFromOptions(A));

@@ -542,7 +542,7 @@ int main(int argc, char **argv)
       suffix: bad_format_block_size
       args: -mat_gpustream_format block
       error: 1
-      filter: grep -o "format block needs equal row and column block sizes above 1" | sort -u
+      filter: grep -o "format block needs equal row and column block sizes of 2 to 6" | sort -u
 
    test:
       suffix: bad_format_tiles

@@ -44,9 +44,10 @@ typedef enum { GS_KERNEL_AUTO, GS_KERNEL_THREAD, GS_KERNEL_WARP } GSSpMVKernel;
 PETSC_INTERN const char *const GSSpMVKernels[];
 
 /* Device storage (-mat_gpustream_format): CSR, or block column indices (one a bs x bs block, values in AIJ's order)
-   when the matrix has a block size above 1 and its pattern is made of full aligned blocks; auto takes the latter
+   when the matrix has a block size of 2 to GS_MAX_FORMAT_BS and its pattern is made of full aligned blocks; auto takes the latter
    where it can and MatMult would not use tiles */
 typedef enum { GS_FORMAT_AUTO, GS_FORMAT_CSR, GS_FORMAT_BLOCK } GSFormat;
+#define GS_MAX_FORMAT_BS 6 /* the largest block size of block column indices */
 PETSC_INTERN const char *const GSFormats[];
 
 /* A CSR matrix in device memory (opaque to C). Host arrays in, device kernels inside. */

@@ -159,7 +159,7 @@ PetscErrorCode PBFRDot(PBFWork W)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-template <class G> static void SpMVDot1(PBFWork W, const CSR &A, const G g)
+template <bool Blk, class G> static void SpMVDot1(PBFWork W, const CSR &A, const G g)
 {
   const DView<PetscScalar> v = W->v, r0 = W->r0;
   PetscScalar *const       out = W->partials.data() + SLOT_A * (size_t)W->lu;
@@ -167,7 +167,7 @@ template <class G> static void SpMVDot1(PBFWork W, const CSR &A, const G g)
   TeamFor(
       "PipeBCGSF::SpMVDot1", SpMVPolicy(W, A, 1), KOKKOS_LAMBDA(const Member &m) {
         PetscScalar acc[1] = {0};
-        ForEachRowProduct(m, A, g, [&](const PetscInt row, const PetscScalar vi) {
+        ForEachRowProduct<Blk>(m, A, g, [&](const PetscInt row, const PetscScalar vi) {
           acc[0] += vi * r0(row); /* loads before the store, which they could alias: no wait for it */
           OneLane(m, [&]() { v(row) = vi; });
         });
@@ -181,11 +181,11 @@ PetscErrorCode PBFSpMVDot1(PBFWork W, GSDeviceMat A)
   PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
   PetscCall(PetscLogEventBegin(PBF_SpMVDot, 0, 0, 0, 0));
   if (W->pc == PBF_PC_PBJACOBI)
-    GSCallKokkos(SpMVDot1(W, A->csr, BlockGather{W->p, W->dinv, W->bs}));
+    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot1<decltype(blk)::value>(W, A->csr, BlockGather{W->p, W->dinv, W->bs}); }));
   else if (W->pc == PBF_PC_JACOBI)
-    GSCallKokkos(SpMVDot1(W, A->csr, Gather<true>{W->p, W->dinv}));
+    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot1<decltype(blk)::value>(W, A->csr, Gather<true>{W->p, W->dinv}); }));
   else
-    GSCallKokkos(SpMVDot1(W, A->csr, Gather<false>{W->p, W->dinv}));
+    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot1<decltype(blk)::value>(W, A->csr, Gather<false>{W->p, W->dinv}); }));
   W->launches++;
   PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 2.0 * W->n));
   PetscCall(PetscLogEventEnd(PBF_SpMVDot, 0, 0, 0, 0));
@@ -274,7 +274,7 @@ PetscErrorCode PBFUpdateS(PBFWork W, PetscBool given, PetscScalar alpha_given)
 /* Final (device scalars): the last team to finish sums every slot of the iteration in team order, writes the sums to
    slot `slot` of the pinned hsums and omega, beta and whether x may move to scal: x moves unless the host loop would
    stop before its Update (a breakdown, or data not finite); omega = 0 when s = 0 (x + alpha M^{-1} p is exact) */
-template <class G, bool Final = false> static void SpMVDot3(PBFWork W, const CSR &A, const G g, int slot = 0)
+template <bool Blk, class G, bool Final = false> static void SpMVDot3(PBFWork W, const CSR &A, const G g, int slot = 0)
 {
   const DView<PetscScalar>                       t = W->t, s = W->s, r0 = W->r0, sc = W->scal, part = W->partials;
   const DView<unsigned>                          done = W->done;
@@ -286,7 +286,7 @@ template <class G, bool Final = false> static void SpMVDot3(PBFWork W, const CSR
       Final ? "PipeBCGSF::SpMVDot3Final" : "PipeBCGSF::SpMVDot3", SpMVPolicy(W, A, 3), KOKKOS_LAMBDA(const Member &m) {
         const Scratch buf(m.team_scratch(0), 3 * m.team_size());
         PetscScalar   acc[3] = {0, 0, 0};
-        ForEachRowProduct(m, A, g, [&](const PetscInt row, const PetscScalar ti) {
+        ForEachRowProduct<Blk>(m, A, g, [&](const PetscInt row, const PetscScalar ti) {
           acc[0] += ti * s(row); /* loads before the store, which they could alias */
           acc[1] += ti * ti;
           acc[2] += ti * r0(row);
@@ -326,11 +326,11 @@ PetscErrorCode PBFSpMVDot3(PBFWork W, GSDeviceMat A)
   PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
   PetscCall(PetscLogEventBegin(PBF_SpMVDot, 0, 0, 0, 0));
   if (W->pc == PBF_PC_PBJACOBI)
-    GSCallKokkos(SpMVDot3(W, A->csr, BlockGather{W->s, W->dinv, W->bs}));
+    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot3<decltype(blk)::value>(W, A->csr, BlockGather{W->s, W->dinv, W->bs}); }));
   else if (W->pc == PBF_PC_JACOBI)
-    GSCallKokkos(SpMVDot3(W, A->csr, Gather<true>{W->s, W->dinv}));
+    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot3<decltype(blk)::value>(W, A->csr, Gather<true>{W->s, W->dinv}); }));
   else
-    GSCallKokkos(SpMVDot3(W, A->csr, Gather<false>{W->s, W->dinv}));
+    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot3<decltype(blk)::value>(W, A->csr, Gather<false>{W->s, W->dinv}); }));
   W->launches++;
   PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 6.0 * W->n));
   PetscCall(PetscLogEventEnd(PBF_SpMVDot, 0, 0, 0, 0));
@@ -461,9 +461,9 @@ PetscErrorCode PBFSpMVDot3Final(PBFWork W, GSDeviceMat A, PetscInt slot)
   PetscCheck(W->scal.data() && (slot == 0 || slot == 1), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Call PBFWorkSetDeviceScalars() first; slot %" PetscInt_FMT " must be 0 or 1", slot);
   PetscCall(PetscLogEventBegin(PBF_SpMVDot, 0, 0, 0, 0));
   if (W->pc == PBF_PC_JACOBI)
-    GSCallKokkos(SpMVDot3<Gather<true>, true>(W, A->csr, Gather<true>{W->s, W->dinv}, (int)slot));
+    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot3<decltype(blk)::value, Gather<true>, true>(W, A->csr, Gather<true>{W->s, W->dinv}, (int)slot); }));
   else
-    GSCallKokkos(SpMVDot3<Gather<false>, true>(W, A->csr, Gather<false>{W->s, W->dinv}, (int)slot));
+    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot3<decltype(blk)::value, Gather<false>, true>(W, A->csr, Gather<false>{W->s, W->dinv}, (int)slot); }));
   PetscCall(W->ready.Record(slot));
   W->launches++;
   PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 6.0 * W->n));

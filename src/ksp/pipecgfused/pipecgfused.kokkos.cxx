@@ -305,7 +305,7 @@ PetscErrorCode PCGFUpdate(PCGFWork W, PetscScalar alpha, PetscScalar beta, KSPNo
 /* Final (one process, device scalars): the last team to finish sums every team's partials of this kernel and of the
    Update before it, in a fixed order, writes the four sums to slot `slot` of the pinned W->hsums and the next alpha
    and beta to W->scal, so the next Update needs nothing from the host */
-template <bool Jacobi, bool Split, bool Final = false> static void SpMVDot(PCGFWork W, const CSR &A, const LaunchShape &s, const DView<const PetscInt> &browptr, int slot = 0)
+template <bool Jacobi, bool Split, bool Final, bool Blk> static void SpMVDot(PCGFWork W, const CSR &A, const LaunchShape &s, const DView<const PetscInt> &browptr, int slot = 0)
 {
   const DView<PetscScalar>                       p = W->p, w = W->w, d = W->dinv, sc = W->scal, part = W->partials;
   const DView<unsigned>                          done = W->done;
@@ -317,7 +317,7 @@ template <bool Jacobi, bool Split, bool Final = false> static void SpMVDot(PCGFW
       Split ? "PipeCGFused::SpMVDotInterior" : (Final ? "PipeCGFused::SpMVDotFinal" : "PipeCGFused::SpMVDot"), FusedPol(s.league, s.team, s.vlen).set_scratch_size(0, Kokkos::PerTeam(2 * s.team * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         const Scratch buf(t.team_scratch(0), 2 * t.team_size());
         PetscScalar   acc[2] = {0, 0};
-        ForEachRowProduct(t, A, p, [&](const PetscInt row, const PetscScalar wi) {
+        ForEachRowProduct<Blk>(t, A, p, [&](const PetscInt row, const PetscScalar wi) {
           if (!Split || browptr(row + 1) == browptr(row)) { /* loads before the store, which they could alias */
             acc[0] += p(row) * wi;
             acc[1] += Jacobi ? wi * d(row) * wi : wi * wi;
@@ -364,7 +364,7 @@ template <bool Jacobi> static void OffDiagDot(PCGFWork W, const GSDeviceMat B, c
         PetscScalar acc[2] = {0, 0};
         ForEachIndex(t, nb, [&](const PetscInt k) {
           const PetscInt    row = rows(k);
-          const PetscScalar wi  = w(row) + RowSum(b, g, row);
+          const PetscScalar wi  = w(row) + RowSum<false>(b, g, row);
           w(row)                = wi;
           acc[0] += p(row) * wi;
           acc[1] += Jacobi ? wi * d(row) * wi : wi * wi;
@@ -374,7 +374,7 @@ template <bool Jacobi> static void OffDiagDot(PCGFWork W, const GSDeviceMat B, c
 }
 
 /* w = A p and the two sums with point-block Jacobi: a thread (and its lanes) per block of rows */
-static void SpMVDotBlocks(PCGFWork W, const CSR &A, const LaunchShape &s)
+template <bool Blk> static void SpMVDotBlocks(PCGFWork W, const CSR &A, const LaunchShape &s)
 {
   const DView<PetscScalar> p = W->p, w = W->w, d = W->dinv;
   PetscScalar *const       out = W->partials.data() + (size_t)W->nu * W->lu;
@@ -383,7 +383,7 @@ static void SpMVDotBlocks(PCGFWork W, const CSR &A, const LaunchShape &s)
   TeamFor(
       "PipeCGFused::SpMVDotBlocks", FusedPol(s.league, s.team, s.vlen).set_scratch_size(0, Kokkos::PerTeam(2 * s.team * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[2] = {0, 0};
-        ForEachBlockRowProduct<PCGF_MAX_BS>(t, A, p, bs, [&](const PetscInt b, const PetscScalar(&wb)[PCGF_MAX_BS]) {
+        ForEachBlockRowProduct<PCGF_MAX_BS, Blk>(t, A, p, bs, [&](const PetscInt b, const PetscScalar(&wb)[PCGF_MAX_BS]) {
           const PetscInt o = b * bs;
           OneLane(t, [&]() {
             for (int i = 0; i < bs; i++) w(o + i) = wb[i];
@@ -410,11 +410,11 @@ PetscErrorCode PCGFSpMVDot(PCGFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H)
   if (!H) {
     GSCallKokkos(EnsurePartials(W, s.league));
     if (W->pc == PCGF_PC_PBJACOBI)
-      GSCallKokkos(SpMVDotBlocks(W, A->csr, s));
+      GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDotBlocks<decltype(blk)::value>(W, A->csr, s); }));
     else if (W->dinv.extent(0))
-      GSCallKokkos(SpMVDot<true, false>(W, A->csr, s, A->csr.rowptr));
+      GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot<true, false, false, decltype(blk)::value>(W, A->csr, s, A->csr.rowptr); }));
     else
-      GSCallKokkos(SpMVDot<false, false>(W, A->csr, s, A->csr.rowptr));
+      GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot<false, false, false, decltype(blk)::value>(W, A->csr, s, A->csr.rowptr); }));
     W->ls = s.league;
     W->launches++;
   } else { /* the diagonal block runs while the ghost values travel; then only the rows that need them */
@@ -425,9 +425,9 @@ PetscErrorCode PCGFSpMVDot(PCGFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H)
     PetscCall(HaloBegin(H, W->p, &gathers));
     GSCallKokkos(EnsurePartials(W, s.league + teams));
     if (W->dinv.extent(0))
-      GSCallKokkos(SpMVDot<true, true>(W, A->csr, s, B->csr.rowptr));
+      GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot<true, true, false, decltype(blk)::value>(W, A->csr, s, B->csr.rowptr); }));
     else
-      GSCallKokkos(SpMVDot<false, true>(W, A->csr, s, B->csr.rowptr));
+      GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot<false, true, false, decltype(blk)::value>(W, A->csr, s, B->csr.rowptr); }));
     W->ls = s.league;
     PetscCall(HaloEnd(H));
     if (teams) {
@@ -654,9 +654,9 @@ PetscErrorCode PCGFSpMVDotFinal(PCGFWork W, GSDeviceMat A, PetscInt slot)
   PetscCall(PetscLogEventBegin(PCGF_SpMVDot, 0, 0, 0, 0));
   GSCallKokkos(EnsurePartials(W, s.league));
   if (W->dinv.extent(0))
-    GSCallKokkos(SpMVDot<true, false, true>(W, A->csr, s, A->csr.rowptr, (int)slot));
+    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot<true, false, true, decltype(blk)::value>(W, A->csr, s, A->csr.rowptr, (int)slot); }));
   else
-    GSCallKokkos(SpMVDot<false, false, true>(W, A->csr, s, A->csr.rowptr, (int)slot));
+    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot<false, false, true, decltype(blk)::value>(W, A->csr, s, A->csr.rowptr, (int)slot); }));
   PetscCall(W->ready.Record(slot));
   W->ls = 0; /* nothing left for Reduce() */
   W->launches++;

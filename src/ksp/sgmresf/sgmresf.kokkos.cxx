@@ -203,16 +203,23 @@ template <SGFPC PC> struct ColumnGather {
 };
 
 /* Partials of the sums c0 .. c0+CH-1 of column k against the basis: sum 0 is <w,w>, sum j > 0 is <v_j,w>
-   (columns j < k only; the rest of the chunk stays 0) */
-KOKKOS_INLINE_FUNCTION void DotChunk(const Member &t, const Scratch &buf, const Basis &V, int k, int c0, PetscInt n, PetscScalar *out)
+   (columns j < k only; the rest of the chunk stays 0), over the rows visit(f) gives this thread */
+template <class Visit> KOKKOS_INLINE_FUNCTION void DotChunkBy(const Member &t, const Scratch &buf, const Basis &V, int k, int c0, const Visit &visit, PetscScalar *out)
 {
   PetscScalar acc[CH] = {};
   const int   nc      = k - c0 < CH ? k - c0 : CH;
-  ForEachIndex(t, n, [&](const PetscInt i) {
+  visit([&](const PetscInt i) {
     const PetscScalar wi = V(i, k);
     for (int c = 0; c < nc; c++) acc[c] += (c0 + c == 0 ? wi : V(i, c0 + c)) * wi;
   });
   TeamSumStoreIn<CH>(t, buf, acc, out);
+}
+
+/* DotChunkBy() over ForEachIndex()'s rows, in kernels that wrote column k in an earlier kernel */
+KOKKOS_INLINE_FUNCTION void DotChunk(const Member &t, const Scratch &buf, const Basis &V, int k, int c0, PetscInt n, PetscScalar *out)
+{
+  DotChunkBy(
+      t, buf, V, k, c0, [&](const auto &f) { ForEachIndex(t, n, f); }, out);
 }
 
 /* The sums 0..cnt-1 of a pass into the team's scratch H: finished by the last team of the kernel before (fin) or
@@ -277,13 +284,12 @@ KOKKOS_INLINE_FUNCTION void FinishPass(const Member &t, const Scratch &H, const 
 }
 } // namespace
 
-template <SGFPC PC> static void SpMVDot(SGFWork W, const CSR &A, int k, PetscScalar scale)
+template <SGFPC PC, bool Blk> static void SpMVDot(SGFWork W, const CSR &A, int k, PetscScalar scale)
 {
   const Basis            V = W->V;
   const ColumnGather<PC> g{W->V, W->dinv, k - 1, W->bs};
   PetscScalar *const out = W->partials.data(), *const fin = W->fin.data();
   unsigned *const fdone = W->fdone.data();
-  const PetscInt  n     = W->n;
   const int       L = W->lu, np = W->np;
 
   TeamFor(
@@ -291,14 +297,17 @@ template <SGFPC PC> static void SpMVDot(SGFWork W, const CSR &A, int k, PetscSca
         const Scratch buf(t.team_scratch(0), CH * t.team_size()), H(t.team_scratch(0), np);
         PetscScalar   acc[CH] = {};
         const int     nc      = k < CH ? k : CH;
-        ForEachRowProduct(t, A, g, [&](const PetscInt row, const PetscScalar sum) {
+        ForEachRowProduct<Blk>(t, A, g, [&](const PetscInt row, const PetscScalar sum) {
           const PetscScalar wi = scale * sum;
           V(row, k)            = wi;
           acc[0] += wi * wi;
           for (int c = 1; c < nc; c++) acc[c] += V(row, c) * wi;
         });
         TeamSumStoreIn<CH>(t, buf, acc, out);
-        for (int c0 = CH; c0 < k; c0 += CH) DotChunk(t, buf, V, k, c0, n, out + (size_t)c0 * L);
+        /* over the rows this thread's products wrote: column k is not complete before the kernel ends */
+        for (int c0 = CH; c0 < k; c0 += CH)
+          DotChunkBy(
+              t, buf, V, k, c0, [&](const auto &f) { ForEachOwnedRow<Blk>(t, A, f); }, out + (size_t)c0 * L);
         FinishPass(t, H, out, L, k, fin, fdone);
       });
 }
@@ -312,11 +321,11 @@ PetscErrorCode SGFSpMVDot(SGFWork W, GSDeviceMat A, PetscInt k, PetscScalar scal
   PetscCall(PetscLogEventBegin(SGF_SpMVDot, 0, 0, 0, 0));
   PetscCheck(W->pc != SGF_PC_APPLY, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "A PC applied on the host has no fused SpMV");
   if (W->pc == SGF_PC_JACOBI)
-    GSCallKokkos(SpMVDot<SGF_PC_JACOBI>(W, A->csr, (int)k, scale));
+    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot<SGF_PC_JACOBI, decltype(blk)::value>(W, A->csr, (int)k, scale); }));
   else if (W->pc == SGF_PC_PBJACOBI)
-    GSCallKokkos(SpMVDot<SGF_PC_PBJACOBI>(W, A->csr, (int)k, scale));
+    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot<SGF_PC_PBJACOBI, decltype(blk)::value>(W, A->csr, (int)k, scale); }));
   else
-    GSCallKokkos(SpMVDot<SGF_PC_NONE>(W, A->csr, (int)k, scale));
+    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot<SGF_PC_NONE, decltype(blk)::value>(W, A->csr, (int)k, scale); }));
   W->launches++;
   PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 2.0 * k * W->n));
   PetscCall(PetscLogEventEnd(SGF_SpMVDot, 0, 0, 0, 0));
@@ -493,28 +502,32 @@ PetscErrorCode SGFNormalize(SGFWork W, PetscInt k, PetscBool given)
 }
 
 /* r0 = V(:,0) = b - A x; partial <r0,r0> in the xi slot */
-PetscErrorCode SGFResidual(SGFWork W, GSDeviceMat A)
+template <bool Blk> static void Residual(SGFWork W, const CSR &A)
 {
   const Basis              V = W->V;
   const DView<PetscScalar> x = W->x, b = W->b;
-  PetscScalar *const       xi  = W->partials.data() + (size_t)2 * W->np * W->lu;
-  const CSR                csr = A->csr;
+  PetscScalar *const       xi = W->partials.data() + (size_t)2 * W->np * W->lu;
 
-  PetscFunctionBegin;
-  PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
-  PetscCheck(W->pc != SGF_PC_APPLY, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "The solution lives on the host with a PC applied there");
-  PetscCall(PetscLogEventBegin(SGF_SpMVDot, 0, 0, 0, 0));
-  GSCallKokkos(TeamFor(
+  TeamFor(
       "SGMRESF::Residual", Policy(W), KOKKOS_LAMBDA(const Member &t) {
         const Scratch buf(t.team_scratch(0), CH * t.team_size());
         PetscScalar   acc[1] = {0};
-        ForEachRowProduct(t, csr, x, [&](const PetscInt row, const PetscScalar ax) {
+        ForEachRowProduct<Blk>(t, A, x, [&](const PetscInt row, const PetscScalar ax) {
           const PetscScalar ri = b(row) - ax;
           V(row, 0)            = ri;
           acc[0] += ri * ri;
         });
         TeamSumStoreIn<1>(t, buf, acc, xi);
-      }));
+      });
+}
+
+PetscErrorCode SGFResidual(SGFWork W, GSDeviceMat A)
+{
+  PetscFunctionBegin;
+  PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
+  PetscCheck(W->pc != SGF_PC_APPLY, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "The solution lives on the host with a PC applied there");
+  PetscCall(PetscLogEventBegin(SGF_SpMVDot, 0, 0, 0, 0));
+  GSCallKokkos(ByStorage(A->csr, [&](auto blk) { Residual<decltype(blk)::value>(W, A->csr); }));
   W->launches++;
   PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 3.0 * W->n));
   PetscCall(PetscLogEventEnd(SGF_SpMVDot, 0, 0, 0, 0));

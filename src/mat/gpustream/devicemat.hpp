@@ -4,55 +4,67 @@
 
 #include "../../sys/kokkosimpl.hpp"
 
+#include <type_traits>
+
 namespace gpustream
 {
 /* bs > 1: block column indices. The pattern is made of full bs x bs blocks at block-aligned columns, the bs rows of
    a block row alike: rowptr holds the m / bs + 1 block-row pointers (in blocks), colidx one block column a block, and
-   val the entries in AIJ's order (row by row, columns ascending). A row's values and summation order are those of
-   the CSR; only the integers shrink (4 bytes an entry to 4 / bs^2), as PETSc's inodes read them. */
+   val the entries in AIJ's order (row by row, columns ascending). The integers shrink from 4 bytes an entry to
+   4 / bs^2, and the kernels read each block column and each gathered x once for the bs rows. */
 struct CSR {
   PetscInt                 m = 0, n = 0;
   int                      lanes = 1; /* the vector lanes per row kernels are launched with (LaunchShape::vlen) */
   int                      bs    = 1;
-  unsigned                 bdiv  = 0; /* ceil(2^32 / bs): j / bs as a multiply, exact for j < 2^29 (rows are shorter) */
   DView<const PetscInt>    rowptr, colidx;
   DView<const PetscScalar> val;
 };
 
-/* The entries of a row: values val(beg + j) for j < len, columns RowCol(); b0 is the block row's first block */
-struct RowSpan {
-  PetscInt beg, len, b0;
-};
+/* The largest block size of block column indices: the sums of a block row stay in registers */
+constexpr int MaxBlockBS = GS_MAX_FORMAT_BS;
 
-KOKKOS_INLINE_FUNCTION RowSpan RowOf(const CSR &A, const PetscInt row)
+/* y[i] = (A x)(br bs + i) for the bs rows of block row br of block storage. The thread's vector lanes take the blocks
+   l, l + V, ... (coalesced: the lanes read a row's values contiguously), each loading the block's column and x once
+   for the bs rows and summing its entries of each row in order; the lanes' sums meet in a butterfly, so every lane
+   holds the same bits. With one lane a row is summed in its order, as RowSum() sums it. */
+template <class XView> KOKKOS_INLINE_FUNCTION void BlockRowProduct(const Member &t, const CSR &A, const XView &x, const PetscInt br, PetscScalar (&y)[MaxBlockBS])
 {
-  if (A.bs == 1) {
-    const PetscInt beg = A.rowptr(row);
-    return {beg, A.rowptr(row + 1) - beg, 0};
+  const int      bs = A.bs;
+  const PetscInt b0 = A.rowptr(br), nk = A.rowptr(br + 1) - b0, e0 = b0 * bs * bs, len = nk * bs;
+  int            lane = 0, V = 1;
+#if defined(__CUDA_ARCH__)
+  (void)t;
+  lane = threadIdx.x;
+  V    = blockDim.x;
+#else
+  (void)t;
+#endif
+#pragma unroll
+  for (int i = 0; i < MaxBlockBS; i++) y[i] = 0;
+  for (PetscInt q = lane; q < nk; q += V) {
+    const PetscInt c0 = A.colidx(b0 + q) * bs;
+    PetscScalar    xc[MaxBlockBS];
+#pragma unroll
+    for (int c = 0; c < MaxBlockBS; c++)
+      if (c < bs) xc[c] = x(c0 + c);
+#pragma unroll
+    for (int i = 0; i < MaxBlockBS; i++)
+      if (i < bs) {
+        const PetscInt e = e0 + i * len + q * bs;
+#pragma unroll
+        for (int c = 0; c < MaxBlockBS; c++)
+          if (c < bs) y[i] += A.val(e + c) * xc[c];
+      }
   }
-  const PetscInt br = row / A.bs, i = row - br * A.bs, b0 = A.rowptr(br), len = (A.rowptr(br + 1) - b0) * A.bs;
-  return {b0 * A.bs * A.bs + i * len, len, b0};
-}
-
-KOKKOS_INLINE_FUNCTION PetscInt RowCol(const CSR &A, const RowSpan &r, const PetscInt j)
-{
-  if (A.bs == 1) return A.colidx(r.beg + j);
-  const PetscInt q = (PetscInt)(((unsigned long long)j * A.bdiv) >> 32);
-  return A.colidx(r.b0 + q) * A.bs + (j - q * A.bs);
-}
-
-/* f(value index, column) for the entries of a row in order; a loop per block, without divisions, on block storage */
-template <class F> KOKKOS_INLINE_FUNCTION void ForEachEntry(const CSR &A, const PetscInt row, const F &f)
-{
-  const RowSpan r = RowOf(A, row);
-  if (A.bs == 1) {
-    for (PetscInt j = 0; j < r.len; j++) f(r.beg + j, A.colidx(r.beg + j));
-    return;
+#if defined(__CUDA_ARCH__)
+  if (V > 1) { /* the V lanes of this thread: a segment of its warp */
+    const unsigned mask = V == 32 ? 0xffffffffu : ((1u << V) - 1) << (threadIdx.y % (32 / V) * V);
+#  pragma unroll
+    for (int i = 0; i < MaxBlockBS; i++)
+      if (i < bs)
+        for (int o = V / 2; o > 0; o /= 2) y[i] += __shfl_xor_sync(mask, y[i], o, V);
   }
-  for (PetscInt k = 0, j = r.beg; j < r.beg + r.len; k++) {
-    const PetscInt c0 = A.colidx(r.b0 + k) * A.bs;
-    for (int c = 0; c < A.bs; c++, j++) f(j, c0 + c);
-  }
+#endif
 }
 
 /* Tiles of the tiled SpMV (CSR-adaptive, after Greathouse and Daga): tile i holds the rows [row(i), row(i+1)), at most
@@ -97,41 +109,104 @@ inline LaunchShape FusedShape(LaunchShape s)
 /* The default shape for m rows and nnz entries: a thread per row for short rows, a warp per row for long ones */
 LaunchShape SpMVShape(PetscInt m, PetscInt nnz, GSSpMVKernel kernel = GS_KERNEL_AUTO);
 
+/* Kernels that multiply by A are compiled once per storage, Blk: block column indices (A.bs > 1). In one kernel the
+   block rows' sums in registers took occupancy from the CSR rows: 1.3-1.9x slower on an H200 (docs/performance.md).
+   ByStorage(A, f) calls f(std::integral_constant<bool, Blk>()) for A's storage. */
+template <class F> void ByStorage(const CSR &A, const F &f)
+{
+  if (A.bs > 1)
+    f(std::true_type());
+  else
+    f(std::false_type());
+}
+
 /* (A x)_row by one thread, in the row's order: the sum every one-lane kernel forms, so that they agree bitwise */
-template <class XView> KOKKOS_INLINE_FUNCTION PetscScalar RowSum(const CSR &A, const XView &x, const PetscInt row)
+template <bool Blk, class XView> KOKKOS_INLINE_FUNCTION PetscScalar RowSum(const CSR &A, const XView &x, const PetscInt row)
 {
   PetscScalar sum = 0;
-  ForEachEntry(A, row, [&](const PetscInt j, const PetscInt c) { sum += A.val(j) * x(c); });
+  if (!Blk) {
+    for (PetscInt j = A.rowptr(row); j < A.rowptr(row + 1); j++) sum += A.val(j) * x(A.colidx(j));
+    return sum;
+  }
+  const PetscInt br = row / A.bs, b0 = A.rowptr(br), nk = A.rowptr(br + 1) - b0;
+  PetscInt       j = (b0 * A.bs + (row - br * A.bs) * nk) * A.bs;
+  for (PetscInt k = 0; k < nk; k++) {
+    const PetscInt c0 = A.colidx(b0 + k) * A.bs;
+    for (int c = 0; c < A.bs; c++, j++) sum += A.val(j) * x(c0 + c);
+  }
   return sum;
 }
 
-/* (A x)_row, summed by this thread's vector lanes (every lane gets the sum) */
-template <class XView> KOKKOS_INLINE_FUNCTION PetscScalar RowProduct(const Member &t, const CSR &A, const XView &x, const PetscInt row)
+/* (A x)_row, summed by this thread's vector lanes (every lane gets the sum); on block storage, the row's share of its
+   block row's product */
+template <bool Blk, class XView> KOKKOS_INLINE_FUNCTION PetscScalar RowProduct(const Member &t, const CSR &A, const XView &x, const PetscInt row)
 {
-  if (A.lanes == 1) return RowSum(A, x, row); /* the vector reduction cost 25% on the 5-point matrix (H200) */
-  const RowSpan r   = RowOf(A, row);
-  PetscScalar   sum = 0;
+  if (Blk) {
+    PetscScalar y[MaxBlockBS], v = 0;
+    BlockRowProduct(t, A, x, row / A.bs, y);
+#pragma unroll
+    for (int i = 0; i < MaxBlockBS; i++)
+      if (i == row % A.bs) v = y[i];
+    return v;
+  }
+  if (A.lanes == 1) return RowSum<false>(A, x, row); /* the vector reduction cost 25% on the 5-point matrix (H200) */
+  const PetscInt beg = A.rowptr(row), len = A.rowptr(row + 1) - beg;
+  PetscScalar    sum = 0;
   Kokkos::parallel_reduce(
-      Kokkos::ThreadVectorRange(t, r.len), [&](const PetscInt j, PetscScalar &s) { s += A.val(r.beg + j) * x(RowCol(A, r, j)); }, sum);
+      Kokkos::ThreadVectorRange(t, len), [&](const PetscInt j, PetscScalar &s) { s += A.val(beg + j) * x(A.colidx(beg + j)); }, sum);
   return sum;
 }
 
 /* Calls f(row, (A x)_row) for the rows this thread owns; f runs on every vector lane of the thread, and all
-   lanes hold the same sum. Rows go to teams in a grid-stride loop so a fixed number of teams covers any size. */
-template <class XView, class F> KOKKOS_INLINE_FUNCTION void ForEachRowProduct(const Member &t, const CSR &A, const XView &x, const F &f)
+   lanes hold the same sum. Rows (block rows on block storage) go to teams in a grid-stride loop so a fixed number of
+   teams covers any size. */
+template <bool Blk, class XView, class F> KOKKOS_INLINE_FUNCTION void ForEachRowProduct(const Member &t, const CSR &A, const XView &x, const F &f)
 {
-  const PetscInt stride = (PetscInt)t.league_size() * t.team_size();
-  for (PetscInt row = (PetscInt)t.league_rank() * t.team_size() + t.team_rank(); row < A.m; row += stride) f(row, RowProduct(t, A, x, row));
+  const PetscInt stride = (PetscInt)t.league_size() * t.team_size(), first = (PetscInt)t.league_rank() * t.team_size() + t.team_rank();
+  if (!Blk) {
+    for (PetscInt row = first; row < A.m; row += stride) f(row, RowProduct<false>(t, A, x, row));
+    return;
+  }
+  for (PetscInt br = first; br < A.m / A.bs; br += stride) {
+    PetscScalar y[MaxBlockBS];
+    BlockRowProduct(t, A, x, br, y);
+    for (int i = 0; i < A.bs; i++) { /* y[i] by selects: an index into y would put it in local memory */
+      PetscScalar yi = y[0];
+#pragma unroll
+      for (int k = 1; k < MaxBlockBS; k++)
+        if (k == i) yi = y[k];
+      f(br * A.bs + i, yi);
+    }
+  }
+}
+
+/* Calls f(row) for the rows ForEachRowProduct<Blk> gives this thread, in its order: a later loop of the same kernel
+   over what the products wrote then reads this thread's own stores (with block rows, not ForEachIndex's rows) */
+template <bool Blk, class F> KOKKOS_INLINE_FUNCTION void ForEachOwnedRow(const Member &t, const CSR &A, const F &f)
+{
+  const PetscInt stride = (PetscInt)t.league_size() * t.team_size(), first = (PetscInt)t.league_rank() * t.team_size() + t.team_rank();
+  if (!Blk) {
+    for (PetscInt row = first; row < A.m; row += stride) f(row);
+    return;
+  }
+  for (PetscInt br = first; br < A.m / A.bs; br += stride)
+    for (int i = 0; i < A.bs; i++) f(br * A.bs + i);
 }
 
 /* ForEachRowProduct by blocks of bs <= MaxBS consecutive rows: f(block, y) with y[i] = (A x)_{block bs + i}, each row
    summed as ForEachRowProduct sums it */
-template <int MaxBS, class XView, class F> KOKKOS_INLINE_FUNCTION void ForEachBlockRowProduct(const Member &t, const CSR &A, const XView &x, const int bs, const F &f)
+template <int MaxBS, bool Blk, class XView, class F> KOKKOS_INLINE_FUNCTION void ForEachBlockRowProduct(const Member &t, const CSR &A, const XView &x, const int bs, const F &f)
 {
   const PetscInt stride = (PetscInt)t.league_size() * t.team_size(), nb = A.m / bs;
   for (PetscInt b = (PetscInt)t.league_rank() * t.team_size() + t.team_rank(); b < nb; b += stride) {
     PetscScalar y[MaxBS];
-    for (int i = 0; i < bs; i++) y[i] = RowProduct(t, A, x, b * bs + i);
+    if (Blk && A.bs == bs) { /* the storage's blocks are these blocks */
+      PetscScalar yb[MaxBlockBS];
+      BlockRowProduct(t, A, x, b, yb);
+#pragma unroll
+      for (int i = 0; i < MaxBlockBS && i < MaxBS; i++) y[i] = yb[i];
+    } else
+      for (int i = 0; i < bs; i++) y[i] = RowProduct<Blk>(t, A, x, b * bs + i);
     f(b, y);
   }
 }
@@ -263,6 +338,22 @@ template <bool Add, class XView> void TiledSpMV(const Exec &exec, const CSR &A, 
     TiledRows<Add, 32>(exec, A, s, off, x, z, y);
 }
 
+/* SpMVOn without tiles, for one storage */
+template <bool Add, bool Blk, class XView> void DirectSpMV(const Exec &exec, const CSR &A, const LaunchShape &s, PetscInt off, const XView &x, const DView<PetscScalar> &z, const DView<PetscScalar> &y)
+{
+  if (s.vlen == 1) {
+    Kokkos::parallel_for(
+        Add ? "GPUStream::SpMVAddRows" : "GPUStream::SpMVRows", RangePol(exec, 0, A.m), KOKKOS_LAMBDA(const PetscInt row) {
+          const PetscScalar sum = RowSum<Blk>(A, x, row);
+          y(off + row)          = Add ? z(off + row) + sum : sum;
+        });
+    return;
+  }
+  TeamFor(
+      Add ? "GPUStream::SpMVAdd" : "GPUStream::SpMV", TeamPol(exec, s.league, s.team, s.vlen),
+      KOKKOS_LAMBDA(const Member &t) { ForEachRowProduct<Blk>(t, A, x, [&](const PetscInt row, const PetscScalar sum) { OneLane(t, [&]() { y(off + row) = Add ? z(off + row) + sum : sum; }); }); });
+}
+
 /* y(off + row) = (A x)(row) (+ z(off + row)) on the instance exec; z may be y itself. By tiles when the shape has
    them; else a thread per row runs without teams, one row per thread: on an H200 the 5-point SpMV ran at 3.7 TB/s so
    against 2.0 with teams in a grid-stride loop (docs/data/spmv-h200-2026-11-21b-ours.csv). MatMult's product (off
@@ -273,17 +364,7 @@ template <bool Add, class XView> void SpMVOn(const Exec &exec, const CSR &A, con
     TiledSpMV<Add>(exec, A, s, off, x, z, y);
     return;
   }
-  if (s.vlen == 1) {
-    Kokkos::parallel_for(
-        Add ? "GPUStream::SpMVAddRows" : "GPUStream::SpMVRows", RangePol(exec, 0, A.m), KOKKOS_LAMBDA(const PetscInt row) {
-          const PetscScalar sum = RowSum(A, x, row);
-          y(off + row)          = Add ? z(off + row) + sum : sum;
-        });
-    return;
-  }
-  TeamFor(
-      Add ? "GPUStream::SpMVAdd" : "GPUStream::SpMV", TeamPol(exec, s.league, s.team, s.vlen),
-      KOKKOS_LAMBDA(const Member &t) { ForEachRowProduct(t, A, x, [&](const PetscInt row, const PetscScalar sum) { OneLane(t, [&]() { y(off + row) = Add ? z(off + row) + sum : sum; }); }); });
+  ByStorage(A, [&](auto blk) { DirectSpMV<Add, decltype(blk)::value>(exec, A, s, off, x, z, y); });
 }
 
 /* y = A x (+ z) on the default instance */
@@ -293,15 +374,26 @@ template <bool Add, class XView> void SpMV(const CSR &A, const LaunchShape &s, c
 }
 
 /* Y(off + row, c0 + q) = (A X)(row, c0 + q) (+ Y when Add) for q < KB: one pass over the row, KB sums in registers */
-template <int KB, bool Add> KOKKOS_INLINE_FUNCTION void RowBlock(const CSR &A, PetscInt row, PetscInt off, PetscInt c0, const PetscScalar *X, PetscInt ldx, PetscScalar *Y, PetscInt ldy)
+template <int KB, bool Add, bool Blk> KOKKOS_INLINE_FUNCTION void RowBlock(const CSR &A, PetscInt row, PetscInt off, PetscInt c0, const PetscScalar *X, PetscInt ldx, PetscScalar *Y, PetscInt ldy)
 {
   PetscScalar sum[KB];
   for (int q = 0; q < KB; q++) sum[q] = 0;
-  ForEachEntry(A, row, [&](const PetscInt j, const PetscInt c) {
-    const PetscScalar  a  = A.val(j);
-    const PetscScalar *xc = X + c + c0 * ldx;
-    for (int q = 0; q < KB; q++) sum[q] += a * xc[q * ldx];
-  });
+  if (!Blk)
+    for (PetscInt j = A.rowptr(row); j < A.rowptr(row + 1); j++) {
+      const PetscScalar  a  = A.val(j);
+      const PetscScalar *xc = X + A.colidx(j) + c0 * ldx;
+      for (int q = 0; q < KB; q++) sum[q] += a * xc[q * ldx];
+    }
+  else { /* block storage: the row's entries in the same order */
+    const PetscInt br = row / A.bs, b0 = A.rowptr(br), nk = A.rowptr(br + 1) - b0;
+    PetscInt       j = (b0 * A.bs + (row - br * A.bs) * nk) * A.bs;
+    for (PetscInt k = 0; k < nk; k++)
+      for (int c = 0; c < A.bs; c++, j++) {
+        const PetscScalar  a  = A.val(j);
+        const PetscScalar *xc = X + A.colidx(b0 + k) * A.bs + c + c0 * ldx;
+        for (int q = 0; q < KB; q++) sum[q] += a * xc[q * ldx];
+      }
+  }
   for (int q = 0; q < KB; q++) Y[off + row + (c0 + q) * ldy] = Add ? Y[off + row + (c0 + q) * ldy] + sum[q] : sum[q];
 }
 
@@ -309,22 +401,27 @@ template <int KB, bool Add> KOKKOS_INLINE_FUNCTION void RowBlock(const CSR &A, P
    ldy), on the instance exec. A thread per row, without teams (as SpMV at one lane), reads its row once per 8
    columns (then 4, 2, 1 for the rest), summing each column in the row's order. Used by MatMatMult and by the
    streaming engine, where each subdivision serves all k columns while it is on the device. */
-template <bool Add = false> void SpMMBlock(const Exec &exec, const CSR &A, PetscInt off, PetscInt k, const PetscScalar *X, PetscInt ldx, PetscScalar *Y, PetscInt ldy)
+template <bool Add, bool Blk> void SpMMBlockOf(const Exec &exec, const CSR &A, PetscInt off, PetscInt k, const PetscScalar *X, PetscInt ldx, PetscScalar *Y, PetscInt ldy)
 {
   Kokkos::parallel_for(
       "GPUStream::SpMMBlock", RangePol(exec, 0, A.m), KOKKOS_LAMBDA(const PetscInt row) {
         PetscInt c0 = 0;
-        for (; c0 + 8 <= k; c0 += 8) RowBlock<8, Add>(A, row, off, c0, X, ldx, Y, ldy);
+        for (; c0 + 8 <= k; c0 += 8) RowBlock<8, Add, Blk>(A, row, off, c0, X, ldx, Y, ldy);
         if (c0 + 4 <= k) {
-          RowBlock<4, Add>(A, row, off, c0, X, ldx, Y, ldy);
+          RowBlock<4, Add, Blk>(A, row, off, c0, X, ldx, Y, ldy);
           c0 += 4;
         }
         if (c0 + 2 <= k) {
-          RowBlock<2, Add>(A, row, off, c0, X, ldx, Y, ldy);
+          RowBlock<2, Add, Blk>(A, row, off, c0, X, ldx, Y, ldy);
           c0 += 2;
         }
-        if (c0 < k) RowBlock<1, Add>(A, row, off, c0, X, ldx, Y, ldy);
+        if (c0 < k) RowBlock<1, Add, Blk>(A, row, off, c0, X, ldx, Y, ldy);
       });
+}
+
+template <bool Add = false> void SpMMBlock(const Exec &exec, const CSR &A, PetscInt off, PetscInt k, const PetscScalar *X, PetscInt ldx, PetscScalar *Y, PetscInt ldy)
+{
+  ByStorage(A, [&](auto blk) { SpMMBlockOf<Add, decltype(blk)::value>(exec, A, off, k, X, ldx, Y, ldy); });
 }
 
 /* Halo exchange of a distributed matrix: Begin gathers the entries of x that other ranks need into a contiguous

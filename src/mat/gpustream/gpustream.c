@@ -87,9 +87,9 @@ static PetscErrorCode MatGPUStreamFormatBlockSize_Private(Mat S, PetscInt m, con
   *bs = 1;
   if (o->format == GS_FORMAT_CSR) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatGetBlockSizes(S, &rbs, &cbs));
-  if (o->format == GS_FORMAT_AUTO && (rbs < 2 || rbs != cbs || o->tile > 0)) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCheck(rbs > 1 && rbs == cbs, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "-mat_gpustream_format block needs equal row and column block sizes above 1 (MatSetBlockSize() or -mat_block_size); the matrix has %" PetscInt_FMT " and %" PetscInt_FMT, rbs,
-             cbs);
+  if (o->format == GS_FORMAT_AUTO && (rbs < 2 || rbs > GS_MAX_FORMAT_BS || rbs != cbs || o->tile > 0)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCheck(rbs > 1 && rbs <= GS_MAX_FORMAT_BS && rbs == cbs, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG,
+             "-mat_gpustream_format block needs equal row and column block sizes of 2 to %d (MatSetBlockSize() or -mat_block_size); the matrix has %" PetscInt_FMT " and %" PetscInt_FMT, GS_MAX_FORMAT_BS, rbs, cbs);
   PetscCheck(o->tile <= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "-mat_gpustream_format block has no tiles: leave out -mat_gpustream_tile_size %" PetscInt_FMT " or use -mat_gpustream_format csr", o->tile);
   bad = GSBlockPatternRow(m, S->cmap->n, ia, ja, rbs);
   PetscCheck(bad < 0 || o->format == GS_FORMAT_AUTO, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG,
@@ -854,11 +854,12 @@ static PetscErrorCode MatConvert_GPUStream_AIJ(Mat A, MatType type, MatReuse reu
       whole teams. 0: rows loaded directly. Default: tiles of 1024 entries on a device when a row is longer than
       2048 entries (uneven rows: 8x faster there), else none (faster on even rows, docs/performance.md)
 .  -mat_gpustream_format <auto,csr,block> - device storage: CSR, or block column indices (one column index a bs x bs
-      block, the values in AIJ's order, so that every row is summed exactly as from the CSR: same bits) for a
-      matrix with a block size above 1 (`MatSetBlockSize()`, `-mat_block_size`, a `DMDA` with several degrees of
-      freedom) whose pattern is made of full aligned blocks, alike in each block row; auto takes the latter where
-      the pattern allows and no tiles are asked for (at block sizes 3 and 6 it reads a quarter to a third fewer
-      bytes, docs/performance.md). Resident matrices only: streamed subdivisions stay CSR
+      block, the values in AIJ's order) for a matrix with a block size of 2 to 6 (`MatSetBlockSize()`,
+      `-mat_block_size`, a `DMDA` with several degrees of freedom) whose pattern is made of full aligned blocks, alike
+      in each block row: the integers of a product shrink from 4 bytes an entry to 4 / bs^2, and the kernels read
+      each block's column and x once for its bs rows. With one lane per row every row is summed in the CSR's order
+      (the same bits); with several, the lanes take whole blocks. auto takes block column indices where the pattern
+      allows and no tiles are asked for (docs/performance.md). Resident matrices only: streamed subdivisions stay CSR
 -  -mat_gpustream_device_mpi <auto,false,true> - halo messages between device buffers (true), staged through pinned
       host buffers (false), or auto: device buffers when the MPI reports CUDA support, or on host backends; true
       is refused (`PETSC_ERR_SUP`) when the MPI reports no CUDA support

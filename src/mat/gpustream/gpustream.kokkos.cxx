@@ -86,7 +86,7 @@ PetscInt GSBlockPatternRow(PetscInt m, PetscInt n, const PetscInt ia[], const Pe
   if (bs < 1 || m % bs || n % bs) return 0;
   for (PetscInt r0 = 0; r0 < m; r0 += bs) {
     const PetscInt len = ia[r0 + 1] - ia[r0], *c0 = ja + ia[r0];
-    if (len % bs || len >= (1 << 29)) return r0; /* RowCol()'s division is exact below 2^29 */
+    if (len % bs) return r0;
     for (PetscInt j = 0; j < len; j++)
       if (c0[j] != c0[j - j % bs] + j % bs || c0[j - j % bs] % bs) return r0;
     for (PetscInt r = r0 + 1; r < r0 + bs; r++)
@@ -106,6 +106,7 @@ PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], co
   PetscCall(PetscGPUStreamKokkosInitialize());
   PetscCallCXX(A.reset(new _n_GSDeviceMat));
   const PetscInt nnz = ia[m];
+  PetscCheck(bs <= GS_MAX_FORMAT_BS, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Block column indices take block sizes up to %d, not %" PetscInt_FMT, GS_MAX_FORMAT_BS, bs);
   if (bs > 1) {
     const PetscInt bad = GSBlockPatternRow(m, n, ia, ja, bs);
     PetscCheck(bad < 0, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Row %" PetscInt_FMT " breaks the pattern of full %" PetscInt_FMT " x %" PetscInt_FMT " blocks that block column indices need", bad, bs, bs);
@@ -135,7 +136,6 @@ PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], co
   A->csr.m      = m;
   A->csr.n      = n;
   A->csr.bs     = bs > 1 ? (int)bs : 1;
-  A->csr.bdiv   = (unsigned)(((1ull << 32) + A->csr.bs - 1) / A->csr.bs);
   A->csr.rowptr = A->rowptr;
   A->csr.colidx = A->colidx;
   A->csr.val    = A->val;
