@@ -6,6 +6,17 @@ On several processes the rows are split unevenly, and with more than two the fir
 #include "vecdiff.h"
 #include <petsc/private/matimpl.h>
 
+/* Final assembly of the matrix under test and of its AIJ twin */
+static PetscErrorCode AssembleBoth(Mat A, Mat B)
+{
+  PetscFunctionBeginUser;
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
 /* Same random values into A and B: rows of 0 to maxlen entries anywhere in the matrix (some rows empty), plus the
    diagonal on odd rows */
 static PetscErrorCode FillRandom(Mat A, Mat B, PetscInt m, PetscInt maxlen, PetscRandom rnd)
@@ -43,10 +54,7 @@ static PetscErrorCode FillRandom(Mat A, Mat B, PetscInt m, PetscInt maxlen, Pets
     }
   }
   PetscCall(PetscFree2(dnnz, onnz));
-  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
+  PetscCall(AssembleBoth(A, B));
   PetscFunctionReturn(0);
 }
 
@@ -142,10 +150,7 @@ static PetscErrorCode TestSize(PetscInt m, PetscInt maxlen, PetscRandom rnd)
       PetscCall(MatSetValues(A, 1, &row, 1, &col, &v, INSERT_VALUES));
       PetscCall(MatSetValues(B, 1, &row, 1, &col, &v, INSERT_VALUES));
     }
-    PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
-    PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
-    PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
-    PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
+    PetscCall(AssembleBoth(A, B));
     PetscCall(Compare("  new values", MATGPUSTREAM, "gpustream", A, B, rnd));
     PetscCall(MatSetOption(A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
     PetscCall(MatSetOption(B, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
@@ -153,10 +158,7 @@ static PetscErrorCode TestSize(PetscInt m, PetscInt maxlen, PetscRandom rnd)
       PetscCall(MatSetValues(A, 1, &row, 1, &newcol, &v, ADD_VALUES));
       PetscCall(MatSetValues(B, 1, &row, 1, &newcol, &v, ADD_VALUES));
     }
-    PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
-    PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
-    PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
-    PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
+    PetscCall(AssembleBoth(A, B));
     PetscCall(Compare("  new nonzero", MATGPUSTREAM, "gpustream", A, B, rnd));
   }
 
@@ -257,10 +259,7 @@ static PetscErrorCode TestBlocks(PetscInt nb, PetscInt bs, PetscBool broken, Pet
     PetscCall(MatSetValues(A, 1, &rstart, 1, &c, &two, ADD_VALUES));
     PetscCall(MatSetValues(B, 1, &rstart, 1, &c, &two, ADD_VALUES));
   }
-  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
+  PetscCall(AssembleBoth(A, B));
   PetscCall(Compare("  assembled", MATGPUSTREAM, "gpustream", A, B, rnd));
   PetscCall(PetscViewerASCIIGetStdout(PETSC_COMM_WORLD, &sv));
   PetscCall(PetscViewerPushFormat(sv, PETSC_VIEWER_ASCII_INFO));
@@ -285,10 +284,7 @@ static PetscErrorCode TestBlocks(PetscInt nb, PetscInt bs, PetscBool broken, Pet
       PetscCall(MatSetValues(B, 1, &rstart, 1, &c, &two, ADD_VALUES));
     }
   }
-  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
+  PetscCall(AssembleBoth(A, B));
   PetscCall(Compare("  an entry outside the blocks", MATGPUSTREAM, "gpustream", A, B, rnd));
   if (size == 1) PetscCall(MatView(A, sv)); /* elsewhere the first process may own no row to break */
   PetscCall(PetscViewerPopFormat(sv));
