@@ -174,7 +174,7 @@ int main(int argc, char **argv)
     GSDeviceMat                     A;
     PCGFWork                        W;
     PetscScalar                     sums[PCGF_NSUMS];
-    PetscCall(GSDeviceMatCreate(n, n, ia.data(), ja.data(), a.data(), PETSC_FALSE, 1, &A));
+    PetscCall(GSDeviceMatCreate(n, n, ia.data(), ja.data(), a.data(), PETSC_FALSE, 1, -1, &A));
     PetscCall(PCGFWorkCreate(n, PCGF_PC_NONE, &W));
     for (auto v : {PCGF_X, PCGF_R, PCGF_P, PCGF_W}) PetscCall(PCGFWorkSetVec(W, v, x.data()));
     std::printf("kernel,n,vlen,team,league,us,GBps\n");

@@ -37,8 +37,8 @@ int main(int argc, char **argv)
     double         bytes = 12.0 * h.nnz() + 4.0 * (n + 1) + 16.0 * n;
     const int      bs    = benchgen::BlockSize(mats[k]);
     GSDeviceMat    A, Ablk = nullptr;
-    PetscCall(GSDeviceMatCreate(n, n, h.ia.data(), h.ja.data(), h.a.data(), PETSC_FALSE, 1, &A));
-    if (bs > 1 && GSBlockPatternRow(n, n, h.ia.data(), h.ja.data(), bs) < 0) PetscCall(GSDeviceMatCreate(n, n, h.ia.data(), h.ja.data(), h.a.data(), PETSC_FALSE, bs, &Ablk));
+    PetscCall(GSDeviceMatCreate(n, n, h.ia.data(), h.ja.data(), h.a.data(), PETSC_FALSE, 1, -1, &A));
+    if (bs > 1 && GSBlockPatternRow(n, n, h.ia.data(), h.ja.data(), bs) < 0) PetscCall(GSDeviceMatCreate(n, n, h.ia.data(), h.ja.data(), h.a.data(), PETSC_FALSE, bs, -1, &Ablk));
     h = {}; /* the host copy is no longer needed: large matrices need the memory */
     DView<PetscScalar> x("x", n), y("y", n);
     Kokkos::deep_copy(x, 1.0);

@@ -69,8 +69,9 @@ PETSC_INTERN PetscErrorCode GSHaloDestroy(GSHalo *);
 PETSC_INTERN PetscErrorCode GSHaloGetSizes(GSHalo, PetscInt *, PetscInt *, PetscInt *, PetscBool *);
 
 /* m, n, host CSR (ia, ja, a), rowlist (keep the list of nonempty rows: off-diagonal blocks), bs: block column indices
-   when above 1, for a pattern GSBlockPatternRow() accepts */
-PETSC_INTERN PetscErrorCode GSDeviceMatCreate(PetscInt, PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], PetscBool, PetscInt, GSDeviceMat *);
+   when above 1, for a pattern GSBlockPatternRow() accepts; tile: entries of MatMult's tiles (GSDeviceMatSetTileSize();
+   < 0: chosen from the row lengths) */
+PETSC_INTERN PetscErrorCode GSDeviceMatCreate(PetscInt, PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], PetscBool, PetscInt, PetscInt, GSDeviceMat *);
 /* The first row of the m x n CSR (ia, ja; columns sorted) that breaks the bs x bs block pattern, or -1 if none */
 PETSC_INTERN PetscInt       GSBlockPatternRow(PetscInt, PetscInt, const PetscInt[], const PetscInt[], PetscInt);
 PETSC_INTERN PetscErrorCode GSDeviceMatGetBlockSize(GSDeviceMat, PetscInt *);

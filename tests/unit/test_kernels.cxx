@@ -100,7 +100,7 @@ void TestSpMV()
       std::vector<PetscScalar> y(m), yref(m);
       const std::string        tag = " m=" + std::to_string(m) + " maxlen=" + std::to_string(maxlen);
 
-      Check(!GSDeviceMatCreate(m, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA), "GSDeviceMatCreate" + tag);
+      Check(!GSDeviceMatCreate(m, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA), "GSDeviceMatCreate" + tag);
       Check(!GSDeviceMatMult(dA, nullptr, nullptr, x.data(), nullptr, y.data()), "GSDeviceMatMult" + tag);
       GSSpMV_Ref(m, A.ia.data(), A.ja.data(), A.a.data(), x.data(), nullptr, yref.data());
       Check(RelDiff(y, yref) < 1e-14, "SpMV matches reference" + tag);
@@ -141,7 +141,7 @@ void TestTiles()
       auto                                    x = Random(n), z = Random(m);
       std::vector<PetscScalar>                y(m), y2(m), yz(m), ydirect(m), yzdirect(m), yref(m), yzref(m);
       const std::string                       tag = " m=" + std::to_string(m) + " maxlen=" + std::to_string(maxlen);
-      Check(!GSDeviceMatCreate(m, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA), "GSDeviceMatCreate" + tag);
+      Check(!GSDeviceMatCreate(m, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA), "GSDeviceMatCreate" + tag);
       GSSpMV_Ref(m, A.ia.data(), A.ja.data(), A.a.data(), x.data(), nullptr, yref.data());
       GSSpMV_Ref(m, A.ia.data(), A.ja.data(), A.a.data(), x.data(), z.data(), yzref.data());
       Check(!GSDeviceMatSetTileSize(dA, 0) && !GSDeviceMatMult(dA, nullptr, nullptr, x.data(), nullptr, ydirect.data()) && !GSDeviceMatMult(dA, nullptr, nullptr, x.data(), z.data(), yzdirect.data()), "direct SpMV" + tag);
@@ -252,7 +252,7 @@ void TestDeviceScalars()
           PetscInt                 l, t, c;
           const PetscScalar       *d = jacobi ? v.d.data() : nullptr;
 
-          GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA);
+          GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA);
           Check(!PCGFWorkCreate(n, jacobi ? PCGF_PC_JACOBI : PCGF_PC_NONE, &W) && !PCGFWorkSetDeviceScalars(W), "PCGFWorkSetDeviceScalars" + tag);
           Load(W, v, jacobi);
           Check(!PCGFUpdateDevice(W, nt) && !PCGFSpMVDotFinal(W, dA, 1) && !PCGFReduceSlot(W, 1, sums), "UpdateDevice, SpMVDotFinal, ReduceSlot" + tag);
@@ -314,7 +314,7 @@ void TestUpdateNorms()
       const KSPNormType        nt = KSP_NORM_PRECONDITIONED;
 
       for (PetscInt i = 0; i < n; i++) blocks[i * bs + i % bs] += 2;
-      GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA);
+      GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA);
       Check(!PCGFWorkCreate(n, pc, &W) && !PCGFWorkSetNorms(W, PETSC_TRUE), "PCGFWorkSetNorms" + tag);
       Load(W, v, pc == PCGF_PC_JACOBI);
       if (pc == PCGF_PC_PBJACOBI) PCGFWorkSetBlocks(W, bs, blocks.data());
@@ -451,7 +451,7 @@ void TestBlockFormat()
         auto                     x = Random(n), z = Random(n);
         std::vector<PetscScalar> y(n), yb(n), yref(n);
         Check(GSBlockPatternRow(n, n, A.ia.data(), A.ja.data(), bs) == -1, "block pattern found" + tag);
-        Check(!GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA) && !GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, bs, &dB), "GSDeviceMatCreate" + tag);
+        Check(!GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA) && !GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, bs, -1, &dB), "GSDeviceMatCreate" + tag);
         Check(!GSDeviceMatGetBlockSize(dB, &got) && got == bs && !GSDeviceMatGetBlockSize(dA, &got) && got == 1, "GSDeviceMatGetBlockSize" + tag);
         GSSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), x.data(), nullptr, yref.data());
         for (GSSpMVKernel k : {GS_KERNEL_THREAD, GS_KERNEL_WARP, GS_KERNEL_AUTO}) {
@@ -503,7 +503,7 @@ void TestBlockFormat()
           for (PetscInt i = r + 1; i <= n; i++) A.ia[i]--;
           Check(GSBlockPatternRow(n, n, A.ia.data(), A.ja.data(), bs) == r, "a broken block pattern found at its row" + tag);
           PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
-          Check(GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, bs, &dB) == PETSC_ERR_ARG_WRONG, "block storage of a broken pattern refused" + tag);
+          Check(GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, bs, -1, &dB) == PETSC_ERR_ARG_WRONG, "block storage of a broken pattern refused" + tag);
           PetscPopErrorHandler();
         }
       }
@@ -514,7 +514,7 @@ void TestBlockFormat()
     const PetscInt ia[2] = {0, 0};
     PetscErrorCode ierr;
     PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
-    ierr = GSDeviceMatCreate(0, 0, ia, nullptr, nullptr, PETSC_FALSE, GS_MAX_FORMAT_BS + 1, &dA);
+    ierr = GSDeviceMatCreate(0, 0, ia, nullptr, nullptr, PETSC_FALSE, GS_MAX_FORMAT_BS + 1, -1, &dA);
     PetscPopErrorHandler();
     Check(ierr == PETSC_ERR_ARG_OUTOFRANGE, "block sizes above GS_MAX_FORMAT_BS refused");
   }
@@ -533,7 +533,7 @@ void TestSpMVDot()
         PetscScalar              sums[PCGF_NSUMS], rsums[2], dsums[PCGF_NSUMS];
         std::vector<PetscScalar> wref(n);
 
-        GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA);
+        GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA);
         PCGFWorkCreate(n, jacobi ? PCGF_PC_JACOBI : PCGF_PC_NONE, &W);
         Load(W, v, jacobi);
         Check(!PCGFSpMVDot(W, dA, nullptr, nullptr), "PCGFSpMVDot" + tag);
@@ -590,7 +590,7 @@ void TestOverlap()
         /* n = A m */
         CSRHost     A = RandomCSR(n, n, 30);
         GSDeviceMat dA;
-        GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA);
+        GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA);
         std::vector<PetscScalar> ref(n);
         Check(!PCGFSpMVN(W, dA, nullptr, nullptr), "PCGFSpMVN" + tag);
         PCGFWorkGetVec(W, PCGF_N, got.data());
@@ -617,7 +617,7 @@ void TestMatSolveBlock()
           std::vector<PetscScalar> sums(k * PCGF_NSUMS), got(n * k);
           bool                     vecs = true, sumsok = true;
 
-          GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA);
+          GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA);
           Check(!PCGFBlockCreate(n, k, jacobi ? PETSC_TRUE : PETSC_FALSE, &B), "PCGFBlockCreate" + tag);
           PCGFBlockSetVec(B, PCGF_X, x.data());
           PCGFBlockSetVec(B, PCGF_R, r.data());
@@ -666,7 +666,7 @@ void TestBCGSBlocks()
         PetscScalar              sums[PBF_NSUMS], rr0;
 
         for (PetscInt i = 0; i < n; i++) blocks[i * bs + i % bs] += 2;
-        GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA);
+        GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA);
         Check(!PBFWorkCreate(n, PBF_PC_PBJACOBI, &W) && !PBFWorkSetBlocks(W, bs, blocks.data()), "PBFWorkSetBlocks" + tag);
         PBFWorkSetVec(W, PBF_X, x.data());
         PBFWorkSetVec(W, PBF_R, r.data());
@@ -708,7 +708,7 @@ void TestPartialsGrowth()
   PetscInt                 vlen, team, league;
   std::vector<PetscScalar> wref(n);
 
-  GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA);
+  GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA);
   GSDeviceMatGetLaunchShape(dA, &vlen, &team, &league);
   GSDeviceMatSetLaunchShape(dA, vlen, team, 50000); /* more teams than rows: most do nothing */
   PCGFWorkCreate(n, PCGF_PC_NONE, &W);
@@ -743,7 +743,7 @@ void TestPointBlock()
         std::vector<PetscScalar> wref(n), y(n);
 
         for (PetscInt i = 0; i < n; i++) blocks[i * bs + i % bs] += 2; /* a dominant diagonal, as an inverse block has */
-        GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA);
+        GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA);
         Check(!PCGFWorkCreate(n, PCGF_PC_PBJACOBI, &W) && !PCGFWorkSetBlocks(W, bs, blocks.data()), "PCGFWorkSetBlocks" + tag);
         Load(W, v, false);
         Check(!PCGFSpMVDot(W, dA, nullptr, nullptr) && !PCGFReduce(W, sums), "SpMVDot blocks" + tag);
@@ -799,7 +799,7 @@ void TestBCGS()
         PetscScalar              sums[PBF_NSUMS], rr0 = 0, vr0 = 0, ss, ts = 0, tt = 0, tr0 = 0;
         const PetscScalar       *dinv = pc == PBF_PC_JACOBI ? d.data() : nullptr;
 
-        GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA);
+        GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA);
         Check(!PBFWorkCreate(n, pc, &W), "PBFWorkCreate" + tag);
         PBFWorkSetVec(W, PBF_X, x.data());
         PBFWorkSetVec(W, PBF_R, r.data());
@@ -889,7 +889,7 @@ void TestSGMRES()
       const PetscScalar *dinv = pc == SGF_PC_JACOBI || pc == SGF_PC_PBJACOBI ? d.data() : nullptr;
       const std::string  tagn = " n=" + std::to_string(n) + " pc=" + std::to_string((int)pc) + " teams=" + std::to_string(teams);
 
-      GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA);
+      GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA);
       Check(!SGFWorkCreate(n, m, pc, bs, &W), "SGFWorkCreate" + tagn);
       if (teams) Check(!SGFWorkSetTeams(W, teams), "SGFWorkSetTeams" + tagn);
       if (dinv) SGFWorkSetVec(W, SGF_DINV, d.data());
@@ -998,7 +998,7 @@ void TestSizeMismatch()
   CSRHost     A = RandomCSR(10, 10, 3);
   GSDeviceMat dA;
   PCGFWork    W;
-  GSDeviceMatCreate(10, 10, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA);
+  GSDeviceMatCreate(10, 10, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA);
   PCGFWorkCreate(11, PCGF_PC_NONE, &W);
   PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
   Check(PCGFSpMVDot(W, dA, nullptr, nullptr) == PETSC_ERR_ARG_SIZ, "SpMVDot with mismatched sizes is PETSC_ERR_ARG_SIZ");
@@ -1024,7 +1024,7 @@ void TestBlock()
 
       o.budget = GSStreamVecBytes(m, n) + 0.7 * GSStreamCSRBytes(m, A.ia[m]) + 3 * GSStreamCSRBytes(1, maxlen); /* streams most rows */
       GSSpMMBlock_Ref(m, A.ia.data(), A.ja.data(), A.a.data(), k, X.data(), ldx, Yref.data(), ldy);
-      Check(!GSDeviceMatCreate(m, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA), "GSDeviceMatCreate" + tag);
+      Check(!GSDeviceMatCreate(m, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA), "GSDeviceMatCreate" + tag);
       Check(!GSDeviceMatMultBlock(dA, nullptr, nullptr, k, X.data(), ldx, Y.data(), ldy), "GSDeviceMatMultBlock" + tag);
       Check(RelDiff(Y, Yref) < 1e-14, "block SpMV matches reference" + tag);
       Check(!GSStreamPlanCreate(m, n, A.ia.data(), A.ja.data(), A.a.data(), &o, &P), "GSStreamPlanCreate" + tag);
@@ -1050,7 +1050,7 @@ void TestStream()
       GSDeviceMat              dA;
       auto                     x = Random(n), z = Random(m);
       std::vector<PetscScalar> y(m), yz(m);
-      Check(!GSDeviceMatCreate(m, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, &dA), "GSDeviceMatCreate");
+      Check(!GSDeviceMatCreate(m, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA), "GSDeviceMatCreate");
       GSDeviceMatMult(dA, nullptr, nullptr, x.data(), nullptr, y.data());
       GSDeviceMatMult(dA, nullptr, nullptr, x.data(), z.data(), yz.data());
       for (PetscInt nsub : {(PetscInt)0, (PetscInt)1, (PetscInt)2, (PetscInt)7, m}) {

@@ -201,12 +201,7 @@ PetscErrorCode PBFSpMVHalo(PBFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H, PB
   PetscCheck(A->csr.m == n && B->csr.m == n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix blocks of %" PetscInt_FMT " rows for vectors of size %" PetscInt_FMT, A->csr.m, n);
   PetscCall(PetscLogEventBegin(PBF_SpMVDot, 0, 0, 0, 0));
   if (W->pc == PBF_PC_JACOBI) {
-    GSCallKokkos({
-      if (W->scaled.extent(0) != (size_t)n) W->scaled = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("PipeBCGSF::scaled"), n);
-      const DView<PetscScalar> s = W->scaled, d = W->dinv, xx = x;
-      Kokkos::parallel_for(
-          "PipeBCGSF::Scale", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt i) { s(i) = d(i) * xx(i); });
-    });
+    GSCallKokkos(ScaledInput("PipeBCGSF::Scale", W->dinv, 1.0, x, W->scaled));
     x = W->scaled;
     W->launches++;
   }

@@ -360,13 +360,8 @@ PetscErrorCode SGFSpMVHalo(SGFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H, Pe
   PetscCheck(W->pc == SGF_PC_NONE || W->pc == SGF_PC_JACOBI, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "The device SpMV of several processes applies no preconditioner or Jacobi");
   PetscCall(PetscLogEventBegin(SGF_SpMVDot, 0, 0, 0, 0));
   if (W->pc == SGF_PC_JACOBI || scale != 1.0) {
-    GSCallKokkos({
-      const DView<PetscScalar> t = Temp(W), d = W->dinv, v = x;
-      const bool               jacobi = W->pc == SGF_PC_JACOBI;
-      Kokkos::parallel_for(
-          "SGMRESF::ScaleColumn", RangePol(0, W->n), KOKKOS_LAMBDA(const PetscInt i) { t(i) = (jacobi ? d(i) * scale : scale) * v(i); });
-      x = t;
-    });
+    GSCallKokkos(ScaledInput("SGMRESF::ScaleColumn", W->dinv, scale, x, W->t));
+    x = W->t;
     W->launches++;
   }
   PetscCall(SpMVHalo(W, A, B, H, x, Column(W, k)));

@@ -120,6 +120,15 @@ template <class F> void ByStorage(const CSR &A, const F &f)
     f(std::false_type());
 }
 
+/* A row of block storage: its block row's first block b0 and number of blocks nk, and the index j of its first value */
+KOKKOS_INLINE_FUNCTION void BlockRowOf(const CSR &A, const PetscInt row, PetscInt *b0, PetscInt *nk, PetscInt *j)
+{
+  const PetscInt br = row / A.bs;
+  *b0               = A.rowptr(br);
+  *nk               = A.rowptr(br + 1) - *b0;
+  *j                = (*b0 * A.bs + (row - br * A.bs) * *nk) * A.bs;
+}
+
 /* (A x)_row by one thread, in the row's order: the sum every one-lane kernel forms, so that they agree bitwise */
 template <bool Blk, class XView> KOKKOS_INLINE_FUNCTION PetscScalar RowSum(const CSR &A, const XView &x, const PetscInt row)
 {
@@ -128,8 +137,8 @@ template <bool Blk, class XView> KOKKOS_INLINE_FUNCTION PetscScalar RowSum(const
     for (PetscInt j = A.rowptr(row); j < A.rowptr(row + 1); j++) sum += A.val(j) * x(A.colidx(j));
     return sum;
   }
-  const PetscInt br = row / A.bs, b0 = A.rowptr(br), nk = A.rowptr(br + 1) - b0;
-  PetscInt       j = (b0 * A.bs + (row - br * A.bs) * nk) * A.bs;
+  PetscInt b0, nk, j;
+  BlockRowOf(A, row, &b0, &nk, &j);
   for (PetscInt k = 0; k < nk; k++) {
     const PetscInt c0 = A.colidx(b0 + k) * A.bs;
     for (int c = 0; c < A.bs; c++, j++) sum += A.val(j) * x(c0 + c);
@@ -385,8 +394,8 @@ template <int KB, bool Add, bool Blk> KOKKOS_INLINE_FUNCTION void RowBlock(const
       for (int q = 0; q < KB; q++) sum[q] += a * xc[q * ldx];
     }
   else { /* block storage: the row's entries in the same order */
-    const PetscInt br = row / A.bs, b0 = A.rowptr(br), nk = A.rowptr(br + 1) - b0;
-    PetscInt       j = (b0 * A.bs + (row - br * A.bs) * nk) * A.bs;
+    PetscInt b0, nk, j;
+    BlockRowOf(A, row, &b0, &nk, &j);
     for (PetscInt k = 0; k < nk; k++)
       for (int c = 0; c < A.bs; c++, j++) {
         const PetscScalar  a  = A.val(j);
@@ -447,6 +456,17 @@ struct _n_GSDeviceMat {
 
 namespace gpustream
 {
+/* t = scale D x, D the inverse diagonal d or, when d is empty, the identity; t is (re)allocated to x's size. The input
+   of a solver's SpMV with the halo exchange, where a fused kernel would have scaled x while gathering it. */
+inline void ScaledInput(const char *label, const DView<PetscScalar> &d, PetscScalar scale, const DView<PetscScalar> &x, DView<PetscScalar> &t)
+{
+  if (t.extent(0) != x.extent(0)) t = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing(std::string(label) + "::in"), x.extent(0));
+  const DView<PetscScalar> y      = t;
+  const bool               jacobi = d.extent(0) > 0;
+  Kokkos::parallel_for(
+      label, RangePol(0, (PetscInt)x.extent(0)), KOKKOS_LAMBDA(const PetscInt i) { y(i) = (jacobi ? d(i) * scale : scale) * x(i); });
+}
+
 /* y = A x (+ z when z is given; z may be y) on one process; on several, with A the diagonal block, y += B g after the
    halo exchange of x into g, which travels while A multiplies. Adds the kernels it launched to *launches if given. */
 inline PetscErrorCode DeviceSpMV(GSDeviceMat A, GSDeviceMat B, GSHalo H, const DView<PetscScalar> &x, const DView<PetscScalar> *z, const DView<PetscScalar> &y, PetscInt *launches)

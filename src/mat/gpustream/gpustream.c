@@ -67,9 +67,8 @@ static PetscErrorCode MatGPUStreamSyncBlock_Private(Mat S, PetscBool valuesonly,
     PetscCall(GSDeviceMatDestroy(d));
     PetscCall(MatGetRowIJ(S, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
     PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cannot get the CSR of the host matrix");
-    ierr = GSDeviceMatCreate(m, S->cmap->n, ia, ja, a, rowlist, 1, d); /* may fail to allocate: restore S first */
+    ierr = GSDeviceMatCreate(m, S->cmap->n, ia, ja, a, rowlist, 1, tile, d); /* may fail to allocate: restore S first */
     if (!ierr && kernel != GS_KERNEL_AUTO) ierr = GSDeviceMatSetKernel(*d, kernel);
-    if (!ierr && tile >= 0) ierr = GSDeviceMatSetTileSize(*d, tile);
     PetscCall(MatRestoreRowIJ(S, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
   }
   PetscCall(MatSeqAIJRestoreArrayRead(S, &a));
@@ -141,10 +140,9 @@ static PetscErrorCode MatGPUStreamSyncDiag_Private(MPI_Comm comm, Mat S, PetscBo
     ierr = GSStreamPlanCreate(m, S->cmap->n, ia, ja, a, &gs->opts, &gs->plan);
   else {
     ierr = MatGPUStreamFormatBlockSize_Private(S, m, ia, ja, &gs->opts, &bs);
-    if (!ierr) ierr = GSDeviceMatCreate(m, S->cmap->n, ia, ja, a, PETSC_FALSE, bs, &gs->dA);
+    if (!ierr) ierr = GSDeviceMatCreate(m, S->cmap->n, ia, ja, a, PETSC_FALSE, bs, gs->opts.tile, &gs->dA);
   }
   if (!ierr && gs->dA && gs->opts.kernel != GS_KERNEL_AUTO) ierr = GSDeviceMatSetKernel(gs->dA, gs->opts.kernel);
-  if (!ierr && gs->dA && gs->opts.tile >= 0) ierr = GSDeviceMatSetTileSize(gs->dA, gs->opts.tile);
   PetscCall(MatSeqAIJRestoreArrayRead(S, &a));
   PetscCall(MatRestoreRowIJ(S, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
   PetscCall(GSAllOK(comm, ierr));

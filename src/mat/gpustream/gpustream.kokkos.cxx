@@ -96,8 +96,9 @@ PetscInt GSBlockPatternRow(PetscInt m, PetscInt n, const PetscInt ia[], const Pe
 }
 
 /* rowlist: also keep the list of rows that have entries, so kernels can visit only those (an off-diagonal block's
-   rows are mostly empty). bs > 1: block column indices (see CSR), no tiles. */
-PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], const PetscInt ja[], const PetscScalar a[], PetscBool rowlist, PetscInt bs, GSDeviceMat *dA)
+   rows are mostly empty). bs > 1: block column indices (see CSR), no tiles. tile: as GSDeviceMatSetTileSize() takes
+   it, applied here from the host row pointer (< 0: chosen) */
+PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], const PetscInt ja[], const PetscScalar a[], PetscBool rowlist, PetscInt bs, PetscInt tile, GSDeviceMat *dA)
 {
   std::unique_ptr<_n_GSDeviceMat> A; /* freed, with the views made so far, if an allocation fails */
   std::vector<PetscInt>           bptr, bcol;
@@ -107,6 +108,7 @@ PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], co
   PetscCallCXX(A.reset(new _n_GSDeviceMat));
   const PetscInt nnz = ia[m];
   PetscCheck(bs <= GS_MAX_FORMAT_BS, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Block column indices take block sizes up to %d, not %" PetscInt_FMT, GS_MAX_FORMAT_BS, bs);
+  PetscCheck(bs <= 1 || tile <= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "-mat_gpustream_tile_size %" PetscInt_FMT " needs CSR storage: add -mat_gpustream_format csr", tile);
   if (bs > 1) {
     const PetscInt bad = GSBlockPatternRow(m, n, ia, ja, bs);
     PetscCheck(bad < 0, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Row %" PetscInt_FMT " breaks the pattern of full %" PetscInt_FMT " x %" PetscInt_FMT " blocks that block column indices need", bad, bs, bs);
@@ -141,7 +143,7 @@ PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], co
   A->csr.val    = A->val;
   A->shape      = SpMVShape(m, nnz);
   A->csr.lanes  = A->shape.vlen;
-  if (bs <= 1) PetscCall(MakeTiles(m, ia, TileCap(m, ia, -1), &A->shape.tiles));
+  if (bs <= 1) PetscCall(MakeTiles(m, ia, TileCap(m, ia, tile), &A->shape.tiles));
   *dA = A.release();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
