@@ -110,7 +110,7 @@ inline LaunchShape FusedShape(LaunchShape s)
 LaunchShape SpMVShape(PetscInt m, PetscInt nnz, GSSpMVKernel kernel = GS_KERNEL_AUTO);
 
 /* Kernels that multiply by A are compiled once per storage, Blk: block column indices (A.bs > 1). In one kernel the
-   block rows' sums in registers took occupancy from the CSR rows: 1.3-1.9x slower on an H200 (docs/performance.md).
+   block rows' sums in registers took occupancy from the CSR rows: their warp kernel 1.7-1.9x slower on an H200 (docs/performance.md).
    ByStorage(A, f) calls f(std::integral_constant<bool, Blk>()) for A's storage. */
 template <class F> void ByStorage(const CSR &A, const F &f)
 {
