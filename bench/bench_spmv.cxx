@@ -68,17 +68,24 @@ int main(int argc, char **argv)
          B = TileTeamsPerSM, E = TileEPT */
       for (int cap : {1024, 2048}) {
         PetscCall(GSDeviceMatSetTileSize(A, cap));
-        const std::string c       = "_" + std::to_string(cap);
-        auto              variant = [&](const std::string &name, auto one, auto warp) { time(name + c, [&] { A->csr.lanes == 1 ? one() : warp(); }); };
-        variant(
-            "spmv_tiled_b5e4", [&] { TiledRows<false, 1, 5, 4>(Exec(), A->csr, A->shape, 0, x, y, y); }, [&] { TiledRows<false, 32, 5, 4>(Exec(), A->csr, A->shape, 0, x, y, y); });
-        variant(
-            "spmv_tiled_b6e4", [&] { TiledRows<false, 1, 6, 4>(Exec(), A->csr, A->shape, 0, x, y, y); }, [&] { TiledRows<false, 32, 6, 4>(Exec(), A->csr, A->shape, 0, x, y, y); });
-        variant(
-            "spmv_tiled_b4e8", [&] { TiledRows<false, 1, 4, 8>(Exec(), A->csr, A->shape, 0, x, y, y); }, [&] { TiledRows<false, 32, 4, 8>(Exec(), A->csr, A->shape, 0, x, y, y); });
-        if (cap <= 1024) /* 8 teams of 2048: more scratch than a multiprocessor has */
-          variant(
-              "spmv_tiled_b8e4", [&] { TiledRows<false, 1, 8, 4>(Exec(), A->csr, A->shape, 0, x, y, y); }, [&] { TiledRows<false, 32, 8, 4>(Exec(), A->csr, A->shape, 0, x, y, y); });
+        const std::string c     = "_" + std::to_string(cap);
+        auto              tiled = [&](const std::string &name, auto b, auto e) {
+          constexpr int B = decltype(b)::value, E = decltype(e)::value;
+          time(name + c, [&] {
+            if (A->csr.lanes == 1)
+              TiledRows<false, 1, false, B, E>(Exec(), A->csr, A->shape, 0, x, y, y);
+            else if (A->shape.tiles.maxlen <= 32)
+              TiledRows<false, 32, false, B, E>(Exec(), A->csr, A->shape, 0, x, y, y);
+            else
+              TiledRows<false, 32, true, B, E>(Exec(), A->csr, A->shape, 0, x, y, y);
+          });
+        };
+        using C4 = std::integral_constant<int, 4>;
+        tiled("spmv_tiled_b5e4", std::integral_constant<int, 5>(), C4());
+        tiled("spmv_tiled_b6e4", std::integral_constant<int, 6>(), C4());
+        tiled("spmv_tiled_b4e8", C4(), std::integral_constant<int, 8>());
+        tiled("spmv_tiled_b4e4", C4(), C4());
+        tiled("spmv_tiled_b8e4", std::integral_constant<int, 8>(), C4());
       }
     }
     PetscCall(GSDeviceMatSetLaunchShape(A, def.vlen, def.team, def.league));

@@ -14,6 +14,7 @@
 #include "../../src/ksp/pipebcgsf/pipebcgsfimpl.h"
 #include "../../src/ksp/sgmresf/sgmresfimpl.h"
 #include "../../src/stream/streamimpl.h"
+#include "../../src/mat/gpustream/devicemat.hpp"
 
 namespace
 {
@@ -126,42 +127,68 @@ void TestSpMV()
   }
 }
 
-/* MatMult by tiles (GSDeviceMatSetTileSize) against the twin and against the direct kernels: bitwise equal on every
-   row no longer than a tile, also on a second product (the pieces' counters start over); rows longer than a tile
-   (cut into pieces, some 3x and 40x the tile) to rounding; the tile limits */
+/* The sum of V lanes (lane l adding entries l, l + V, ..., then the butterfly: partners l ^ V/2, l ^ V/4, ...) formed by
+   one thread (LaneOrderSum, the tiles' order) against a simulation of the V lanes, bitwise */
+template <int V> void TestLaneOrderSum()
+{
+  for (PetscInt len : {0, 1, 2, V - 1, V, V + 1, 3 * V + 5, 100}) {
+    const std::string        tag = " V=" + std::to_string(V) + " len=" + std::to_string(len);
+    auto                     p   = Random(len, -1e3, 1e3);
+    std::vector<PetscScalar> lane(V, 0.0);
+    for (PetscInt j = 0; j < len; j++) lane[j % V] += p[j];
+    const auto sums = lane;
+    for (int o = V / 2; o > 0; o /= 2) {
+      std::vector<PetscScalar> next(V);
+      for (int l = 0; l < V; l++) next[l] = lane[l] + lane[l ^ o];
+      lane = next;
+    }
+    Check(std::all_of(lane.begin(), lane.end(), [&](PetscScalar a) { return a == lane[0]; }), "every lane holds the same sum" + tag);
+    Check(gpustream::LaneOrderSum<V>([&](int l) { return sums[l]; }) == lane[0], "one thread sums in the lanes' order" + tag);
+  }
+}
+
+/* MatMult by tiles (GSDeviceMatSetTileSize) against the twin and against the direct kernels with a thread and a warp
+   per row (rows up to 32 entries, a thread each in the warp's order, and longer ones): bitwise equal on every row no
+   longer than a tile, also on a second product (the pieces' counters start over); rows longer than a tile (cut into pieces, some 3x and 40x
+   the tile) to rounding; the tile limits */
 void TestTiles()
 {
+  TestLaneOrderSum<1>();
+  TestLaneOrderSum<4>();
+  TestLaneOrderSum<32>();
   for (PetscInt m : sizes) {
     if (m > 10007) continue;
-    for (PetscInt maxlen : {5, 40, -1}) { /* -1: mostly short rows and every 97th up to 5000 entries long */
-      const PetscInt                          n = m ? m + 3 : 0;
-      std::uniform_int_distribution<PetscInt> len(100, 5000);
-      CSRHost                                 A = maxlen < 0 ? RandomCSRBy(m, n, [&](PetscInt i) { return i % 97 == 3 ? len(rng) : i % 3; }) : RandomCSR(m, n, maxlen);
-      GSDeviceMat                             dA;
-      auto                                    x = Random(n), z = Random(m);
-      std::vector<PetscScalar>                y(m), y2(m), yz(m), ydirect(m), yzdirect(m), yref(m), yzref(m);
-      const std::string                       tag = " m=" + std::to_string(m) + " maxlen=" + std::to_string(maxlen);
-      Check(!GSDeviceMatCreate(m, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA), "GSDeviceMatCreate" + tag);
-      GSSpMV_Ref(m, A.ia.data(), A.ja.data(), A.a.data(), x.data(), nullptr, yref.data());
-      GSSpMV_Ref(m, A.ia.data(), A.ja.data(), A.a.data(), x.data(), z.data(), yzref.data());
-      Check(!GSDeviceMatSetTileSize(dA, 0) && !GSDeviceMatMult(dA, nullptr, nullptr, x.data(), nullptr, ydirect.data()) && !GSDeviceMatMult(dA, nullptr, nullptr, x.data(), z.data(), yzdirect.data()), "direct SpMV" + tag);
-      for (PetscInt cap : {1, 3, 8, 64, 2048}) {
-        const std::string ctag = tag + " cap=" + std::to_string(cap);
-        PetscInt          c, ntiles;
-        bool              same = true;
-        Check(!GSDeviceMatSetTileSize(dA, cap) && !GSDeviceMatGetTileSize(dA, &c, &ntiles) && c == cap && ntiles >= (m + 254) / 255 && ntiles >= (A.ia[m] + cap - 1) / cap, "tiles set" + ctag);
-        Check(!GSDeviceMatMult(dA, nullptr, nullptr, x.data(), nullptr, y.data()) && !GSDeviceMatMult(dA, nullptr, nullptr, x.data(), nullptr, y2.data()) && !GSDeviceMatMult(dA, nullptr, nullptr, x.data(), z.data(), yz.data()), "tiled SpMV" + ctag);
-        Check(RelDiff(y, yref) < 1e-14 && RelDiff(yz, yzref) < 1e-14, "tiled SpMV matches reference" + ctag);
-        Check(y2 == y, "a second tiled product gives the same bits" + ctag);
-        for (PetscInt i = 0; i < m; i++)
-          if (A.ia[i + 1] - A.ia[i] <= cap && (y[i] != ydirect[i] || yz[i] != yzdirect[i])) same = false;
-        Check(same, "tiled and direct SpMV bitwise equal on rows within a tile" + ctag);
+    for (PetscInt maxlen : {5, 32, 40, -1}) /* -1: mostly short rows and every 97th up to 5000 entries long */
+      for (GSSpMVKernel kernel : {GS_KERNEL_THREAD, GS_KERNEL_WARP}) {
+        const PetscInt                          n = m ? m + 3 : 0;
+        std::uniform_int_distribution<PetscInt> len(100, 5000);
+        CSRHost                                 A = maxlen < 0 ? RandomCSRBy(m, n, [&](PetscInt i) { return i % 97 == 3 ? len(rng) : i % 3; }) : RandomCSR(m, n, maxlen);
+        GSDeviceMat                             dA;
+        auto                                    x = Random(n), z = Random(m);
+        std::vector<PetscScalar>                y(m), y2(m), yz(m), ydirect(m), yzdirect(m), yref(m), yzref(m);
+        const std::string                       tag = " m=" + std::to_string(m) + " maxlen=" + std::to_string(maxlen) + " kernel=" + GSSpMVKernels[kernel];
+        Check(!GSDeviceMatCreate(m, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, 0, &dA) && !GSDeviceMatSetKernel(dA, kernel), "GSDeviceMatCreate" + tag);
+        GSSpMV_Ref(m, A.ia.data(), A.ja.data(), A.a.data(), x.data(), nullptr, yref.data());
+        GSSpMV_Ref(m, A.ia.data(), A.ja.data(), A.a.data(), x.data(), z.data(), yzref.data());
+        Check(!GSDeviceMatMult(dA, nullptr, nullptr, x.data(), nullptr, ydirect.data()) && !GSDeviceMatMult(dA, nullptr, nullptr, x.data(), z.data(), yzdirect.data()), "direct SpMV" + tag);
+        for (PetscInt cap : {1, 3, 8, 64, 2048}) {
+          const std::string ctag = tag + " cap=" + std::to_string(cap);
+          PetscInt          c, ntiles;
+          bool              same = true;
+          Check(!GSDeviceMatSetTileSize(dA, cap) && !GSDeviceMatGetTileSize(dA, &c, &ntiles) && c == cap && ntiles >= (m + 254) / 255 && ntiles >= (A.ia[m] + cap - 1) / cap, "tiles set" + ctag);
+          Check(!GSDeviceMatMult(dA, nullptr, nullptr, x.data(), nullptr, y.data()) && !GSDeviceMatMult(dA, nullptr, nullptr, x.data(), nullptr, y2.data()) && !GSDeviceMatMult(dA, nullptr, nullptr, x.data(), z.data(), yz.data()),
+                "tiled SpMV" + ctag);
+          Check(RelDiff(y, yref) < 1e-14 && RelDiff(yz, yzref) < 1e-14, "tiled SpMV matches reference" + ctag);
+          Check(y2 == y, "a second tiled product gives the same bits" + ctag);
+          for (PetscInt i = 0; i < m; i++)
+            if (A.ia[i + 1] - A.ia[i] <= cap && (y[i] != ydirect[i] || yz[i] != yzdirect[i])) same = false;
+          Check(same, "tiled and direct SpMV bitwise equal on rows within a tile" + ctag);
+        }
+        PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
+        Check(GSDeviceMatSetTileSize(dA, 2049) == PETSC_ERR_ARG_OUTOFRANGE, "a tile of 2049 entries is PETSC_ERR_ARG_OUTOFRANGE" + tag);
+        PetscPopErrorHandler();
+        GSDeviceMatDestroy(&dA);
       }
-      PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
-      Check(GSDeviceMatSetTileSize(dA, 2049) == PETSC_ERR_ARG_OUTOFRANGE, "a tile of 2049 entries is PETSC_ERR_ARG_OUTOFRANGE" + tag);
-      PetscPopErrorHandler();
-      GSDeviceMatDestroy(&dA);
-    }
   }
 }
 

@@ -8,6 +8,17 @@
 
 namespace gpustream
 {
+/* a b rounded on its own, never fused with the sum it goes into: the SpMV kernels add products that the tiled kernel
+   forms as it stages them, so that both give the same bits */
+KOKKOS_FORCEINLINE_FUNCTION PetscScalar Mul(const PetscScalar a, const PetscScalar b)
+{
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
 /* bs > 1: block column indices. The pattern is made of full bs x bs blocks at block-aligned columns, the bs rows of
    a block row alike: rowptr holds the m / bs + 1 block-row pointers (in blocks), colidx one block column a block, and
    val the entries in AIJ's order (row by row, columns ascending). The integers shrink from 4 bytes an entry to
@@ -22,6 +33,15 @@ struct CSR {
 
 /* The largest block size of block column indices: the sums of a block row stay in registers */
 constexpr int MaxBlockBS = GS_MAX_FORMAT_BS;
+
+#if defined(__CUDA_ARCH__)
+/* The mask of this thread's vector lanes (threadIdx.x, blockDim.x of them): a segment of its warp */
+__device__ inline unsigned LaneMask()
+{
+  const int V = blockDim.x;
+  return V == 32 ? 0xffffffffu : ((1u << V) - 1) << (threadIdx.y % (32 / V) * V);
+}
+#endif
 
 /* y[i] = (A x)(br bs + i) for the bs rows of block row br of block storage. The thread's vector lanes take the blocks
    l, l + V, ... (coalesced: the lanes read a row's values contiguously), each loading the block's column and x once
@@ -53,18 +73,40 @@ template <class XView> KOKKOS_INLINE_FUNCTION void BlockRowProduct(const Member 
         const PetscInt e = e0 + i * len + q * bs;
 #pragma unroll
         for (int c = 0; c < MaxBlockBS; c++)
-          if (c < bs) y[i] += A.val(e + c) * xc[c];
+          if (c < bs) y[i] += Mul(A.val(e + c), xc[c]);
       }
   }
 #if defined(__CUDA_ARCH__)
-  if (V > 1) { /* the V lanes of this thread: a segment of its warp */
-    const unsigned mask = V == 32 ? 0xffffffffu : ((1u << V) - 1) << (threadIdx.y % (32 / V) * V);
+  if (V > 1) {
+    const unsigned mask = LaneMask();
 #  pragma unroll
     for (int i = 0; i < MaxBlockBS; i++)
       if (i < bs)
         for (int o = V / 2; o > 0; o /= 2) y[i] += __shfl_xor_sync(mask, y[i], o, V);
   }
 #endif
+}
+
+/* The tree in which V vector lanes' sums a(l) meet in Kokkos' vector reduction or in a butterfly (pairs l, l + V/2
+   first, then l, l + V/4, ...): lane 0 ends with the tree of the even lanes plus that of the odd ones, recursively,
+   so a thread alone forms the same bits (additions commute) */
+template <int B, int S, int N> struct LaneTree {
+  template <class A> KOKKOS_FORCEINLINE_FUNCTION static PetscScalar Sum(const A &a)
+  {
+    return LaneTree<B, 2 * S, N / 2>::Sum(a) + LaneTree<B + S, 2 * S, N / 2>::Sum(a);
+  }
+};
+template <int B, int S> struct LaneTree<B, S, 1> {
+  template <class A> KOKKOS_FORCEINLINE_FUNCTION static PetscScalar Sum(const A &a)
+  {
+    return a(B);
+  }
+};
+
+/* The sum of V vector lanes' sums lane(l) as their reduction forms it, by one thread: the same bits */
+template <int V, class Lane> KOKKOS_FORCEINLINE_FUNCTION PetscScalar LaneOrderSum(const Lane &lane)
+{
+  return LaneTree<0, 1, V>::Sum(lane);
 }
 
 /* Tiles of the tiled SpMV (CSR-adaptive, after Greathouse and Daga): tile i holds the rows [row(i), row(i+1)), at most
@@ -75,7 +117,8 @@ template <class XView> KOKKOS_INLINE_FUNCTION void BlockRowProduct(const Member 
    the row pointer only, and need CSR storage (bs 1). */
 struct Tiles {
   PetscInt              n = 0, np = 0;           /* tiles, and those that are pieces of long rows */
-  int                   cap = 0;                 /* entries a tile stages; 0: no tiles (the direct kernels) */
+  int                   cap    = 0;              /* entries a tile stages; 0: no tiles (the direct kernels) */
+  PetscInt              maxlen = 0;              /* the longest row of the tiles, pieces apart */
   DView<const PetscInt> row, ent, first, pieces; /* pieces: the tiles that are pieces, in order */
   DView<PetscScalar>    part;                    /* each piece's sum */
   DView<unsigned>       count;                   /* pieces of a row done, at its first tile */
@@ -134,14 +177,14 @@ template <bool Blk, class XView> KOKKOS_INLINE_FUNCTION PetscScalar RowSum(const
 {
   PetscScalar sum = 0;
   if (!Blk) {
-    for (PetscInt j = A.rowptr(row); j < A.rowptr(row + 1); j++) sum += A.val(j) * x(A.colidx(j));
+    for (PetscInt j = A.rowptr(row); j < A.rowptr(row + 1); j++) sum += Mul(A.val(j), x(A.colidx(j)));
     return sum;
   }
   PetscInt b0, nk, j;
   BlockRowOf(A, row, &b0, &nk, &j);
   for (PetscInt k = 0; k < nk; k++) {
     const PetscInt c0 = A.colidx(b0 + k) * A.bs;
-    for (int c = 0; c < A.bs; c++, j++) sum += A.val(j) * x(c0 + c);
+    for (int c = 0; c < A.bs; c++, j++) sum += Mul(A.val(j), x(c0 + c));
   }
   return sum;
 }
@@ -161,8 +204,10 @@ template <bool Blk, class XView> KOKKOS_INLINE_FUNCTION PetscScalar RowProduct(c
   if (A.lanes == 1) return RowSum<false>(A, x, row); /* the vector reduction cost 25% on the 5-point matrix (H200) */
   const PetscInt beg = A.rowptr(row), len = A.rowptr(row + 1) - beg;
   PetscScalar    sum = 0;
+  /* Kokkos' reduction of the lanes' sums: the tree of LaneOrderSum (a butterfly of our own took 1.3-1.4x the time on
+     the 27-point matrices, H200) */
   Kokkos::parallel_reduce(
-      Kokkos::ThreadVectorRange(t, len), [&](const PetscInt j, PetscScalar &s) { s += A.val(beg + j) * x(A.colidx(beg + j)); }, sum);
+      Kokkos::ThreadVectorRange(t, len), [&](const PetscInt j, PetscScalar &s) { s += Mul(A.val(beg + j), x(A.colidx(beg + j))); }, sum);
   return sum;
 }
 
@@ -221,9 +266,10 @@ template <int MaxBS, bool Blk, class XView, class F> KOKKOS_INLINE_FUNCTION void
 }
 
 /* Entries a thread loads before it stores any, and teams of the tiled kernel per multiprocessor (its launch bounds:
-   unbounded, the kernel took 128 registers, two teams of 256 threads a multiprocessor, too few loads in flight).
-   Chosen among B = 2..8 and E = 2, 4, 8 on an H200 (docs/performance.md): 5 and 4, or within 5% of the best */
-constexpr int TileEPT = 4, TileTeamsPerSM = 5;
+   unbounded, the kernel took 128 registers, two teams of 256 threads a multiprocessor, too few loads in flight), with
+   and without rows of more than 32 entries summed by warps. Chosen among B = 4..8 and E = 4, 8 on an H200
+   (docs/performance.md) */
+constexpr int TileEPT = 4, TileTeamsPerSM = 5, TileLongTeamsPerSM = 4;
 
 /* This thread's and lane's index among the team's threads and lanes, and their number */
 KOKKOS_INLINE_FUNCTION void FlatIndex(const Member &t, int *tid, int *nth)
@@ -250,11 +296,11 @@ template <int EPT> KOKKOS_INLINE_FUNCTION void LoadBatch(const CSR &A, PetscInt 
   }
 }
 
-/* sr(q) = A.rowptr(r0 + q) - e0 for q <= nr, sv(j) = A.val(e0 + j), sx(j) = x(A.colidx(e0 + j)) for j < ne, by every
-   thread and lane of the team, consecutive threads taking consecutive j; each thread issues the loads of its row
-   pointer and of up to EPT entries before it stores any (stores to scratch that the compiler cannot tell from the
-   loads would otherwise make each load wait for the store before it) */
-template <int EPT, class XView> KOKKOS_INLINE_FUNCTION void StageTile(const Member &t, const CSR &A, const XView &x, PetscInt r0, PetscInt nr, PetscInt e0, PetscInt ne, const IScratch &sr, const Scratch &sv, const Scratch &sx)
+/* sr(q) = A.rowptr(r0 + q) - e0 for q <= nr, sp(j) = A.val(e0 + j) x(A.colidx(e0 + j)) for j < ne, by every thread and
+   lane of the team, consecutive threads taking consecutive j; each thread issues the loads of its row pointer and of
+   up to EPT entries before it stores any (stores to scratch that the compiler cannot tell from the loads would
+   otherwise make each load wait for the store before it) */
+template <int EPT, class XView> KOKKOS_INLINE_FUNCTION void StageTile(const Member &t, const CSR &A, const XView &x, PetscInt r0, PetscInt nr, PetscInt e0, PetscInt ne, const IScratch &sr, const Scratch &sp)
 {
   int tid, nth;
   FlatIndex(t, &tid, &nth);
@@ -270,7 +316,7 @@ template <int EPT, class XView> KOKKOS_INLINE_FUNCTION void StageTile(const Memb
 #pragma unroll
     for (int u = 0; u < EPT; u++) {
       const PetscInt j = b + u * nth + tid;
-      if (j < ne) sv(j) = v[u], sx(j) = g[u];
+      if (j < ne) sp(j) = Mul(v[u], g[u]);
     }
   }
   if (one) {
@@ -279,34 +325,72 @@ template <int EPT, class XView> KOKKOS_INLINE_FUNCTION void StageTile(const Memb
     for (PetscInt q = tid; q <= nr; q += nth) sr(q) = A.rowptr(r0 + q) - e0;
 }
 
+/* The tile's rows of more than 32 entries, summed from the staged products sp by whole warps in RowProduct's order
+   (on host teams, of one lane, by one thread in the same order) */
+template <bool Add, class YView> KOKKOS_INLINE_FUNCTION void LongTileRows(const Member &t, const IScratch &sr, const Scratch &sp, PetscInt nr, PetscInt y0, const YView &z, const YView &y)
+{
+#if defined(__CUDA_ARCH__)
+  (void)t;
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x, lane = tid % 32, nw = blockDim.x * blockDim.y / 32;
+  for (PetscInt q = tid / 32; q < nr; q += nw) {
+    const PetscInt b = sr(q), len = sr(q + 1) - b;
+    if (len <= 32) continue;
+    PetscScalar sum = 0;
+    for (PetscInt j = lane; j < len; j += 32) sum += sp(b + j);
+    for (int o = 16; o > 0; o /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    if (lane == 0) y(y0 + q) = Add ? z(y0 + q) + sum : sum;
+  }
+#else
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(t, nr), [&](const PetscInt q) {
+    const PetscInt b = sr(q), len = sr(q + 1) - b;
+    if (len <= 32) return;
+    const PetscScalar sum = LaneOrderSum<32>([&](const int l) {
+      PetscScalar a = 0;
+      for (PetscInt j = l; j < len; j += 32) a += sp(b + j);
+      return a;
+    });
+    y(y0 + q)             = Add ? z(y0 + q) + sum : sum;
+  });
+#endif
+}
+
 /* y(off + row) = (A x)(row) (+ z(off + row)) by tiles (see Tiles) on the instance exec: the rows of the tiles, each
-   summed as the direct kernels with the same lanes (L: 1 or the matrix's) sum it (a thread's loop, or the vector
-   reduction of RowProduct), so both give the same bits, then the long rows in pieces by a second kernel (their own:
-   within one kernel the pieces' code took registers from every tile) */
-template <bool Add, int L, int B = TileTeamsPerSM, int EPT = TileEPT, class XView> void TiledRows(const Exec &exec, const CSR &A, const LaunchShape &s, PetscInt off, const XView &x, const DView<PetscScalar> &z, const DView<PetscScalar> &y)
+   summed from the staged products in the order of the direct kernels with L lanes (1 or 32), so that both give the
+   same bits: a thread's loop, or with 32 lanes a thread each for the rows of up to 32 entries (LaneOrderSum: a warp
+   for a short row took twice the time) and, when the tiles have longer rows (Long), a warp each for those (the warps'
+   code cost the short rows' kernel a third of its speed in spilled registers: its own instance); then the rows
+   longer than a tile in pieces by a second kernel (their own: within one kernel the pieces' code took registers
+   from every tile) */
+template <bool Add, int L, bool Long, int B = Long ? TileLongTeamsPerSM : TileTeamsPerSM, int EPT = TileEPT, class XView>
+void TiledRows(const Exec &exec, const CSR &A, const LaunchShape &s, PetscInt off, const XView &x, const DView<PetscScalar> &z, const DView<PetscScalar> &y)
 {
   const Tiles T   = s.tiles;
   const int   cap = T.cap;
   TeamFor(
-      Add ? "GPUStream::TiledSpMVAdd" : "GPUStream::TiledSpMV", WavePol<B>(exec, T.n, TeamThreads() / L, L).set_scratch_size(0, Kokkos::PerTeam(2 * cap * sizeof(PetscScalar) + (MaxTileRows + 2) * sizeof(PetscInt) + 64)),
-      KOKKOS_LAMBDA(const Member &t) {
+      Add ? "GPUStream::TiledSpMVAdd" : "GPUStream::TiledSpMV", WavePol<B>(exec, T.n, TeamThreads(), 1).set_scratch_size(0, Kokkos::PerTeam(cap * sizeof(PetscScalar) + (MaxTileRows + 2) * sizeof(PetscInt) + 64)), KOKKOS_LAMBDA(const Member &t) {
         const PetscInt i = t.league_rank();
         if (T.first(i) >= 0) return; /* a piece */
         const PetscInt r0 = T.row(i), r1 = T.row(i + 1), e0 = T.ent(i), e1 = T.ent(i + 1);
-        const Scratch  sv(t.team_scratch(0), cap), sx(t.team_scratch(0), cap);
+        const Scratch  sp(t.team_scratch(0), cap);
         const IScratch sr(t.team_scratch(0), MaxTileRows + 2);
-        StageTile<EPT>(t, A, x, r0, r1 - r0, e0, e1 - e0, sr, sv, sx);
+        StageTile<EPT>(t, A, x, r0, r1 - r0, e0, e1 - e0, sr, sp);
         t.team_barrier();
         Kokkos::parallel_for(Kokkos::TeamThreadRange(t, r1 - r0), [&](const PetscInt q) {
-          const PetscInt row = r0 + q, b = sr(q), len = sr(q + 1) - b;
+          const PetscInt b = sr(q), len = sr(q + 1) - b;
           PetscScalar    sum = 0;
           if (L == 1)
-            for (PetscInt j = 0; j < len; j++) sum += sv(b + j) * sx(b + j);
+            for (PetscInt j = 0; j < len; j++) sum += sp(b + j);
+          else if (len <= 32)
+            sum = LaneOrderSum<32>([&](const int l) {
+              PetscScalar a = 0;
+              if (l < len) a += sp(b + l);
+              return a;
+            });
           else
-            Kokkos::parallel_reduce(
-                Kokkos::ThreadVectorRange(t, len), [&](const PetscInt j, PetscScalar &a) { a += sv(b + j) * sx(b + j); }, sum);
-          OneLane(t, [&]() { y(off + row) = Add ? z(off + row) + sum : sum; });
+            return;
+          y(off + r0 + q) = Add ? z(off + r0 + q) + sum : sum;
         });
+        if (Long) LongTileRows<Add>(t, sr, sp, r1 - r0, off + r0, z, y);
       });
   if (T.np == 0) return;
   TeamFor(
@@ -342,9 +426,11 @@ template <bool Add, class XView> void TiledSpMV(const Exec &exec, const CSR &A, 
 {
   if (s.tiles.n == 0) return;
   if (A.lanes == 1)
-    TiledRows<Add, 1>(exec, A, s, off, x, z, y);
+    TiledRows<Add, 1, false>(exec, A, s, off, x, z, y);
+  else if (s.tiles.maxlen <= 32)
+    TiledRows<Add, 32, false>(exec, A, s, off, x, z, y);
   else
-    TiledRows<Add, 32>(exec, A, s, off, x, z, y);
+    TiledRows<Add, 32, true>(exec, A, s, off, x, z, y);
 }
 
 /* SpMVOn without tiles, for one storage */
@@ -391,7 +477,7 @@ template <int KB, bool Add, bool Blk> KOKKOS_INLINE_FUNCTION void RowBlock(const
     for (PetscInt j = A.rowptr(row); j < A.rowptr(row + 1); j++) {
       const PetscScalar  a  = A.val(j);
       const PetscScalar *xc = X + A.colidx(j) + c0 * ldx;
-      for (int q = 0; q < KB; q++) sum[q] += a * xc[q * ldx];
+      for (int q = 0; q < KB; q++) sum[q] += Mul(a, xc[q * ldx]);
     }
   else { /* block storage: the row's entries in the same order */
     PetscInt b0, nk, j;
@@ -400,7 +486,7 @@ template <int KB, bool Add, bool Blk> KOKKOS_INLINE_FUNCTION void RowBlock(const
       for (int c = 0; c < A.bs; c++, j++) {
         const PetscScalar  a  = A.val(j);
         const PetscScalar *xc = X + A.colidx(b0 + k) * A.bs + c + c0 * ldx;
-        for (int q = 0; q < KB; q++) sum[q] += a * xc[q * ldx];
+        for (int q = 0; q < KB; q++) sum[q] += Mul(a, xc[q * ldx]);
       }
   }
   for (int q = 0; q < KB; q++) Y[off + row + (c0 + q) * ldy] = Add ? Y[off + row + (c0 + q) * ldy] + sum[q] : sum[q];

@@ -25,16 +25,18 @@ LaunchShape gpustream::SpMVShape(PetscInt m, PetscInt nnz, GSSpMVKernel kernel)
   return s;
 }
 
-/* Tiles of 1024 entries where a row is longer than 2048: on an H200 they took the power-law matrix from 9.5x
-   cuSPARSE's time to 1.08x; on the 27-point matrices with a warp per row they were slower than the direct kernel
-   (docs/performance.md) */
+/* On a device, tiles of 1024 entries where a row is longer than 2048 (power-law rows: 1.02x cuSPARSE's time on an
+   H200 against 10x with a warp per row), and of 2048 where rows average 12 entries or more (a warp's lanes each) and
+   none is longer than 32 (the 27-point matrix with one unknown a node: 0.96x against 1.75x); with longer even rows
+   a warp per row stays faster (docs/performance.md) */
 int gpustream::TileCap(PetscInt m, const PetscInt ia[], PetscInt option)
 {
   PetscInt maxlen = 0;
   if (option >= 0) return (int)option;
   if (!OnDevice() || m == 0) return 0;
   for (PetscInt r = 0; r < m; r++) maxlen = PetscMax(maxlen, ia[r + 1] - ia[r]);
-  return maxlen > MaxTileCap ? 1024 : 0;
+  if (maxlen > MaxTileCap) return 1024;
+  return ia[m] - ia[0] >= 12 * m && maxlen <= 32 ? 2048 : 0;
 }
 
 PetscErrorCode gpustream::MakeTiles(PetscInt m, const PetscInt ia[], int cap, Tiles *tiles)
@@ -56,7 +58,7 @@ PetscErrorCode gpustream::MakeTiles(PetscInt m, const PetscInt ia[], int cap, Ti
           continue;
         }
         row.push_back(r0), ent.push_back(ia[r0] - ia[0]), first.push_back(-1);
-        while (r < m && r - r0 < MaxTileRows && ia[r + 1] - ia[r0] <= cap) r++;
+        for (; r < m && r - r0 < MaxTileRows && ia[r + 1] - ia[r0] <= cap; r++) T.maxlen = PetscMax(T.maxlen, ia[r + 1] - ia[r]);
       }
       row.push_back(m), ent.push_back(ia[m] - ia[0]);
     });
