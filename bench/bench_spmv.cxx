@@ -66,7 +66,7 @@ int main(int argc, char **argv)
       }
       /* launch bounds (teams per multiprocessor B) and entries loaded per thread before storing (E); the default is
          B = TileTeamsPerSM, E = TileEPT */
-      for (int cap : {1024, 2048}) {
+      for (int cap : {1024, 1536, 2048}) {
         PetscCall(GSDeviceMatSetTileSize(A, cap));
         const std::string c     = "_" + std::to_string(cap);
         auto              tiled = [&](const std::string &name, auto b, auto e) {
@@ -86,6 +86,8 @@ int main(int argc, char **argv)
         tiled("spmv_tiled_b4e8", C4(), std::integral_constant<int, 8>());
         tiled("spmv_tiled_b4e4", C4(), C4());
         tiled("spmv_tiled_b8e4", std::integral_constant<int, 8>(), C4());
+        tiled("spmv_tiled_b3e4", std::integral_constant<int, 3>(), C4());
+        tiled("spmv_tiled_b4e2", C4(), std::integral_constant<int, 2>());
       }
     }
     PetscCall(GSDeviceMatSetLaunchShape(A, def.vlen, def.team, def.league));

@@ -32,8 +32,9 @@ for r in get("stream_infeasible"):
     print("%-18s %5s  (buffers do not fit the budget)" % ("", r["subs"]))
 print("best single-vector streamed rate: %.2f GB/s = %.0f%% of pinned (target >= 90%%)" % (best, 100 * best / pinned))
 res = {r["k"]: float(r["ms"]) for r in get("resident_block")}
-print("%4s %10s %10s %12s %12s %10s %8s" % ("k", "on ms", "off ms", "transfer ms", "compute ms", "on/max", "off/on"))
+print("%4s %10s %10s %12s %12s %14s %10s %8s" % ("k", "on ms", "off ms", "transfer ms", "compute ms", "streamed comp.", "on/max", "off/on"))
 equal = None  # the k where transfer and compute are closest: (min/max, k, off/on)
+sequal = None  # the same with the streamed compute, off minus transfer (off runs them one after the other)
 for r in get("stream_block"):
     if r["overlap"] != "1":
         continue
@@ -42,12 +43,20 @@ for r in get("stream_block"):
     transfer = float(r["bytes_copied"]) / pinned / 1e6
     compute = res.get(r["k"])
     m = max(transfer, compute) if compute is not None else transfer
-    print("%4s %10.3f %10s %12.3f %12s %10.2f %8s" % (r["k"], on_ms, "%.3f" % float(off[0]["ms"]) if off else "", transfer,
-          "%.3f" % compute if compute is not None else "", on_ms / m, "%.2f" % (float(off[0]["ms"]) / on_ms) if off else ""))
+    scomp = float(off[0]["ms"]) - transfer if off else None
+    print("%4s %10.3f %10s %12.3f %12s %14s %10.2f %8s" % (r["k"], on_ms, "%.3f" % float(off[0]["ms"]) if off else "", transfer,
+          "%.3f" % compute if compute is not None else "", "%.3f" % scomp if scomp is not None else "", on_ms / m,
+          "%.2f" % (float(off[0]["ms"]) / on_ms) if off else ""))
     if compute is not None and off:
         close = min(transfer, compute) / max(transfer, compute)
         if equal is None or close > equal[0]:
             equal = (close, r["k"], float(off[0]["ms"]) / on_ms)
+    if scomp is not None and scomp > 0:
+        close = min(transfer, scomp) / max(transfer, scomp)
+        if sequal is None or close > sequal[0]:
+            sequal = (close, r["k"], float(off[0]["ms"]) / on_ms, on_ms / max(transfer, scomp))
 if equal:
-    print("transfer and compute closest at k = %s (min/max %.2f): off/on %.2f" % (equal[1], equal[0], equal[2]))
+    print("transfer and resident compute closest at k = %s (min/max %.2f): off/on %.2f" % (equal[1], equal[0], equal[2]))
+if sequal:
+    print("transfer and streamed compute closest at k = %s (min/max %.2f): off/on %.2f, on/max %.2f" % (sequal[1], sequal[0], sequal[2], sequal[3]))
 print("targets: on/max <= 1.1 for every k; off/on >= 1.6 at the k where transfer ~ compute")

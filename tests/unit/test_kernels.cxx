@@ -7,6 +7,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpustreamimpl.h"
@@ -1152,26 +1153,36 @@ int main(int argc, char **argv)
       if (n <= maxsize) sizes.push_back(n);
   }
   std::printf("# Kokkos execution space: %s\n", PetscGPUStreamExecutionSpace());
-  TestSpMV();
-  TestTiles();
-  TestBlockFormat();
-  TestUpdate();
-  TestUpdateNorms();
-  TestDeviceScalars();
-  TestSums();
-  TestApply();
-  TestSpMVDot();
-  TestPointBlock();
-  TestOverlap();
-  TestMatSolveBlock();
-  TestBCGS();
-  TestBCGSBlocks();
-  TestSGMRES();
-  TestPartialsGrowth();
-  TestSizeMismatch();
-  TestBlock();
-  TestStream();
-  TestStreamTooSmall();
+  {
+    /* -only Tiles,SpMV: those tests alone (a sanitizer run of a few kernels) */
+    const std::pair<const char *, void (*)()> tests[] = {{"SpMV", TestSpMV},
+                                                         {"Tiles", TestTiles},
+                                                         {"BlockFormat", TestBlockFormat},
+                                                         {"Update", TestUpdate},
+                                                         {"UpdateNorms", TestUpdateNorms},
+                                                         {"DeviceScalars", TestDeviceScalars},
+                                                         {"Sums", TestSums},
+                                                         {"Apply", TestApply},
+                                                         {"SpMVDot", TestSpMVDot},
+                                                         {"PointBlock", TestPointBlock},
+                                                         {"Overlap", TestOverlap},
+                                                         {"MatSolveBlock", TestMatSolveBlock},
+                                                         {"BCGS", TestBCGS},
+                                                         {"BCGSBlocks", TestBCGSBlocks},
+                                                         {"SGMRES", TestSGMRES},
+                                                         {"PartialsGrowth", TestPartialsGrowth},
+                                                         {"SizeMismatch", TestSizeMismatch},
+                                                         {"Block", TestBlock},
+                                                         {"Stream", TestStream},
+                                                         {"StreamTooSmall", TestStreamTooSmall}};
+    char                                     *only[32];
+    PetscInt                                  nonly = 32;
+    PetscBool                                 set;
+    PetscCall(PetscOptionsGetStringArray(nullptr, nullptr, "-only", only, &nonly, &set));
+    for (const auto &t : tests)
+      if (!set || std::any_of(only, only + nonly, [&](const char *o) { return std::string(o) == t.first; })) t.second();
+    for (PetscInt i = 0; set && i < nonly; i++) PetscCall(PetscFree(only[i]));
+  }
   std::printf("%d passed, %d failed\n", passed, failed);
   PetscCall(PetscFinalize());
   return failed ? 1 : 0;
