@@ -846,11 +846,14 @@ static PetscErrorCode MatConvert_GPUStream_AIJ(Mat A, MatType type, MatReuse reu
 .  -mat_gpustream_kernel <auto,thread,warp> - the SpMV kernel: a thread per row, a warp (32 lanes) per row, or auto:
       a warp when rows average 12 entries or more (measured in docs/performance.md); host backends run a thread
       per row whatever the choice
-.  -mat_gpustream_tile_size <n> - MatMult's kernel by tiles: each team stages up to n entries (at most 2048) of
-      consecutive rows in scratch memory, every thread loading at once, then sums the rows from there in the order
-      the kernel above sums them (the same bits); a row longer than n is cut into pieces of n entries summed by
-      whole teams. 0: rows loaded directly. Default: tiles of 1024 entries on a device when a row is longer than
-      2048 entries (uneven rows: 8x faster there), else none (faster on even rows, docs/performance.md)
+.  -mat_gpustream_tile_size <n> - MatMult's kernel by tiles: each team stages the products of up to n entries (at
+      most 2048) of consecutive rows in scratch memory, every thread loading at once, then sums the rows from there
+      in the order the kernel above sums them (the same bits: with a warp per row, a thread sums a row of up to 32
+      entries in the order of the warp's lanes, a warp a longer one); a row longer than n is cut into pieces of n
+      entries summed by whole teams. 0: rows loaded directly. Default on a device: tiles of 1024 entries when a row
+      is longer than 2048 entries (uneven rows: 10x faster there), of 2048 when rows average 12 entries or more and
+      none exceeds 32 (the 27-point stencil: 1.8x faster), else none (a warp per row is faster on longer even rows,
+      docs/performance.md)
 .  -mat_gpustream_format <auto,csr,block> - device storage: CSR, or block column indices (one column index a bs x bs
       block, the values in AIJ's order) for a matrix with a block size of 2 to 6 (`MatSetBlockSize()`,
       `-mat_block_size`, a `DMDA` with several degrees of freedom) whose pattern is made of full aligned blocks, alike
