@@ -246,6 +246,19 @@ static PetscErrorCode Cases(int t, PetscRandom rnd)
   PetscCall(Fault(t, ksp, "Inf in A", Abad, b, NULL, rtol, 0.0, 1e5, 1000, rnd));
   PetscCall(MatDestroy(&Abad));
 
+  /* CG with Jacobi on a negative diagonal entry and b there: <r,z> < 0 at once (KSP_DIVERGED_INDEFINITE_PC) */
+  if (t == 0) {
+    PetscCall(Poisoned(A, N / 2, -4.0, &Abad));
+    PetscCall(VecDuplicate(b, &bad));
+    PetscCall(VecSet(bad, 0.0));
+    PetscCall(VecSetValue(bad, N / 2, 1.0, INSERT_VALUES));
+    PetscCall(VecAssemblyBegin(bad));
+    PetscCall(VecAssemblyEnd(bad));
+    PetscCall(Fault(t, ksp, "indefinite PC", Abad, bad, NULL, rtol, 0.0, 1e5, 1000, rnd));
+    PetscCall(VecDestroy(&bad));
+    PetscCall(MatDestroy(&Abad));
+  }
+
   /* the iteration limit; the divergence tolerance (checked from iteration 0 on, as rnorm >= dtol rnorm0: GMRES's
      residual never grows, so only dtol <= 1 stops it) */
   PetscCall(Fault(t, ksp, "at most 7 iterations", A, b, NULL, rtol, 0.0, 1e5, 7, rnd));
