@@ -111,7 +111,8 @@ template <int V, class Lane> KOKKOS_FORCEINLINE_FUNCTION PetscScalar LaneOrderSu
 
 /* Tiles of the tiled SpMV (CSR-adaptive, after Greathouse and Daga): tile i holds the rows [row(i), row(i+1)), at most
    MaxTileRows of them with at most cap entries in all, [ent(i), ent(i+1)), which its team stages in scratch memory
-   (values, gathered x and the rows' pointers, every thread loading at once) before each row is summed from there; a
+   (the products of values and gathered x, and the rows' pointers, every thread loading at once) before each row is
+   summed from there; a
    row of more than cap entries is cut into pieces of cap entries, one tile each (first(i): the row's first tile; -1
    for other tiles), summed by the whole team, and the last of its teams adds the pieces in order. Tiles depend on
    the row pointer only, and need CSR storage (bs 1). */
@@ -267,7 +268,7 @@ template <int MaxBS, bool Blk, class XView, class F> KOKKOS_INLINE_FUNCTION void
 
 /* Entries a thread loads before it stores any, and teams of the tiled kernel per multiprocessor (its launch bounds:
    unbounded, the kernel took 128 registers, two teams of 256 threads a multiprocessor, too few loads in flight), with
-   and without rows of more than 32 entries summed by warps. Chosen among B = 4..8 and E = 4, 8 on an H200
+   and without rows of more than 32 entries summed by warps. Chosen among B = 3..8 and E = 2, 4, 8 on an H200
    (docs/performance.md) */
 constexpr int TileEPT = 4, TileTeamsPerSM = 5, TileLongTeamsPerSM = 4;
 
