@@ -819,6 +819,13 @@ int main(int argc, char **argv)
       # iteration limit: the H200 and the CPU differ), so its line is left out
       filter: grep -v "^Linear solve\|times the recursive one\|^residual replacement:" | sed -E "s/norm [^ ]+/norm N/; s/reached [^ ]+/reached N/"
 
+   # the report of a true residual far from the recursive one at convergence (issue 9): plain pipelined CG reaches
+   # 1e-13 recursively while the true residual stalls near 2e-12, over twice the gap factor of 2 here
+   test:
+      suffix: gap_report
+      args: -scenario replacement -tol 1e-13 -ksp_converged_reason -ksp_pipecgfused_residual_gap_factor 2
+      filter: awk '/times the recursive one at convergence/ {r = 1} /^no replacement:/ {print (r ? "reported" : "NOT REPORTED") " before: " $0} /replacement:/ {r = 0}'
+
    # automatic replacement on the comparison problems: within 5% of KSPCG's iterations, replacing at most once
    test:
       suffix: cg_auto
