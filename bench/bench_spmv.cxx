@@ -71,14 +71,7 @@ int main(int argc, char **argv)
         const std::string c     = "_" + std::to_string(cap);
         auto              tiled = [&](const std::string &name, auto b, auto e) {
           constexpr int B = decltype(b)::value, E = decltype(e)::value;
-          time(name + c, [&] {
-            if (A->csr.lanes == 1)
-              TiledRows<false, 1, false, B, E>(Exec(), A->csr, A->shape, 0, x, y, y);
-            else if (A->shape.tiles.maxlen <= 32)
-              TiledRows<false, 32, false, B, E>(Exec(), A->csr, A->shape, 0, x, y, y);
-            else
-              TiledRows<false, 32, true, B, E>(Exec(), A->csr, A->shape, 0, x, y, y);
-          });
+          time(name + c, [&] { TiledSpMV<false, B, B, E>(Exec(), A->csr, A->shape, 0, x, y, y); });
         };
         using C4 = std::integral_constant<int, 4>;
         tiled("spmv_tiled_b5e4", std::integral_constant<int, 5>(), C4());

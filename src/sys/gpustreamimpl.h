@@ -81,8 +81,8 @@ PETSC_INTERN PetscErrorCode GSDeviceMatMult(GSDeviceMat, GSDeviceMat, GSHalo, co
 PETSC_INTERN PetscErrorCode GSDeviceMatGetLaunchShape(GSDeviceMat, PetscInt *, PetscInt *, PetscInt *);
 PETSC_INTERN PetscErrorCode GSDeviceMatSetLaunchShape(GSDeviceMat, PetscInt, PetscInt, PetscInt);
 PETSC_INTERN PetscErrorCode GSDeviceMatSetKernel(GSDeviceMat, GSSpMVKernel);
-/* Entries a tile of MatMult's kernel stages (-mat_gpustream_tile_size): at most two scalars an entry in the 48 KB of
-   team scratch every CUDA device gives a block */
+/* Entries a tile of MatMult's kernel stages (-mat_gpustream_tile_size): one product of a value and x each, 16 KB of
+   the 48 KB of team scratch every CUDA device gives a block; larger tiles were not measured */
 #define GS_MAX_TILE_SIZE 2048
 PETSC_INTERN PetscErrorCode GSDeviceMatSetTileSize(GSDeviceMat, PetscInt);
 PETSC_INTERN PetscErrorCode GSDeviceMatGetTileSize(GSDeviceMat, PetscInt *, PetscInt *);

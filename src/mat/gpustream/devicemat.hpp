@@ -34,15 +34,6 @@ struct CSR {
 /* The largest block size of block column indices: the sums of a block row stay in registers */
 constexpr int MaxBlockBS = GS_MAX_FORMAT_BS;
 
-#if defined(__CUDA_ARCH__)
-/* The mask of this thread's vector lanes (threadIdx.x, blockDim.x of them): a segment of its warp */
-__device__ inline unsigned LaneMask()
-{
-  const int V = blockDim.x;
-  return V == 32 ? 0xffffffffu : ((1u << V) - 1) << (threadIdx.y % (32 / V) * V);
-}
-#endif
-
 /* y[i] = (A x)(br bs + i) for the bs rows of block row br of block storage. The thread's vector lanes take the blocks
    l, l + V, ... (coalesced: the lanes read a row's values contiguously), each loading the block's column and x once
    for the bs rows and summing its entries of each row in order; the lanes' sums meet in a butterfly, so every lane
@@ -77,8 +68,8 @@ template <class XView> KOKKOS_INLINE_FUNCTION void BlockRowProduct(const Member 
       }
   }
 #if defined(__CUDA_ARCH__)
-  if (V > 1) {
-    const unsigned mask = LaneMask();
+  if (V > 1) { /* the V lanes of this thread: a segment of its warp */
+    const unsigned mask = V == 32 ? 0xffffffffu : ((1u << V) - 1) << (threadIdx.y % (32 / V) * V);
 #  pragma unroll
     for (int i = 0; i < MaxBlockBS; i++)
       if (i < bs)
@@ -423,15 +414,18 @@ void TiledRows(const Exec &exec, const CSR &A, const LaunchShape &s, PetscInt of
       });
 }
 
-template <bool Add, class XView> void TiledSpMV(const Exec &exec, const CSR &A, const LaunchShape &s, PetscInt off, const XView &x, const DView<PetscScalar> &z, const DView<PetscScalar> &y)
+/* TiledRows for A's lanes and the tiles' longest row; B, BLong, EPT: launch bounds and loads a thread (bench_spmv's
+   sweeps) */
+template <bool Add, int B = TileTeamsPerSM, int BLong = TileLongTeamsPerSM, int EPT = TileEPT, class XView>
+void TiledSpMV(const Exec &exec, const CSR &A, const LaunchShape &s, PetscInt off, const XView &x, const DView<PetscScalar> &z, const DView<PetscScalar> &y)
 {
   if (s.tiles.n == 0) return;
   if (A.lanes == 1)
-    TiledRows<Add, 1, false>(exec, A, s, off, x, z, y);
+    TiledRows<Add, 1, false, B, EPT>(exec, A, s, off, x, z, y);
   else if (s.tiles.maxlen <= 32)
-    TiledRows<Add, 32, false>(exec, A, s, off, x, z, y);
+    TiledRows<Add, 32, false, B, EPT>(exec, A, s, off, x, z, y);
   else
-    TiledRows<Add, 32, true>(exec, A, s, off, x, z, y);
+    TiledRows<Add, 32, true, BLong, EPT>(exec, A, s, off, x, z, y);
 }
 
 /* SpMVOn without tiles, for one storage */
