@@ -369,12 +369,12 @@ template <PBFPC PC, bool Dev = false> static void Update(PBFWork W, PetscScalar 
         const PetscScalar alpha = a(0), omega = Dev ? sc(0) : omega_, beta = Dev ? sc(1) : beta_;
         ForEachIndex(m, n, [&](const PetscInt i) {
           /* every load before the first store, which could alias them: one wait for memory per element, not four */
-          const PetscScalar pi = p(i), si = s(i), ti = t(i), vi = v(i), r0i = r0(i), xi = x(i);
+          const PetscScalar pi = p(i), si = s(i), ti = t(i), vi = v(i), r0i = r0(i), xi = LoadOnce(x(i)); /* x: no kernel reads it soon */
           const PetscScalar dx = PC == PBF_PC_APPLY ? alpha * ph(i) + omega * sh(i) : (PC == PBF_PC_JACOBI ? d(i) * (alpha * pi + omega * si) : alpha * pi + omega * si);
           const PetscScalar ri = si - omega * ti;
-          x(i)                 = xi + dx;
-          r(i)                 = ri;
-          p(i)                 = ri + beta * (pi - omega * vi);
+          StoreOnce(x(i), xi + dx);
+          r(i) = ri;
+          p(i) = ri + beta * (pi - omega * vi);
           acc[0] += ri * r0i;
           acc[1] += ri * ri;
         });

@@ -233,13 +233,13 @@ template <PCGFPC PC, KSPNormType Norm, bool Norms, bool Dev = false> static void
         const PetscScalar alpha = Dev ? sc(0) : alpha_, beta = Dev ? sc(1) : beta_;
         PetscScalar       acc[NS] = {};
         ForEachIndex(t, n, [&](const PetscInt i) {
-          const PetscScalar pi = p(i), wi = w(i), xi = x(i);
+          const PetscScalar pi = p(i), wi = w(i), xi = LoadOnce(x(i)); /* x: no kernel reads it soon */
           const PetscScalar ri = r(i) - alpha * wi;
           const PetscScalar zi = PC == PCGF_PC_JACOBI ? d(i) * ri : (PC == PCGF_PC_APPLY ? z(i) - alpha * q(i) : ri);
           if (PC == PCGF_PC_APPLY) z(i) = zi;
-          xo(i) = xi + alpha * pi;
-          r(i)  = ri;
-          p(i)  = zi + beta * pi;
+          StoreOnce(xo(i), xi + alpha * pi);
+          r(i) = ri;
+          p(i) = zi + beta * pi;
           acc[0] += ri * zi;
           if (Norm == KSP_NORM_PRECONDITIONED) acc[1] += zi * zi;
           if (Norm == KSP_NORM_UNPRECONDITIONED) acc[1] += ri * ri;

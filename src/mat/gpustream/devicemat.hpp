@@ -199,7 +199,7 @@ template <bool Blk, class XView> KOKKOS_INLINE_FUNCTION PetscScalar RowProduct(c
   /* Kokkos' reduction of the lanes' sums: the tree of LaneOrderSum (a butterfly of our own took 1.3-1.4x the time on
      the 27-point matrices, H200) */
   Kokkos::parallel_reduce(
-      Kokkos::ThreadVectorRange(t, len), [&](const PetscInt j, PetscScalar &s) { s += Mul(A.val(beg + j), x(A.colidx(beg + j))); }, sum);
+      Kokkos::ThreadVectorRange(t, len), [&](const PetscInt j, PetscScalar &s) { s += Mul(LoadOnce(A.val(beg + j)), x(LoadOnce(A.colidx(beg + j)))); }, sum);
   return sum;
 }
 
@@ -284,7 +284,7 @@ template <int EPT> KOKKOS_INLINE_FUNCTION void LoadBatch(const CSR &A, PetscInt 
 #pragma unroll
   for (int u = 0; u < EPT; u++) {
     const PetscInt j = b + u * nth + tid;
-    if (j < ne) c[u] = A.colidx(e0 + j), v[u] = A.val(e0 + j);
+    if (j < ne) c[u] = LoadOnce(A.colidx(e0 + j)), v[u] = LoadOnce(A.val(e0 + j));
   }
 }
 
