@@ -530,7 +530,8 @@ struct _n_GSDeviceMat {
   gpustream::CSR                csr;
   gpustream::DView<PetscInt>    rowptr, colidx;
   gpustream::DView<PetscScalar> val;
-  gpustream::DView<PetscInt>    nzrows;  /* the rows with entries, if asked for (off-diagonal blocks) */
+  gpustream::DView<PetscInt>    nzrows; /* the rows with entries, if asked for (rowlist: off-diagonal blocks) */
+  bool                          rowlist = false;
   gpustream::DView<PetscScalar> x, y, z; /* staging for MatMult on host vectors, allocated on first use */
   gpustream::LaunchShape        shape;
 };
@@ -548,6 +549,27 @@ inline void ScaledInput(const char *label, const DView<PetscScalar> &d, PetscSca
       label, RangePol(0, (PetscInt)x.extent(0)), KOKKOS_LAMBDA(const PetscInt i) { y(i) = (jacobi ? d(i) * scale : scale) * x(i); });
 }
 
+template <bool Blk> void OffDiagRows(const CSR &b, const DView<PetscInt> &rows, const DView<PetscScalar> &g, const DView<PetscScalar> &y)
+{
+  Kokkos::parallel_for(
+      "GPUStream::OffDiagRows", RangePol(0, (PetscInt)rows.extent(0)), KOKKOS_LAMBDA(const PetscInt k) {
+        const PetscInt row = rows(k);
+        y(row)             = y(row) + RowSum<Blk>(b, g, row);
+      });
+}
+
+/* y += B g for the off-diagonal block B: over its rows with entries only, when it keeps their list and runs a thread
+   per row (the same sums as SpMV<true>, which would read and write all of y: 1.5x MatMult's time on 2 H200s) */
+inline void OffDiagSpMV(GSDeviceMat B, const DView<PetscScalar> &g, const DView<PetscScalar> &y)
+{
+  if (!B->rowlist || B->shape.vlen != 1 || B->shape.tiles.cap != 0)
+    SpMV<true>(B->csr, B->shape, g, y, y);
+  else if (B->csr.bs > 1)
+    OffDiagRows<true>(B->csr, B->nzrows, g, y);
+  else
+    OffDiagRows<false>(B->csr, B->nzrows, g, y);
+}
+
 /* y = A x (+ z when z is given; z may be y) on one process; on several, with A the diagonal block, y += B g after the
    halo exchange of x into g, which travels while A multiplies. Adds the kernels it launched to *launches if given. */
 inline PetscErrorCode DeviceSpMV(GSDeviceMat A, GSDeviceMat B, GSHalo H, const DView<PetscScalar> &x, const DView<PetscScalar> *z, const DView<PetscScalar> &y, PetscInt *launches)
@@ -562,7 +584,7 @@ inline PetscErrorCode DeviceSpMV(GSDeviceMat A, GSDeviceMat B, GSHalo H, const D
     GSCallKokkos(SpMV<false>(A->csr, A->shape, x, y, y));
   if (H) {
     PetscCall(HaloEnd(H));
-    GSCallKokkos(SpMV<true>(B->csr, B->shape, HaloGhosts(H), y, y));
+    GSCallKokkos(OffDiagSpMV(B, HaloGhosts(H), y));
   }
   if (launches) *launches += gathers + 1 + (H ? 1 : 0);
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -133,7 +133,8 @@ PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], co
       std::vector<PetscInt> rows;
       for (PetscInt i = 0; i < m; i++)
         if (ia[i + 1] > ia[i]) rows.push_back(i);
-      A->nzrows = DView<PetscInt>("GPUStream::nzrows", rows.size());
+      A->nzrows  = DView<PetscInt>("GPUStream::nzrows", rows.size());
+      A->rowlist = true;
       Kokkos::deep_copy(A->nzrows, HostUnmanaged<const PetscInt>(rows.data(), rows.size()));
     }
   });

@@ -1,0 +1,74 @@
+/* MatMult of a gpustream matrix on the device, on one or several processes (one GPU each): the 2D 5-point Laplacian
+   (as bench_poisson), y = A x with device vectors, the halo exchange overlapping the diagonal block's SpMV as the
+   solvers run it. For weak and strong scaling on several GPUs.
+     mpiexec -n P bench_matmult -n <rows> [-reps 50]
+   Prints one CSV line: nprocs,n,nnz,us (the median over -reps of the slowest process's time per product) */
+#include <cmath>
+
+#include "kokkosimpl.hpp"
+#include "../src/mat/gpustream/devicemat.hpp"
+#include "kokkostiming.hpp"
+
+using namespace gpustream;
+
+int main(int argc, char **argv)
+{
+  Mat         A;
+  Vec         u, v;
+  PetscInt    m, n, reps = 50, Istart, Iend;
+  PetscReal   nreal = 1e6;
+  PetscMPIInt size;
+  MatInfo     info;
+  GSDeviceMat dA, dB;
+  GSHalo      H;
+
+  PetscCall(PetscInitialize(&argc, &argv, nullptr, nullptr));
+  PetscCall(PetscGPUStreamInitializePackage());
+  PetscCall(PetscGPUStreamKokkosInitialize());
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-n", &nreal, nullptr));
+  PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-reps", &reps, nullptr));
+  m = (PetscInt)(std::sqrt(nreal) + 0.5);
+  n = m * m;
+  PetscCall(MatCreate(PETSC_COMM_WORLD, &A));
+  PetscCall(MatSetSizes(A, PETSC_DECIDE, PETSC_DECIDE, n, n));
+  PetscCall(MatSetType(A, MATGPUSTREAM));
+  PetscCall(MatSeqAIJSetPreallocation(A, 5, nullptr));
+  PetscCall(MatMPIAIJSetPreallocation(A, 5, nullptr, 2, nullptr));
+  PetscCall(MatGetOwnershipRange(A, &Istart, &Iend));
+  for (PetscInt row = Istart; row < Iend; row++) {
+    const PetscInt i = row % m, j = row / m;
+    PetscInt       cols[5], k     = 0;
+    PetscScalar    val[5];
+    if (j > 0) cols[k] = row - m, val[k++] = -1.0;
+    if (i > 0) cols[k] = row - 1, val[k++] = -1.0;
+    cols[k] = row, val[k++] = 4.0;
+    if (i < m - 1) cols[k] = row + 1, val[k++] = -1.0;
+    if (j < m - 1) cols[k] = row + m, val[k++] = -1.0;
+    PetscCall(MatSetValues(A, 1, &row, k, cols, val, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatGetInfo(A, MAT_GLOBAL_SUM, &info));
+  PetscCall(MatCreateVecs(A, &u, &v));
+  PetscCall(VecSet(u, 1.0));
+  PetscCall(MatMult(A, u, v)); /* builds the device copy and the halo */
+  PetscCall(MatGPUStreamGetDeviceMat(A, &dA, &dB, &H));
+  PetscCheck(dA, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONGSTATE, "The matrix is not resident on the device");
+  {
+    DView<PetscScalar> x("bench::x", (size_t)(Iend - Istart)), y("bench::y", (size_t)(Iend - Istart));
+    double             us, usmax;
+    Kokkos::deep_copy(x, 1.0);
+    us = TimeUs((int)reps, [&]() {
+      MPI_Barrier(PETSC_COMM_WORLD);
+      DeviceSpMV(dA, dB, H, x, nullptr, y, nullptr);
+    });
+    PetscCallMPI(MPI_Allreduce(&us, &usmax, 1, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%d,%" PetscInt_FMT ",%.0f,%.2f\n", (int)size, n, (double)info.nz_used, usmax));
+  }
+  PetscCall(VecDestroy(&u));
+  PetscCall(VecDestroy(&v));
+  PetscCall(MatDestroy(&A));
+  PetscCall(PetscFinalize());
+  return 0;
+}
