@@ -5,12 +5,14 @@
      - the block product with k vectors per pass (device blocks), streamed with overlap on and off, and with the
        whole matrix resident (the compute time alone), next to the transfer time at the measured bandwidth.
    Options: -cube_n <nodes per edge> -dof <1,3,6> -budget <bytes> -subs <list> -ks <list> -reps <5> -buffers <2>
+     -more_budgets <list of bytes>: the model's plan under each of these budgets too
      -inplace: the engine streams from the generated arrays, page-locked in place, not from a pinned copy (halves the
        host memory: for matrices near the host's size); -skip_mat: leave out the MatMult part (which copies)
    Times are medians of -reps after one untimed warm-up; every timed call ends with the device idle.
    Prints CSV: bench,dof,cube_n,rows,nnz,csr_bytes,budget,subs,resident_subs,buffers,overlap,k,bytes_copied,ms,GBps
    (GBps: bytes copied per second for streamed runs and pinned copies, CSR bytes per second for resident ones). */
 #include <algorithm>
+#include <utility>
 #include <cstdio>
 #include <vector>
 
@@ -28,7 +30,7 @@ PetscLogDouble csrbytes = 0, budget = 0;
 
 void Line(const char *bench, PetscLogDouble bud, PetscInt subs, PetscInt res, PetscInt buffers, int overlap, PetscInt k, double bytes, double ms, double gbps)
 {
-  std::printf("%s,%d,%d,%d,%d,%.0f,%.0f,%d,%d,%d,%d,%d,%.0f,%.4f,%.3f\n", bench, (int)dof, (int)cube_n, (int)m, (int)nnz, csrbytes, bud, (int)subs, (int)res, (int)buffers, overlap, (int)k, bytes, ms, gbps);
+  std::printf("%s,%d,%d,%lld,%lld,%.0f,%.0f,%d,%d,%d,%d,%d,%.0f,%.4f,%.3f\n", bench, (int)dof, (int)cube_n, (long long)m, (long long)nnz, csrbytes, bud, (int)subs, (int)res, (int)buffers, overlap, (int)k, bytes, ms, gbps);
   std::fflush(stdout);
 }
 
@@ -47,12 +49,13 @@ PetscErrorCode GetList(const char *name, std::vector<PetscInt> &v)
 
 int main(int argc, char **argv)
 {
-  PetscInt              reps = 5, *ia, *ja;
-  PetscScalar          *a;
-  std::vector<PetscInt> subs = {2, 4, 8, 16, 32, 64}, ks = {1, 4, 16, 64};
-  double                pinned  = 0;
-  PetscBool             inplace = PETSC_FALSE, skipmat = PETSC_FALSE;
-  PetscInt              buffers = 2; /* device buffers of the engine's plans (-mat_gpustream_buffers) */
+  PetscInt                    reps = 5, *ia, *ja;
+  PetscScalar                *a;
+  std::vector<PetscInt>       subs = {2, 4, 8, 16, 32, 64}, ks = {1, 4, 16, 64};
+  std::vector<PetscLogDouble> budgets; /* more budgets, each with the model's plan */
+  double                      pinned  = 0;
+  PetscBool                   inplace = PETSC_FALSE, skipmat = PETSC_FALSE;
+  PetscInt                    buffers = 2; /* device buffers of the engine's plans (-mat_gpustream_buffers) */
 
   PetscCall(PetscInitialize(&argc, &argv, nullptr, nullptr));
   PetscCall(PetscGPUStreamInitializePackage());
@@ -71,6 +74,12 @@ int main(int argc, char **argv)
   csrbytes = GSStreamCSRBytes(m, nnz);
   budget   = csrbytes / 5;
   PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-budget", &budget, nullptr));
+  {
+    PetscReal b[16];
+    PetscInt  nb = 16;
+    PetscCall(PetscOptionsGetRealArray(nullptr, nullptr, "-more_budgets", b, &nb, nullptr));
+    budgets.assign(b, b + nb);
+  }
   std::printf("bench,dof,cube_n,rows,nnz,csr_bytes,budget,subs,resident_subs,buffers,overlap,k,bytes_copied,ms,GBps\n");
 
   { /* pinned host to device: one copy of min(1 GiB, CSR) */
@@ -113,29 +122,31 @@ int main(int argc, char **argv)
     std::vector<PetscScalar> x(m, 1.0), y(m);
     DView<PetscScalar>       X("bench::X", (size_t)m * ks.back()), Y("bench::Y", (size_t)m * ks.back());
     Kokkos::deep_copy(X, 1.0);
-    std::vector<PetscInt> counts = subs;
-    counts.push_back(0); /* the model's choice */
+    std::vector<std::pair<PetscLogDouble, PetscInt>> plans; /* (budget, subdivisions; 0: the model's choice) */
+    for (PetscInt s : subs) plans.push_back({budget, s});
+    plans.push_back({budget, 0});
+    for (PetscLogDouble b : budgets) plans.push_back({b, 0});
     PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
-    for (PetscInt s : counts) { /* single-vector streamed SpMV against the number of subdivisions */
-      GSStreamOptions o{GS_STREAM_STREAM, budget, buffers, s, PETSC_TRUE, inplace};
+    for (auto [bud, s] : plans) { /* single-vector streamed SpMV against the number of subdivisions */
+      GSStreamOptions o{GS_STREAM_STREAM, bud, buffers, s, PETSC_TRUE, inplace};
       GSStreamPlan    P;
       GSStreamInfo    info;
       if (GSStreamPlanCreate(m, m, ia, ja, a, &o, &P)) { /* too few subdivisions for the budget */
-        Line("stream_infeasible", budget, s, 0, buffers, 1, 1, 0, 0, 0);
+        Line("stream_infeasible", bud, s, 0, buffers, 1, 1, 0, 0, 0);
         continue;
       }
       GSStreamPlanGetInfo(P, &info);
       for (int ov = 1; ov >= 0; ov--) {
         GSStreamPlanSetOverlap(P, (PetscBool)ov);
         const double ms = 1e-3 * TimeUs((int)reps, [&]() { GSStreamPlanMult(P, nullptr, nullptr, x.data(), nullptr, y.data()); });
-        Line(s ? "stream_spmv" : "stream_spmv_auto", budget, info.nsub, info.nresident, info.buffers, ov, 1, info.streambytes, ms, info.streambytes / ms / 1e6);
+        Line(s ? "stream_spmv" : "stream_spmv_auto", bud, info.nsub, info.nresident, info.buffers, ov, 1, info.streambytes, ms, info.streambytes / ms / 1e6);
       }
       if (!s) /* block products on the automatic plan */
         for (PetscInt k : ks)
           for (int ov = 1; ov >= 0; ov--) {
             GSStreamPlanSetOverlap(P, (PetscBool)ov);
             const double ms = 1e-3 * TimeUs((int)reps, [&]() { GSStreamPlanMultBlockDevice(P, k, X.data(), m, Y.data(), m); });
-            Line("stream_block", budget, info.nsub, info.nresident, info.buffers, ov, k, info.streambytes, ms, info.streambytes / ms / 1e6);
+            Line("stream_block", bud, info.nsub, info.nresident, info.buffers, ov, k, info.streambytes, ms, info.streambytes / ms / 1e6);
           }
       GSStreamPlanDestroy(&P);
     }
