@@ -8,6 +8,7 @@
 #include "kokkosimpl.hpp"
 #include "../src/mat/gpustream/devicemat.hpp"
 #include "kokkostiming.hpp"
+#include "poisson2d.h"
 
 using namespace gpustream;
 
@@ -15,7 +16,7 @@ int main(int argc, char **argv)
 {
   Mat         A;
   Vec         u, v;
-  PetscInt    m, n, reps = 50, Istart, Iend;
+  PetscInt    m, n, reps = 50, nloc;
   PetscReal   nreal = 1e6;
   PetscMPIInt size;
   MatInfo     info;
@@ -33,30 +34,16 @@ int main(int argc, char **argv)
   PetscCall(MatCreate(PETSC_COMM_WORLD, &A));
   PetscCall(MatSetSizes(A, PETSC_DECIDE, PETSC_DECIDE, n, n));
   PetscCall(MatSetType(A, MATGPUSTREAM));
-  PetscCall(MatSeqAIJSetPreallocation(A, 5, nullptr));
-  PetscCall(MatMPIAIJSetPreallocation(A, 5, nullptr, 2, nullptr));
-  PetscCall(MatGetOwnershipRange(A, &Istart, &Iend));
-  for (PetscInt row = Istart; row < Iend; row++) {
-    const PetscInt i = row % m, j = row / m;
-    PetscInt       cols[5], k     = 0;
-    PetscScalar    val[5];
-    if (j > 0) cols[k] = row - m, val[k++] = -1.0;
-    if (i > 0) cols[k] = row - 1, val[k++] = -1.0;
-    cols[k] = row, val[k++] = 4.0;
-    if (i < m - 1) cols[k] = row + 1, val[k++] = -1.0;
-    if (j < m - 1) cols[k] = row + m, val[k++] = -1.0;
-    PetscCall(MatSetValues(A, 1, &row, k, cols, val, INSERT_VALUES));
-  }
-  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(Poisson2DAssemble(A, m));
   PetscCall(MatGetInfo(A, MAT_GLOBAL_SUM, &info));
+  PetscCall(MatGetLocalSize(A, &nloc, nullptr));
   PetscCall(MatCreateVecs(A, &u, &v));
   PetscCall(VecSet(u, 1.0));
   PetscCall(MatMult(A, u, v)); /* builds the device copy and the halo */
   PetscCall(MatGPUStreamGetDeviceMat(A, &dA, &dB, &H));
   PetscCheck(dA, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONGSTATE, "The matrix is not resident on the device");
   {
-    DView<PetscScalar> x("bench::x", (size_t)(Iend - Istart)), y("bench::y", (size_t)(Iend - Istart));
+    DView<PetscScalar> x("bench::x", (size_t)nloc), y("bench::y", (size_t)nloc);
     double             us, usmax;
     Kokkos::deep_copy(x, 1.0);
     us = TimeUs((int)reps, [&]() {

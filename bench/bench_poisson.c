@@ -10,6 +10,8 @@ a solve; -1 if absent)\n\n";
 
 #include <petscksp.h>
 
+#include "poisson2d.h"
+
 static int CmpDouble(const void *a, const void *b)
 {
   const double x = *(const double *)a, y = *(const double *)b;
@@ -22,7 +24,7 @@ int main(int argc, char **argv)
   Vec           x, b;
   KSP           ksp;
   PC            pc;
-  PetscInt      n = 10000, m, its = 30, reps = 7, nrhs = 1, Istart, Iend, done;
+  PetscInt      n = 10000, m, its = 30, reps = 7, nrhs = 1, done;
   Mat           B = NULL, X = NULL;
   PetscLogEvent loop = -1;
   PetscMPIInt   size;
@@ -49,22 +51,7 @@ int main(int argc, char **argv)
   PetscCall(MatCreate(PETSC_COMM_WORLD, &A));
   PetscCall(MatSetSizes(A, PETSC_DECIDE, PETSC_DECIDE, n, n));
   PetscCall(MatSetFromOptions(A));
-  PetscCall(MatSeqAIJSetPreallocation(A, 5, NULL));
-  PetscCall(MatMPIAIJSetPreallocation(A, 5, NULL, 2, NULL));
-  PetscCall(MatGetOwnershipRange(A, &Istart, &Iend));
-  for (PetscInt row = Istart; row < Iend; row++) {
-    const PetscInt i = row % m, j = row / m;
-    PetscInt       cols[5], k     = 0;
-    PetscScalar    v[5];
-    if (j > 0) cols[k] = row - m, v[k++] = -1.0;
-    if (i > 0) cols[k] = row - 1, v[k++] = -1.0;
-    cols[k] = row, v[k++] = 4.0;
-    if (i < m - 1) cols[k] = row + 1, v[k++] = -1.0;
-    if (j < m - 1) cols[k] = row + m, v[k++] = -1.0;
-    PetscCall(MatSetValues(A, 1, &row, k, cols, v, INSERT_VALUES));
-  }
-  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(Poisson2DAssemble(A, m));
   PetscCall(MatGetInfo(A, MAT_GLOBAL_SUM, &info));
   PetscCall(MatCreateVecs(A, &x, &b));
   PetscCall(VecSet(b, 1.0));
