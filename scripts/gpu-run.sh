@@ -9,8 +9,8 @@
 # spmv:      our SpMV and cuSPARSE's on the matrices of bench/generators.h (MATS="spec ..."), ratios and GB/s
 # bench:     hardware limits, then time per iteration of pipecgfused, pipebcgsf, sgmresf (GPU) and PETSc's CG, BCGS,
 #            GMRES on AIJ with every CPU core; cuSPARSE/cuBLAS SpMV, CG and GMRES(30) peers
-# mpi:       the example tests on 2 processes, then pipecgfused on 1 and 2 processes (one GPU each where there are
-#            two): weak scaling (5e6 rows per process) and strong scaling (1e7 rows)
+# mpi:       the example tests on 2 processes, then the solvers and MatMult alone (bench_matmult) on 1 and 2 processes
+#            (one GPU each where there are two): weak and strong scaling
 # stream:    the streaming engine on the cantilever cube (bench/bench_stream): pinned bandwidth, MatMult resident and
 #            streamed, streamed SpMV against the number of subdivisions with overlap on and off, k = 1..64 vectors
 #            per pass; $STREAM_ARGS (default: 3 dof, 160 nodes per edge: an 11.5 GB CSR under a 2 GB budget)
@@ -125,6 +125,22 @@ for c in dict.fromkeys(k[0] for k in t):
     g = lambda p, n: t.get((c, p, round(n, -5)), float("nan"))
     a, b, s, w = g(1, 5e6), g(1, 1e7), g(2, 1e7), g(2, 2e7)
     print("%-11s %12.1f %12.1f %12.1f %12.1f %8.2f %8.2f %8.2f" % (c, a, b, s, w, b / s, a / s, b / w))
+PY
+  # MatMult alone with device vectors (bench_matmult): strong scaling at 5e6-2e7 rows, weak at 5e6-2e7 rows per GPU
+  for c in "1 5e6" "1 1e7" "1 2e7" "2 5e6" "2 1e7" "2 2e7" "2 4e7"; do
+    read -r np n <<<"$c"
+    "$MPIEXEC" -n "$np" "$B/bench/bench_matmult" -n "$n" -reps 100 >>"$OUT/matmult.csv"
+  done
+  python3 - "$OUT/matmult.csv" <<'PY' | tee -a "$summary"
+import sys
+t = {}
+for l in open(sys.argv[1]):
+    p, n, nnz, us = l.strip().split(",")
+    t[(int(p), round(int(n), -5))] = float(us)
+g = lambda p, n: t.get((p, round(n, -5)), float("nan"))
+print("MatMult %9s %10s %10s %8s %8s" % ("rows", "1 GPU us", "2 GPUs us", "strong", "weak"))
+for n in (5e6, 1e7, 2e7):
+    print("MatMult %9.0e %10.1f %10.1f %8.2f %8.2f" % (n, g(1, n), g(2, n), g(1, n) / g(2, n), g(1, n) / g(2, 2 * n)))
 PY
 fi
 
