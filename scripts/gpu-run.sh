@@ -162,7 +162,7 @@ if [[ $what == *sanitizer* ]]; then
   echo "memcheck unit tests: exit $? $(grep -E -o '(ERROR|RACECHECK) SUMMARY: [0-9]+ [a-z]+' "$step" | tail -1), $(grep passed "$step" | tail -1)" | tee -a "$summary"
   log sanitizer.log
   for tool in racecheck synccheck; do # the SpMV kernels' scratch memory (the whole unit suite outlasts the timeout)
-    timeout ${SAN_TIMEOUT:-120} compute-sanitizer --tool $tool --error-exitcode 9 "$B/tests/test_kernels" -max_size 1000 -only SpMV,Tiles,BlockFormat >"$step" 2>&1
+    timeout $((2 * ${SAN_TIMEOUT:-120})) compute-sanitizer --tool $tool --error-exitcode 9 "$B/tests/test_kernels" -max_size 1000 -only SpMV,Tiles,BlockFormat >"$step" 2>&1 # racecheck: 111 s on an H200
     echo "$tool unit tests SpMV,Tiles,BlockFormat: exit $? $(grep -E -o '(ERROR|RACECHECK) SUMMARY: [0-9]+ [a-z]+' "$step" | tail -1), $(grep passed "$step" | tail -1)" | tee -a "$summary"
     log sanitizer.log
   done
