@@ -1,5 +1,7 @@
 static char help[] = "Tests MATGPUSTREAM against MATAIJ holding the same random matrix: MatMult, MatMultAdd, MatGetDiagonal,\n\
-MatDuplicate, MatConvert both ways (initial, in place, reuse), value and pattern changes after assembly, MatView.\n\
+MatDuplicate, MatConvert both ways (initial, in place, reuse), value and pattern changes after assembly, MatView;\n\
+with -more_ops the transposed products, norms, MatGetInfo, shifts, diagonal scaling and setting, MatAXPY, MatCopy,\n\
+MatZeroRows(Columns), MatZeroEntries and a binary MatView/MatLoad round trip.\n\
 On several processes the rows are split unevenly, and with more than two the first process owns none.\n";
 
 #include <petscgpustream.h>
@@ -200,6 +202,157 @@ static PetscErrorCode TestSize(PetscInt m, PetscInt maxlen, PetscRandom rnd)
   PetscFunctionReturn(0);
 }
 
+/* Relative difference of two numbers, 0 when both are 0 */
+static PetscReal RelDiff(PetscReal a, PetscReal b)
+{
+  return a == b ? 0 : PetscAbsReal(a - b) / PetscMax(PetscAbsReal(a), PetscAbsReal(b));
+}
+
+/* Prints whether the transposed products of A and B agree */
+static PetscErrorCode CompareTranspose(const char *what, Mat A, Mat B, PetscRandom rnd)
+{
+  Vec       x, z, ya, yb;
+  PetscReal d[2];
+
+  PetscFunctionBeginUser;
+  PetscCall(MatCreateVecs(B, &ya, &x));
+  PetscCall(VecDuplicate(ya, &yb));
+  PetscCall(VecDuplicate(ya, &z));
+  PetscCall(VecSetRandom(x, rnd));
+  PetscCall(VecSetRandom(z, rnd));
+  PetscCall(MatMultTranspose(A, x, ya));
+  PetscCall(MatMultTranspose(B, x, yb));
+  PetscCall(VecRelDiff(ya, yb, &d[0]));
+  PetscCall(MatMultTransposeAdd(A, x, z, ya));
+  PetscCall(MatMultTransposeAdd(B, x, z, yb));
+  PetscCall(VecRelDiff(ya, yb, &d[1]));
+  if (d[0] < 1e-14 && d[1] < 1e-14)
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: MatMultTranspose, MatMultTransposeAdd agree with AIJ\n", what));
+  else
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: FAILED: differences %g %g\n", what, (double)d[0], (double)d[1]));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&z));
+  PetscCall(VecDestroy(&ya));
+  PetscCall(VecDestroy(&yb));
+  PetscFunctionReturn(0);
+}
+
+/* The rest of the operations the issue lists, each on A (gpustream) and B (AIJ), then compared: transposed products,
+   norms, MatGetInfo, MatShift, MatDiagonalScale, MatDiagonalSet, MatAXPY, MatCopy, MatZeroRows, MatZeroRowsColumns,
+   MatZeroEntries, and a binary MatView/MatLoad round trip into a gpustream matrix */
+static PetscErrorCode TestMoreOps(PetscInt m, PetscInt maxlen, PetscRandom rnd)
+{
+  Mat         A, B, CA, CB;
+  Vec         l, r, xa, xb, ba, bb;
+  PetscInt    rstart, rend, nz = 0, rows[3], mloc = PETSC_DECIDE;
+  PetscReal   na, nb, d[2];
+  NormType    types[3] = {NORM_1, NORM_FROBENIUS, NORM_INFINITY};
+  MatInfo     ia, ib;
+  PetscMPIInt size, rank;
+  PetscViewer v;
+  char        file[64];
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "m = %" PetscInt_FMT ", up to %" PetscInt_FMT " entries per row\n", m, maxlen));
+  PetscCall(PetscSplitOwnership(PETSC_COMM_WORLD, &mloc, &m));
+  PetscCall(MatCreate(PETSC_COMM_WORLD, &A));
+  PetscCall(MatSetSizes(A, mloc, mloc, m, m));
+  PetscCall(MatSetType(A, MATGPUSTREAM));
+  PetscCall(MatCreate(PETSC_COMM_WORLD, &B));
+  PetscCall(MatSetSizes(B, mloc, mloc, m, m));
+  PetscCall(MatSetType(B, MATAIJ));
+  PetscCall(FillRandom(A, B, m, maxlen, rnd));
+  PetscCall(MatSetOption(A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE)); /* MatDiagonalSet may add diagonal entries */
+  PetscCall(MatSetOption(B, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  PetscCall(CompareTranspose("  transposed", A, B, rnd));
+  for (int k = 0; k < 3; k++) {
+    PetscCall(MatNorm(A, types[k], &na));
+    PetscCall(MatNorm(B, types[k], &nb));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  MatNorm %s: %s\n", NormTypes[types[k]], RelDiff(na, nb) < 1e-14 ? "agrees with AIJ" : "FAILED"));
+  }
+  PetscCall(MatGetInfo(A, MAT_GLOBAL_SUM, &ia));
+  PetscCall(MatGetInfo(B, MAT_GLOBAL_SUM, &ib));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  MatGetInfo: nonzeros %s\n", ia.nz_used == ib.nz_used ? "agree with AIJ" : "FAILED"));
+
+  PetscCall(MatShift(A, 1.5));
+  PetscCall(MatShift(B, 1.5));
+  PetscCall(Compare("  MatShift", MATGPUSTREAM, "gpustream", A, B, rnd));
+  PetscCall(MatCreateVecs(B, &r, &l));
+  PetscCall(VecSetRandom(l, rnd));
+  PetscCall(VecSetRandom(r, rnd));
+  PetscCall(MatDiagonalScale(A, l, r));
+  PetscCall(MatDiagonalScale(B, l, r));
+  PetscCall(Compare("  MatDiagonalScale", MATGPUSTREAM, "gpustream", A, B, rnd));
+  PetscCall(MatDiagonalSet(A, l, ADD_VALUES));
+  PetscCall(MatDiagonalSet(B, l, ADD_VALUES));
+  PetscCall(Compare("  MatDiagonalSet add", MATGPUSTREAM, "gpustream", A, B, rnd));
+  PetscCall(MatDiagonalSet(A, r, INSERT_VALUES));
+  PetscCall(MatDiagonalSet(B, r, INSERT_VALUES));
+  PetscCall(Compare("  MatDiagonalSet insert", MATGPUSTREAM, "gpustream", A, B, rnd));
+
+  PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &CA));
+  PetscCall(MatDuplicate(B, MAT_COPY_VALUES, &CB));
+  PetscCall(MatAXPY(A, -2.0, CA, SAME_NONZERO_PATTERN));
+  PetscCall(MatAXPY(B, -2.0, CB, SAME_NONZERO_PATTERN));
+  PetscCall(Compare("  MatAXPY", MATGPUSTREAM, "gpustream", A, B, rnd));
+  PetscCall(MatCopy(A, CA, SAME_NONZERO_PATTERN));
+  PetscCall(Compare("  MatCopy", MATGPUSTREAM, "gpustream", CA, B, rnd));
+  PetscCall(MatDestroy(&CA));
+  PetscCall(MatDestroy(&CB));
+
+  PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
+  for (PetscInt i = rstart; i < rend && nz < 3; i += 5) rows[nz++] = i; /* a few local rows, none on some processes */
+  PetscCall(MatCreateVecs(B, &xa, &ba));
+  PetscCall(VecDuplicate(xa, &xb));
+  PetscCall(VecDuplicate(ba, &bb));
+  PetscCall(VecSetRandom(xa, rnd));
+  PetscCall(VecCopy(xa, xb));
+  PetscCall(VecSetRandom(ba, rnd));
+  PetscCall(VecCopy(ba, bb));
+  PetscCall(MatZeroRows(A, nz, rows, 2.0, xa, ba));
+  PetscCall(MatZeroRows(B, nz, rows, 2.0, xb, bb));
+  PetscCall(VecRelDiff(ba, bb, &d[0]));
+  PetscCall(Compare("  MatZeroRows", MATGPUSTREAM, "gpustream", A, B, rnd));
+  PetscCall(MatZeroRowsColumns(A, nz, rows, 3.0, xa, ba));
+  PetscCall(MatZeroRowsColumns(B, nz, rows, 3.0, xb, bb));
+  PetscCall(VecRelDiff(ba, bb, &d[1]));
+  PetscCall(Compare("  MatZeroRowsColumns", MATGPUSTREAM, "gpustream", A, B, rnd));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  right-hand sides of MatZeroRows, MatZeroRowsColumns: %s\n", d[0] < 1e-14 && d[1] < 1e-14 ? "agree with AIJ" : "FAILED"));
+
+  PetscCall(PetscSNPrintf(file, sizeof(file), "matgpustream-%d-%" PetscInt_FMT ".bin", (int)size, m));
+  PetscCall(PetscViewerBinaryOpen(PETSC_COMM_WORLD, file, FILE_MODE_WRITE, &v));
+  PetscCall(MatView(A, v));
+  PetscCall(PetscViewerDestroy(&v));
+  PetscCall(MatCreate(PETSC_COMM_WORLD, &CA));
+  PetscCall(MatSetType(CA, MATGPUSTREAM));
+  PetscCall(PetscViewerBinaryOpen(PETSC_COMM_WORLD, file, FILE_MODE_READ, &v));
+  PetscCall(MatLoad(CA, v));
+  PetscCall(PetscViewerDestroy(&v));
+  PetscCall(Compare("  MatView binary, MatLoad", MATGPUSTREAM, "gpustream", CA, B, rnd));
+  PetscCall(MatDestroy(&CA));
+  PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
+  if (!rank) {
+    (void)remove(file);
+    PetscCall(PetscStrlcat(file, ".info", sizeof(file)));
+    (void)remove(file);
+  }
+
+  PetscCall(MatZeroEntries(A));
+  PetscCall(MatZeroEntries(B));
+  PetscCall(Compare("  MatZeroEntries", MATGPUSTREAM, "gpustream", A, B, rnd));
+  PetscCall(VecDestroy(&l));
+  PetscCall(VecDestroy(&r));
+  PetscCall(VecDestroy(&xa));
+  PetscCall(VecDestroy(&xb));
+  PetscCall(VecDestroy(&ba));
+  PetscCall(VecDestroy(&bb));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&B));
+  PetscFunctionReturn(0);
+}
+
 /* A matrix of bs x bs blocks (MatSetValuesBlocked(): up to 6 random blocks a block row and the diagonal one), against
    AIJ: the device storage takes block column indices (unless the options say otherwise), and follows new values, a
    shift, and an entry that breaks the block pattern (then CSR). On several processes the block rows are split
@@ -339,7 +492,7 @@ int main(int argc, char **argv)
 {
   PetscRandom rnd;
   Mat         A;
-  PetscBool   view = PETSC_FALSE, broken = PETSC_FALSE;
+  PetscBool   view = PETSC_FALSE, broken = PETSC_FALSE, moreops = PETSC_FALSE;
   PetscInt    bs      = 0;
   char        bad[32] = "";
 
@@ -350,6 +503,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetString(NULL, NULL, "-case", bad, sizeof(bad), NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-blocks", &bs, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-broken", &broken, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-more_ops", &moreops, NULL));
   PetscCall(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
   PetscCall(PetscRandomSetInterval(rnd, -1.0, 1.0));
   if (bad[0])
@@ -371,6 +525,10 @@ int main(int argc, char **argv)
     PetscCall(MatView(A, PETSC_VIEWER_STDOUT_WORLD));
     PetscCall(PetscViewerPopFormat(PETSC_VIEWER_STDOUT_WORLD));
     PetscCall(MatDestroy(&A));
+  } else if (moreops) {
+    PetscCall(TestMoreOps(1, 3, rnd));
+    PetscCall(TestMoreOps(40, 5, rnd));
+    PetscCall(TestMoreOps(1000, 30, rnd));
   } else {
     PetscCall(TestSize(0, 3, rnd));
     PetscCall(TestSize(1, 3, rnd));
@@ -386,6 +544,25 @@ int main(int argc, char **argv)
 
    test:
       suffix: ops
+
+   test:
+      suffix: more_ops
+      args: -more_ops
+
+   test:
+      suffix: more_ops_2
+      nsize: 2
+      args: -more_ops
+
+   test:
+      suffix: more_ops_3
+      nsize: 3
+      args: -more_ops
+
+   test:
+      suffix: more_ops_4
+      nsize: 4
+      args: -more_ops
 
    test:
       suffix: view

@@ -16,8 +16,8 @@ typedef struct {
   GSHalo           halo;
   GSStreamPlan     plan; /* the diagonal block when it streams (then dA is NULL) */
   GSStreamOptions  opts;
-  GSDeviceMPI      devicempi;      /* -mat_gpustream_device_mpi */
-  PetscObjectState nzstate, state; /* host states the device copy reflects */
+  GSDeviceMPI      devicempi;                 /* -mat_gpustream_device_mpi */
+  PetscObjectState nzstate, state, bstate[2]; /* host states the device copy reflects (bstate: MPIAIJ's blocks) */
   /* SeqAIJ's operations that ours wrap, restored when converting back to AIJ */
   PetscErrorCode (*mult)(Mat, Vec, Vec);
   PetscErrorCode (*multadd)(Mat, Vec, Vec, Vec);
@@ -164,14 +164,24 @@ static PetscErrorCode MatGPUStreamGetBlocks_Private(Mat A, Mat *Ad, Mat *Ao, con
 static PetscErrorCode MatGPUStreamSync_Private(Mat A)
 {
   Mat_GPUStream   *gs = (Mat_GPUStream *)A->spptr;
-  PetscObjectState state;
+  PetscObjectState state, bstate[2] = {0, 0};
   PetscMPIInt      size;
+  PetscBool        changed = PETSC_FALSE;
 
   PetscFunctionBegin;
   PetscCheck(A->assembled, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONGSTATE, "Not for an unassembled matrix: call MatAssemblyBegin/End() first");
   PetscCall(PetscObjectStateGet((PetscObject)A, &state));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
-  if ((!gs->dA && !gs->plan) || gs->nzstate != A->nonzerostate || gs->state != state) {
+  if (size > 1) { /* MPIAIJ's MatAXPY() changes its blocks and leaves the matrix's own state as it was */
+    Mat             Ad, Ao;
+    const PetscInt *garray;
+    PetscCall(MatGPUStreamGetBlocks_Private(A, &Ad, &Ao, &garray));
+    PetscCall(PetscObjectStateGet((PetscObject)Ad, &bstate[0]));
+    PetscCall(PetscObjectStateGet((PetscObject)Ao, &bstate[1]));
+    changed = (PetscBool)(bstate[0] != gs->bstate[0] || bstate[1] != gs->bstate[1]);
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &changed, 1, MPIU_BOOL, MPI_LOR, PetscObjectComm((PetscObject)A)));
+  }
+  if ((!gs->dA && !gs->plan) || gs->nzstate != A->nonzerostate || gs->state != state || changed) {
     const PetscBool valuesonly = (PetscBool)((gs->dA || gs->plan) && gs->nzstate == A->nonzerostate);
 
     PetscCall(PetscLogEventBegin(GPUS_MatSync, A, 0, 0, 0));
@@ -192,8 +202,10 @@ static PetscErrorCode MatGPUStreamSync_Private(Mat A)
         PetscCall(GSAllOK(PetscObjectComm((PetscObject)A), GSHaloCreate(PetscObjectComm((PetscObject)A), A->cmap->n, A->cmap->range, Ao->cmap->n, garray, devicempi, &gs->halo)));
       }
     }
-    gs->nzstate = A->nonzerostate;
-    gs->state   = state;
+    gs->nzstate   = A->nonzerostate;
+    gs->state     = state;
+    gs->bstate[0] = bstate[0];
+    gs->bstate[1] = bstate[1];
     PetscCall(PetscLogEventEnd(GPUS_MatSync, A, 0, 0, 0));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
