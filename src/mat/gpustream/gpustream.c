@@ -166,32 +166,26 @@ static PetscErrorCode MatGPUStreamSync_Private(Mat A)
   Mat_GPUStream   *gs = (Mat_GPUStream *)A->spptr;
   PetscObjectState state, bstate[2] = {0, 0};
   PetscMPIInt      size;
-  PetscBool        changed = PETSC_FALSE;
+  Mat              Ad = NULL, Ao = NULL;
+  const PetscInt  *garray = NULL;
 
   PetscFunctionBegin;
   PetscCheck(A->assembled, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONGSTATE, "Not for an unassembled matrix: call MatAssemblyBegin/End() first");
   PetscCall(PetscObjectStateGet((PetscObject)A, &state));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
-  if (size > 1) { /* MPIAIJ's MatAXPY() changes its blocks and leaves the matrix's own state as it was */
-    Mat             Ad, Ao;
-    const PetscInt *garray;
+  if (size > 1) { /* MPIAIJ's MatAXPY() changes its blocks and leaves the matrix's own state as it was; like that state,
+                     the blocks' move in collective operations only, so every process decides alike */
     PetscCall(MatGPUStreamGetBlocks_Private(A, &Ad, &Ao, &garray));
     PetscCall(PetscObjectStateGet((PetscObject)Ad, &bstate[0]));
     PetscCall(PetscObjectStateGet((PetscObject)Ao, &bstate[1]));
-    changed = (PetscBool)(bstate[0] != gs->bstate[0] || bstate[1] != gs->bstate[1]);
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &changed, 1, MPIU_BOOL, MPI_LOR, PetscObjectComm((PetscObject)A)));
   }
-  if ((!gs->dA && !gs->plan) || gs->nzstate != A->nonzerostate || gs->state != state || changed) {
+  if ((!gs->dA && !gs->plan) || gs->nzstate != A->nonzerostate || gs->state != state || gs->bstate[0] != bstate[0] || gs->bstate[1] != bstate[1]) {
     const PetscBool valuesonly = (PetscBool)((gs->dA || gs->plan) && gs->nzstate == A->nonzerostate);
 
     PetscCall(PetscLogEventBegin(GPUS_MatSync, A, 0, 0, 0));
     if (size == 1)
       PetscCall(MatGPUStreamSyncDiag_Private(PETSC_COMM_SELF, A, valuesonly, gs));
     else {
-      Mat             Ad, Ao;
-      const PetscInt *garray;
-
-      PetscCall(MatGPUStreamGetBlocks_Private(A, &Ad, &Ao, &garray));
       PetscCall(MatGPUStreamSyncDiag_Private(PetscObjectComm((PetscObject)A), Ad, valuesonly, gs));
       PetscCall(GSAllOK(PetscObjectComm((PetscObject)A), MatGPUStreamSyncBlock_Private(Ao, valuesonly, PETSC_TRUE, gs->opts.kernel, gs->opts.tile, &gs->dB)));
       if (!valuesonly) { /* collective, its allocations last */
