@@ -215,9 +215,12 @@ if [[ $what == *bench* ]]; then
     "$MPIEXEC" -n "$ncpu" --bind-to core "$B/bench/bench_poisson" -n "$n" -mat_type aij -ksp_type cg -pc_type none | tee -a "$csv"
     "$B/bench/bench_poisson" -n "$n" -dll_append "$B/libpetscgpustream.so" -mat_type gpustream -ksp_type pipebcgsf -pc_type none -loop_event PBCGSFIteration | tee -a "$csv"
     "$MPIEXEC" -n "$ncpu" --bind-to core "$B/bench/bench_poisson" -n "$n" -mat_type aij -ksp_type bcgs -pc_type none | tee -a "$csv"
-    # restart 30 (the default) and 30 iterations: one whole cycle per solve; pc "never": no second Gram-Schmidt pass
+    # restart 30 (the default) and 30 iterations: one whole cycle per solve; pc "none": the default (delayed) refinement,
+    # "ifneeded": PETSc's refinement in the same iteration, "never": no second Gram-Schmidt pass
     "$B/bench/bench_poisson" -n "$n" -dll_append "$B/libpetscgpustream.so" -mat_type gpustream -ksp_type sgmresf -pc_type none -loop_event SGMRESFIteration | tee -a "$csv"
-    "$B/bench/bench_poisson" -n "$n" -dll_append "$B/libpetscgpustream.so" -mat_type gpustream -ksp_type sgmresf -pc_type none -loop_event SGMRESFIteration -ksp_sgmresf_cgs_refinement never | sed 's/,none,/,never,/' | tee -a "$csv"
+    for r in ifneeded never; do
+      "$B/bench/bench_poisson" -n "$n" -dll_append "$B/libpetscgpustream.so" -mat_type gpustream -ksp_type sgmresf -pc_type none -loop_event SGMRESFIteration -ksp_sgmresf_cgs_refinement $r | sed "s/,none,/,$r,/" | tee -a "$csv"
+    done
     "$MPIEXEC" -n "$ncpu" --bind-to core "$B/bench/bench_poisson" -n "$n" -mat_type aij -ksp_type gmres -pc_type none | tee -a "$csv"
   done
   python3 - "$OUT/kernels.csv" "$OUT/peers.csv" "$csv" <<'PY' | tee -a "$summary"
@@ -260,10 +263,15 @@ for r in rows:
         floor = "%.1f" % ((12 * nnz + 4 * (n + 1) + 8 * vec * n) / bw * 1e6)
     if r["ksp"] == "pipebcgsf":  # two SpMVs; p,v,r0 + r,v,s + s,t,r0 + x,p,s,t,v,r0 read and x,r,p written
         floor = "%.1f" % ((2 * (12 * nnz + 4 * (n + 1)) + 8 * 18 * n) / bw * 1e6)
-    if r["ksp"] == "sgmresf":  # restart m = 30, averaged over the cycle; without the refinement's two extra reads of v_1..v_{k-1}
+    if r["ksp"] == "sgmresf" and r["pc"] != "none":  # restart m = 30, averaged over the cycle; without the refinement's two extra reads of v_1..v_{k-1}
         m = 30
         cols = sum(max(k - 1, 1) + 1 + (k - 1 + 2 if k > 1 else 0) + 3 for k in range(1, m + 1))  # SpMVDot, Orthogonalize, Normalize
         cols += (m + 2) + 3  # UpdateSolution (m columns, x read and written), Residual (x, b, r0)
+    if r["ksp"] == "sgmresf" and r["pc"] == "none":  # the default delayed refinement: its own bytes
+        m = 30
+        cols = 2 + sum((k - 1) + 1 + (k + 1) + 2 for k in range(2, m + 1))  # SpMVDot(1); SpMVDotDelayed (v_1..v_{k-1}, x), OrthogonalizeDelayed (r0, v_1..v_{k-1}, x; v_{k-1}, w'_k)
+        cols += m + (m + 2) + (m + 2) + 3  # the close (Dot, Normalize), UpdateSolution, Residual
+    if r["ksp"] == "sgmresf":
         floor = "%.1f" % (((m + 1) * (12 * nnz + 4 * (n + 1)) + 8 * cols * n) / m / bw * 1e6)
     ratio = "%.2f" % (float(r["us_per_it_loop"]) / float(floor)) if floor else ""
     # against the latency of one launch and readback: the limit of small problems

@@ -317,7 +317,7 @@ int main(int argc, char **argv)
   }
   if (!hashost) {
     Vec    x0;
-    Result r[3];
+    Result r[4];
 
     /* a nonzero initial guess */
     PetscCall(ConvDiff(MATGPUSTREAM, 10, 10.0, &A));
@@ -375,8 +375,8 @@ int main(int argc, char **argv)
        (e random, t = 0 .. trials-1) are compared (on the CPU: GMRES with refinement if needed 1611, sgmresf 1617,
        without refinement 2360) */
     {
-      PetscInt  trials = 16, sum[3] = {0, 0, 0};
-      PetscReal worst[3] = {0, 0, 0};
+      PetscInt  trials = 16, sum[4] = {0, 0, 0, 0};
+      PetscReal worst[4] = {0, 0, 0, 0};
       PetscBool conv     = PETSC_TRUE;
       Vec       e;
 
@@ -391,17 +391,21 @@ int main(int argc, char **argv)
         PetscCall(Solve(KSPGMRES, ORTH_CGS_IFNEEDED, NULL, A, PCNONE, b, NULL, 60, 1e-8, PETSC_DEFAULT, 4000, &r[0]));
         PetscCall(Solve(KSPSGMRESF, ORTH_DEFAULT, "ifneeded", A, PCNONE, b, NULL, 60, 1e-8, PETSC_DEFAULT, 4000, &r[1]));
         PetscCall(Solve(KSPSGMRESF, ORTH_DEFAULT, "never", A, PCNONE, b, NULL, 60, 1e-8, PETSC_DEFAULT, 4000, &r[2]));
-        for (int q = 0; q < 3; q++) {
+        PetscCall(Solve(KSPSGMRESF, ORTH_DEFAULT, "delayed", A, PCNONE, b, NULL, 60, 1e-8, PETSC_DEFAULT, 4000, &r[3]));
+        for (int q = 0; q < 4; q++) {
           sum[q] += r[q].its;
           worst[q] = PetscMax(worst[q], r[q].res);
           conv     = (PetscBool)(conv && (q == 2 || r[q].reason > 0));
         }
         if (verbose)
-          PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  b %" PetscInt_FMT ": gmres cgs ifneeded %" PetscInt_FMT ", sgmresf ifneeded %" PetscInt_FMT ", never %" PetscInt_FMT " (%s)\n", t, r[0].its, r[1].its, r[2].its, KSPConvergedReasons[r[2].reason]));
+          PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  b %" PetscInt_FMT ": gmres cgs ifneeded %" PetscInt_FMT ", sgmresf ifneeded %" PetscInt_FMT ", delayed %" PetscInt_FMT ", never %" PetscInt_FMT " (%s)\n", t, r[0].its, r[1].its, r[3].its, r[2].its,
+                                KSPConvergedReasons[r[2].reason]));
       }
       if (verbose)
-        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  mean iterations: gmres cgs ifneeded %g, sgmresf ifneeded %g (worst true residual %g), never %g\n", (double)sum[0] / trials, (double)sum[1] / trials, (double)worst[1], (double)sum[2] / trials));
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "ill-conditioned, mean over right-hand sides: refinement ifneeded %s gmres, never %s\n", conv && worst[1] < 1.5e-8 && PetscAbsInt(sum[0] - sum[1]) <= sum[0] / 10 ? "agrees with" : "DIFFERS from",
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  mean iterations: gmres cgs ifneeded %g, sgmresf ifneeded %g (worst true residual %g), delayed %g (%g), never %g\n", (double)sum[0] / trials, (double)sum[1] / trials, (double)worst[1],
+                              (double)sum[3] / trials, (double)worst[3], (double)sum[2] / trials));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "ill-conditioned, mean over right-hand sides: refinement ifneeded %s gmres, delayed %s gmres, never %s\n",
+                            conv && worst[1] < 1.5e-8 && PetscAbsInt(sum[0] - sum[1]) <= sum[0] / 10 ? "agrees with" : "DIFFERS from", conv && worst[3] < 1.5e-8 && PetscAbsInt(sum[0] - sum[3]) <= sum[0] / 10 ? "agrees with" : "DIFFERS from",
                             sum[2] > sum[1] + sum[1] / 10 ? "is worse" : "IS NOT WORSE"));
       PetscCall(VecDestroy(&e));
     }
@@ -418,6 +422,18 @@ int main(int argc, char **argv)
    test:
       suffix: cmp
       args: -malloc_dump
+
+   # PETSc's refinement when needed (the default is the delayed refinement)
+   test:
+      suffix: cmp_ifneeded
+      args: -ksp_sgmresf_cgs_refinement ifneeded
+      output_file: output/kspsgmresf_cmp.out
+
+   test:
+      suffix: cmp_ifneeded_3
+      nsize: 3
+      args: -ksp_sgmresf_cgs_refinement ifneeded
+      output_file: output/kspsgmresf_cmp.out
 
    # the second Gram-Schmidt pass every iteration keeps every comparison
    test:

@@ -968,7 +968,7 @@ void TestSGMRES()
               s2[0] = s1[0];
               if (given) SGFWorkSetGiven(W, 1, s2.data());
             }
-            Check(!SGFNormalize(W, k, given), "SGFNormalize" + tag);
+            Check(!SGFNormalize(W, k, given, PETSC_FALSE), "SGFNormalize" + tag);
             SGFReduceXi(W, &gxi, rec.data());
             SGFNormalize_Ref(n, k, refined, s2.data(), V.data(), &rkk, &xi);
             SGFWorkGetColumn(W, k, col.data());
@@ -1016,6 +1016,154 @@ void TestSGMRES()
         Check(RelDiff(col, r) < 1e-14 && Close(grr, rr, AbsSum(r, r)), "residual and its norm match reference" + tagn);
       }
       SGFWorkDestroy(&W);
+      GSDeviceMatDestroy(&dA);
+    }
+  }
+}
+
+/* KSPSGMRESF's delayed refinement: a whole cycle of m = 36 (pairs of more than 32 columns: two passes of the CUDA
+   butterfly) from a random r0, every iteration against the twins (SpMV, the pairs, the coefficients and R, the two
+   columns, xi and the record), then the cycle's close (Dot, Normalize with close); sums reduced on the device or
+   given by the host, the PCs of TestSGMRES, default teams and 7 teams. The twins go on with the device's sums and
+   columns, so that rounding does not pile up over the cycle. */
+void TestSGMRESDelayed()
+{
+  const PetscInt m = 36, ld = m + 1;
+  for (PetscInt n0 : sizes) {
+    for (int pcteams = 0; pcteams < 2 * 4; pcteams++) {
+      const SGFPC    pcs[4] = {SGF_PC_NONE, SGF_PC_JACOBI, SGF_PC_PBJACOBI, SGF_PC_APPLY}, pc = pcs[pcteams % 4];
+      const PetscInt teams = pcteams < 4 ? 0 : 7;
+      if ((teams && n0 > 10007) || (n0 > 20000 && pcteams > 1)) continue;
+      const PetscInt     bs = pc == SGF_PC_PBJACOBI ? 3 : 1, n = n0 - n0 % bs, kmax = n >= 8 ? std::min<PetscInt>(m, n / 2) : 2; /* well inside the Krylov space's dimension (a breakdown ends it) */
+      CSRHost            A = RandomCSR(n, n, 9);
+      GSDeviceMat        dA;
+      auto               d    = Random(n * bs, 0.5, 2);
+      const PetscScalar *dinv = pc == SGF_PC_JACOBI || pc == SGF_PC_PBJACOBI ? d.data() : nullptr;
+      GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA);
+      for (PetscBool given : {PETSC_FALSE, PETSC_TRUE}) {
+        const std::string        tagn = " n=" + std::to_string(n) + " pc=" + std::to_string((int)pc) + " teams=" + std::to_string(teams) + " given=" + std::to_string((int)given);
+        SGFWork                  W;
+        std::vector<PetscScalar> V = Random(n * (m + 1)), col(n), sums(2 * m), got(2 * m), coef(2 * m + 2), Rt(ld * ld, 0.0), R(ld * ld), rect(SGF_NREC), rec(SGF_NREC);
+        PetscScalar              xi, gxi;
+        auto                     Col = [&](PetscInt j) { return std::vector<PetscScalar>(V.begin() + j * n, V.begin() + (j + 1) * n); };
+
+        Check(!SGFWorkCreate(n, m, pc, bs, &W), "SGFWorkCreate" + tagn);
+        if (teams) Check(!SGFWorkSetTeams(W, teams), "SGFWorkSetTeams" + tagn);
+        if (dinv) SGFWorkSetVec(W, SGF_DINV, d.data());
+        SGFWorkSetColumn(W, 0, V.data());
+        /* iteration 1: column 1 only */
+        SGFSpMVDot_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), dinv, bs, 1, 0.7, V.data(), sums.data());
+        if (pc == SGF_PC_APPLY) {
+          SGFWorkSetColumn(W, 1, V.data() + n);
+          Check(!SGFDot(W, 1), "SGFDot" + tagn);
+        } else
+          Check(!SGFSpMVDot(W, dA, 1, 0.7), "SGFSpMVDot" + tagn);
+        SGFWorkGetColumn(W, 1, col.data());
+        Check(RelDiff(col, Col(1)) < 1e-14, "column 1 matches reference" + tagn);
+        bool ok = true, closed = false;
+        for (PetscInt k = 2; k <= kmax && ok; k++) {
+          const PetscInt    nc  = k - 1;
+          const std::string tag = tagn + " k=" + std::to_string(k);
+          if (k > 2) { /* w'_{k-1} -= V c, R(:,k-1) += c: the same Arnoldi relation, but a second pass of size c */
+            auto c = Random(nc - 1, -0.3, 0.3);
+            for (PetscInt j = 1; j < nc; j++) {
+              for (PetscInt i = 0; i < n; i++) V[nc * n + i] -= c[j - 1] * V[j * n + i];
+              Rt[j + nc * ld] += c[j - 1];
+            }
+            SGFWorkSetColumn(W, nc, V.data() + nc * n);
+            SGFWorkSetR(W, Rt.data());
+          }
+          /* V(:,k) = A M^{-1} w'_{k-1} and the pairs */
+          SGFSpMVDot_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), dinv, bs, k, 1.0, V.data(), got.data());
+          SGFPairDots_Ref(n, k, V.data(), sums.data());
+          if (pc == SGF_PC_APPLY || given) { /* the column from elsewhere (several processes: SpMVHalo) */
+            SGFWorkSetColumn(W, k, V.data() + k * n);
+            ok = ok && !SGFDotDelayed(W, k, (PetscBool)!given);
+          } else
+            ok = ok && !SGFSpMVDotDelayed(W, dA, k);
+          SGFWorkGetColumn(W, k, col.data());
+          ok = ok && RelDiff(col, Col(k)) < 1e-12;
+          Check(ok, "SpMV of w'_{k-1} matches reference" + tag);
+          SGFReduceDots(W, SGF_PASS1, 2 * nc, got.data());
+          for (PetscInt j = 0; j < 2 * nc; j++) ok = ok && Close(got[j], sums[j], 10 * n);
+          Check(ok, "the pairs match reference" + tag);
+          if (given) SGFWorkSetGiven(W, 2 * nc, got.data());
+          SGFCoefficients_Ref(k, got.data(), ld, Rt.data(), coef.data(), rect.data());
+          /* v_{k-1}, w'_k and xi_{k-1} */
+          ok = ok && !SGFOrthogonalizeDelayed(W, k, given);
+          SGFReduceXi(W, &gxi, rec.data());
+          if (rect[SGF_REC_RKK] <= 1e-8 * std::sqrt(std::abs(rect[SGF_REC_WW]))) { /* a breakdown (the solver's is at 100 epsilon): rounding from here on */
+            closed = true;
+            break;
+          }
+          SGFOrthogonalizeDelayed_Ref(n, k, coef.data(), V.data(), &xi);
+          SGFWorkGetColumn(W, nc, col.data());
+          ok = ok && RelDiff(col, Col(nc)) < 1e-10;
+          SGFWorkGetColumn(W, k, col.data());
+          ok = ok && RelDiff(col, Col(k)) < 1e-10;
+          Check(ok, "v_{k-1} and w'_k match reference" + tag);
+          ok = ok && Close(gxi, xi, 10 * n) && Close(rec[SGF_REC_RKK], rect[SGF_REC_RKK], 1e3 * std::abs(rect[SGF_REC_RKK])) && rec[SGF_REC_REFINED] == 1 && Close(rec[SGF_REC_WW], rect[SGF_REC_WW], 1e3 * std::abs(rect[SGF_REC_WW]));
+          Check(ok, "xi_{k-1} and step k-1's record match reference" + tag);
+          SGFGetR(W, R.data());
+          for (PetscInt j = 1; j <= nc; j++) ok = ok && Close(R[j + nc * ld], Rt[j + nc * ld], 1e3 * (std::abs(Rt[j + nc * ld]) + 1)) && Close(R[j + k * ld], Rt[j + k * ld], 1e3 * (std::abs(Rt[j + k * ld]) + 1));
+          Check(ok, "R(:,k-1) and the first pass of R(:,k) match reference" + tag);
+          /* the twins go on from the device's columns and R */
+          for (PetscInt j : {nc, k}) SGFWorkGetColumn(W, j, V.data() + j * n);
+          Rt = R;
+        }
+        if (ok && !closed) { /* the close of the cycle at kmax */
+          const PetscInt k = kmax;
+          PetscScalar    rkk, ww = 0;
+          for (PetscInt j = 0; j < k; j++) {
+            sums[j] = 0;
+            for (PetscInt i = 0; i < n; i++) sums[j] += V[(j ? j : k) * n + i] * V[k * n + i];
+          }
+          Check(!SGFDot(W, k), "SGFDot" + tagn);
+          SGFReduceDots(W, SGF_PASS1, k, got.data());
+          for (PetscInt j = 0; j < k; j++) ok = ok && Close(got[j], sums[j], 10 * n);
+          Check(ok, "the close's sums match reference" + tagn);
+          if (given) SGFWorkSetGiven(W, k, got.data());
+          Check(!SGFNormalize(W, k, given, PETSC_TRUE), "SGFNormalize close" + tagn);
+          SGFReduceXi(W, &gxi, rec.data());
+          ww = got[0];
+          for (PetscInt j = 1; j < k; j++) ww += Rt[j + k * ld] * Rt[j + k * ld];
+          SGFNormalize_Ref(n, k, PETSC_TRUE, got.data(), V.data(), &rkk, &xi);
+          SGFWorkGetColumn(W, k, col.data());
+          SGFGetR(W, R.data());
+          if (rkk <= 1e-8 * std::sqrt(std::abs(ww))) { /* a breakdown (n = 1): v_k is rounding */
+            SGFWorkDestroy(&W);
+            continue;
+          }
+          ok = RelDiff(col, Col(k)) < 1e-10 && Close(gxi, xi, 10 * n) && Close(rec[SGF_REC_RKK], rkk, 1e3 * std::abs(rkk)) && rec[SGF_REC_REFINED] == 1 && Close(rec[SGF_REC_WW], ww, 1e3 * std::abs(ww)) &&
+               Close(R[k + k * ld], rkk, 1e3 * std::abs(rkk));
+          for (PetscInt j = 1; j < k; j++) ok = ok && Close(R[j + k * ld], Rt[j + k * ld] + got[j], 1e3 * (std::abs(Rt[j + k * ld]) + 1));
+          Check(ok, "the close (v_k, xi_k, R(:,k), record) matches reference" + tagn);
+          /* the Arnoldi relation A M^{-1} z_j = sum_{i<=j} R(i,j) v_i (z_1 = 0.7 r0, z_j = v_{j-1}) and orthonormal v_j */
+          std::vector<PetscScalar> Z(n * (k + 1), 0.0), dum(k + 1);
+          for (PetscInt i = 0; i < n; i++) Z[i] = 0.7 * V[i];
+          for (PetscInt j = 2; j <= k; j++) std::copy(V.begin() + (j - 1) * n, V.begin() + j * n, Z.begin() + (j - 1) * n);
+          double worst = 0, nonorth = 0;
+          for (PetscInt j = 1; j <= k; j++) {
+            double e = 0, s2 = 0;
+            SGFSpMVDot_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), dinv, bs, j, 1.0, Z.data(), dum.data()); /* Z(:,j) = A M^{-1} z_j */
+            for (PetscInt i = 0; i < n; i++) {
+              PetscScalar r = Z[j * n + i];
+              for (PetscInt q = 1; q <= j; q++) r -= R[q + j * ld] * V[q * n + i];
+              e += r * r;
+              s2 += Z[j * n + i] * Z[j * n + i];
+            }
+            worst = std::max(worst, std::sqrt(e / std::max(s2, 1e-300)));
+            for (PetscInt q = 1; q <= j; q++) {
+              double dot = 0;
+              for (PetscInt i = 0; i < n; i++) dot += V[q * n + i] * V[j * n + i];
+              nonorth = std::max(nonorth, std::abs(dot - (q == j ? 1.0 : 0.0)));
+            }
+            if (j < k) std::copy(V.begin() + j * n, V.begin() + (j + 1) * n, Z.begin() + j * n); /* z_{j+1} = v_j */
+          }
+          if (n >= 8) Check(worst < 1e-10 && nonorth < 1e-10, "the cycle's Arnoldi relation and orthonormal basis (error " + std::to_string(worst) + ", " + std::to_string(nonorth) + ")" + tagn);
+        }
+        SGFWorkDestroy(&W);
+      }
       GSDeviceMatDestroy(&dA);
     }
   }
@@ -1170,6 +1318,7 @@ int main(int argc, char **argv)
                                                          {"BCGS", TestBCGS},
                                                          {"BCGSBlocks", TestBCGSBlocks},
                                                          {"SGMRES", TestSGMRES},
+                                                         {"SGMRESDelayed", TestSGMRESDelayed},
                                                          {"PartialsGrowth", TestPartialsGrowth},
                                                          {"SizeMismatch", TestSizeMismatch},
                                                          {"Block", TestBlock},

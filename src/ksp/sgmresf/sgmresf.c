@@ -9,7 +9,7 @@
    the tests) to go on: a relative residual of 4.7e-7 */
 #define SGF_FLOOR (1e3 * PETSC_MACHINE_EPSILON)
 
-static const char *const SGFRefineTypes[] = {"never", "ifneeded", "always", "SGFRefine", "SGF_REFINE_", NULL};
+static const char *const SGFRefineTypes[] = {"never", "ifneeded", "always", "delayed", "SGFRefine", "SGF_REFINE_", NULL};
 
 typedef struct {
   SGFWork          work;
@@ -109,7 +109,7 @@ static PetscErrorCode KSPSGMRESFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat)
   PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
   if (sg->work && (sg->n != n || sg->pc != pc || sg->bs != bs || sg->workm != sg->m)) PetscCall(SGFWorkDestroy(&sg->work));
   if (!sg->work) {
-    const PetscInt np = 8 * ((sg->m + 7) / 8) + 1;
+    const PetscInt np = 8 * ((2 * sg->m + 7) / 8) + 1;                                                 /* the work's sums (the delayed refinement's 2(k-1) pairs) and one more */
     PetscCall(GSAllOK(PetscObjectComm((PetscObject)ksp), SGFWorkCreate(n, sg->m, pc, bs, &sg->work))); /* may fail on one process */
     sg->n       = n;
     sg->pc      = pc;
@@ -149,32 +149,105 @@ static PetscErrorCode KSPSGMRESFAllreduce_Private(KSP ksp, PetscInt cnt, PetscSc
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Column k = scale A M^{-1} V(:,k-1) on the host path: through PCApply() and MatMult() (it applies every PC there) */
+static PetscErrorCode KSPSGMRESFHostSpMV_Private(KSP ksp, Mat Amat, PetscInt k, PetscScalar scale)
+{
+  KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
+  Vec          X = ksp->work[0], XH = ksp->work[1], Y = ksp->work[2];
+
+  PetscFunctionBegin;
+  PetscCall(KSPSGMRESFStoreColumn_Private(sg->work, k - 1, X));
+  PetscCall(KSP_PCApply(ksp, X, XH));
+  PetscCall(KSP_MatMult(ksp, Amat, XH, Y));
+  if (scale != 1.0) PetscCall(VecScale(Y, scale));
+  PetscCall(KSPSGMRESFLoadColumn_Private(sg->work, k, Y));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The copy of xi and the record of the step just computed to the host: left in flight on the fused path of one
+   process (KSPSGMRESFFinish_Private() waits for it), else reduced at once */
+static PetscErrorCode KSPSGMRESFSendXi_Private(KSP ksp, PetscInt step)
+{
+  KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
+
+  PetscFunctionBegin;
+  if (sg->fused && sg->size == 1)
+    PetscCall(SGFReduceXiBegin(sg->work, step % 2));
+  else { /* the allreduce needs the host anyway */
+    PetscCall(SGFReduceXi(sg->work, &sg->sxi[step % 2], sg->srec[step % 2]));
+    PetscCall(KSPSGMRESFAllreduce_Private(ksp, 1, &sg->sxi[step % 2]));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Delayed refinement, iteration k >= 2: column k from w'_{k-1}, then v_{k-1} and w'_k; step k-1's xi and record */
+static PetscErrorCode KSPSGMRESFLaunchDelayed_Private(KSP ksp, Mat Amat, GSDeviceMat dA, GSDeviceMat dB, GSHalo halo, PetscInt k)
+{
+  KSP_SGMRESF *sg    = (KSP_SGMRESF *)ksp->data;
+  PetscBool    given = (PetscBool)(sg->size > 1);
+
+  PetscFunctionBegin;
+  if (sg->fused && !given)
+    PetscCall(SGFSpMVDotDelayed(sg->work, dA, k));
+  else {
+    if (sg->fused)
+      PetscCall(SGFSpMVHalo(sg->work, dA, dB, halo, k, 1.0));
+    else
+      PetscCall(KSPSGMRESFHostSpMV_Private(ksp, Amat, k, 1.0));
+    PetscCall(SGFDotDelayed(sg->work, k, (PetscBool)!given));
+    if (given) { /* the pairs' global sums; every team derives the coefficients from them */
+      PetscCall(SGFReduceDots(sg->work, SGF_PASS1, 2 * (k - 1), sg->sums));
+      PetscCall(KSPSGMRESFAllreduce_Private(ksp, 2 * (k - 1), sg->sums));
+      PetscCall(SGFWorkSetGiven(sg->work, 2 * (k - 1), sg->sums));
+    }
+  }
+  PetscCall(SGFOrthogonalizeDelayed(sg->work, k, given));
+  PetscCall(KSPSGMRESFSendXi_Private(ksp, k - 1));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Delayed refinement, the cycle's last step k: the second pass and the normalization of w'_k, and its xi */
+static PetscErrorCode KSPSGMRESFClose_Private(KSP ksp, PetscInt k)
+{
+  KSP_SGMRESF *sg    = (KSP_SGMRESF *)ksp->data;
+  PetscBool    given = (PetscBool)(sg->size > 1);
+
+  PetscFunctionBegin;
+  if (k > 1) PetscCall(SGFDot(sg->work, k)); /* the first iteration's SpMVDot or Dot left <w,w> */
+  if (given) {
+    PetscCall(SGFReduceDots(sg->work, SGF_PASS1, k, sg->sums));
+    PetscCall(KSPSGMRESFAllreduce_Private(ksp, k, sg->sums));
+    PetscCall(SGFWorkSetGiven(sg->work, k, sg->sums));
+  }
+  PetscCall(SGFNormalize(sg->work, k, given, PETSC_TRUE));
+  PetscCall(KSPSGMRESFSendXi_Private(ksp, k));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Launches Arnoldi step k of the cycle: v_k and R(:,k) on the device, then the copy of xi_k and Normalize's record to
-   the host, left in flight on the fused path (KSPSGMRESFFinish_Private() waits for it) */
+   the host, left in flight on the fused path (KSPSGMRESFFinish_Private() waits for it). With the delayed refinement,
+   iteration k (w'_k, and v_{k-1} with step k-1's xi and record; the first iteration only computes column 1). */
 static PetscErrorCode KSPSGMRESFLaunch_Private(KSP ksp, Mat Amat, GSDeviceMat dA, GSDeviceMat dB, GSHalo halo, PetscInt k)
 {
   KSP_SGMRESF *sg    = (KSP_SGMRESF *)ksp->data;
   PetscScalar  scale = k == 1 ? 1.0 / sg->rho : 1.0, *s = sg->sums;
-  PetscBool    given = (PetscBool)(sg->size > 1);
+  PetscBool    given = (PetscBool)(sg->size > 1), delayed = (PetscBool)(sg->refine == SGF_REFINE_DELAYED);
   PetscInt     l1, l2, t1, c1;
 
   PetscFunctionBegin;
   PetscCall(SGFWorkGetCounts(sg->work, &l1, &t1, &c1));
-  if (sg->fused && !given)
+  if (delayed && k > 1)
+    PetscCall(KSPSGMRESFLaunchDelayed_Private(ksp, Amat, dA, dB, halo, k));
+  else if (sg->fused && !given)
     PetscCall(SGFSpMVDot(sg->work, dA, k, scale));
   else if (sg->fused) { /* the device SpMV with the halo exchange, then the partials its sums need */
     PetscCall(SGFSpMVHalo(sg->work, dA, dB, halo, k, scale));
     PetscCall(SGFDot(sg->work, k));
-  } else { /* w = A M^{-1} v_{k-1} through PCApply() and MatMult() (the host path applies every PC there) */
-    Vec X = ksp->work[0], XH = ksp->work[1], Y = ksp->work[2];
-    PetscCall(KSPSGMRESFStoreColumn_Private(sg->work, k - 1, X));
-    PetscCall(KSP_PCApply(ksp, X, XH));
-    PetscCall(KSP_MatMult(ksp, Amat, XH, Y));
-    if (k == 1) PetscCall(VecScale(Y, scale));
-    PetscCall(KSPSGMRESFLoadColumn_Private(sg->work, k, Y));
+  } else {
+    PetscCall(KSPSGMRESFHostSpMV_Private(ksp, Amat, k, scale));
     PetscCall(SGFDot(sg->work, k));
   }
-  if (k > 1) {
+  if (!delayed && k > 1) {
     SGFRefine refine = sg->refine;
     if (given) { /* the first stage's global sums, and the refinement decided from them as the device would */
       PetscScalar hh = 0;
@@ -191,17 +264,14 @@ static PetscErrorCode KSPSGMRESFLaunch_Private(KSP ksp, Mat Amat, GSDeviceMat dA
       PetscCall(KSPSGMRESFAllreduce_Private(ksp, cnt, s));
       PetscCall(SGFWorkSetGiven(sg->work, cnt, s));
     }
-  } else if (given) {
+  } else if (!delayed && given) {
     PetscCall(SGFReduceDots(sg->work, SGF_PASS1, 1, s));
     PetscCall(KSPSGMRESFAllreduce_Private(ksp, 1, s));
     PetscCall(SGFWorkSetGiven(sg->work, 1, s));
   }
-  PetscCall(SGFNormalize(sg->work, k, given));
-  if (sg->fused && !given)
-    PetscCall(SGFReduceXiBegin(sg->work, k % 2));
-  else { /* the allreduce needs the host anyway */
-    PetscCall(SGFReduceXi(sg->work, &sg->sxi[k % 2], sg->srec[k % 2]));
-    PetscCall(KSPSGMRESFAllreduce_Private(ksp, 1, &sg->sxi[k % 2]));
+  if (!delayed) {
+    PetscCall(SGFNormalize(sg->work, k, given, PETSC_FALSE));
+    PetscCall(KSPSGMRESFSendXi_Private(ksp, k));
   }
   PetscCall(SGFWorkGetCounts(sg->work, &l2, &t1, &c1));
   if (k == 1) {
@@ -299,6 +369,7 @@ static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
   Vec          X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[2];
   PetscReal    rr, rho;
   PetscInt     l0, t0, c0, launched;
+  PetscBool    delayed = (PetscBool)(sg->refine == SGF_REFINE_DELAYED);
 
   PetscFunctionBegin;
   PetscCheck(!ksp->transpose_solve, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPSGMRESF has no transpose solve");
@@ -361,19 +432,26 @@ static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
       PetscScalar xi = 0, rec[SGF_NREC] = {0};
       PetscReal   rkk, a, rn;
 
+      if (ksp->its >= ksp->max_it) {
+        ksp->reason = KSP_DIVERGED_ITS;
+        break;
+      }
       if (launched < k) {
-        if (ksp->its >= ksp->max_it) {
-          ksp->reason = KSP_DIVERGED_ITS;
-          break;
-        }
         PetscCall(KSPSGMRESFLaunch_Private(ksp, Amat, dA, dB, halo, k));
         launched = k;
       }
-      /* fused: step k+1 goes to the device before step k's xi is read, so that the device does not wait for the
-         host's convergence test; it is dropped if the cycle ends at k */
-      if (sg->fused && sg->size == 1 && k < sg->m && !atfloor && ksp->its + 1 < ksp->max_it) {
-        PetscCall(KSPSGMRESFLaunch_Private(ksp, Amat, dA, dB, halo, k + 1));
-        launched = k + 1;
+      if (delayed) { /* step k's xi and record come with iteration k+1, or with the cycle's close */
+        if (k < sg->m && launched < k + 1) {
+          PetscCall(KSPSGMRESFLaunch_Private(ksp, Amat, dA, dB, halo, k + 1));
+          launched = k + 1;
+        } else if (k == sg->m)
+          PetscCall(KSPSGMRESFClose_Private(ksp, k));
+      }
+      /* fused: the next iteration goes to the device before step k's xi is read, so that the device does not wait
+         for the host's convergence test; it is dropped if the cycle ends at k */
+      if (sg->fused && sg->size == 1 && launched < sg->m && !atfloor && ksp->its + launched - k + (delayed ? 0 : 1) < ksp->max_it) {
+        PetscCall(KSPSGMRESFLaunch_Private(ksp, Amat, dA, dB, halo, launched + 1));
+        launched++;
       }
       PetscCall(KSPSGMRESFFinish_Private(ksp, k, &xi, rec));
       if (rec[SGF_REC_REFINED] != 0.0) sg->refinements++;
@@ -536,7 +614,7 @@ static PetscErrorCode KSPSetFromOptions_SGMRESF(KSP ksp, GSOptionItems PetscOpti
     sg->m = m;
   }
   r = sg->refine;
-  PetscCall(PetscOptionsEList("-ksp_sgmresf_cgs_refinement", "Second classical Gram-Schmidt pass", "KSPSGMRESF", SGFRefineTypes, 3, SGFRefineTypes[sg->refine], &r, &set));
+  PetscCall(PetscOptionsEList("-ksp_sgmresf_cgs_refinement", "Second classical Gram-Schmidt pass", "KSPSGMRESF", SGFRefineTypes, 4, SGFRefineTypes[sg->refine], &r, &set));
   if (set) sg->refine = (SGFRefine)r;
   PetscCall(PetscOptionsBool("-ksp_sgmresf_check_true_residual", "Confirm a convergence the estimate claims with the true residual", "KSPSGMRESF", sg->confirm, &sg->confirm, NULL));
   PetscOptionsHeadEnd();
@@ -586,16 +664,17 @@ static PetscErrorCode KSPDestroy_SGMRESF(KSP ksp)
    v_k from A M^{-1} v_{k-1} and xi_k = <r0, v_k>; the residual norm sqrt(||r_{k-1}||^2 - xi_k^2) is known after
    every iteration (monitors and the convergence test run per iteration, and the cycle stops early), and the
    triangular system R y = xi is solved on the host once per cycle. On one MPI process with a `MATGPUSTREAM`
-   operator an iteration is three kernels (two in the first iteration of a cycle): the SpMV fused with all the inner
-   products against the basis; the Gram-Schmidt update with the second-stage sums computed in every team and the
-   refinement's inner products; the normalization with xi_k; then one device-to-host copy of the xi partials, which
-   the host waits for only after it has launched the next step (so a step after convergence is computed and dropped).
+   operator an iteration is two kernels with the default delayed refinement (below; three otherwise): the SpMV fused
+   with all the inner products against the basis, then the Gram-Schmidt update; then one device-to-host copy of the
+   xi partials, which the host waits for only after it has launched the next iteration (so an iteration after
+   convergence is computed and dropped).
 
    Options Database Keys:
 +  -ksp_type sgmresf - selects this method
 .  -ksp_gmres_restart <30> - the number of Krylov vectors (m) before a restart (also `KSPGMRESSetRestart()`)
-.  -ksp_sgmresf_cgs_refinement <ifneeded,never,always> - a second classical Gram-Schmidt pass: never, when the
-   norm dropped by more than PETSc's factor (`KSP_GMRES_CGS_REFINE_IFNEEDED`), or always
+.  -ksp_sgmresf_cgs_refinement <delayed,ifneeded,never,always> - a second classical Gram-Schmidt pass: delayed into
+   the next iteration (always done, no extra read of the basis), never, when the norm dropped by more than PETSc's
+   factor (`KSP_GMRES_CGS_REFINE_IFNEEDED`), or always
 .  -ksp_norm_type <unpreconditioned,none> - the norm of the true residual (right preconditioning)
 -  -ksp_sgmresf_check_true_residual <true> - confirm a convergence the estimate claims with b - A x; a rejected
    claim restarts from the true residual
@@ -609,13 +688,18 @@ static PetscErrorCode KSPDestroy_SGMRESF(KSP ksp)
    `MATGPUSTREAM` operator with PCNONE or PCJACOBI keeps x and the SpMVs on the device (Jacobi scaling, the halo
    exchange overlapping the diagonal block, the off-diagonal block, then the sums in a separate kernel); other `Mat`
    types, streamed operators and other PCs run the SpMVs through `MatMult()` with vectors staged through the host. On
-   several processes each stage's partial sums are reduced on the host with one `MPI_Allreduce` (three per iteration)
-   and handed to the kernels.
+   several processes each stage's partial sums are reduced on the host with one `MPI_Allreduce` (two per iteration
+   with the delayed refinement, three otherwise) and handed to the kernels.
 
-   The refinement costs no launch: the second pass's inner products are fused into the update kernel and the norm
-   of the refined vector follows from Pythagoras. The default 'ifneeded' keeps the iteration counts of
-   `KSPGMRES` with `-ksp_gmres_cgs_refinement_type refine_ifneeded` (tests/kspsgmresf.c), while 'never' loses
-   orthogonality on ill-conditioned problems and needs more iterations there.
+   The default 'delayed' (DCGS2 of Swirydowicz et al. and Bielich et al., written for simpler GMRES) refines every
+   vector in the next iteration, which reads the basis anyway: an iteration is two kernels reading the basis twice, as
+   'never' does (the SpMV of the once-orthogonalized vector fused with both passes' inner products, then one update
+   that finishes the previous vector and orthogonalizes the new one), so xi_k and R(k,k) arrive one iteration later
+   and a cycle ends with one more kernel pair. 'ifneeded' and 'always' refine in the same iteration (three kernels,
+   the refinement's inner products fused into the update, the refined norm from Pythagoras) and read the basis up to
+   four times. 'delayed' and 'ifneeded' keep the iteration counts of `KSPGMRES` with
+   `-ksp_gmres_cgs_refinement_type refine_ifneeded` (tests/kspsgmresf.c: on an ill-conditioned problem 3.6% and 1.3%
+   above its mean over 64 right-hand sides), while 'never' loses orthogonality there and needs 40% more.
 
    Since xi_k = <r0, v_k> is computed with the cycle's first residual, sqrt(rho^2 - sum xi_i^2) cannot resolve
    residuals much below sqrt(epsilon) rho: with the default -ksp_sgmresf_check_true_residual, a convergence it
@@ -641,7 +725,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_SGMRESF(KSP ksp)
   PetscCall(PetscNew(&sg));
   ksp->data   = (void *)sg;
   sg->m       = 30;
-  sg->refine  = SGF_REFINE_IFNEEDED;
+  sg->refine  = SGF_REFINE_DELAYED;
   sg->confirm = PETSC_TRUE;
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_RIGHT, 2));
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NONE, PC_RIGHT, 1));

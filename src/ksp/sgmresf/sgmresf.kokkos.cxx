@@ -19,8 +19,8 @@ constexpr int SGFTeamsPerSM = 3;
 using Basis = Kokkos::View<PetscScalar **, Kokkos::LayoutLeft, Mem>;
 } // namespace
 
-/* partials: pass 1 (np slots: 0 <w,w>, j <v_j,w>), pass 2 (np slots: 0 <w',w'>, j <v_j,w'>), the xi slot, then the
-   SGF_NREC record; np rounds m up to whole chunks */
+/* partials: pass 1 (np slots: 0 <w,w>, j <v_j,w>; delayed: the pairs of PairDots()), pass 2 (np slots: 0 <w',w'>,
+   j <v_j,w'>), the xi slot, then the SGF_NREC record; np rounds 2m up to whole chunks */
 struct _n_SGFWork {
   PetscInt                                 n = 0, m = 0, bs = 1; /* bs: of PCPBJACOBI's blocks */
   SGFPC                                    pc;
@@ -51,7 +51,7 @@ PetscErrorCode SGFWorkCreate(PetscInt n, PetscInt m, SGFPC pc, PetscInt bs, SGFW
   W->n             = n;
   W->m             = m;
   W->pc            = pc;
-  W->np            = (int)(CH * ((m + CH - 1) / CH));
+  W->np            = (int)(CH * ((2 * m + CH - 1) / CH)); /* the delayed refinement's 2(k-1) sums and 2 more */
   W->tu            = TeamThreads();
   const PetscInt t = (n + W->tu - 1) / W->tu;
   W->lu            = (int)PetscMax(1, PetscMin(t, (PetscInt)WaveTeams(W->tu, SGFTeamsPerSM)));
@@ -282,6 +282,148 @@ KOKKOS_INLINE_FUNCTION void FinishPass(const Member &t, const Scratch &H, const 
     *fdone = 0;
   });
 }
+
+/* Calls f(valid, row) for the rows ForEachOwnedRow<Blk> gives this thread (units: rows, or block rows of ebs rows);
+   on CUDA every lane of a warp takes the same number of calls, valid false past the end, for the shuffles of
+   PairDots() */
+template <class F> KOKKOS_INLINE_FUNCTION void ForEachOwnedRowSync(const Member &t, PetscInt units, int ebs, const F &f)
+{
+  const PetscInt stride = (PetscInt)t.league_size() * t.team_size(), first = (PetscInt)t.league_rank() * t.team_size() + t.team_rank();
+#if defined(__CUDA_ARCH__)
+  for (PetscInt u = first; __any_sync(0xffffffffu, u < units); u += stride)
+#else
+  for (PetscInt u = first; u < units; u += stride)
+#endif
+    for (int e = 0; e < ebs; e++) f(u < units, u * ebs + e);
+}
+
+#if defined(__CUDA_ARCH__)
+/* One stage of Butterfly16(): H values left, the lanes with bit O keep the upper half and send the lower */
+template <int H, int O> __device__ inline void ButterflyStage(PetscScalar *v, int lane)
+{
+  const bool up = lane & O;
+#  pragma unroll
+  for (int q = 0; q < H; q++) {
+    const PetscScalar send = up ? v[q] : v[q + H], keep = up ? v[q + H] : v[q];
+    v[q] = keep + __shfl_xor_sync(0xffffffffu, send, O);
+  }
+}
+
+/* The warp's sums of 16 values (a reduce-scatter: 16 shuffles for 16 sums instead of 5 each): lane l gets the sum
+   over the 32 lanes of value l / 2, in a fixed order */
+__device__ inline PetscScalar Butterfly16(PetscScalar (&v)[16], int lane)
+{
+  ButterflyStage<8, 16>(v, lane);
+  ButterflyStage<4, 8>(v, lane);
+  ButterflyStage<2, 4>(v, lane);
+  ButterflyStage<1, 2>(v, lane);
+  return v[0] + __shfl_xor_sync(0xffffffffu, v[0], 1);
+}
+#endif
+
+/* The delayed refinement's pairs of inner products over the rows rows() gives this thread: a_j = <v_j, V(:,xc)> at
+   slot j - 1 and b_j = <v_j, y> at slot nc + j - 1, 1 <= j <= nc, y = V(:,nc); one partial per team and slot at
+   out[slot * L + league rank]. On CUDA each row is read once for all sums: per 32 rows a warp sums 8 columns' 16
+   products with one butterfly, each lane keeping one sum, so 32 columns cost one team reduction; elsewhere chunks
+   of CH sums reread the rows. */
+template <class Rows> KOKKOS_INLINE_FUNCTION void PairDots(const Member &t, const Scratch &buf, const Basis &V, int nc, int xc, const Rows &rows, PetscScalar *out)
+{
+  const int L = t.league_size();
+#if defined(__CUDA_ARCH__)
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x, lane = tid % 32, w = tid / 32, nw = blockDim.x * blockDim.y / 32;
+  for (int j0 = 1; j0 <= nc; j0 += 32) {
+    PetscScalar acc[4] = {0, 0, 0, 0};
+    rows([&](const bool valid, const PetscInt i) {
+      const PetscScalar x = valid ? V(i, xc) : 0, y = valid ? V(i, nc) : 0;
+#  pragma unroll
+      for (int g = 0; g < 4; g++) {
+        if (j0 + 8 * g > nc) break; /* the same in every lane */
+        PetscScalar v[16];
+#  pragma unroll
+        for (int q = 0; q < 8; q++) {
+          const int         j = j0 + 8 * g + q;
+          const PetscScalar c = valid && j <= nc ? V(i, j) : 0;
+          v[q]                = c * x;
+          v[8 + q]            = c * y;
+        }
+        acc[g] += Butterfly16(v, lane);
+      }
+    });
+    t.team_barrier(); /* buf's earlier readers */
+    if (lane % 2 == 0)
+#  pragma unroll
+      for (int g = 0; g < 4; g++) buf(w * 64 + g * 16 + lane / 2) = acc[g];
+    t.team_barrier();
+    if (tid < 64) {
+      const int g = tid / 16, q = tid % 16, j = j0 + 8 * g + q % 8;
+      if (j <= nc) {
+        PetscScalar s = 0;
+        for (int v = 0; v < nw; v++) s += buf(v * 64 + tid);
+        out[(size_t)((q < 8 ? 0 : nc) + j - 1) * L + t.league_rank()] = s;
+      }
+    }
+  }
+#else
+  for (int c0 = 0; c0 < 2 * nc; c0 += CH) {
+    PetscScalar acc[CH] = {};
+    rows([&](const bool valid, const PetscInt i) {
+      if (!valid) return;
+      for (int c = 0; c < CH && c0 + c < 2 * nc; c++) {
+        const int s = c0 + c, j = s < nc ? s + 1 : s - nc + 1;
+        acc[c] += V(i, j) * V(i, s < nc ? xc : nc);
+      }
+    });
+    TeamSumStoreIn<CH>(t, buf, acc, out + (size_t)c0 * L);
+  }
+#endif
+}
+
+/* The delayed refinement's coefficients, from PairDots()'s sums of iteration k = nc + 1 in H (a_j at j - 1, b_j at
+   nc + j - 1): v_{k-1} = (y - sum_{j<nc} b_j v_j) / rho with rho^2 = b_nc - sum b_j^2, and <v_{k-1}, x> = (a_nc -
+   sum b_j a_j) / rho, left in H(2 nc + 1) with 1 / rho in H(2 nc). write: also R(1:k-2, k-1) += b, R(k-1, k-1) = rho,
+   the record of step k-1 (||w_{k-1}||^2 as ||y||^2 plus its first pass's coefficients squared) and R(1:k-1, k), the
+   first pass of w_k = A M^{-1} v_{k-1}: with x = A M^{-1} y and A M^{-1} v_j = sum_{i<=j+1} R(i,j+1) v_i, it is
+   (g - d) / rho, g = <v_i, x> and d_i = sum_{j >= i-1} R(i,j+1) b_j. */
+KOKKOS_INLINE_FUNCTION void DelayedCoefficients(const Member &t, const Scratch &H, int nc, const DView<PetscScalar> &R, int ld, PetscScalar *rec, bool write)
+{
+  OneThread(t, [&]() {
+    PetscScalar hh = 0, ab = 0, ww = H(2 * nc - 1);
+    for (int j = 0; j < nc - 1; j++) {
+      hh += H(nc + j) * H(nc + j);
+      ab += H(nc + j) * H(j);
+      ww += R(j + 1 + (size_t)nc * ld) * R(j + 1 + (size_t)nc * ld);
+    }
+    const PetscScalar rho2 = H(2 * nc - 1) - hh, rho = rho2 >= 0 ? sqrt(rho2) : (rho2 < 0 ? 0 : rho2), inv = rho > 0 ? 1 / rho : 0;
+    H(2 * nc)     = inv;
+    H(2 * nc + 1) = (H(nc - 1) - ab) * inv;
+    if (write) {
+      for (int j = 0; j < nc - 1; j++) R(j + 1 + (size_t)nc * ld) += H(nc + j);
+      R(nc + (size_t)nc * ld) = rho;
+      rec[SGF_REC_RKK]        = rho;
+      rec[SGF_REC_REFINED]    = 1;
+      rec[SGF_REC_WW]         = ww;
+    }
+  });
+  t.team_barrier();
+  if (write)
+    for (int i = 1 + t.team_rank(); i <= nc; i += t.team_size())
+      OneLane(t, [&]() {
+        PetscScalar d = 0;
+        for (int j = i > 1 ? i - 1 : 1; j < nc; j++) d += R(i + (size_t)(j + 1) * ld) * H(nc + j - 1);
+        R(i + (size_t)(nc + 1) * ld) = ((i < nc ? H(i - 1) : H(2 * nc + 1)) - d) * H(2 * nc);
+      });
+}
+
+/* After PairDots(): the kernel's last team sums the 2 nc pairs, derives the coefficients and leaves them in fin for
+   OrthogonalizeDelayed (2 nc + 2 values, H's layout) */
+KOKKOS_INLINE_FUNCTION void FinishDelayed(const Member &t, const Scratch &H, const PetscScalar *p, int nc, const DView<PetscScalar> &R, int ld, PetscScalar *rec, PetscScalar *fin, unsigned *fdone)
+{
+  if (!LastTeam(t, fdone)) return;
+  WarpSums(t, H, p, t.league_size(), 2 * nc);
+  DelayedCoefficients(t, H, nc, R, ld, rec, true);
+  for (int c = t.team_rank(); c < 2 * nc + 2; c += t.team_size()) OneLane(t, [&]() { fin[c] = H(c); });
+  OneThread(t, [&]() { *fdone = 0; });
+}
 } // namespace
 
 template <SGFPC PC, bool Blk> static void SpMVDot(SGFWork W, const CSR &A, int k, PetscScalar scale)
@@ -329,6 +471,121 @@ PetscErrorCode SGFSpMVDot(SGFWork W, GSDeviceMat A, PetscInt k, PetscScalar scal
   W->launches++;
   PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 2.0 * k * W->n));
   PetscCall(PetscLogEventEnd(SGF_SpMVDot, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+template <SGFPC PC, bool Blk> static void SpMVDotDelayed(SGFWork W, const CSR &A, int k)
+{
+  const Basis              V = W->V;
+  const ColumnGather<PC>   g{W->V, W->dinv, k - 1, W->bs};
+  const DView<PetscScalar> R = W->R;
+  PetscScalar *const out = W->partials.data(), *const fin = W->fin.data(), *const rec = out + (size_t)(2 * W->np + 1) * W->lu;
+  unsigned *const fdone = W->fdone.data();
+  const int       np = W->np, nc = k - 1, ld = (int)W->m + 1, ebs = Blk ? (int)A.bs : 1;
+  const PetscInt  units = A.m / ebs;
+
+  TeamFor(
+      "SGMRESF::SpMVDotDelayed", Policy(W), KOKKOS_LAMBDA(const Member &t) {
+        const Scratch buf(t.team_scratch(0), CH * t.team_size()), H(t.team_scratch(0), np);
+        ForEachRowProduct<Blk>(t, A, g, [&](const PetscInt row, const PetscScalar sum) { OneLane(t, [&]() { V(row, k) = sum; }); });
+        /* over the rows this thread's products wrote: column k is not complete before the kernel ends */
+        PairDots(
+            t, buf, V, nc, k, [&](const auto &f) { ForEachOwnedRowSync(t, units, ebs, f); }, out);
+        FinishDelayed(t, H, out, nc, R, ld, rec, fin, fdone);
+      });
+}
+
+/* Delayed refinement, iteration k >= 2: column k-1 holds w'_{k-1} (one pass); V(:,k) = A M^{-1} w'_{k-1} and the pairs
+   <v_j, V(:,k)>, <v_j, w'_{k-1}> for 1 <= j < k (v_{k-1} standing for w'_{k-1}); the last team derives the coefficients
+   of OrthogonalizeDelayed, R(:,k-1) and R(:,k)'s first pass, and step k-1's record */
+PetscErrorCode SGFSpMVDotDelayed(SGFWork W, GSDeviceMat A, PetscInt k)
+{
+  PetscFunctionBegin;
+  PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
+  PetscCheck(k >= 2 && k <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Delayed iteration %" PetscInt_FMT " of a cycle of %" PetscInt_FMT, k, W->m);
+  PetscCheck(W->pc != SGF_PC_APPLY, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "A PC applied on the host has no fused SpMV");
+  PetscCall(PetscLogEventBegin(SGF_SpMVDot, 0, 0, 0, 0));
+  if (W->pc == SGF_PC_JACOBI)
+    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDotDelayed<SGF_PC_JACOBI, decltype(blk)::value>(W, A->csr, (int)k); }));
+  else if (W->pc == SGF_PC_PBJACOBI)
+    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDotDelayed<SGF_PC_PBJACOBI, decltype(blk)::value>(W, A->csr, (int)k); }));
+  else
+    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDotDelayed<SGF_PC_NONE, decltype(blk)::value>(W, A->csr, (int)k); }));
+  W->launches++;
+  PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 4.0 * (k - 1) * W->n));
+  PetscCall(PetscLogEventEnd(SGF_SpMVDot, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* SpMVDotDelayed's pairs of a column k computed elsewhere (host path), finished as there; without finish (several
+   processes) the host reduces them and hands them to OrthogonalizeDelayed, which derives the coefficients itself */
+PetscErrorCode SGFDotDelayed(SGFWork W, PetscInt k, PetscBool finish)
+{
+  const Basis              V = W->V;
+  const DView<PetscScalar> R = W->R;
+  PetscScalar *const out = W->partials.data(), *const fin = finish ? W->fin.data() : nullptr, *const rec = out + (size_t)(2 * W->np + 1) * W->lu;
+  unsigned *const fdone = W->fdone.data();
+  const PetscInt  n     = W->n;
+  const int       np = W->np, nc = (int)k - 1, ld = (int)W->m + 1;
+
+  PetscFunctionBegin;
+  PetscCheck(k >= 2 && k <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Delayed iteration %" PetscInt_FMT " of a cycle of %" PetscInt_FMT, k, W->m);
+  PetscCall(PetscLogEventBegin(SGF_SpMVDot, 0, 0, 0, 0));
+  GSCallKokkos(TeamFor(
+      "SGMRESF::DotDelayed", Policy(W), KOKKOS_LAMBDA(const Member &t) {
+        const Scratch buf(t.team_scratch(0), CH * t.team_size()), H(t.team_scratch(0), np);
+        PairDots(
+            t, buf, V, nc, nc + 1, [&](const auto &f) { ForEachOwnedRowSync(t, n, 1, f); }, out);
+        if (fin) FinishDelayed(t, H, out, nc, R, ld, rec, fin, fdone);
+      }));
+  W->launches++;
+  PetscCall(PetscLogFlops(4.0 * (k - 1) * W->n));
+  PetscCall(PetscLogEventEnd(SGF_SpMVDot, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Delayed refinement, iteration k >= 2, with the coefficients of the last team of SpMVDotDelayed or DotDelayed (or,
+   given, derived by every team from the host's sums, team 0 writing R and the record): v_{k-1} = (w'_{k-1} -
+   sum_{j<k-1} b_j v_j) / rho into column k-1, w'_k = (V(:,k) - sum_{j<k} g_j v_j) / rho into column k, and the
+   partials of xi_{k-1} = <r0, v_{k-1}> */
+PetscErrorCode SGFOrthogonalizeDelayed(SGFWork W, PetscInt k, PetscBool given)
+{
+  const Basis              V   = W->V;
+  const DView<PetscScalar> R   = W->R;
+  const PetscScalar *const src = given ? W->given.data() : W->fin.data();
+  PetscScalar *const       xi  = W->partials.data() + (size_t)2 * W->np * W->lu;
+  PetscScalar *const       rec = W->partials.data() + (size_t)(2 * W->np + 1) * W->lu;
+  const PetscInt           n   = W->n;
+  const int                np = W->np, kk = (int)k, nc = kk - 1, ld = (int)W->m + 1;
+  const bool               derive = given;
+
+  PetscFunctionBegin;
+  PetscCheck(k >= 2 && k <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Delayed iteration %" PetscInt_FMT " of a cycle of %" PetscInt_FMT, k, W->m);
+  PetscCall(PetscLogEventBegin(SGF_Update, 0, 0, 0, 0));
+  GSCallKokkos(TeamFor(
+      "SGMRESF::OrthogonalizeDelayed", Policy(W), KOKKOS_LAMBDA(const Member &t) {
+        const Scratch buf(t.team_scratch(0), CH * t.team_size()), H(t.team_scratch(0), np);
+        LoadSums(t, H, src, derive ? 2 * nc : 2 * nc + 2);
+        if (derive) DelayedCoefficients(t, H, nc, R, ld, rec, t.league_rank() == 0);
+        const PetscScalar inv = H(2 * nc), gl = H(2 * nc + 1);
+        PetscScalar       acc[1] = {0};
+        ForEachIndex(t, n, [&](const PetscInt i) {
+          PetscScalar s1 = 0, s2 = 0;
+          for (int j = 1; j < nc; j++) {
+            const PetscScalar v = V(i, j);
+            s1 += H(nc + j - 1) * v;
+            s2 += H(j - 1) * v;
+          }
+          const PetscScalar vk = (V(i, nc) - s1) * inv, wk = (V(i, kk) - s2 - gl * vk) * inv;
+          V(i, nc) = vk;
+          V(i, kk) = wk;
+          acc[0] += V(i, 0) * vk;
+        });
+        TeamSumStoreIn<1>(t, buf, acc, xi);
+      }));
+  W->launches++;
+  PetscCall(PetscLogFlops(4.0 * k * W->n));
+  PetscCall(PetscLogEventEnd(SGF_Update, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -445,16 +702,19 @@ PetscErrorCode SGFOrthogonalize(SGFWork W, PetscInt k, SGFRefine refine, PetscBo
 }
 
 /* R2 = <v_j,w'> when iteration k refined (R(:,k) += R2); R(k,k) = sqrt(<w',w'> - |R2|^2); v_k = (w' - V R2) / R(k,k);
-   partial <r0, v_k>. A non-positive norm leaves v_k = 0 and R(k,k) = 0 (the host sees a breakdown); NaN stays NaN. */
-PetscErrorCode SGFNormalize(SGFWork W, PetscInt k, PetscBool given)
+   partial <r0, v_k>. A non-positive norm leaves v_k = 0 and R(k,k) = 0 (the host sees a breakdown); NaN stays NaN.
+   close: the delayed refinement's last step of a cycle, column k holding w'_k with R2 from Dot (pass 1): always
+   refined, and the record's <w,w> taken as <w',w'> plus the first pass's coefficients squared. */
+PetscErrorCode SGFNormalize(SGFWork W, PetscInt k, PetscBool given, PetscBool close)
 {
   const Basis              V   = W->V;
   const DView<PetscScalar> R   = W->R;
-  const PetscScalar *const g   = given ? W->given.data() : W->fin.data() + (k == 1 ? 0 : W->np);
+  const PetscScalar *const g   = given ? W->given.data() : W->fin.data() + (k == 1 || close ? 0 : W->np);
   PetscScalar *const       xi  = W->partials.data() + (size_t)2 * W->np * W->lu;
   PetscScalar *const       rec = W->partials.data() + (size_t)(2 * W->np + 1) * W->lu;
   const PetscInt           n   = W->n;
   const int                np = W->np, kk = (int)k, ld = (int)W->m + 1;
+  const bool               cl = close && k > 1;
 
   PetscFunctionBegin;
   PetscCheck(k >= 1 && k <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Iteration %" PetscInt_FMT " of a cycle of %" PetscInt_FMT, k, W->m);
@@ -462,7 +722,7 @@ PetscErrorCode SGFNormalize(SGFWork W, PetscInt k, PetscBool given)
   GSCallKokkos(TeamFor(
       "SGMRESF::Normalize", Policy(W), KOKKOS_LAMBDA(const Member &t) {
         const Scratch buf(t.team_scratch(0), CH * t.team_size()), H(t.team_scratch(0), np);
-        const bool    ref = kk > 1 && rec[SGF_REC_REFINED] != 0;
+        const bool    ref = kk > 1 && (cl || rec[SGF_REC_REFINED] != 0);
         LoadSums(t, H, g, ref ? kk : 1);
         PetscScalar nrm2 = H(0);
         if (ref)
@@ -470,13 +730,15 @@ PetscErrorCode SGFNormalize(SGFWork W, PetscInt k, PetscBool given)
         const PetscScalar rkk = nrm2 >= 0 ? sqrt(nrm2) : (nrm2 < 0 ? 0 : nrm2), inv = rkk > 0 ? 1 / rkk : 0;
         if (t.league_rank() == 0)
           OneThread(t, [&]() {
+            PetscScalar ww = H(0);
+            for (int j = 1; cl && j < kk; j++) ww += R(j + (size_t)kk * ld) * R(j + (size_t)kk * ld);
             if (ref)
               for (int j = 1; j < kk; j++) R(j + (size_t)kk * ld) += H(j);
             R(kk + (size_t)kk * ld) = rkk;
             rec[SGF_REC_RKK]        = rkk;
-            if (kk == 1) {
-              rec[SGF_REC_REFINED] = 0;
-              rec[SGF_REC_WW]      = H(0);
+            if (kk == 1 || cl) {
+              rec[SGF_REC_REFINED] = cl ? 1 : 0;
+              rec[SGF_REC_WW]      = ww;
             }
           });
         PetscScalar acc[1] = {0};
@@ -678,6 +940,16 @@ PetscErrorCode SGFReduceXi(SGFWork W, PetscScalar *xi, PetscScalar rec[SGF_NREC]
   PetscFunctionBegin;
   PetscCall(SGFReduceXiBegin(W, 0));
   PetscCall(SGFReduceXiEnd(W, 0, xi, rec));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* R from the host (the unit tests' chains) */
+PetscErrorCode SGFWorkSetR(SGFWork W, const PetscScalar R[])
+{
+  PetscFunctionBegin;
+  PetscCall(PetscArraycpy(W->hR.data(), R, (W->m + 1) * (W->m + 1)));
+  GSCallKokkos(Kokkos::deep_copy(W->R, W->hR));
+  W->transfers++;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

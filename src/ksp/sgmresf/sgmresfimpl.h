@@ -27,6 +27,17 @@
    when ||w'|| < 1.0833 ||R(:,k)|| (PETSc's test), ||w'||^2 taken as <w,w> - |R(:,k)|^2 so that every team decides
    from the sums it already has. Once per cycle: the copy of R, the upload of the coefficients, UpdateSolution and
    Residual (r0 = b - A x, partial <r0,r0>).
+   Delayed refinement (DCGS2 of Swirydowicz et al. and Bielich et al., worked out for simpler GMRES): the second pass
+   of w'_{k-1} waits for iteration k, which reads the basis anyway, so every iteration reads it twice, as one pass
+   does, in two launches:
+     SpMVDotDelayed: x = V(:,k) = A M^{-1} w'_{k-1} (column k-1 holds w'_{k-1}, one pass, not normalized); the pairs
+                    a_j = <v_j,x>, b_j = <v_j,w'_{k-1}> for j < k in one read of each column; its last team derives
+                    rho = sqrt(b_{k-1} - sum_{j<k-1} b_j^2) = R(k-1,k-1), R(:,k-1) += b (the second pass) and the
+                    first pass of R(:,k) from A M^{-1} v_j = V R(:,j+1), and writes step k-1's record
+     OrthogonalizeDelayed: v_{k-1} = (w'_{k-1} - V b) / rho and w'_k = (x - V g) / rho, g = <v_j,x>, in one pass;
+                    partials of xi_{k-1} = <r0, v_{k-1}>
+   so step k-1's xi and R(k-1,k-1) come with iteration k; a cycle's last step m ends with Dot (b of w'_m) and
+   Normalize with close set.
    On the host path the SpMV runs through MatMult() and Dot computes SpMVDot's partials; on several processes the
    host reduces each stage's partials (one MPI_Allreduce per stage) and uploads the sums, which the kernels then
    take as given instead of summing partials. */
@@ -38,7 +49,7 @@
 #  error "PETSc GPUStream supports real scalars only"
 #endif
 
-typedef enum { SGF_REFINE_NEVER, SGF_REFINE_IFNEEDED, SGF_REFINE_ALWAYS } SGFRefine;
+typedef enum { SGF_REFINE_NEVER, SGF_REFINE_IFNEEDED, SGF_REFINE_ALWAYS, SGF_REFINE_DELAYED } SGFRefine;
 
 typedef enum { SGF_PC_NONE, SGF_PC_JACOBI, SGF_PC_PBJACOBI, SGF_PC_APPLY } SGFPC;
 
@@ -72,7 +83,10 @@ PETSC_INTERN PetscErrorCode SGFSpMVDot(SGFWork, GSDeviceMat, PetscInt, PetscScal
 PETSC_INTERN PetscErrorCode SGFDot(SGFWork, PetscInt);
 PETSC_INTERN PetscErrorCode SGFSpMVHalo(SGFWork, GSDeviceMat, GSDeviceMat, GSHalo, PetscInt, PetscScalar);
 PETSC_INTERN PetscErrorCode SGFOrthogonalize(SGFWork, PetscInt, SGFRefine, PetscBool);
-PETSC_INTERN PetscErrorCode SGFNormalize(SGFWork, PetscInt, PetscBool);
+PETSC_INTERN PetscErrorCode SGFNormalize(SGFWork, PetscInt, PetscBool, PetscBool);
+PETSC_INTERN PetscErrorCode SGFSpMVDotDelayed(SGFWork, GSDeviceMat, PetscInt);
+PETSC_INTERN PetscErrorCode SGFDotDelayed(SGFWork, PetscInt, PetscBool);
+PETSC_INTERN PetscErrorCode SGFOrthogonalizeDelayed(SGFWork, PetscInt, PetscBool);
 PETSC_INTERN PetscErrorCode SGFResidual(SGFWork, GSDeviceMat);
 PETSC_INTERN PetscErrorCode SGFResidualHalo(SGFWork, GSDeviceMat, GSDeviceMat, GSHalo);
 PETSC_INTERN PetscErrorCode SGFUpdateSolution(SGFWork, PetscInt, PetscBool);
@@ -81,11 +95,15 @@ PETSC_INTERN PetscErrorCode SGFReduceXiBegin(SGFWork, PetscInt);
 PETSC_INTERN PetscErrorCode SGFReduceXiEnd(SGFWork, PetscInt, PetscScalar *, PetscScalar[SGF_NREC]);
 PETSC_INTERN PetscErrorCode SGFReduceXi(SGFWork, PetscScalar *, PetscScalar[SGF_NREC]);
 PETSC_INTERN PetscErrorCode SGFGetR(SGFWork, PetscScalar[]);
+PETSC_INTERN PetscErrorCode SGFWorkSetR(SGFWork, const PetscScalar[]);
 
 /* Serial twins on a column-major basis V (leading dimension n); dinv: the inverse diagonal blocks of size bs stored
    row by row (bs = 1: Jacobi), NULL: no preconditioner */
 PETSC_INTERN void SGFSpMVDot_Ref(PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], const PetscScalar[], PetscInt, PetscInt, PetscScalar, PetscScalar[], PetscScalar[]);
 PETSC_INTERN void SGFOrthogonalize_Ref(PetscInt, PetscInt, const PetscScalar[], PetscBool, PetscScalar[], PetscScalar[]);
 PETSC_INTERN void SGFNormalize_Ref(PetscInt, PetscInt, PetscBool, const PetscScalar[], PetscScalar[], PetscScalar *, PetscScalar *);
+PETSC_INTERN void SGFPairDots_Ref(PetscInt, PetscInt, const PetscScalar[], PetscScalar[]);
+PETSC_INTERN void SGFCoefficients_Ref(PetscInt, const PetscScalar[], PetscInt, PetscScalar[], PetscScalar[], PetscScalar[]);
+PETSC_INTERN void SGFOrthogonalizeDelayed_Ref(PetscInt, PetscInt, const PetscScalar[], PetscScalar[], PetscScalar *);
 PETSC_INTERN void SGFResidual_Ref(PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], const PetscScalar[], const PetscScalar[], PetscScalar[], PetscScalar *);
 PETSC_INTERN void SGFUpdateSolution_Ref(PetscInt, PetscInt, const PetscScalar[], const PetscScalar[], PetscInt, const PetscScalar[], PetscScalar[], PetscScalar[]);

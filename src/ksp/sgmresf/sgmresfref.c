@@ -61,6 +61,69 @@ void SGFNormalize_Ref(PetscInt n, PetscInt k, PetscBool refine, const PetscScala
   }
 }
 
+/* Delayed refinement, iteration k: sums[j-1] = <v_j, V(:,k)>, sums[k-1+j-1] = <v_j, V(:,k-1)>, 1 <= j < k */
+void SGFPairDots_Ref(PetscInt n, PetscInt k, const PetscScalar V[], PetscScalar sums[])
+{
+  for (PetscInt j = 1; j < k; j++) {
+    sums[j - 1] = sums[k - 1 + j - 1] = 0;
+    for (PetscInt i = 0; i < n; i++) {
+      sums[j - 1] += V[j * n + i] * V[k * n + i];
+      sums[k - 1 + j - 1] += V[j * n + i] * V[(k - 1) * n + i];
+    }
+  }
+}
+
+/* From the pairs of iteration k (a = sums, b = sums + k - 1): b_{1..k-2} are the second pass of w'_{k-1}, rho =
+   sqrt(b_{k-1} - |b_{1..k-2}|^2); R (leading dimension ld) gets R(j,k-1) += b_j, R(k-1,k-1) = rho and the first pass
+   of R(:,k) = (g - d) / rho with g_j = a_j (j < k-1), g_{k-1} = (a_{k-1} - b.a) / rho, d = R(:,2:k-1) b. coef:
+   SpMVDotDelayed's layout (a, b, 1/rho, g_{k-1}); rec: step k-1's record. */
+void SGFCoefficients_Ref(PetscInt k, const PetscScalar sums[], PetscInt ld, PetscScalar R[], PetscScalar coef[], PetscScalar rec[])
+{
+  const PetscInt     nc = k - 1;
+  const PetscScalar *a = sums, *b = sums + nc;
+  PetscScalar        nrm2 = b[nc - 1], ba = 0, ww = b[nc - 1], rho, inv;
+
+  for (PetscInt j = 1; j < nc; j++) {
+    nrm2 -= b[j - 1] * b[j - 1];
+    ba += b[j - 1] * a[j - 1];
+    ww += R[j + nc * ld] * R[j + nc * ld];
+    R[j + nc * ld] += b[j - 1];
+  }
+  rho             = nrm2 > 0 ? sqrt(nrm2) : 0;
+  inv             = rho > 0 ? 1 / rho : 0;
+  R[nc + nc * ld] = rho;
+  for (PetscInt i = 0; i < 2 * nc; i++) coef[i] = sums[i];
+  coef[2 * nc]     = inv;
+  coef[2 * nc + 1] = (a[nc - 1] - ba) * inv;
+  for (PetscInt i = 1; i <= nc; i++) {
+    PetscScalar d = 0, g = i < nc ? a[i - 1] : coef[2 * nc + 1];
+    for (PetscInt j = 1; j < nc; j++)
+      if (i <= j + 1) d += R[i + (j + 1) * ld] * b[j - 1];
+    R[i + k * ld] = (g - d) * inv;
+  }
+  rec[SGF_REC_RKK]     = rho;
+  rec[SGF_REC_REFINED] = 1;
+  rec[SGF_REC_WW]      = ww;
+}
+
+/* v_{k-1} = (V(:,k-1) - sum_{j<k-1} b_j v_j) / rho, V(:,k) = (V(:,k) - sum_{j<k} g_j v_j) / rho with coef from
+   SGFCoefficients_Ref(); xi = <V(:,0), v_{k-1}> */
+void SGFOrthogonalizeDelayed_Ref(PetscInt n, PetscInt k, const PetscScalar coef[], PetscScalar V[], PetscScalar *xi)
+{
+  const PetscInt nc = k - 1;
+
+  for (PetscInt i = 0; i < n; i++) {
+    PetscScalar v = V[nc * n + i], w = V[k * n + i];
+    for (PetscInt j = 1; j < nc; j++) v -= coef[nc + j - 1] * V[j * n + i];
+    v *= coef[2 * nc];
+    V[nc * n + i] = v;
+    for (PetscInt j = 1; j < nc; j++) w -= coef[j - 1] * V[j * n + i];
+    V[k * n + i] = (w - coef[2 * nc + 1] * v) * coef[2 * nc];
+  }
+  *xi = 0;
+  for (PetscInt i = 0; i < n; i++) *xi += V[i] * V[nc * n + i];
+}
+
 /* r = b - A x; rr = <r,r> */
 void SGFResidual_Ref(PetscInt n, const PetscInt ia[], const PetscInt ja[], const PetscScalar a[], const PetscScalar x[], const PetscScalar b[], PetscScalar r[], PetscScalar *rr)
 {
