@@ -321,20 +321,20 @@ __device__ inline PetscScalar Butterfly16(PetscScalar (&v)[16], int lane)
 }
 #endif
 
-/* The delayed refinement's pairs of inner products over the rows rows() gives this thread: a_j = <v_j, V(:,xc)> at
-   slot j - 1 and b_j = <v_j, y> at slot nc + j - 1, 1 <= j <= nc, y = V(:,nc); one partial per team and slot at
+/* The delayed refinement's pairs of inner products over the rows rows() gives this thread (with x's entry there): a_j =
+   <v_j, x> at slot j - 1 and b_j = <v_j, y> at slot nc + j - 1, 1 <= j <= nc, y = V(:,nc); one partial per team and slot at
    out[slot * L + league rank]. On CUDA each row is read once for all sums: per 32 rows a warp sums 8 columns' 16
    products with one butterfly, each lane keeping one sum, so 32 columns cost one team reduction; elsewhere chunks
    of CH sums reread the rows. */
-template <class Rows> KOKKOS_INLINE_FUNCTION void PairDots(const Member &t, const Scratch &buf, const Basis &V, int nc, int xc, const Rows &rows, PetscScalar *out)
+template <class Rows> KOKKOS_INLINE_FUNCTION void PairDots(const Member &t, const Scratch &buf, const Basis &V, int nc, const Rows &rows, PetscScalar *out)
 {
   const int L = t.league_size();
 #if defined(__CUDA_ARCH__)
   const int tid = threadIdx.y * blockDim.x + threadIdx.x, lane = tid % 32, w = tid / 32, nw = blockDim.x * blockDim.y / 32;
   for (int j0 = 1; j0 <= nc; j0 += 32) {
     PetscScalar acc[4] = {0, 0, 0, 0};
-    rows([&](const bool valid, const PetscInt i) {
-      const PetscScalar x = valid ? V(i, xc) : 0, y = valid ? V(i, nc) : 0;
+    rows([&](const bool valid, const PetscInt i, const PetscScalar x) {
+      const PetscScalar y = valid ? V(i, nc) : 0;
 #  pragma unroll
       for (int g = 0; g < 4; g++) {
         if (j0 + 8 * g > nc) break; /* the same in every lane */
@@ -366,11 +366,11 @@ template <class Rows> KOKKOS_INLINE_FUNCTION void PairDots(const Member &t, cons
 #else
   for (int c0 = 0; c0 < 2 * nc; c0 += CH) {
     PetscScalar acc[CH] = {};
-    rows([&](const bool valid, const PetscInt i) {
+    rows([&](const bool valid, const PetscInt i, const PetscScalar x) {
       if (!valid) return;
       for (int c = 0; c < CH && c0 + c < 2 * nc; c++) {
         const int s = c0 + c, j = s < nc ? s + 1 : s - nc + 1;
-        acc[c] += V(i, j) * V(i, s < nc ? xc : nc);
+        acc[c] += V(i, j) * (s < nc ? x : V(i, nc));
       }
     });
     TeamSumStoreIn<CH>(t, buf, acc, out + (size_t)c0 * L);
@@ -487,10 +487,28 @@ template <SGFPC PC, bool Blk> static void SpMVDotDelayed(SGFWork W, const CSR &A
   TeamFor(
       "SGMRESF::SpMVDotDelayed", Policy(W), KOKKOS_LAMBDA(const Member &t) {
         const Scratch buf(t.team_scratch(0), CH * t.team_size()), H(t.team_scratch(0), np);
-        ForEachRowProduct<Blk>(t, A, g, [&](const PetscInt row, const PetscScalar sum) { OneLane(t, [&]() { V(row, k) = sum; }); });
-        /* over the rows this thread's products wrote: column k is not complete before the kernel ends */
-        PairDots(
-            t, buf, V, nc, k, [&](const auto &f) { ForEachOwnedRowSync(t, units, ebs, f); }, out);
+#if defined(__CUDA_ARCH__)
+        constexpr bool fuse = !Blk; /* each row's sums right after its product, x and y still in registers and L1 */
+#else
+        constexpr bool fuse = false; /* PairDots revisits the rows once per chunk of sums there */
+#endif
+        if (fuse)
+          PairDots(
+              t, buf, V, nc,
+              [&](const auto &f) {
+                ForEachOwnedRowSync(t, units, 1, [&](const bool valid, const PetscInt i) {
+                  const PetscScalar x = valid ? RowProduct<false>(t, A, g, i) : 0;
+                  if (valid) OneLane(t, [&]() { V(i, k) = x; });
+                  f(valid, i, x);
+                });
+              },
+              out);
+        else {
+          ForEachRowProduct<Blk>(t, A, g, [&](const PetscInt row, const PetscScalar sum) { OneLane(t, [&]() { V(row, k) = sum; }); });
+          /* over the rows this thread's products wrote: column k is not complete before the kernel ends */
+          PairDots(
+              t, buf, V, nc, [&](const auto &f) { ForEachOwnedRowSync(t, units, ebs, [&](const bool valid, const PetscInt i) { f(valid, i, valid ? V(i, k) : 0); }); }, out);
+        }
         FinishDelayed(t, H, out, nc, R, ld, rec, fin, fdone);
       });
 }
@@ -535,7 +553,7 @@ PetscErrorCode SGFDotDelayed(SGFWork W, PetscInt k, PetscBool finish)
       "SGMRESF::DotDelayed", Policy(W), KOKKOS_LAMBDA(const Member &t) {
         const Scratch buf(t.team_scratch(0), CH * t.team_size()), H(t.team_scratch(0), np);
         PairDots(
-            t, buf, V, nc, nc + 1, [&](const auto &f) { ForEachOwnedRowSync(t, n, 1, f); }, out);
+            t, buf, V, nc, [&](const auto &f) { ForEachOwnedRowSync(t, n, 1, [&](const bool valid, const PetscInt i) { f(valid, i, valid ? V(i, nc + 1) : 0); }); }, out);
         if (fin) FinishDelayed(t, H, out, nc, R, ld, rec, fin, fdone);
       }));
   W->launches++;
