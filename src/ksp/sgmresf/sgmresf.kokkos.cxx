@@ -88,6 +88,17 @@ static DView<PetscScalar> &Vec_(SGFWork W, SGFVec v)
   return *all[v];
 }
 
+/* Where the partials of xi (one per team) and, after them, the record of a step live in the partials buffer */
+static PetscScalar *XiSlot(SGFWork W)
+{
+  return W->partials.data() + (size_t)2 * W->np * W->lu;
+}
+
+static PetscScalar *Record(SGFWork W)
+{
+  return XiSlot(W) + W->lu;
+}
+
 /* Column j of the basis as a 1D view (LayoutLeft: contiguous) */
 static DView<PetscScalar> Column(SGFWork W, PetscInt j)
 {
@@ -479,7 +490,7 @@ template <SGFPC PC, bool Blk> static void SpMVDotDelayed(SGFWork W, const CSR &A
   const Basis              V = W->V;
   const ColumnGather<PC>   g{W->V, W->dinv, k - 1, W->bs};
   const DView<PetscScalar> R = W->R;
-  PetscScalar *const out = W->partials.data(), *const fin = W->fin.data(), *const rec = out + (size_t)(2 * W->np + 1) * W->lu;
+  PetscScalar *const out = W->partials.data(), *const fin = W->fin.data(), *const rec = Record(W);
   unsigned *const fdone = W->fdone.data();
   const int       np = W->np, nc = k - 1, ld = (int)W->m + 1, ebs = Blk ? (int)A.bs : 1;
   const PetscInt  units = A.m / ebs;
@@ -541,7 +552,7 @@ PetscErrorCode SGFDotDelayed(SGFWork W, PetscInt k, PetscBool finish)
 {
   const Basis              V = W->V;
   const DView<PetscScalar> R = W->R;
-  PetscScalar *const out = W->partials.data(), *const fin = finish ? W->fin.data() : nullptr, *const rec = out + (size_t)(2 * W->np + 1) * W->lu;
+  PetscScalar *const out = W->partials.data(), *const fin = finish ? W->fin.data() : nullptr, *const rec = Record(W);
   unsigned *const fdone = W->fdone.data();
   const PetscInt  n     = W->n;
   const int       np = W->np, nc = (int)k - 1, ld = (int)W->m + 1;
@@ -571,11 +582,10 @@ PetscErrorCode SGFOrthogonalizeDelayed(SGFWork W, PetscInt k, PetscBool given)
   const Basis              V   = W->V;
   const DView<PetscScalar> R   = W->R;
   const PetscScalar *const src = given ? W->given.data() : W->fin.data();
-  PetscScalar *const       xi  = W->partials.data() + (size_t)2 * W->np * W->lu;
-  PetscScalar *const       rec = W->partials.data() + (size_t)(2 * W->np + 1) * W->lu;
+  PetscScalar *const       xi  = XiSlot(W);
+  PetscScalar *const       rec = Record(W);
   const PetscInt           n   = W->n;
   const int                np = W->np, kk = (int)k, nc = kk - 1, ld = (int)W->m + 1;
-  const bool               derive = given;
 
   PetscFunctionBegin;
   PetscCheck(k >= 2 && k <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Delayed iteration %" PetscInt_FMT " of a cycle of %" PetscInt_FMT, k, W->m);
@@ -583,8 +593,8 @@ PetscErrorCode SGFOrthogonalizeDelayed(SGFWork W, PetscInt k, PetscBool given)
   GSCallKokkos(TeamFor(
       "SGMRESF::OrthogonalizeDelayed", Policy(W), KOKKOS_LAMBDA(const Member &t) {
         const Scratch buf(t.team_scratch(0), CH * t.team_size()), H(t.team_scratch(0), np);
-        LoadSums(t, H, src, derive ? 2 * nc : 2 * nc + 2);
-        if (derive) DelayedCoefficients(t, H, nc, R, ld, rec, t.league_rank() == 0);
+        LoadSums(t, H, src, given ? 2 * nc : 2 * nc + 2);
+        if (given) DelayedCoefficients(t, H, nc, R, ld, rec, t.league_rank() == 0);
         const PetscScalar inv = H(2 * nc), gl = H(2 * nc + 1);
         PetscScalar       acc[1] = {0};
         ForEachIndex(t, n, [&](const PetscInt i) {
@@ -676,7 +686,7 @@ PetscErrorCode SGFOrthogonalize(SGFWork W, PetscInt k, SGFRefine refine, PetscBo
   const DView<PetscScalar> R     = W->R;
   const PetscScalar *const g     = given ? W->given.data() : W->fin.data();
   PetscScalar *const       p2    = W->partials.data() + (size_t)W->np * W->lu;
-  PetscScalar *const       rec   = W->partials.data() + (size_t)(2 * W->np + 1) * W->lu;
+  PetscScalar *const       rec   = Record(W);
   PetscScalar *const       fin2  = W->fin.data() + W->np;
   unsigned *const          fdone = W->fdone.data();
   const PetscInt           n     = W->n;
@@ -728,8 +738,8 @@ PetscErrorCode SGFNormalize(SGFWork W, PetscInt k, PetscBool given, PetscBool cl
   const Basis              V   = W->V;
   const DView<PetscScalar> R   = W->R;
   const PetscScalar *const g   = given ? W->given.data() : W->fin.data() + (k == 1 || close ? 0 : W->np);
-  PetscScalar *const       xi  = W->partials.data() + (size_t)2 * W->np * W->lu;
-  PetscScalar *const       rec = W->partials.data() + (size_t)(2 * W->np + 1) * W->lu;
+  PetscScalar *const       xi  = XiSlot(W);
+  PetscScalar *const       rec = Record(W);
   const PetscInt           n   = W->n;
   const int                np = W->np, kk = (int)k, ld = (int)W->m + 1;
   const bool               cl = close && k > 1;
@@ -781,7 +791,7 @@ template <bool Blk> static void Residual(SGFWork W, const CSR &A)
 {
   const Basis              V = W->V;
   const DView<PetscScalar> x = W->x, b = W->b;
-  PetscScalar *const       xi = W->partials.data() + (size_t)2 * W->np * W->lu;
+  PetscScalar *const       xi = XiSlot(W);
 
   TeamFor(
       "SGMRESF::Residual", Policy(W), KOKKOS_LAMBDA(const Member &t) {
@@ -820,7 +830,7 @@ PetscErrorCode SGFResidualHalo(SGFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H
   {
     const Basis              V = W->V;
     const DView<PetscScalar> b = W->b, ax = W->t;
-    PetscScalar *const       xi = W->partials.data() + (size_t)2 * W->np * W->lu;
+    PetscScalar *const       xi = XiSlot(W);
     const PetscInt           n  = W->n;
     GSCallKokkos(TeamFor(
         "SGMRESF::ResidualHalo", Policy(W), KOKKOS_LAMBDA(const Member &t) {
