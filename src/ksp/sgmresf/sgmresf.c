@@ -149,6 +149,19 @@ static PetscErrorCode KSPSGMRESFAllreduce_Private(KSP ksp, PetscInt cnt, PetscSc
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Several processes: the first cnt sums of a pass over all processes (one MPI_Allreduce) in sg->sums, handed to the
+   next kernel */
+static PetscErrorCode KSPSGMRESFGiveSums_Private(KSP ksp, SGFPass pass, PetscInt cnt)
+{
+  KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
+
+  PetscFunctionBegin;
+  PetscCall(SGFReduceDots(sg->work, pass, cnt, sg->sums));
+  PetscCall(KSPSGMRESFAllreduce_Private(ksp, cnt, sg->sums));
+  PetscCall(SGFWorkSetGiven(sg->work, cnt, sg->sums));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Column k = scale A M^{-1} V(:,k-1) on the host path: through PCApply() and MatMult() (it applies every PC there) */
 static PetscErrorCode KSPSGMRESFHostSpMV_Private(KSP ksp, Mat Amat, PetscInt k, PetscScalar scale)
 {
@@ -195,11 +208,7 @@ static PetscErrorCode KSPSGMRESFLaunchDelayed_Private(KSP ksp, Mat Amat, GSDevic
     else
       PetscCall(KSPSGMRESFHostSpMV_Private(ksp, Amat, k, 1.0));
     PetscCall(SGFDotDelayed(sg->work, k, (PetscBool)!given));
-    if (given) { /* the pairs' global sums; every team derives the coefficients from them */
-      PetscCall(SGFReduceDots(sg->work, SGF_PASS1, 2 * (k - 1), sg->sums));
-      PetscCall(KSPSGMRESFAllreduce_Private(ksp, 2 * (k - 1), sg->sums));
-      PetscCall(SGFWorkSetGiven(sg->work, 2 * (k - 1), sg->sums));
-    }
+    if (given) PetscCall(KSPSGMRESFGiveSums_Private(ksp, SGF_PASS1, 2 * (k - 1))); /* every team derives the coefficients from them */
   }
   PetscCall(SGFOrthogonalizeDelayed(sg->work, k, given));
   PetscCall(KSPSGMRESFSendXi_Private(ksp, k - 1));
@@ -214,12 +223,32 @@ static PetscErrorCode KSPSGMRESFClose_Private(KSP ksp, PetscInt k)
 
   PetscFunctionBegin;
   if (k > 1) PetscCall(SGFDot(sg->work, k)); /* the first iteration's SpMVDot or Dot left <w,w> */
-  if (given) {
-    PetscCall(SGFReduceDots(sg->work, SGF_PASS1, k, sg->sums));
-    PetscCall(KSPSGMRESFAllreduce_Private(ksp, k, sg->sums));
-    PetscCall(SGFWorkSetGiven(sg->work, k, sg->sums));
-  }
+  if (given) PetscCall(KSPSGMRESFGiveSums_Private(ksp, SGF_PASS1, k));
   PetscCall(SGFNormalize(sg->work, k, given, PETSC_TRUE));
+  PetscCall(KSPSGMRESFSendXi_Private(ksp, k));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Classical Gram-Schmidt on column k as it stands (refined now, if at all), its normalization and the copy of xi_k */
+static PetscErrorCode KSPSGMRESFOrthonormalize_Private(KSP ksp, PetscInt k)
+{
+  KSP_SGMRESF *sg    = (KSP_SGMRESF *)ksp->data;
+  PetscBool    given = (PetscBool)(sg->size > 1);
+
+  PetscFunctionBegin;
+  if (k > 1) {
+    SGFRefine refine = sg->refine;
+    if (given) { /* the first stage's global sums, and the refinement decided from them as the device would */
+      PetscScalar hh = 0, *s = sg->sums;
+      PetscCall(KSPSGMRESFGiveSums_Private(ksp, SGF_PASS1, k));
+      for (PetscInt j = 1; j < k; j++) hh += s[j] * s[j];
+      if (refine == SGF_REFINE_IFNEEDED) refine = SGF_REFINE_NEEDED(s[0], hh) ? SGF_REFINE_ALWAYS : SGF_REFINE_NEVER;
+    }
+    PetscCall(SGFOrthogonalize(sg->work, k, refine, given));
+    if (given) PetscCall(KSPSGMRESFGiveSums_Private(ksp, SGF_PASS2, refine == SGF_REFINE_ALWAYS ? k : 1));
+  } else if (given)
+    PetscCall(KSPSGMRESFGiveSums_Private(ksp, SGF_PASS1, 1));
+  PetscCall(SGFNormalize(sg->work, k, given, PETSC_FALSE));
   PetscCall(KSPSGMRESFSendXi_Private(ksp, k));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -230,7 +259,7 @@ static PetscErrorCode KSPSGMRESFClose_Private(KSP ksp, PetscInt k)
 static PetscErrorCode KSPSGMRESFLaunch_Private(KSP ksp, Mat Amat, GSDeviceMat dA, GSDeviceMat dB, GSHalo halo, PetscInt k)
 {
   KSP_SGMRESF *sg    = (KSP_SGMRESF *)ksp->data;
-  PetscScalar  scale = k == 1 ? 1.0 / sg->rho : 1.0, *s = sg->sums;
+  PetscScalar  scale = k == 1 ? 1.0 / sg->rho : 1.0;
   PetscBool    given = (PetscBool)(sg->size > 1), delayed = (PetscBool)(sg->refine == SGF_REFINE_DELAYED);
   PetscInt     l1, l2, t1, c1;
 
@@ -238,40 +267,17 @@ static PetscErrorCode KSPSGMRESFLaunch_Private(KSP ksp, Mat Amat, GSDeviceMat dA
   PetscCall(SGFWorkGetCounts(sg->work, &l1, &t1, &c1));
   if (delayed && k > 1)
     PetscCall(KSPSGMRESFLaunchDelayed_Private(ksp, Amat, dA, dB, halo, k));
-  else if (sg->fused && !given)
-    PetscCall(SGFSpMVDot(sg->work, dA, k, scale));
-  else if (sg->fused) { /* the device SpMV with the halo exchange, then the partials its sums need */
-    PetscCall(SGFSpMVHalo(sg->work, dA, dB, halo, k, scale));
-    PetscCall(SGFDot(sg->work, k));
-  } else {
-    PetscCall(KSPSGMRESFHostSpMV_Private(ksp, Amat, k, scale));
-    PetscCall(SGFDot(sg->work, k));
-  }
-  if (!delayed && k > 1) {
-    SGFRefine refine = sg->refine;
-    if (given) { /* the first stage's global sums, and the refinement decided from them as the device would */
-      PetscScalar hh = 0;
-      PetscCall(SGFReduceDots(sg->work, SGF_PASS1, k, s));
-      PetscCall(KSPSGMRESFAllreduce_Private(ksp, k, s));
-      for (PetscInt j = 1; j < k; j++) hh += s[j] * s[j];
-      if (refine == SGF_REFINE_IFNEEDED) refine = SGF_REFINE_NEEDED(s[0], hh) ? SGF_REFINE_ALWAYS : SGF_REFINE_NEVER;
-      PetscCall(SGFWorkSetGiven(sg->work, k, s));
+  else {
+    if (sg->fused && !given)
+      PetscCall(SGFSpMVDot(sg->work, dA, k, scale));
+    else if (sg->fused) { /* the device SpMV with the halo exchange, then the partials its sums need */
+      PetscCall(SGFSpMVHalo(sg->work, dA, dB, halo, k, scale));
+      PetscCall(SGFDot(sg->work, k));
+    } else {
+      PetscCall(KSPSGMRESFHostSpMV_Private(ksp, Amat, k, scale));
+      PetscCall(SGFDot(sg->work, k));
     }
-    PetscCall(SGFOrthogonalize(sg->work, k, refine, given));
-    if (given) {
-      const PetscInt cnt = refine == SGF_REFINE_ALWAYS ? k : 1;
-      PetscCall(SGFReduceDots(sg->work, SGF_PASS2, cnt, s));
-      PetscCall(KSPSGMRESFAllreduce_Private(ksp, cnt, s));
-      PetscCall(SGFWorkSetGiven(sg->work, cnt, s));
-    }
-  } else if (!delayed && given) {
-    PetscCall(SGFReduceDots(sg->work, SGF_PASS1, 1, s));
-    PetscCall(KSPSGMRESFAllreduce_Private(ksp, 1, s));
-    PetscCall(SGFWorkSetGiven(sg->work, 1, s));
-  }
-  if (!delayed) {
-    PetscCall(SGFNormalize(sg->work, k, given, PETSC_FALSE));
-    PetscCall(KSPSGMRESFSendXi_Private(ksp, k));
+    if (!delayed) PetscCall(KSPSGMRESFOrthonormalize_Private(ksp, k));
   }
   PetscCall(SGFWorkGetCounts(sg->work, &l2, &t1, &c1));
   if (k == 1) {
