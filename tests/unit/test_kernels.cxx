@@ -897,6 +897,46 @@ void TestBCGS()
   }
 }
 
+/* A case of the sgmresf kernel tests: pcteams % 4 picks PCNONE, fused Jacobi, point-block Jacobi (3 x 3 blocks) or a
+   column computed elsewhere, pcteams >= 4 seven teams instead of the default (sums across teams on a host backend
+   too); a random 9-per-row matrix of n0 rows (rounded down to whole blocks) and inverse diagonal blocks */
+struct SGFCase {
+  const SGFPC              pc;
+  const PetscInt           teams, bs, n;
+  const CSRHost            A;
+  GSDeviceMat              dA;
+  std::vector<PetscScalar> d;
+  const PetscScalar       *dinv;
+  const std::string        tag;
+
+  static SGFPC PCOf(int pcteams)
+  {
+    const SGFPC pcs[4] = {SGF_PC_NONE, SGF_PC_JACOBI, SGF_PC_PBJACOBI, SGF_PC_APPLY};
+    return pcs[pcteams % 4];
+  }
+
+  SGFCase(PetscInt n0, int pcteams)
+      : pc(PCOf(pcteams)), teams(pcteams < 4 ? 0 : 7), bs(pc == SGF_PC_PBJACOBI ? 3 : 1), n(n0 - n0 % bs), A(RandomCSR(n, n, 9)), d(Random(n * bs, 0.5, 2)), dinv(pc == SGF_PC_JACOBI || pc == SGF_PC_PBJACOBI ? d.data() : nullptr),
+        tag(" n=" + std::to_string(n) + " pc=" + std::to_string((int)pc) + " teams=" + std::to_string(teams))
+  {
+    GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA);
+  }
+  ~SGFCase()
+  {
+    GSDeviceMatDestroy(&dA);
+  }
+
+  /* a work for restart m with the case's teams and inverse diagonal blocks */
+  SGFWork Work(PetscInt m, const std::string &what) const
+  {
+    SGFWork W = nullptr;
+    Check(!SGFWorkCreate(n, m, pc, bs, &W), "SGFWorkCreate" + what);
+    if (teams) Check(!SGFWorkSetTeams(W, teams), "SGFWorkSetTeams" + what);
+    if (dinv) SGFWorkSetVec(W, SGF_DINV, d.data());
+    return W;
+  }
+};
+
 /* KSPSGMRESF's kernels against their twins: iterations k = 1 (no orthogonalization), 2, 9 and 11 (sums in one, two
    chunks), the refinement never, ifneeded, always, with sums reduced on the device or given by the host, PCNONE,
    fused Jacobi and point-block Jacobi (SpMVDot) or a column computed elsewhere (Dot). Basis columns 1.. have norm about 0.1, so that the
@@ -906,21 +946,16 @@ void TestSGMRES()
   const PetscInt m = 11;
   for (PetscInt n0 : sizes) {
     for (int pcteams = 0; pcteams < 2 * 4; pcteams++) {
-      const SGFPC    pcs[4] = {SGF_PC_NONE, SGF_PC_JACOBI, SGF_PC_PBJACOBI, SGF_PC_APPLY}, pc = pcs[pcteams % 4];
-      const PetscInt teams = pcteams < 4 ? 0 : 7; /* 0: the default; 7: sums across teams on a host backend too */
-      if (teams && n0 > 10007) continue;
-      const PetscInt     bs = pc == SGF_PC_PBJACOBI ? 3 : 1, n = n0 - n0 % bs; /* point-block Jacobi: 3 x 3 blocks */
-      CSRHost            A = RandomCSR(n, n, 9);
-      GSDeviceMat        dA;
-      SGFWork            W;
-      auto               d = Random(n * bs, 0.5, 2), x = Random(n), b = Random(n);
-      const PetscScalar *dinv = pc == SGF_PC_JACOBI || pc == SGF_PC_PBJACOBI ? d.data() : nullptr;
-      const std::string  tagn = " n=" + std::to_string(n) + " pc=" + std::to_string((int)pc) + " teams=" + std::to_string(teams);
-
-      GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA);
-      Check(!SGFWorkCreate(n, m, pc, bs, &W), "SGFWorkCreate" + tagn);
-      if (teams) Check(!SGFWorkSetTeams(W, teams), "SGFWorkSetTeams" + tagn);
-      if (dinv) SGFWorkSetVec(W, SGF_DINV, d.data());
+      if (pcteams >= 4 && n0 > 10007) continue;
+      const SGFCase      C(n0, pcteams);
+      const SGFPC        pc = C.pc;
+      const PetscInt     bs = C.bs, n = C.n;
+      const CSRHost     &A    = C.A;
+      const GSDeviceMat  dA   = C.dA;
+      const PetscScalar *dinv = C.dinv;
+      const std::string &tagn = C.tag;
+      auto               x = Random(n), b = Random(n);
+      SGFWork            W = C.Work(m, tagn);
       for (PetscInt k : {1, 2, 9, 11}) {
         for (SGFRefine refine : {SGF_REFINE_NEVER, SGF_REFINE_IFNEEDED, SGF_REFINE_ALWAYS}) {
           if (n > 20000 && (k < 9 || refine == SGF_REFINE_IFNEEDED)) continue; /* many teams: the long cases only */
@@ -1016,7 +1051,6 @@ void TestSGMRES()
         Check(RelDiff(col, r) < 1e-14 && Close(grr, rr, AbsSum(r, r)), "residual and its norm match reference" + tagn);
       }
       SGFWorkDestroy(&W);
-      GSDeviceMatDestroy(&dA);
     }
   }
 }
@@ -1031,25 +1065,20 @@ void TestSGMRESDelayed()
   const PetscInt m = 36, ld = m + 1;
   for (PetscInt n0 : sizes) {
     for (int pcteams = 0; pcteams < 2 * 4; pcteams++) {
-      const SGFPC    pcs[4] = {SGF_PC_NONE, SGF_PC_JACOBI, SGF_PC_PBJACOBI, SGF_PC_APPLY}, pc = pcs[pcteams % 4];
-      const PetscInt teams = pcteams < 4 ? 0 : 7;
-      if ((teams && n0 > 10007) || (n0 > 20000 && pcteams > 1)) continue;
-      const PetscInt     bs = pc == SGF_PC_PBJACOBI ? 3 : 1, n = n0 - n0 % bs, kmax = n >= 8 ? std::min<PetscInt>(m, n / 2) : 2; /* well inside the Krylov space's dimension (a breakdown ends it) */
-      CSRHost            A = RandomCSR(n, n, 9);
-      GSDeviceMat        dA;
-      auto               d    = Random(n * bs, 0.5, 2);
-      const PetscScalar *dinv = pc == SGF_PC_JACOBI || pc == SGF_PC_PBJACOBI ? d.data() : nullptr;
-      GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA);
+      if ((pcteams >= 4 && n0 > 10007) || (n0 > 20000 && pcteams > 1)) continue;
+      const SGFCase      C(n0, pcteams);
+      const SGFPC        pc = C.pc;
+      const PetscInt     bs = C.bs, n = C.n, kmax = n >= 8 ? std::min<PetscInt>(m, n / 2) : 2; /* well inside the Krylov space's dimension (a breakdown ends it) */
+      const CSRHost     &A    = C.A;
+      const GSDeviceMat  dA   = C.dA;
+      const PetscScalar *dinv = C.dinv;
       for (PetscBool given : {PETSC_FALSE, PETSC_TRUE}) {
-        const std::string        tagn = " n=" + std::to_string(n) + " pc=" + std::to_string((int)pc) + " teams=" + std::to_string(teams) + " given=" + std::to_string((int)given);
-        SGFWork                  W;
-        std::vector<PetscScalar> V = Random(n * (m + 1)), col(n), sums(2 * m), got(2 * m), coef(2 * m + 2), Rt(ld * ld, 0.0), R(ld * ld), rect(SGF_NREC), rec(SGF_NREC);
+        const std::string        tagn = C.tag + " given=" + std::to_string((int)given);
+        SGFWork                  W    = C.Work(m, tagn);
+        std::vector<PetscScalar> V    = Random(n * (m + 1)), col(n), sums(2 * m), got(2 * m), coef(2 * m + 2), Rt(ld * ld, 0.0), R(ld * ld), rect(SGF_NREC), rec(SGF_NREC);
         PetscScalar              xi, gxi;
         auto                     Col = [&](PetscInt j) { return std::vector<PetscScalar>(V.begin() + j * n, V.begin() + (j + 1) * n); };
 
-        Check(!SGFWorkCreate(n, m, pc, bs, &W), "SGFWorkCreate" + tagn);
-        if (teams) Check(!SGFWorkSetTeams(W, teams), "SGFWorkSetTeams" + tagn);
-        if (dinv) SGFWorkSetVec(W, SGF_DINV, d.data());
         SGFWorkSetColumn(W, 0, V.data());
         /* iteration 1: column 1 only */
         SGFSpMVDot_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), dinv, bs, 1, 0.7, V.data(), sums.data());
@@ -1164,7 +1193,6 @@ void TestSGMRESDelayed()
         }
         SGFWorkDestroy(&W);
       }
-      GSDeviceMatDestroy(&dA);
     }
   }
 }
