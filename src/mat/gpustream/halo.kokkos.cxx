@@ -152,7 +152,7 @@ PetscErrorCode GSHaloGetSizes(GSHalo H, PetscInt *nsend, PetscInt *nghost, Petsc
 
 /* With device buffers one fence serves twice: the gather is done before MPI reads dsend, and kernels still reading
    the ghosts of the previous product are done before MPI writes dghost */
-PetscErrorCode gpustream::HaloBegin(GSHalo H, const DView<PetscScalar> &x, PetscInt *launches)
+PetscErrorCode gpustream::HaloBegin(GSHalo H, const DView<PetscScalar> &x, PetscInt *launches, const DView<PetscScalar> &scale)
 {
   const size_t ns = H->sidx.extent(0);
   const int    nr = (int)H->rranks.size();
@@ -170,10 +170,11 @@ PetscErrorCode gpustream::HaloBegin(GSHalo H, const DView<PetscScalar> &x, Petsc
   }
   if (ns) {
     const DView<PetscInt>    idx  = H->sidx;
-    const DView<PetscScalar> dsnd = H->dsend;
+    const DView<PetscScalar> dsnd = H->dsend, d = scale;
+    const bool               scaled = d.extent(0) > 0;
     GSCallKokkos({
       Kokkos::parallel_for(
-          "GPUStream::HaloGather", RangePol(0, ns), KOKKOS_LAMBDA(const size_t k) { dsnd(k) = x(idx(k)); });
+          "GPUStream::HaloGather", RangePol(0, ns), KOKKOS_LAMBDA(const size_t k) { dsnd(k) = scaled ? d(idx(k)) * x(idx(k)) : x(idx(k)); });
       if (!H->devicempi) Kokkos::deep_copy(H->hsend, H->dsend);
     });
     *launches = 1;
