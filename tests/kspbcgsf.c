@@ -298,12 +298,14 @@ int main(int argc, char **argv)
       error: 1
       filter: grep -o "ksp_pipebcgsf_replace_every must be 0 (never) or positive, not -3" | sort -u
 
-   # several processes: gpustream SpMVs stay on the device with the halo exchange (PCNONE, PCJACOBI)
+   # several processes: gpustream SpMVs fused with their sums on the device around the halo exchange (PCNONE,
+   # PCJACOBI); an SpMV is the gather of the values to send, the interior kernel and the off-diagonal one, so an
+   # iteration is 8 launches with UpdateS and the Update
    test:
       suffix: halo_view_2
       nsize: 2
       args: -ksp_view
-      filter: grep -o "gpustream device kernels with the halo exchange" | sort -u
+      filter: grep -A1 "the halo exchange overlapping" | grep -o "SpMV: [^;]*\|per iteration: [0-9.]* kernel launches" | LC_ALL=C sort -u
 
    test:
       suffix: cmp_2

@@ -700,13 +700,13 @@ void TestBCGSBlocks()
         PBFWorkSetVec(W, PBF_R, r.data());
         PBFWorkSetVec(W, PBF_R0, r0.data());
         PBFWorkSetVec(W, PBF_P, p.data());
-        Check(!PBFSpMVDot1(W, dA), "PBFSpMVDot1 blocks" + tag);
+        Check(!PBFSpMVDot1(W, dA, nullptr, nullptr), "PBFSpMVDot1 blocks" + tag);
         PBFWorkGetVec(W, PBF_V, v.data());
         PBFSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), bs, blocks.data(), p.data(), vref.data());
         Check(RelDiff(v, vref) < 1e-14, "v = A D^-1 p with blocks matches reference" + tag);
         Check(!PBFUpdateS(W, PETSC_TRUE, 0.7), "PBFUpdateS blocks" + tag);
         PBFWorkGetVec(W, PBF_S, s.data());
-        Check(!PBFSpMVDot3(W, dA), "PBFSpMVDot3 blocks" + tag);
+        Check(!PBFSpMVDot3(W, dA, nullptr, nullptr), "PBFSpMVDot3 blocks" + tag);
         PBFWorkGetVec(W, PBF_T, t.data());
         PBFSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), bs, blocks.data(), s.data(), tref.data());
         Check(RelDiff(t, tref) < 1e-14, "t = A D^-1 s with blocks matches reference" + tag);
@@ -846,7 +846,7 @@ void TestBCGS()
           PBFWorkSetVec(W, PBF_V, v.data());
           Check(!PBFDot1(W), "PBFDot1" + tag);
         } else
-          Check(!PBFSpMVDot1(W, dA), "PBFSpMVDot1" + tag);
+          Check(!PBFSpMVDot1(W, dA, nullptr, nullptr), "PBFSpMVDot1" + tag);
         PBFWorkGetVec(W, PBF_V, got.data());
         Check(RelDiff(got, v) < 1e-14, "v = A M^-1 p matches reference" + tag);
         if (n && vr0 == 0) { /* an empty row made v = 0: the solver stops at this breakdown before UpdateS */
@@ -875,7 +875,7 @@ void TestBCGS()
           PBFWorkSetVec(W, PBF_T, t.data());
           Check(!PBFDot3(W), "PBFDot3" + tag);
         } else
-          Check(!PBFSpMVDot3(W, dA), "PBFSpMVDot3" + tag);
+          Check(!PBFSpMVDot3(W, dA, nullptr, nullptr), "PBFSpMVDot3" + tag);
         PBFReduce(W, sums);
         PBFWorkGetVec(W, PBF_T, got.data());
         Check(RelDiff(got, t) < 1e-14, "t = A M^-1 s matches reference" + tag);

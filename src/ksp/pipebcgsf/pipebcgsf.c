@@ -11,7 +11,7 @@ typedef struct {
   PetscInt         n;
   PBFPC            pc;      /* (point-block) Jacobi fused, none, or any PC applied on the host */
   PetscBool        fused;   /* the SpMVs run fused on the device (one-process gpustream operator) */
-  PetscBool        halo;    /* the SpMVs run on the device with the halo exchange (several processes, gpustream) */
+  PetscBool        halo;    /* the SpMVs run fused on the device with the halo exchange (several processes, gpustream) */
   Mat              dinvmat; /* the operator and state the device inverse diagonal was taken from */
   PetscObjectState dinvstate;
   PetscBool        solving;
@@ -187,7 +187,7 @@ static PetscErrorCode KSPPIPEBCGSFConverged_Private(KSP ksp, PetscInt i, PetscSc
 static PetscErrorCode KSPPIPEBCGSFLaunchAhead_Private(PBFWork work, GSDeviceMat dA, PetscInt slot)
 {
   PetscFunctionBegin;
-  PetscCall(PBFSpMVDot1(work, dA));
+  PetscCall(PBFSpMVDot1(work, dA, NULL, NULL));
   PetscCall(PBFUpdateS(work, PETSC_FALSE, 0.0));
   PetscCall(PBFSpMVDot3Final(work, dA, slot));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -293,14 +293,12 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
       ksp->reason = KSP_DIVERGED_ITS;
       break;
     }
-    /* v = A M^{-1} p and <v,r0*>; s = r - alpha v and <s,s>; t = A M^{-1} s and its three sums */
-    if (bf->fused)
-      PetscCall(PBFSpMVDot1(bf->work, dA));
+    /* v = A M^{-1} p and <v,r0*>; s = r - alpha v and <s,s>; t = A M^{-1} s and its three sums (on several
+       processes dB and halo split each SpMV around the halo exchange) */
+    if (bf->fused || bf->halo)
+      PetscCall(PBFSpMVDot1(bf->work, dA, dB, halo));
     else {
-      if (bf->halo)
-        PetscCall(PBFSpMVHalo(bf->work, dA, dB, halo, PBF_P, PBF_V));
-      else
-        PetscCall(KSPPIPEBCGSFHostSpMV_Private(ksp, Amat, PBF_P, PBF_PH, PBF_V));
+      PetscCall(KSPPIPEBCGSFHostSpMV_Private(ksp, Amat, PBF_P, PBF_PH, PBF_V));
       PetscCall(PBFDot1(bf->work));
     }
     if (bf->size > 1) { /* alpha needs the global sums first: a second synchronization point */
@@ -308,13 +306,10 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
       PetscCall(PBFUpdateS(bf->work, PETSC_TRUE, s[PBF_VR0] != 0.0 ? s[PBF_RR0] / s[PBF_VR0] : 0.0));
     } else
       PetscCall(PBFUpdateS(bf->work, PETSC_FALSE, 0.0));
-    if (bf->fused)
-      PetscCall(PBFSpMVDot3(bf->work, dA));
+    if (bf->fused || bf->halo)
+      PetscCall(PBFSpMVDot3(bf->work, dA, dB, halo));
     else {
-      if (bf->halo)
-        PetscCall(PBFSpMVHalo(bf->work, dA, dB, halo, PBF_S, PBF_T));
-      else
-        PetscCall(KSPPIPEBCGSFHostSpMV_Private(ksp, Amat, PBF_S, PBF_SH, PBF_T));
+      PetscCall(KSPPIPEBCGSFHostSpMV_Private(ksp, Amat, PBF_S, PBF_SH, PBF_T));
       PetscCall(PBFDot3(bf->work));
     }
     PetscCall(KSPPIPEBCGSFReduce_Private(ksp, s));
@@ -396,7 +391,7 @@ static PetscErrorCode KSPView_PIPEBCGSF(KSP ksp, PetscViewer viewer)
   PetscCall(GSResidualGapView(&bf->gap, ksp, viewer));
   if (!bf->work || !bf->passes) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerASCIIPrintf(viewer, "  SpMV: %s; preconditioner: %s\n",
-                                   bf->fused ? "fused gpustream device kernels" : (bf->halo ? "gpustream device kernels with the halo exchange, sums by separate kernels" : "MatMult of the operator, vectors staged through the host"),
+                                   bf->fused ? "fused gpustream device kernels" : (bf->halo ? "fused gpustream device kernels, the halo exchange overlapping the diagonal block" : "MatMult of the operator, vectors staged through the host"),
                                    bf->pc == PBF_PC_JACOBI ? "jacobi fused into the kernels" : (bf->pc == PBF_PC_PBJACOBI ? "point-block jacobi fused into the kernels" : (bf->pc == PBF_PC_NONE ? "none" : "applied on the host to p and s"))));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  per iteration: %.3g kernel launches, %.3g device-to-host reductions, %.3g vector copies\n", (double)bf->launches / (double)bf->passes, (double)bf->transfers / (double)bf->passes,
                                    (double)bf->copies / (double)bf->passes));
@@ -472,9 +467,10 @@ static PetscErrorCode KSPDestroy_PIPEBCGSF(KSP ksp)
    Right preconditioning only, as `KSPPIPEBCGS`. `PCJACOBI`, and `PCPBJACOBI` with blocks of up to 8 rows, are fused
    into the SpMV gathers and the x update (D^{-1} is taken from the PC once per operator state); any other PC is
    applied on the host to p and s each iteration. On several processes a `MATGPUSTREAM` operator
-   (resident, PCNONE or PCJACOBI) keeps the SpMVs on the device with the halo exchange overlapping the diagonal
-   block, the sums then taking kernels of their own; other `Mat` types and PCs run the SpMVs through `MatMult()`
-   with vectors staged through the host. On several processes
+   (resident, PCNONE or PCJACOBI) keeps the SpMVs fused with their sums on the device: a kernel over the diagonal
+   block, whose rows without off-diagonal entries it sums, while the halo exchange travels (the owners scale the
+   values they send by D^{-1}), then a kernel over the rows with off-diagonal entries that finishes them and their sums;
+   other `Mat` types and PCs run the SpMVs through `MatMult()` with vectors staged through the host. On several processes
    alpha needs its global sums before s can be formed, so an iteration has two `MPI_Allreduce`s.
    The norm formula cancels near convergence (seen at Peclet 100 on an H200): when it reports convergence, the
    <r,r> summed by the same Update kernel, one more copy to the host, decides.

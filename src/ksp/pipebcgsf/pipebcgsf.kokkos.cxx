@@ -16,8 +16,7 @@ struct _n_PBFWork {
   PBFPC                                    pc;
   DView<PetscScalar>                       x, r, r0, p, v, s, t, dinv, ph, sh; /* dinv: n / bs inverse blocks, row-major */
   int                                      bs = 1;
-  DView<PetscScalar>                       alpha;  /* the alpha UpdateS used, so that x moves with exactly the alpha r did */
-  DView<PetscScalar>                       scaled; /* D^{-1} of an SpMV's input on several ranks (Jacobi) */
+  DView<PetscScalar>                       alpha; /* the alpha UpdateS used, so that x moves with exactly the alpha r did */
   DView<PetscScalar>                       partials;
   Kokkos::View<PetscScalar *, PinnedSpace> hpartials;
   int                                      tu = 1, lu = 1;
@@ -104,9 +103,9 @@ PetscErrorCode PBFWorkGetCounts(PBFWork W, PetscInt *launches, PetscInt *transfe
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static FusedPol Policy(PBFWork W, int nsums)
+static FusedPol Policy(PBFWork W, int nsums, int teams = 0)
 {
-  return FusedPol(W->lu, W->tu).set_scratch_size(0, Kokkos::PerTeam((size_t)nsums * W->tu * sizeof(PetscScalar)));
+  return FusedPol(teams ? teams : W->lu, W->tu).set_scratch_size(0, Kokkos::PerTeam((size_t)nsums * W->tu * sizeof(PetscScalar)));
 }
 
 /* The SpMV kernels: the same teams (so the same partial-sum slots), each thread split into the matrix's lanes per row
@@ -139,6 +138,27 @@ struct BlockGather {
   }
 };
 
+/* The sums of an SpMV's output y in row `row`, added to a: <v,r0*> (SpMVDot1); <t,s>, <t,t>, <t,r0*> (SpMVDot3) */
+struct Dot1Sums {
+  static constexpr int        N = 1;
+  DView<PetscScalar>          r0;
+  KOKKOS_INLINE_FUNCTION void operator()(const PetscInt row, const PetscScalar y, PetscScalar (&a)[N]) const
+  {
+    a[0] += y * r0(row);
+  }
+};
+
+struct Dot3Sums {
+  static constexpr int        N = 3;
+  DView<PetscScalar>          s, r0;
+  KOKKOS_INLINE_FUNCTION void operator()(const PetscInt row, const PetscScalar y, PetscScalar (&a)[N]) const
+  {
+    a[0] += y * s(row);
+    a[1] += y * y;
+    a[2] += y * r0(row);
+  }
+};
+
 PetscErrorCode PBFRDot(PBFWork W)
 {
   const DView<PetscScalar> r = W->r, r0 = W->r0;
@@ -159,54 +179,111 @@ PetscErrorCode PBFRDot(PBFWork W)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-template <bool Blk, class G> static void SpMVDot1(PBFWork W, const CSR &A, const G g)
+/* v = A M^{-1} p and <v,r0*>. Split (several ranks): A is the diagonal block and the rows with entries in the
+   off-diagonal block (browptr) are left out of the sums, for OffDiagDot to finish */
+template <bool Blk, bool Split = false, class G> static void SpMVDot1(PBFWork W, const CSR &A, const G g, const DView<const PetscInt> &browptr = {})
 {
-  const DView<PetscScalar> v = W->v, r0 = W->r0;
+  const DView<PetscScalar> v   = W->v;
+  const Dot1Sums           sum = {W->r0};
   PetscScalar *const       out = W->partials.data() + SLOT_A * (size_t)W->lu;
 
   TeamFor(
-      "PipeBCGSF::SpMVDot1", SpMVPolicy(W, A, 1), KOKKOS_LAMBDA(const Member &m) {
+      Split ? "PipeBCGSF::SpMVDot1Interior" : "PipeBCGSF::SpMVDot1", SpMVPolicy(W, A, 1), KOKKOS_LAMBDA(const Member &m) {
         PetscScalar acc[1] = {0};
         ForEachRowProduct<Blk>(m, A, g, [&](const PetscInt row, const PetscScalar vi) {
-          acc[0] += vi * r0(row); /* loads before the store, which they could alias: no wait for it */
+          if (!Split || browptr(row + 1) == browptr(row)) sum(row, vi, acc); /* loads before the store, which they could alias: no wait for it */
           OneLane(m, [&]() { v(row) = vi; });
         });
         TeamSumStore<1>(m, acc, out);
       });
 }
 
-PetscErrorCode PBFSpMVDot1(PBFWork W, GSDeviceMat A)
+/* The rows with off-diagonal entries (B's row list), after an interior kernel wrote y = A M^{-1} x: y += B g with the
+   ghost values g, and their sums added to the interior kernel's partials of the same team index (the kernels run in
+   order), so that PBFReduce() finds a stage's sums where it finds those of the one-process kernel */
+template <class S> static void OffDiagDot(PBFWork W, const char *name, const GSDeviceMat B, const DView<PetscScalar> &g, const DView<PetscScalar> &y, const S sum, int slot, int teams)
 {
+  constexpr int         N    = S::N;
+  const DView<PetscInt> rows = B->nzrows;
+  const CSR             b    = B->csr;
+  const PetscInt        nb   = (PetscInt)rows.extent(0);
+  const int             L    = W->lu;
+  PetscScalar *const    out  = W->partials.data() + slot * (size_t)L;
+
+  TeamFor(
+      name, Policy(W, N, teams), KOKKOS_LAMBDA(const Member &m) {
+        PetscScalar acc[N] = {};
+        ForEachIndex(m, nb, [&](const PetscInt k) {
+          const PetscInt    row = rows(k);
+          const PetscScalar yi  = y(row) + RowSum<false>(b, g, row);
+          y(row)                = yi;
+          sum(row, yi, acc);
+        });
+        TeamSumAll<N>(m, acc);
+        if (m.team_rank() == 0)
+          OneLane(m, [&]() {
+            for (int k = 0; k < N; k++) out[k * L + m.league_rank()] += acc[k];
+          });
+      });
+}
+
+/* The halo part of an SpMV stage on several ranks, once the interior kernel is queued: the ghost values, then the
+   off-diagonal kernel on as many teams as its rows need (at most those of the interior kernel, whose partials it adds
+   to); its launch counted */
+template <class S> static PetscErrorCode OffDiagStage(PBFWork W, const char *name, GSDeviceMat B, GSHalo H, const DView<PetscScalar> &y, const S sum, int slot)
+{
+  const PetscInt nb    = (PetscInt)B->nzrows.extent(0);
+  const int      teams = (int)PetscMin((nb + W->tu - 1) / W->tu, (PetscInt)W->lu);
+
   PetscFunctionBegin;
-  PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
-  PetscCall(PetscLogEventBegin(PBF_SpMVDot, 0, 0, 0, 0));
-  if (W->pc == PBF_PC_PBJACOBI)
-    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot1<decltype(blk)::value>(W, A->csr, BlockGather{W->p, W->dinv, W->bs}); }));
-  else if (W->pc == PBF_PC_JACOBI)
-    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot1<decltype(blk)::value>(W, A->csr, Gather<true>{W->p, W->dinv}); }));
-  else
-    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot1<decltype(blk)::value>(W, A->csr, Gather<false>{W->p, W->dinv}); }));
-  W->launches++;
-  PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 2.0 * W->n));
-  PetscCall(PetscLogEventEnd(PBF_SpMVDot, 0, 0, 0, 0));
+  PetscCall(HaloEnd(H));
+  if (teams) {
+    GSCallKokkos(OffDiagDot(W, name, B, HaloGhosts(H), y, sum, slot, teams));
+    W->launches++;
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode PBFSpMVHalo(PBFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H, PBFVec in, PBFVec out)
+/* Right Jacobi on several ranks: the owners scale the values they send by their D^{-1} as they gather them (the
+   gather reads those entries anyway), so the ghosts arrive as M^{-1} x, as the interior kernel's Gather<true> forms
+   the local ones, with no copy of D^{-1}'s ghost values to keep in step with the operator */
+static DView<PetscScalar> GhostScale(PBFWork W)
 {
-  DView<PetscScalar> x = Vec_(W, in), y = Vec_(W, out);
-  const PetscInt     n = W->n;
+  return W->pc == PBF_PC_JACOBI ? W->dinv : DView<PetscScalar>();
+}
 
+static PetscErrorCode CheckStage(PBFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H)
+{
   PetscFunctionBegin;
-  PetscCheck(A->csr.m == n && B->csr.m == n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix blocks of %" PetscInt_FMT " rows for vectors of size %" PetscInt_FMT, A->csr.m, n);
+  PetscCheck(A->csr.m == W->n && A->csr.n == W->n && (!H || B->csr.m == W->n), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
+  PetscCheck(!H || W->pc == PBF_PC_NONE || W->pc == PBF_PC_JACOBI, PETSC_COMM_SELF, PETSC_ERR_SUP, "On several processes the SpMVs fuse PCNONE or PCJACOBI only");
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PBFSpMVDot1(PBFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H)
+{
+  PetscFunctionBegin;
+  PetscCall(CheckStage(W, A, B, H));
   PetscCall(PetscLogEventBegin(PBF_SpMVDot, 0, 0, 0, 0));
-  if (W->pc == PBF_PC_JACOBI) {
-    GSCallKokkos(ScaledInput("PipeBCGSF::Scale", W->dinv, 1.0, x, W->scaled));
-    x = W->scaled;
+  if (!H) {
+    if (W->pc == PBF_PC_PBJACOBI)
+      GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot1<decltype(blk)::value>(W, A->csr, BlockGather{W->p, W->dinv, W->bs}); }));
+    else if (W->pc == PBF_PC_JACOBI)
+      GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot1<decltype(blk)::value>(W, A->csr, Gather<true>{W->p, W->dinv}); }));
+    else
+      GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot1<decltype(blk)::value>(W, A->csr, Gather<false>{W->p, W->dinv}); }));
     W->launches++;
+  } else { /* the diagonal block runs while the ghost values travel; then only the rows that need them */
+    PetscInt gathers;
+    PetscCall(HaloBegin(H, W->p, &gathers, GhostScale(W)));
+    if (W->pc == PBF_PC_JACOBI)
+      GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot1<decltype(blk)::value, true>(W, A->csr, Gather<true>{W->p, W->dinv}, B->csr.rowptr); }));
+    else
+      GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot1<decltype(blk)::value, true>(W, A->csr, Gather<false>{W->p, W->dinv}, B->csr.rowptr); }));
+    W->launches += gathers + 1;
+    PetscCall(OffDiagStage(W, "PipeBCGSF::SpMVDot1OffDiag", B, H, W->v, Dot1Sums{W->r0}, SLOT_A));
   }
-  PetscCall(DeviceSpMV(A, B, H, x, nullptr, y, &W->launches));
-  PetscCall(PetscLogFlops(2.0 * (A->val.extent(0) + B->val.extent(0))));
+  PetscCall(PetscLogFlops(2.0 * (A->val.extent(0) + (H ? B->val.extent(0) : 0)) + 2.0 * W->n));
   PetscCall(PetscLogEventEnd(PBF_SpMVDot, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -268,23 +345,23 @@ PetscErrorCode PBFUpdateS(PBFWork W, PetscBool given, PetscScalar alpha_given)
 
 /* Final (device scalars): the last team to finish sums every slot of the iteration in team order, writes the sums to
    slot `slot` of the pinned hsums and omega, beta and whether x may move to scal: x moves unless the host loop would
-   stop before its Update (a breakdown, or data not finite); omega = 0 when s = 0 (x + alpha M^{-1} p is exact) */
-template <bool Blk, class G, bool Final = false> static void SpMVDot3(PBFWork W, const CSR &A, const G g, int slot = 0)
+   stop before its Update (a breakdown, or data not finite); omega = 0 when s = 0 (x + alpha M^{-1} p is exact).
+   Split (several ranks): as in SpMVDot1 */
+template <bool Blk, class G, bool Final = false, bool Split = false> static void SpMVDot3(PBFWork W, const CSR &A, const G g, int slot = 0, const DView<const PetscInt> &browptr = {})
 {
-  const DView<PetscScalar>                       t = W->t, s = W->s, r0 = W->r0, sc = W->scal, part = W->partials;
+  const DView<PetscScalar>                       t = W->t, sc = W->scal, part = W->partials;
+  const Dot3Sums                                 sum  = {W->s, W->r0};
   const DView<unsigned>                          done = W->done;
   const Kokkos::View<PetscScalar *, PinnedSpace> hs   = W->hsums;
   const int                                      L = W->lu, so = PBF_NSUMS * slot;
   PetscScalar *const                             out = W->partials.data() + SLOT_T * (size_t)W->lu;
 
   TeamFor(
-      Final ? "PipeBCGSF::SpMVDot3Final" : "PipeBCGSF::SpMVDot3", SpMVPolicy(W, A, 3), KOKKOS_LAMBDA(const Member &m) {
+      Final ? "PipeBCGSF::SpMVDot3Final" : (Split ? "PipeBCGSF::SpMVDot3Interior" : "PipeBCGSF::SpMVDot3"), SpMVPolicy(W, A, 3), KOKKOS_LAMBDA(const Member &m) {
         const Scratch buf(m.team_scratch(0), 3 * m.team_size());
         PetscScalar   acc[3] = {0, 0, 0};
         ForEachRowProduct<Blk>(m, A, g, [&](const PetscInt row, const PetscScalar ti) {
-          acc[0] += ti * s(row); /* loads before the store, which they could alias */
-          acc[1] += ti * ti;
-          acc[2] += ti * r0(row);
+          if (!Split || browptr(row + 1) == browptr(row)) sum(row, ti, acc); /* loads before the store, which they could alias */
           OneLane(m, [&]() { t(row) = ti; });
         });
         TeamSumStoreIn<3>(m, buf, acc, out);
@@ -315,19 +392,30 @@ template <bool Blk, class G, bool Final = false> static void SpMVDot3(PBFWork W,
       });
 }
 
-PetscErrorCode PBFSpMVDot3(PBFWork W, GSDeviceMat A)
+PetscErrorCode PBFSpMVDot3(PBFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H)
 {
   PetscFunctionBegin;
-  PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
+  PetscCall(CheckStage(W, A, B, H));
   PetscCall(PetscLogEventBegin(PBF_SpMVDot, 0, 0, 0, 0));
-  if (W->pc == PBF_PC_PBJACOBI)
-    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot3<decltype(blk)::value>(W, A->csr, BlockGather{W->s, W->dinv, W->bs}); }));
-  else if (W->pc == PBF_PC_JACOBI)
-    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot3<decltype(blk)::value>(W, A->csr, Gather<true>{W->s, W->dinv}); }));
-  else
-    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot3<decltype(blk)::value>(W, A->csr, Gather<false>{W->s, W->dinv}); }));
-  W->launches++;
-  PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 6.0 * W->n));
+  if (!H) {
+    if (W->pc == PBF_PC_PBJACOBI)
+      GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot3<decltype(blk)::value>(W, A->csr, BlockGather{W->s, W->dinv, W->bs}); }));
+    else if (W->pc == PBF_PC_JACOBI)
+      GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot3<decltype(blk)::value>(W, A->csr, Gather<true>{W->s, W->dinv}); }));
+    else
+      GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot3<decltype(blk)::value>(W, A->csr, Gather<false>{W->s, W->dinv}); }));
+    W->launches++;
+  } else {
+    PetscInt gathers;
+    PetscCall(HaloBegin(H, W->s, &gathers, GhostScale(W)));
+    if (W->pc == PBF_PC_JACOBI)
+      GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot3<decltype(blk)::value, Gather<true>, false, true>(W, A->csr, Gather<true>{W->s, W->dinv}, 0, B->csr.rowptr); }));
+    else
+      GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot3<decltype(blk)::value, Gather<false>, false, true>(W, A->csr, Gather<false>{W->s, W->dinv}, 0, B->csr.rowptr); }));
+    W->launches += gathers + 1;
+    PetscCall(OffDiagStage(W, "PipeBCGSF::SpMVDot3OffDiag", B, H, W->t, Dot3Sums{W->s, W->r0}, SLOT_T));
+  }
+  PetscCall(PetscLogFlops(2.0 * (A->val.extent(0) + (H ? B->val.extent(0) : 0)) + 6.0 * W->n));
   PetscCall(PetscLogEventEnd(PBF_SpMVDot, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -452,7 +540,7 @@ PetscErrorCode PBFWorkSetDeviceScalars(PBFWork W)
 PetscErrorCode PBFSpMVDot3Final(PBFWork W, GSDeviceMat A, PetscInt slot)
 {
   PetscFunctionBegin;
-  PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
+  PetscCall(CheckStage(W, A, nullptr, nullptr));
   PetscCheck(W->scal.data() && (slot == 0 || slot == 1), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Call PBFWorkSetDeviceScalars() first; slot %" PetscInt_FMT " must be 0 or 1", slot);
   PetscCall(PetscLogEventBegin(PBF_SpMVDot, 0, 0, 0, 0));
   if (W->pc == PBF_PC_JACOBI)

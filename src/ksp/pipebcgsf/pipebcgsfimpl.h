@@ -10,6 +10,9 @@
                order), or given (several ranks: the host reduces first); s = r - alpha v;   partial <s,s>
      SpMVDot3: t = A M^{-1} s;                partials <t,s>, <t,t>, <t,r0*>
      Update:   x += alpha M^{-1} p + omega M^{-1} s (alpha: the one UpdateS used, kept in device memory);  r = s - omega t;  p = r + beta (p - omega v);   partials <r,r0*>, <r,r>
+   On several ranks (a halo given: PCNONE or PCJACOBI) an SpMV stage is the interior kernel over the diagonal block,
+   which leaves the rows with off-diagonal entries out of the sums, while the ghost values (scaled by their owners'
+   D^{-1}) travel, then the off-diagonal kernel, which finishes those rows and adds their sums to the same partials.
    On the host path the SpMVs run through MatMult() and Dot1/Dot3 compute the partial sums of v and t. */
 #pragma once
 
@@ -47,13 +50,11 @@ PETSC_INTERN PetscErrorCode PBFWorkGetCounts(PBFWork, PetscInt *, PetscInt *, Pe
 PETSC_INTERN PetscErrorCode PBFWorkSetBlocks(PBFWork, PetscInt, const PetscScalar[]);
 
 PETSC_INTERN PetscErrorCode PBFRDot(PBFWork);
-PETSC_INTERN PetscErrorCode PBFSpMVDot1(PBFWork, GSDeviceMat);
-/* out = A M^{-1} in on several ranks: M^{-1} in (Jacobi: a scaling kernel), the halo exchange while the diagonal block
-   multiplies, then the off-diagonal block; Dot1/Dot3 then form the sums */
-PETSC_INTERN PetscErrorCode PBFSpMVHalo(PBFWork, GSDeviceMat, GSDeviceMat, GSHalo, PBFVec, PBFVec);
+/* A (the diagonal block on several ranks), B (the off-diagonal block) and the halo: NULL on one process */
+PETSC_INTERN PetscErrorCode PBFSpMVDot1(PBFWork, GSDeviceMat, GSDeviceMat, GSHalo);
 PETSC_INTERN PetscErrorCode PBFDot1(PBFWork);
 PETSC_INTERN PetscErrorCode PBFUpdateS(PBFWork, PetscBool, PetscScalar);
-PETSC_INTERN PetscErrorCode PBFSpMVDot3(PBFWork, GSDeviceMat);
+PETSC_INTERN PetscErrorCode PBFSpMVDot3(PBFWork, GSDeviceMat, GSDeviceMat, GSHalo);
 PETSC_INTERN PetscErrorCode PBFDot3(PBFWork);
 PETSC_INTERN PetscErrorCode PBFUpdate(PBFWork, PetscScalar, PetscScalar);
 PETSC_INTERN PetscErrorCode PBFReduce(PBFWork, PetscScalar[PBF_NSUMS]);
