@@ -897,6 +897,104 @@ void TestBCGS()
   }
 }
 
+/* KSPPIPEBCGSF's SpMV stages on several processes (unit.kernels_np2 runs them on two; on one the off-diagonal block
+   is empty): the interior kernel over the diagonal block (CSR and block storage) while the halo exchange travels,
+   the ghost values scaled by their owners' D^{-1} under Jacobi, then the off-diagonal kernel. v and t against the
+   twins of the two blocks with the ghost values gathered on the host, the local sums where PBFReduce() reads them,
+   and the launches: the gather (where this process sends), the interior kernel, the off-diagonal one (where a row
+   has off-diagonal entries). Uneven partitions; about one row in three has off-diagonal entries. */
+void TestBCGSHalo()
+{
+  const MPI_Comm comm = PETSC_COMM_WORLD;
+  PetscMPIInt    size, rank;
+
+  MPI_Comm_size(comm, &size);
+  MPI_Comm_rank(comm, &rank);
+  for (PetscInt m : sizes) {
+    if (m > 100000) continue;
+    for (PetscInt bs : {1, 3})
+      for (PBFPC pc : {PBF_PC_NONE, PBF_PC_JACOBI}) {
+        const PetscInt           n   = bs * (m + rank);
+        const std::string        tag = " n=" + std::to_string(n) + " bs=" + std::to_string(bs) + " pc=" + std::to_string((int)pc) + " rank=" + std::to_string(rank);
+        const PetscMPIInt        nl  = (PetscMPIInt)n;
+        std::vector<PetscMPIInt> counts(size), displs(size + 1, 0);
+        std::vector<PetscInt>    ranges(size + 1, 0), garray;
+
+        MPI_Allgather(&nl, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
+        for (PetscMPIInt q = 0; q < size; q++) {
+          displs[q + 1] = displs[q] + counts[q];
+          ranges[q + 1] = displs[q + 1];
+        }
+        const PetscInt           N = ranges[size];
+        auto                     p = Random(n), s = Random(n), r0 = Random(n), d = Random(n, 0.5, 2);
+        std::vector<PetscScalar> pall(N), sall(N), dall(N), v(n), t(n), got(n);
+        MPI_Allgatherv(p.data(), nl, MPIU_SCALAR, pall.data(), counts.data(), displs.data(), MPIU_SCALAR, comm);
+        MPI_Allgatherv(s.data(), nl, MPIU_SCALAR, sall.data(), counts.data(), displs.data(), MPIU_SCALAR, comm);
+        MPI_Allgatherv(d.data(), nl, MPIU_SCALAR, dall.data(), counts.data(), displs.data(), MPIU_SCALAR, comm);
+        std::bernoulli_distribution             ghost(0.2), offdiag(0.3);
+        std::uniform_int_distribution<PetscInt> len(1, 6);
+        for (PetscInt c = 0; c < N; c++)
+          if ((c < ranges[rank] || c >= ranges[rank + 1]) && ghost(rng)) garray.push_back(c);
+        const PetscInt     ng   = (PetscInt)garray.size();
+        const CSRHost      A    = bs == 1 ? RandomCSR(n, n, 9) : RandomBlockCSR(n / bs, bs, 4);
+        const CSRHost      B    = RandomCSRBy(n, ng, [&](PetscInt) { return offdiag(rng) ? len(rng) : 0; });
+        const PetscScalar *dinv = pc == PBF_PC_JACOBI ? d.data() : nullptr;
+        /* the twins: the diagonal block on the local values, the off-diagonal block added on the ghost values with
+           their owners' D^{-1} */
+        const auto Twin = [&](const std::vector<PetscScalar> &x, const std::vector<PetscScalar> &xall, std::vector<PetscScalar> &y) {
+          std::vector<PetscScalar> ya(n), g(ng);
+          for (PetscInt j = 0; j < ng; j++) g[j] = (dinv ? dall[garray[j]] : 1) * xall[garray[j]];
+          PBFSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), 1, dinv, x.data(), ya.data());
+          GSSpMV_Ref(n, B.ia.data(), B.ja.data(), B.a.data(), g.data(), ya.data(), y.data());
+        };
+        GSDeviceMat dA, dB;
+        GSHalo      H;
+        PBFWork     W;
+        PetscBool   devicempi;
+        const char *why;
+        PetscInt    nsend, nghost, neighbors, offrows = 0, l0, l1, t0, c0;
+        PetscScalar sums[PBF_NSUMS], vr0 = 0, ts = 0, tt = 0, tr0 = 0;
+
+        for (PetscInt i = 0; i < n; i++) offrows += B.ia[i + 1] > B.ia[i];
+        GSHaloUseDeviceMPI(GS_DEVICE_MPI_AUTO, &devicempi, &why);
+        Check(!GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, bs, -1, &dA) && !GSDeviceMatCreate(n, ng, B.ia.data(), B.ja.data(), B.a.data(), PETSC_TRUE, 1, -1, &dB), "GSDeviceMatCreate" + tag);
+        Check(!GSHaloCreate(comm, n, ranges.data(), ng, garray.data(), devicempi, &H) && !GSHaloGetSizes(H, &nsend, &nghost, &neighbors, nullptr), "GSHaloCreate" + tag);
+        Check(!PBFWorkCreate(n, pc, &W), "PBFWorkCreate" + tag);
+        PBFWorkSetVec(W, PBF_P, p.data());
+        PBFWorkSetVec(W, PBF_S, s.data());
+        PBFWorkSetVec(W, PBF_R0, r0.data());
+        if (dinv) PBFWorkSetVec(W, PBF_DINV, d.data());
+        const PetscInt launches = (nsend > 0) + 1 + (offrows > 0);
+
+        PBFWorkGetCounts(W, &l0, &t0, &c0);
+        Check(!PBFSpMVDot1(W, dA, dB, H), "PBFSpMVDot1 with the halo" + tag);
+        PBFWorkGetCounts(W, &l1, &t0, &c0);
+        Check(l1 - l0 == launches, "SpMVDot1 with the halo: gather, interior and off-diagonal launches" + tag);
+        Twin(p, pall, v);
+        PBFWorkGetVec(W, PBF_V, got.data());
+        Check(RelDiff(got, v) < 1e-14, "v = A M^-1 p with the halo matches the twins" + tag);
+        for (PetscInt i = 0; i < n; i++) vr0 += v[i] * r0[i];
+        PBFReduce(W, sums);
+        Check(Close(sums[PBF_VR0], vr0, AbsSum(v, r0)), "local <v,r0*> with the halo matches the twins" + tag);
+
+        Check(!PBFSpMVDot3(W, dA, dB, H), "PBFSpMVDot3 with the halo" + tag);
+        PBFWorkGetCounts(W, &l0, &t0, &c0);
+        Check(l0 - l1 == launches, "SpMVDot3 with the halo: gather, interior and off-diagonal launches" + tag);
+        Twin(s, sall, t);
+        PBFWorkGetVec(W, PBF_T, got.data());
+        Check(RelDiff(got, t) < 1e-14, "t = A M^-1 s with the halo matches the twins" + tag);
+        for (PetscInt i = 0; i < n; i++) ts += t[i] * s[i], tt += t[i] * t[i], tr0 += t[i] * r0[i];
+        PBFReduce(W, sums);
+        Check(Close(sums[PBF_TS], ts, AbsSum(t, s)) && Close(sums[PBF_TT], tt, AbsSum(t, t)) && Close(sums[PBF_TR0], tr0, AbsSum(t, r0)) && Close(sums[PBF_VR0], vr0, AbsSum(v, r0)),
+              "local <t,s>, <t,t>, <t,r0*> with the halo match the twins, <v,r0*> kept" + tag);
+        PBFWorkDestroy(&W);
+        GSHaloDestroy(&H);
+        GSDeviceMatDestroy(&dB);
+        GSDeviceMatDestroy(&dA);
+      }
+  }
+}
+
 /* A case of the sgmresf kernel tests: pcteams % 4 picks PCNONE, fused Jacobi, point-block Jacobi (3 x 3 blocks) or a
    column computed elsewhere, pcteams >= 4 seven teams instead of the default (sums across teams on a host backend
    too); a random 9-per-row matrix of n0 rows (rounded down to whole blocks) and inverse diagonal blocks */
@@ -1345,6 +1443,7 @@ int main(int argc, char **argv)
                                                          {"MatSolveBlock", TestMatSolveBlock},
                                                          {"BCGS", TestBCGS},
                                                          {"BCGSBlocks", TestBCGSBlocks},
+                                                         {"BCGSHalo", TestBCGSHalo},
                                                          {"SGMRES", TestSGMRES},
                                                          {"SGMRESDelayed", TestSGMRESDelayed},
                                                          {"PartialsGrowth", TestPartialsGrowth},
