@@ -203,6 +203,22 @@ template <class F> KOKKOS_INLINE_FUNCTION void ForEachIndex(const Member &t, Pet
   for (PetscInt i = (PetscInt)t.league_rank() * t.team_size() + t.team_rank(); i < n; i += stride) f(i);
 }
 
+/* ForEachIndex with two of this thread's indices in flight: load(i, v) reads the K values index i needs, step(i, v)
+   computes and stores; both indices' loads come before either's stores (which could alias them, so the compiler
+   would not hoist them). The same indices in the same order. */
+template <int K, class Ld, class St> KOKKOS_INLINE_FUNCTION void ForEachIndexPair(const Member &t, PetscInt n, const Ld &load, const St &step)
+{
+  const PetscInt stride = (PetscInt)t.league_size() * t.team_size();
+  for (PetscInt i = (PetscInt)t.league_rank() * t.team_size() + t.team_rank(); i < n; i += 2 * stride) {
+    PetscScalar a[K], b[K];
+    const bool  two = i + stride < n;
+    load(i, a);
+    if (two) load(i + stride, b);
+    step(i, a);
+    if (two) step(i + stride, b);
+  }
+}
+
 /* Sums N per-thread values over the team with a tree in the scratch buffer s (N * team_size scalars), in the same
    order in every team, and gives every thread the totals (by warp shuffles on CUDA). s may be reused by later calls
    in the same kernel: the leading barrier lets the previous call's readers finish first. */

@@ -330,11 +330,16 @@ PetscErrorCode PBFUpdateS(PBFWork W, PetscBool given, PetscScalar alpha_given)
         }
         if (m.league_rank() == 0 && m.team_rank() == 0) a(0) = alpha;
         PetscScalar acc[1] = {0};
-        ForEachIndex(m, n, [&](const PetscInt i) {
-          const PetscScalar si = r(i) - alpha * v(i);
+        const auto  load   = [&](const PetscInt i, PetscScalar(&e)[2]) {
+          e[0] = r(i);
+          e[1] = v(i);
+        };
+        const auto step = [&](const PetscInt i, const PetscScalar(&e)[2]) {
+          const PetscScalar si = e[0] - alpha * e[1];
           s(i)                 = si;
           acc[0] += si * si;
-        });
+        };
+        ForEachIndexPair<2>(m, n, load, step);
         TeamSumStore<1>(m, acc, out);
       }));
   W->launches++;
@@ -455,17 +460,32 @@ template <PBFPC PC, bool Dev = false> static void Update(PBFWork W, PetscScalar 
         if (Dev && sc(2) == 0) return;
         PetscScalar       acc[2] = {0, 0};
         const PetscScalar alpha = a(0), omega = Dev ? sc(0) : omega_, beta = Dev ? sc(1) : beta_;
-        ForEachIndex(m, n, [&](const PetscInt i) {
-          /* every load before the first store, which could alias them: one wait for memory per element, not four */
-          const PetscScalar pi = p(i), si = s(i), ti = t(i), vi = v(i), r0i = r0(i), xi = LoadOnce(x(i)); /* x: no kernel reads it soon */
-          const PetscScalar dx = PC == PBF_PC_APPLY ? alpha * ph(i) + omega * sh(i) : (PC == PBF_PC_JACOBI ? d(i) * (alpha * pi + omega * si) : alpha * pi + omega * si);
+        /* every load of two elements before their stores, which could alias them: one wait for memory per two
+           elements (1% faster than one at 4e6 and 1e7 on an H200) */
+        const auto load = [&](const PetscInt i, PetscScalar(&e)[9]) {
+          e[0] = p(i);
+          e[1] = s(i);
+          e[2] = t(i);
+          e[3] = v(i);
+          e[4] = r0(i);
+          e[5] = LoadOnce(x(i)); /* x: no kernel reads it soon */
+          if (PC == PBF_PC_APPLY) {
+            e[6] = ph(i);
+            e[7] = sh(i);
+          }
+          if (PC == PBF_PC_JACOBI) e[8] = d(i);
+        };
+        const auto step = [&](const PetscInt i, const PetscScalar(&e)[9]) {
+          const PetscScalar pi = e[0], si = e[1], ti = e[2], vi = e[3], r0i = e[4], xi = e[5];
+          const PetscScalar dx = PC == PBF_PC_APPLY ? alpha * e[6] + omega * e[7] : (PC == PBF_PC_JACOBI ? e[8] * (alpha * pi + omega * si) : alpha * pi + omega * si);
           const PetscScalar ri = si - omega * ti;
           StoreOnce(x(i), xi + dx);
           r(i) = ri;
           p(i) = ri + beta * (pi - omega * vi);
           acc[0] += ri * r0i;
           acc[1] += ri * ri;
-        });
+        };
+        ForEachIndexPair<9>(m, n, load, step);
         TeamSumStore<2>(m, acc, out);
       });
 }
