@@ -12,9 +12,10 @@ using namespace gpustream;
 namespace
 {
 constexpr int CH = 8; /* sums per team reduction */
-/* teams per multiprocessor (WavePol, 80 registers; Normalize took 123 unbounded): 10-20% faster at 1e6-1e7 rows than
-   2 per multiprocessor or unbounded kernels with MaxTeams() teams (H200) */
-constexpr int SGFTeamsPerSM = 3;
+/* teams per multiprocessor (WavePol, 64 registers; Normalize took 123 unbounded): 7-12% faster at 1e6-1e7 rows than
+   3 (80 registers) once the basis loops load 8 columns at a time, the same at 1e5 (H200); 3 was 10-20% faster than 2
+   or unbounded kernels with MaxTeams() teams */
+constexpr int SGFTeamsPerSM = 4;
 
 using Basis = Kokkos::View<PetscScalar **, Kokkos::LayoutLeft, Mem>;
 } // namespace
@@ -299,7 +300,7 @@ KOKKOS_INLINE_FUNCTION void FinishPass(const Member &t, const Scratch &H, const 
    1.8 TB/s on an H200, ncu at 1e7) */
 template <int NC, class C> KOKKOS_INLINE_FUNCTION void AddColumns(const Basis &V, const PetscInt i, const int j0, const int j1, const C &coef, PetscScalar (&s)[NC])
 {
-  constexpr int U = 8;
+  constexpr int U = 8; /* 16 took the same time (H200) */
   int           j = j0;
   for (; j + U <= j1; j += U) {
     PetscScalar v[U];
