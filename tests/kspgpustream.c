@@ -1,7 +1,7 @@
 static char help[] = "Tests KSPPIPECGFUSED against PETSc's KSPCG on the same problems: every norm type, PCNONE and PCJACOBI,\n\
 gpustream and AIJ operators, initial guesses, zero and NaN right-hand sides, indefinite operators, iteration limits,\n\
 repeated solves with changed operators, other PCs applied on the host, residual replacement.\n\
-  -scenario <all,single,replacement,blocks,matsolve,cycles,empty,nonsquare,nullspace,hostpcs,ahead>\n\
+  -scenario <all,single,replacement,blocks,matsolve,matsolvepc,cycles,empty,nonsquare,nullspace,hostpcs,ahead>\n\
   -ks <1,3,8,11,20> : the numbers of right-hand sides of the matsolve scenario\n\
   -v : print the iteration counts\n\n";
 
@@ -342,6 +342,74 @@ static PetscErrorCode CompareMatSolve(const char *type, Mat A, PCType pc, KSPNor
   PetscFunctionReturn(0);
 }
 
+/* KSPMatSolve with a PC applied on the host to all columns at once, against KSPCG column by column: every column's
+   true residual, in the norm the KSP tests, below the tolerance 1e-8 relative, and the block's iterations within 5%
+   of the slowest column's of CG */
+static PetscErrorCode CompareMatSolveHostPC(const char *type, Mat A, PCType pc, KSPNormType nt, PetscInt k, PetscRandom rnd)
+{
+  Mat                B, X;
+  KSP                ksp;
+  PC                 p;
+  PetscInt           nloc, N, its, maxits = 0;
+  PetscReal          worst = 0;
+  KSPConvergedReason reason;
+  PetscBool          ok;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatGetLocalSize(A, &nloc, NULL));
+  PetscCall(MatGetSize(A, &N, NULL));
+  PetscCall(MatCreateDense(PETSC_COMM_WORLD, nloc, PETSC_DECIDE, N, k, NULL, &B));
+  PetscCall(MatCreateDense(PETSC_COMM_WORLD, nloc, PETSC_DECIDE, N, k, NULL, &X));
+  PetscCall(MatSetRandom(B, rnd));
+  PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(KSPSetType(ksp, KSPPIPECGFUSED));
+  PetscCall(KSPGetPC(ksp, &p));
+  PetscCall(PCSetType(p, pc));
+  PetscCall(KSPSetNormType(ksp, nt));
+  PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_DEFAULT, PETSC_DEFAULT, 10000));
+  PetscCall(KSPSetFromOptions(ksp));
+  PetscCall(KSPMatSolve(ksp, B, X));
+  PetscCall(KSPGetIterationNumber(ksp, &its));
+  PetscCall(KSPGetConvergedReason(ksp, &reason));
+  for (PetscInt j = 0; j < k; j++) {
+    Vec                b, x, r, mr;
+    PetscInt           itsj;
+    PetscReal          res, nb;
+    KSPConvergedReason reasonj;
+    PetscCall(MatDenseGetColumnVecRead(B, j, &b));
+    PetscCall(MatDenseGetColumnVecRead(X, j, &x));
+    PetscCall(VecDuplicate(b, &r));
+    PetscCall(VecDuplicate(b, &mr));
+    PetscCall(Solve(KSPCG, A, pc, nt, b, NULL, 10000, &itsj, &reasonj, &res, r));
+    PetscCheck(reasonj > 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "KSPCG did not converge on column %" PetscInt_FMT ": %s", j, KSPConvergedReasons[reasonj]);
+    maxits = PetscMax(maxits, itsj);
+    PetscCall(MatMult(A, x, r));
+    PetscCall(VecAYPX(r, -1.0, b));
+    if (nt == KSP_NORM_PRECONDITIONED) { /* ||M^{-1} (b - A x)|| / ||M^{-1} b|| */
+      PetscCall(PCApply(p, r, mr));
+      PetscCall(VecNorm(mr, NORM_2, &res));
+      PetscCall(PCApply(p, b, mr));
+      PetscCall(VecNorm(mr, NORM_2, &nb));
+    } else {
+      PetscCall(VecNorm(r, NORM_2, &res));
+      PetscCall(VecNorm(b, NORM_2, &nb));
+    }
+    worst = PetscMax(worst, res / nb);
+    PetscCall(VecDestroy(&mr));
+    PetscCall(VecDestroy(&r));
+    PetscCall(MatDenseRestoreColumnVecRead(X, j, &x));
+    PetscCall(MatDenseRestoreColumnVecRead(B, j, &b));
+  }
+  PetscCall(KSPDestroy(&ksp));
+  ok = (PetscBool)(reason > 0 && worst < 1e-8 && 20 * PetscAbsInt(its - maxits) <= maxits);
+  if (verbose) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  block iterations %" PetscInt_FMT ", slowest column of CG %" PetscInt_FMT "; worst true residual %g\n", its, maxits, (double)worst));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "KSPMatSolve %s pc=%s norm=%s k=%" PetscInt_FMT ": %s, %s\n", type, pc, KSPNormTypes[nt], k, ok ? "agree" : "DIFFER", KSPConvergedReasons[reason]));
+  PetscCall(MatDestroy(&B));
+  PetscCall(MatDestroy(&X));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode Report(const char *what, Mat A, PCType pc, Vec b, Vec x0)
 {
   PetscInt           its;
@@ -582,6 +650,25 @@ int main(int argc, char **argv)
       for (int p = 0; p < 2; p++)
         for (int nn = 0; nn < 2; nn++)
           for (PetscInt c = 0; c < nks; c++) PetscCall(CompareMatSolve(t == 2 ? "streamed gpustream" : mtypes[t], Am, pcs[p], norms[nn], ks[c], rnd));
+      PetscCall(MatDestroy(&Am));
+    }
+  } else if (!strcmp(scenario, "matsolvepc")) { /* PCs applied on the host to all columns at once, against KSPCG */
+    const PCType   hpcs[3] = {PCSOR, PCILU, PCBJACOBI};
+    const PetscInt hks[2]  = {3, 8};
+    PetscMPIInt    size;
+    PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+    for (int t = 0; t < 2; t++) {
+      Mat Am;
+      PetscCall(Poisson(MATGPUSTREAM, 16, 1e3, 0.0, &Am));
+      if (t == 1) { /* streamed: the block kernels on one process, column by column on several */
+        PetscCall(PetscOptionsInsertString(NULL, "-s_mat_gpustream_mode stream -s_mat_gpustream_subdivisions 4"));
+        PetscCall(MatSetOptionsPrefix(Am, "s_"));
+        PetscCall(MatSetFromOptions(Am));
+      }
+      for (int p = 0; p < 3; p++)
+        if (hpcs[p] != PCILU || size == 1) /* ILU of the whole matrix: one process */
+          for (int nn = 0; nn < 2; nn++)
+            for (int c = 0; c < 2; c++) PetscCall(CompareMatSolveHostPC(t ? "streamed gpustream" : "gpustream", Am, hpcs[p], norms[nn], hks[c], rnd));
       PetscCall(MatDestroy(&Am));
     }
   } else if (!strcmp(scenario, "ahead")) { /* device scalars against the default loop */
@@ -930,6 +1017,21 @@ int main(int argc, char **argv)
       suffix: matsolve_view
       args: -scenario matsolve -ksp_view
       filter: grep -o "columns together in the block kernels\|columns solved one by one" | sort -u
+
+   # PCs applied on the host (SOR, ILU on one process, block Jacobi) to all columns at once in the block kernels
+   test:
+      suffix: matsolvepc
+      args: -scenario matsolvepc -malloc_dump
+
+   test:
+      suffix: matsolvepc_2
+      nsize: 2
+      args: -scenario matsolvepc
+
+   test:
+      suffix: matsolvepc_view
+      args: -scenario matsolvepc -ksp_view
+      filter: grep -o "columns together in the block kernels\|columns solved one by one\|preconditioner applied on the host to all columns at once (PCMatApply)" | sort -u
 
    # device scalars (the host one iteration behind) give the default loop's iterations, histories and solution
    test:

@@ -629,48 +629,64 @@ void TestOverlap()
       }
 }
 
-/* KSPMatSolve's block kernels: every column against the single-vector twins, with its own alpha and beta */
+/* KSPMatSolve's block kernels: every column against the single-vector twins, with its own alpha and beta; with a PC
+   applied on the host, Z by its recurrence and the sums with the Q the host gives after W = A P */
 void TestMatSolveBlock()
 {
   for (PetscInt n : sizes) {
     if (n > 100000) continue;
     for (PetscInt k : {1, 5, 8, 13})
-      for (bool jacobi : {false, true})
+      for (PCGFPC pc : {PCGF_PC_NONE, PCGF_PC_JACOBI, PCGF_PC_APPLY})
         for (KSPNormType nt : {KSP_NORM_PRECONDITIONED, KSP_NORM_UNPRECONDITIONED}) {
-          const std::string        tag = " n=" + std::to_string(n) + " k=" + std::to_string(k) + (jacobi ? " jacobi" : " none") + " norm=" + std::to_string((int)nt);
+          const bool               jacobi = pc == PCGF_PC_JACOBI, apply = pc == PCGF_PC_APPLY;
+          const std::string        tag = " n=" + std::to_string(n) + " k=" + std::to_string(k) + (jacobi ? " jacobi" : (apply ? " apply" : " none")) + " norm=" + std::to_string((int)nt);
           CSRHost                  A   = RandomCSR(n, n, 7);
           GSDeviceMat              dA;
           PCGFBlock                B;
-          auto                     x = Random(n * k), r = Random(n * k), p = Random(n * k), w = Random(n * k), d = Random(n, 0.5, 2), alpha = Random(k), beta = Random(k);
+          auto                     x = Random(n * k), r = Random(n * k), p = Random(n * k), w = Random(n * k), z = Random(n * k), q = Random(n * k), qw = Random(n * k), d = Random(n, 0.5, 2), alpha = Random(k), beta = Random(k);
           std::vector<PetscScalar> sums(k * PCGF_NSUMS), got(n * k);
           bool                     vecs = true, sumsok = true;
 
           GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA);
-          Check(!PCGFBlockCreate(n, k, jacobi ? PETSC_TRUE : PETSC_FALSE, &B), "PCGFBlockCreate" + tag);
+          Check(!PCGFBlockCreate(n, k, pc, &B), "PCGFBlockCreate" + tag);
           PCGFBlockSetVec(B, PCGF_X, x.data());
           PCGFBlockSetVec(B, PCGF_R, r.data());
           PCGFBlockSetVec(B, PCGF_P, p.data());
           PCGFBlockSetVec(B, PCGF_W, w.data());
           if (jacobi) PCGFBlockSetVec(B, PCGF_DINV, d.data());
-          Check(!PCGFBlockUpdate(B, alpha.data(), beta.data(), nt) && !PCGFBlockSpMVDot(B, dA, nullptr, nullptr, nullptr) && !PCGFBlockReduce(B, sums.data()), "block Update, SpMVDot, Reduce" + tag);
+          if (apply) {
+            PCGFBlockSetVec(B, PCGF_Z, z.data());
+            PCGFBlockSetVec(B, PCGF_Q, q.data());
+          }
+          Check(!PCGFBlockUpdate(B, alpha.data(), beta.data(), nt) && !PCGFBlockSpMVDot(B, dA, nullptr, nullptr, nullptr), "block Update, SpMVDot" + tag);
+          if (apply) Check(!PCGFBlockSetVec(B, PCGF_Q, qw.data()) && !PCGFBlockDot(B), "block Dot with the host's Q" + tag); /* qw stands for M^{-1} W */
+          Check(!PCGFBlockReduce(B, sums.data()), "block Reduce" + tag);
           for (PetscInt j = 0; j < k; j++) { /* the twins on column j: Update, then w = A p */
             PetscScalar              rs[2], ds[2];
             std::vector<PetscScalar> wj(n);
-            PCGFUpdate_Ref(n, 1, alpha[j], beta[j], nt, jacobi ? d.data() : nullptr, x.data() + j * n, r.data() + j * n, p.data() + j * n, w.data() + j * n, rs);
-            PCGFSpMVDot_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), 1, jacobi ? d.data() : nullptr, p.data() + j * n, wj.data(), ds);
+            if (apply) {
+              PCGFUpdateApply_Ref(n, alpha[j], beta[j], nt, x.data() + j * n, r.data() + j * n, z.data() + j * n, p.data() + j * n, w.data() + j * n, q.data() + j * n, rs);
+              GSSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), p.data() + j * n, nullptr, wj.data());
+              PCGFDot_Ref(n, 1, nullptr, qw.data() + j * n, p.data() + j * n, wj.data(), ds);
+            } else {
+              PCGFUpdate_Ref(n, 1, alpha[j], beta[j], nt, jacobi ? d.data() : nullptr, x.data() + j * n, r.data() + j * n, p.data() + j * n, w.data() + j * n, rs);
+              PCGFSpMVDot_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), 1, jacobi ? d.data() : nullptr, p.data() + j * n, wj.data(), ds);
+            }
             std::copy(wj.begin(), wj.end(), w.begin() + j * n);
-            const std::vector<PetscScalar> rj(r.begin() + j * n, r.begin() + (j + 1) * n), pj(p.begin() + j * n, p.begin() + (j + 1) * n);
+            const std::vector<PetscScalar> rj(r.begin() + j * n, r.begin() + (j + 1) * n), pj(p.begin() + j * n, p.begin() + (j + 1) * n), zj(z.begin() + j * n, z.begin() + (j + 1) * n), qj(qw.begin() + j * n, qw.begin() + (j + 1) * n);
             const PetscScalar             *sj = sums.data() + j * PCGF_NSUMS;
-            sumsok                            = sumsok && Close(sj[PCGF_RZ], rs[0], 2 * AbsSum(rj, rj)) && Close(sj[PCGF_NRM], rs[1], 4 * AbsSum(rj, rj)) && Close(sj[PCGF_PW], ds[0], AbsSum(pj, wj)) && Close(sj[PCGF_WDW], ds[1], 2 * AbsSum(wj, wj));
+            const PetscScalar              rz = apply ? AbsSum(rj, zj) : 2 * AbsSum(rj, rj), nrm = apply && nt == KSP_NORM_PRECONDITIONED ? AbsSum(zj, zj) : 4 * AbsSum(rj, rj), wq = apply ? AbsSum(wj, qj) : 2 * AbsSum(wj, wj);
+            sumsok = sumsok && Close(sj[PCGF_RZ], rs[0], rz) && Close(sj[PCGF_NRM], rs[1], nrm) && Close(sj[PCGF_PW], ds[0], AbsSum(pj, wj)) && Close(sj[PCGF_WDW], ds[1], wq);
           }
-          for (PCGFVec v : {PCGF_X, PCGF_R, PCGF_P, PCGF_W}) {
+          for (PCGFVec v : {PCGF_X, PCGF_R, PCGF_P, PCGF_W, PCGF_Z}) {
+            if (v == PCGF_Z && !apply) continue;
             PCGFBlockGetVec(B, v, got.data());
-            vecs = vecs && RelDiff(got, v == PCGF_X ? x : (v == PCGF_R ? r : (v == PCGF_P ? p : w))) < 1e-14;
+            vecs = vecs && RelDiff(got, v == PCGF_X ? x : (v == PCGF_R ? r : (v == PCGF_P ? p : (v == PCGF_W ? w : z)))) < 1e-14;
           }
           Check(vecs, "block vectors match the single-vector twins column by column" + tag);
           Check(sumsok, "block sums match the single-vector twins column by column" + tag);
-          PetscInt l, t;
-          Check(!PCGFBlockGetCounts(B, &l, &t) && l == 3 && t == 1, "3 launches and 1 transfer for all columns" + tag);
+          PetscInt l, t, c;
+          Check(!PCGFBlockGetCounts(B, &l, &t, &c) && l == 3 && t == 1, "3 launches and 1 transfer for all columns" + tag);
           PCGFBlockDestroy(&B);
           GSDeviceMatDestroy(&dA);
         }

@@ -32,11 +32,11 @@ typedef struct {
   PetscInt      refuted;       /* auto: convergence claims of the recursive residual that the true one refuted */
   GSResidualGap gap;           /* the true residual against the recursive one at convergence */
   /* the last KSPMatSolve: columns, whether they ran together in the block kernels, its counts */
-  PetscInt  blockcolumns, blockpasses, blocklaunches, blocktransfers;
+  PetscInt  blockcolumns, blockpasses, blocklaunches, blocktransfers, blockcopies;
   PetscBool blockfused;
   PCGFBlock block; /* its device blocks, kept for the next KSPMatSolve of the same sizes */
   PetscInt  blockn, blockk;
-  PetscBool blockjacobi;
+  PCGFPC    blockpc;
 } KSP_PIPECGFUSED;
 
 static PetscErrorCode KSPSetUp_PIPECGFUSED(KSP ksp)
@@ -611,27 +611,53 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The block v of the device to the dense matrix M on the host, and back */
+static PetscErrorCode KSPPIPECGFUSEDBlockStore_Private(PCGFBlock blk, PCGFVec v, Mat M)
+{
+  PetscScalar *a;
+
+  PetscFunctionBegin;
+  PetscCall(MatDenseGetArrayWrite(M, &a));
+  PetscCall(PCGFBlockGetVec(blk, v, a));
+  PetscCall(MatDenseRestoreArrayWrite(M, &a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPPIPECGFUSEDBlockLoad_Private(PCGFBlock blk, PCGFVec v, Mat M)
+{
+  const PetscScalar *a;
+
+  PetscFunctionBegin;
+  PetscCall(MatDenseGetArrayRead(M, &a));
+  PetscCall(PCGFBlockSetVec(blk, v, a));
+  PetscCall(MatDenseRestoreArrayRead(M, &a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Several right-hand sides: all columns advance together in the block kernels when the operator is a gpustream
-   matrix (resident, or streamed on one process: each subdivision then serves every column) with PCNONE or PCJACOBI,
-   with one MPI_Allreduce of every column's sums per iteration on several processes; otherwise (and with a null space) one KSPSolve() per
-   column. Column j stops moving (alpha_j = beta_j = 0) once its norm meets the tolerances; the KSP converges when all
+   matrix (resident, or streamed on one process: each subdivision then serves every column), with one MPI_Allreduce
+   of every column's sums per iteration on several processes; otherwise (and with a null space) one KSPSolve() per
+   column. PCNONE and PCJACOBI are fused; any other PC is applied on the host to all columns at once (PCMatApply()),
+   with W copied to the host and Q = M^{-1} W back once per iteration, and Z follows its recurrence on the device.
+   Column j stops moving (alpha_j = beta_j = 0) once its norm meets the tolerances; the KSP converges when all
    columns have. The monitor sees the largest norm of the columns. */
 static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
 {
-  KSP_PIPECGFUSED   *cg = (KSP_PIPECGFUSED *)ksp->data;
-  Mat                Amat, Pmat;
-  MatNullSpace       nsp;
-  GSDeviceMat        dA = NULL, dB = NULL;
-  GSHalo             halo = NULL;
-  GSStreamPlan       plan = NULL;
-  PetscBool          gs, jacobi, none;
-  PetscMPIInt        size;
-  PetscInt           n, k, ldb, ldx, it, l0, t0, l1, t1;
-  PCGFBlock          blk;
-  PetscScalar       *sums, *alpha, *beta, *rzold, *xa;
-  PetscReal         *dp0, dpmax = 0;
-  PetscBool         *done;
-  const PetscScalar *ba;
+  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
+  Mat              Amat, Pmat;
+  MatNullSpace     nsp;
+  GSDeviceMat      dA = NULL, dB = NULL;
+  GSHalo           halo = NULL;
+  GSStreamPlan     plan = NULL;
+  PetscBool        gs, jacobi, none;
+  PCGFPC           pc;
+  PetscMPIInt      size;
+  PetscInt         n, k, ldb, ldx, it, l0, t0, c0, l1, t1, c1;
+  PCGFBlock        blk;
+  Mat              R = NULL, Wh = NULL, Qh = NULL; /* R = B - A X for a nonzero guess; W and Q = M^{-1} W staged on the host */
+  PetscScalar     *sums, *alpha, *beta, *rzold;
+  PetscReal       *dp0, dpmax = 0;
+  PetscBool       *done;
 
   PetscFunctionBegin;
   PetscCall(PCGetOperators(ksp->pc, &Amat, &Pmat));
@@ -644,7 +670,7 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   PetscCall(MatGetSize(B, NULL, &k));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
   cg->blockcolumns = k;
-  cg->blockfused   = (PetscBool)((dA || (plan && !halo)) && !nsp && (jacobi || none) && ksp->normtype != KSP_NORM_NATURAL);
+  cg->blockfused   = (PetscBool)((dA || (plan && !halo)) && !nsp && ksp->normtype != KSP_NORM_NATURAL);
   if (!cg->blockfused) { /* one solve per column; the KSP reports the slowest column, or the first that failed, as the
                              block kernels do */
     PetscInt           maxits = 0;
@@ -669,12 +695,13 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   PetscCall(MatDenseGetLDA(B, &ldb));
   PetscCall(MatDenseGetLDA(X, &ldx));
   PetscCheck(ldb == n && ldx == n, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPMatSolve with KSPPIPECGFUSED needs dense matrices without padding (leading dimension %" PetscInt_FMT ")", n);
-  if (cg->block && (cg->blockn != n || cg->blockk != k || cg->blockjacobi != jacobi)) PetscCall(PCGFBlockDestroy(&cg->block));
+  pc = jacobi ? PCGF_PC_JACOBI : (none ? PCGF_PC_NONE : PCGF_PC_APPLY);
+  if (cg->block && (cg->blockn != n || cg->blockk != k || cg->blockpc != pc)) PetscCall(PCGFBlockDestroy(&cg->block));
   if (!cg->block) {
-    PetscCall(PCGFBlockCreate(n, k, jacobi, &cg->block));
-    cg->blockn      = n;
-    cg->blockk      = k;
-    cg->blockjacobi = jacobi;
+    PetscCall(PCGFBlockCreate(n, k, pc, &cg->block));
+    cg->blockn  = n;
+    cg->blockk  = k;
+    cg->blockpc = pc;
   }
   blk = cg->block;
   if (jacobi) {
@@ -687,22 +714,19 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   if (ksp->guess_zero)
     PetscCall(MatZeroEntries(X));
   else {
-    Mat AX;
-    PetscCall(MatMatMult(Amat, X, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &AX));
-    PetscCall(MatAYPX(AX, -1.0, B, SAME_NONZERO_PATTERN));
-    PetscCall(MatDenseGetArrayRead(AX, &ba));
-    PetscCall(PCGFBlockSetVec(blk, PCGF_R, ba));
-    PetscCall(MatDenseRestoreArrayRead(AX, &ba));
-    PetscCall(MatDestroy(&AX));
+    PetscCall(MatMatMult(Amat, X, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &R));
+    PetscCall(MatAYPX(R, -1.0, B, SAME_NONZERO_PATTERN));
   }
-  if (ksp->guess_zero) {
-    PetscCall(MatDenseGetArrayRead(B, &ba));
-    PetscCall(PCGFBlockSetVec(blk, PCGF_R, ba));
-    PetscCall(MatDenseRestoreArrayRead(B, &ba));
+  PetscCall(KSPPIPECGFUSEDBlockLoad_Private(blk, PCGF_R, R ? R : B));
+  PetscCall(KSPPIPECGFUSEDBlockLoad_Private(blk, PCGF_X, X));
+  if (pc == PCGF_PC_APPLY) { /* Z = M^{-1} R; its recurrence then needs Q = M^{-1} W every iteration */
+    PetscCall(MatDuplicate(B, MAT_DO_NOT_COPY_VALUES, &Wh));
+    PetscCall(MatDuplicate(B, MAT_DO_NOT_COPY_VALUES, &Qh));
+    PetscCall(PCMatApply(ksp->pc, R ? R : B, Qh));
+    PetscCall(KSPPIPECGFUSEDBlockLoad_Private(blk, PCGF_Z, Qh));
+    PetscCall(PCGFBlockSetVec(blk, PCGF_Q, NULL));
   }
-  PetscCall(MatDenseGetArrayRead(X, &ba));
-  PetscCall(PCGFBlockSetVec(blk, PCGF_X, ba));
-  PetscCall(MatDenseRestoreArrayRead(X, &ba));
+  PetscCall(MatDestroy(&R));
   PetscCall(PCGFBlockSetVec(blk, PCGF_P, NULL));
   PetscCall(PCGFBlockSetVec(blk, PCGF_W, NULL));
   PetscCall(PetscMalloc6(k * PCGF_NSUMS, &sums, k, &alpha, k, &beta, k, &rzold, k, &dp0, k, &done));
@@ -711,13 +735,21 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
     rzold[j]           = 1;
     done[j]            = PETSC_FALSE;
   }
-  PetscCall(PCGFBlockGetCounts(blk, &l0, &t0));
+  PetscCall(PCGFBlockGetCounts(blk, &l0, &t0, &c0));
   ksp->reason = KSP_CONVERGED_ITERATING;
   PetscCall(PetscLogEventBegin(PCGF_Iterations, ksp, 0, 0, 0));
   for (it = 0;; it++) {
     PetscBool all = PETSC_TRUE;
     PetscCall(PCGFBlockUpdate(blk, alpha, beta, ksp->normtype));
-    if (it < ksp->max_it) PetscCall(PCGFBlockSpMVDot(blk, dA, dB, halo, plan));
+    if (it < ksp->max_it) {
+      PetscCall(PCGFBlockSpMVDot(blk, dA, dB, halo, plan));
+      if (pc == PCGF_PC_APPLY) { /* Q = M^{-1} W for all columns on the host, frozen ones too (their alpha is 0) */
+        PetscCall(KSPPIPECGFUSEDBlockStore_Private(blk, PCGF_W, Wh));
+        PetscCall(PCMatApply(ksp->pc, Wh, Qh));
+        PetscCall(KSPPIPECGFUSEDBlockLoad_Private(blk, PCGF_Q, Qh));
+        PetscCall(PCGFBlockDot(blk));
+      }
+    }
     PetscCall(PCGFBlockReduce(blk, sums));
     if (size > 1) PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sums, (PetscMPIInt)(k * PCGF_NSUMS), MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)ksp)));
     dpmax = 0;
@@ -762,13 +794,14 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
     if (ksp->reason) break;
   }
   PetscCall(PetscLogEventEnd(PCGF_Iterations, ksp, 0, 0, 0));
-  PetscCall(PCGFBlockGetCounts(blk, &l1, &t1));
+  PetscCall(PCGFBlockGetCounts(blk, &l1, &t1, &c1));
   cg->blockpasses    = it + 1;
   cg->blocklaunches  = l1 - l0;
   cg->blocktransfers = t1 - t0;
-  PetscCall(MatDenseGetArrayWrite(X, &xa));
-  PetscCall(PCGFBlockGetVec(blk, PCGF_X, xa));
-  PetscCall(MatDenseRestoreArrayWrite(X, &xa));
+  cg->blockcopies    = c1 - c0;
+  PetscCall(KSPPIPECGFUSEDBlockStore_Private(blk, PCGF_X, X));
+  PetscCall(MatDestroy(&Wh));
+  PetscCall(MatDestroy(&Qh));
   PetscCall(PetscFree6(sums, alpha, beta, rzold, dp0, done));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -809,10 +842,12 @@ static PetscErrorCode KSPView_PIPECGFUSED(KSP ksp, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  no residual replacement\n"));
   PetscCall(GSResidualGapView(&cg->gap, ksp, viewer));
   if (cg->blockcolumns) {
-    if (cg->blockfused)
+    if (cg->blockfused) {
       PetscCall(PetscViewerASCIIPrintf(viewer, "  last KSPMatSolve: %" PetscInt_FMT " columns together in the block kernels, %" PetscInt_FMT " iterations, %.3g kernel launches and %.3g device-to-host reductions per iteration\n", cg->blockcolumns,
                                        cg->blockpasses - 1, (double)cg->blocklaunches / (double)cg->blockpasses, (double)cg->blocktransfers / (double)cg->blockpasses));
-    else
+      if (cg->blockpc == PCGF_PC_APPLY)
+        PetscCall(PetscViewerASCIIPrintf(viewer, "  last KSPMatSolve: preconditioner applied on the host to all columns at once (PCMatApply), %.3g block copies per iteration\n", (double)cg->blockcopies / (double)cg->blockpasses));
+    } else
       PetscCall(PetscViewerASCIIPrintf(viewer, "  last KSPMatSolve: %" PetscInt_FMT " columns solved one by one\n", cg->blockcolumns));
   }
   if (!cg->work) PetscFunctionReturn(PETSC_SUCCESS);
@@ -957,13 +992,16 @@ static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
    since the previous refuted claim: the tolerance is then below the attainable accuracy and the solve stops with
    `KSP_DIVERGED_BREAKDOWN`, explained under `-ksp_converged_reason` and `-ksp_view` (which also counts the
    replacements). Needs the default recurrences.
-   `KSPMatSolve()` does no residual replacement. With a `MATGPUSTREAM` operator (resident, or streamed on one process) and `PCNONE` or `PCJACOBI`, the
-   k columns advance together, each with its own alpha and beta: one kernel updates every column, W = A P runs in one
+   `KSPMatSolve()` does no residual replacement. With a `MATGPUSTREAM` operator (resident, or streamed on one process),
+   the k columns advance together, each with its own alpha and beta: one kernel updates every column, W = A P runs in one
    pass over the matrix for all of them (a streamed matrix copies each subdivision once for all columns), one kernel
-   forms every column's sums, and one transfer brings them to the host. A column stops moving once its norm meets
+   forms every column's sums, and one transfer brings them to the host. `PCNONE` and `PCJACOBI` are fused; any other
+   PC is applied on the host to all columns at once with `PCMatApply()` (which loops over the columns for PCs without
+   a block version): W goes to the host and Q = M^{-1} W back once per iteration, Z follows z -= alpha q in the update
+   kernel, and the sums kernel runs after Q arrives. A column stops moving once its norm meets
    the tolerances; the solve converges when all have, and monitors see the largest norm of the columns. On several
-   processes the sums of all columns travel in one `MPI_Allreduce` per iteration. Elsewhere (other operators or
-   PCs, a streamed matrix on several processes, a null space, the natural norm) the columns are solved one by one.
+   processes the sums of all columns travel in one `MPI_Allreduce` per iteration. Elsewhere (other operators, a
+   streamed matrix on several processes, a null space, the natural norm) the columns are solved one by one.
    Breakdowns: <p,Ap> <= 0 gives `KSP_DIVERGED_INDEFINITE_MAT`, <r,z> < 0 gives `KSP_DIVERGED_INDEFINITE_PC`, a
    NaN or Inf gives `KSP_DIVERGED_NANORINF`.
 

@@ -1,7 +1,8 @@
 /* KSPMatSolve of KSPPIPECGFUSED: the k right-hand sides advance together, each column with its own alpha and beta,
    through the same two stages as one solve (see pipecgfusedimpl.h): BlockUpdate, then W = A P for all columns in one
    pass over the matrix (the block kernel MatMatMult and the streaming engine use) and BlockDot; one device-to-host
-   copy of every column's partial sums per iteration. The vector kernels give a team 8 columns of its rows, so their
+   copy of every column's partial sums per iteration. With a PC applied on the host, BlockDot waits for Q = M^{-1} W
+   (PCGFBlockDot) and BlockUpdate carries Z by its recurrence. The vector kernels give a team 8 columns of its rows, so their
    sums stay in registers. */
 #include "../../mat/gpustream/devicemat.hpp"
 #include "pipecgfusedimpl.h"
@@ -15,35 +16,38 @@ constexpr int KC = 8; /* columns per team */
 
 struct _n_PCGFBlock {
   PetscInt                                 n = 0, k = 0, nch = 0; /* rows, columns, chunks of KC columns */
-  bool                                     jacobi = false;
-  DView<PetscScalar>                       x, r, p, w, dinv; /* n x k column-major; dinv: n */
-  DView<PetscScalar>                       ab;               /* alpha (k) then beta (k) of this iteration */
+  PCGFPC                                   pc = PCGF_PC_NONE;
+  DView<PetscScalar>                       x, r, p, w, dinv, z, q; /* n x k column-major; dinv: n; z, q: PC applied on the host */
+  DView<PetscScalar>                       ab;                     /* alpha (k) then beta (k) of this iteration */
   Kokkos::View<PetscScalar *, PinnedSpace> hab;
   DView<PetscScalar>                       partials; /* [Update: 2 KC nch L][Dot: 2 KC nch L] */
   DView<PetscScalar>                       ghosts;   /* the ghost rows of P on several processes */
   Kokkos::View<PetscScalar *, PinnedSpace> hpartials;
   int                                      tu = 1, lu = 1;
-  PetscInt                                 launches = 0, transfers = 0;
+  PetscInt                                 launches = 0, transfers = 0, copies = 0;
 };
 
-PetscErrorCode PCGFBlockCreate(PetscInt n, PetscInt k, PetscBool jacobi, PCGFBlock *block)
+PetscErrorCode PCGFBlockCreate(PetscInt n, PetscInt k, PCGFPC pc, PCGFBlock *block)
 {
   std::unique_ptr<_n_PCGFBlock> B; /* freed, with the views made so far, if an allocation fails */
 
   PetscFunctionBegin;
   PetscCheck(k >= 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "A block solve needs at least one column, not %" PetscInt_FMT, k);
+  PetscCheck(pc != PCGF_PC_PBJACOBI, PETSC_COMM_SELF, PETSC_ERR_SUP, "A block solve has no point-block Jacobi kernels");
   PetscCall(PetscGPUStreamKokkosInitialize());
   PetscCallCXX(B.reset(new _n_PCGFBlock));
   B->n             = n;
   B->k             = k;
   B->nch           = (k + KC - 1) / KC;
-  B->jacobi        = jacobi;
+  B->pc            = pc;
   B->tu            = TeamThreads();
   const PetscInt t = (n + B->tu - 1) / B->tu;
   B->lu            = (int)PetscMax(1, PetscMin(t, (PetscInt)MaxTeams(B->tu)));
   GSCallKokkos({
     for (auto v : {&B->x, &B->r, &B->p, &B->w}) *v = DView<PetscScalar>("PipeCGFused::block", (size_t)n * k);
-    B->dinv      = DView<PetscScalar>("PipeCGFused::blockdinv", jacobi ? n : 0);
+    B->dinv      = DView<PetscScalar>("PipeCGFused::blockdinv", pc == PCGF_PC_JACOBI ? n : 0);
+    B->z         = DView<PetscScalar>("PipeCGFused::blockz", pc == PCGF_PC_APPLY ? (size_t)n * k : 0);
+    B->q         = DView<PetscScalar>("PipeCGFused::blockq", pc == PCGF_PC_APPLY ? (size_t)n * k : 0);
     B->ab        = DView<PetscScalar>("PipeCGFused::alphabeta", 2 * k);
     B->hab       = Kokkos::View<PetscScalar *, PinnedSpace>("PipeCGFused::halphabeta", 2 * k);
     B->partials  = DView<PetscScalar>("PipeCGFused::blockpartials", 4 * (size_t)KC * B->nch * B->lu);
@@ -73,37 +77,45 @@ static DView<PetscScalar> &BlockVec(PCGFBlock B, PCGFVec v)
     return B->p;
   case PCGF_W:
     return B->w;
+  case PCGF_Z:
+    return B->z;
+  case PCGF_Q:
+    return B->q;
   default:
     return B->dinv;
   }
 }
 
-/* X, R, P, W: n x k column-major (leading dimension n); DINV: n. A NULL array zeroes the block. */
+static PetscErrorCode BlockVecCheck(PCGFBlock B, PCGFVec v)
+{
+  PetscFunctionBegin;
+  PetscCheck(v <= PCGF_DINV || (B->pc == PCGF_PC_APPLY && v <= PCGF_Q), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "A block solve has X, R, P, W, DINV, and Z and Q with a PC applied on the host, only");
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* X, R, P, W, Z, Q: n x k column-major (leading dimension n); DINV: n. A NULL array zeroes the block. */
 PetscErrorCode PCGFBlockSetVec(PCGFBlock B, PCGFVec v, const PetscScalar a[])
 {
-  PetscInt copies = 0;
-
   PetscFunctionBegin;
-  PetscCheck(v <= PCGF_DINV, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "A block solve has X, R, P, W and DINV only");
-  PetscCall(CopyIn(BlockVec(B, v), a, &copies));
+  PetscCall(BlockVecCheck(B, v));
+  PetscCall(CopyIn(BlockVec(B, v), a, &B->copies));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode PCGFBlockGetVec(PCGFBlock B, PCGFVec v, PetscScalar a[])
 {
-  PetscInt copies = 0;
-
   PetscFunctionBegin;
-  PetscCheck(v <= PCGF_DINV, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "A block solve has X, R, P, W and DINV only");
-  PetscCall(CopyOut(BlockVec(B, v), a, &copies));
+  PetscCall(BlockVecCheck(B, v));
+  PetscCall(CopyOut(BlockVec(B, v), a, &B->copies));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode PCGFBlockGetCounts(PCGFBlock B, PetscInt *launches, PetscInt *transfers)
+PetscErrorCode PCGFBlockGetCounts(PCGFBlock B, PetscInt *launches, PetscInt *transfers, PetscInt *copies)
 {
   PetscFunctionBegin;
   *launches  = B->launches;
   *transfers = B->transfers;
+  *copies    = B->copies;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -115,9 +127,9 @@ template <class F> KOKKOS_INLINE_FUNCTION void ForEachBlockRow(const Member &t, 
   for (PetscInt i = (PetscInt)tl * t.team_size() + t.team_rank(); i < n; i += (PetscInt)L * t.team_size()) f(i, j0, nc);
 }
 
-template <bool Jacobi, KSPNormType Norm> static void BlockUpdate(PCGFBlock B)
+template <PCGFPC PC, KSPNormType Norm> static void BlockUpdate(PCGFBlock B)
 {
-  const DView<PetscScalar> x = B->x, r = B->r, p = B->p, w = B->w, d = B->dinv, ab = B->ab;
+  const DView<PetscScalar> x = B->x, r = B->r, p = B->p, w = B->w, d = B->dinv, z = B->z, q = B->q, ab = B->ab;
   PetscScalar *const       out = B->partials.data();
   const PetscInt           n = B->n, k = B->k;
   const int                L = B->lu, T = B->tu;
@@ -126,36 +138,39 @@ template <bool Jacobi, KSPNormType Norm> static void BlockUpdate(PCGFBlock B)
       "PipeCGFused::BlockUpdate", TeamPol(L * (int)B->nch, T).set_scratch_size(0, Kokkos::PerTeam(2 * KC * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[2 * KC] = {};
         ForEachBlockRow(t, n, k, L, [&](const PetscInt i, const PetscInt j0, const PetscInt nc) {
-          for (PetscInt q = 0; q < nc; q++) {
-            const PetscInt    e = i + (j0 + q) * n;
-            const PetscScalar a = ab(j0 + q), b = ab(k + j0 + q), pi = p(e), ri = r(e) - a * w(e), zi = Jacobi ? d(i) * ri : ri;
+          for (PetscInt c = 0; c < nc; c++) {
+            const PetscInt    e = i + (j0 + c) * n;
+            const PetscScalar a = ab(j0 + c), b = ab(k + j0 + c), pi = p(e), ri = r(e) - a * w(e);
+            const PetscScalar zi = PC == PCGF_PC_JACOBI ? d(i) * ri : (PC == PCGF_PC_APPLY ? z(e) - a * q(e) : ri);
+            if (PC == PCGF_PC_APPLY) z(e) = zi;
             x(e) += a * pi;
             r(e) = ri;
             p(e) = zi + b * pi;
-            acc[2 * q] += ri * zi;
-            if (Norm == KSP_NORM_PRECONDITIONED) acc[2 * q + 1] += zi * zi;
-            if (Norm == KSP_NORM_UNPRECONDITIONED) acc[2 * q + 1] += ri * ri;
+            acc[2 * c] += ri * zi;
+            if (Norm == KSP_NORM_PRECONDITIONED) acc[2 * c + 1] += zi * zi;
+            if (Norm == KSP_NORM_UNPRECONDITIONED) acc[2 * c + 1] += ri * ri;
           }
         });
         TeamSumStore<2 * KC>(t, acc, out);
       });
 }
 
-template <bool Jacobi> static void BlockUpdateNorm(PCGFBlock B, KSPNormType normtype)
+template <PCGFPC PC> static void BlockUpdateNorm(PCGFBlock B, KSPNormType normtype)
 {
   switch (normtype) {
   case KSP_NORM_PRECONDITIONED:
-    BlockUpdate<Jacobi, KSP_NORM_PRECONDITIONED>(B);
+    BlockUpdate<PC, KSP_NORM_PRECONDITIONED>(B);
     break;
   case KSP_NORM_UNPRECONDITIONED:
-    BlockUpdate<Jacobi, KSP_NORM_UNPRECONDITIONED>(B);
+    BlockUpdate<PC, KSP_NORM_UNPRECONDITIONED>(B);
     break;
   default:
-    BlockUpdate<Jacobi, KSP_NORM_NONE>(B);
+    BlockUpdate<PC, KSP_NORM_NONE>(B);
   }
 }
 
-/* x += alpha_j p; r -= alpha_j w; z = D^{-1} r; p = z + beta_j p in every column j; partial <r,z> and norm sums */
+/* x += alpha_j p; r -= alpha_j w; z = D^{-1} r (or z -= alpha_j q); p = z + beta_j p in every column j; partial <r,z>
+   and norm sums */
 PetscErrorCode PCGFBlockUpdate(PCGFBlock B, const PetscScalar alpha[], const PetscScalar beta[], KSPNormType normtype)
 {
   PetscFunctionBegin;
@@ -165,24 +180,47 @@ PetscErrorCode PCGFBlockUpdate(PCGFBlock B, const PetscScalar alpha[], const Pet
     B->hab(B->k + j) = beta[j];
   }
   GSCallKokkos(Kokkos::deep_copy(B->ab, B->hab));
-  if (B->jacobi)
-    GSCallKokkos(BlockUpdateNorm<true>(B, normtype));
+  if (B->pc == PCGF_PC_JACOBI)
+    GSCallKokkos(BlockUpdateNorm<PCGF_PC_JACOBI>(B, normtype));
+  else if (B->pc == PCGF_PC_APPLY)
+    GSCallKokkos(BlockUpdateNorm<PCGF_PC_APPLY>(B, normtype));
   else
-    GSCallKokkos(BlockUpdateNorm<false>(B, normtype));
+    GSCallKokkos(BlockUpdateNorm<PCGF_PC_NONE>(B, normtype));
   B->launches++;
-  PetscCall(PetscLogFlops(10.0 * B->n * B->k));
+  PetscCall(PetscLogFlops((B->pc == PCGF_PC_APPLY ? 12.0 : 10.0) * B->n * B->k));
   PetscCall(PetscLogEventEnd(PCGF_Update, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* W = A P for all columns in one pass over the matrix, then the partial <p,w> and <w, D^{-1} w> of every column */
-PetscErrorCode PCGFBlockSpMVDot(PCGFBlock B, GSDeviceMat A, GSDeviceMat O, GSHalo H, GSStreamPlan plan)
+/* The partial <p_j,w_j> and <w_j, M w_j> of every column: M = D^{-1}, the identity, or given as q_j = M w_j */
+template <PCGFPC PC> static void BlockDot(PCGFBlock B)
 {
-  const DView<PetscScalar> p = B->p, w = B->w, d = B->dinv;
+  const DView<PetscScalar> p = B->p, w = B->w, d = B->dinv, q = B->q;
   PetscScalar *const       out = B->partials.data() + 2 * (size_t)KC * B->nch * B->lu;
   const PetscInt           n = B->n, k = B->k;
   const int                L = B->lu, T = B->tu;
-  const bool               jacobi = B->jacobi;
+
+  TeamFor(
+      "PipeCGFused::BlockDot", TeamPol(L * (int)B->nch, T).set_scratch_size(0, Kokkos::PerTeam(2 * KC * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+        PetscScalar acc[2 * KC] = {};
+        ForEachBlockRow(t, n, k, L, [&](const PetscInt i, const PetscInt j0, const PetscInt nc) {
+          for (PetscInt c = 0; c < nc; c++) {
+            const PetscInt    e  = i + (j0 + c) * n;
+            const PetscScalar wi = w(e);
+            acc[2 * c] += p(e) * wi;
+            acc[2 * c + 1] += PC == PCGF_PC_JACOBI ? wi * d(i) * wi : (PC == PCGF_PC_APPLY ? wi * q(e) : wi * wi);
+          }
+        });
+        TeamSumStore<2 * KC>(t, acc, out);
+      });
+}
+
+/* W = A P for all columns in one pass over the matrix, then the partial <p,w> and <w, D^{-1} w> of every column; with
+   a PC applied on the host the sums wait for Q = M^{-1} W (PCGFBlockDot) */
+PetscErrorCode PCGFBlockSpMVDot(PCGFBlock B, GSDeviceMat A, GSDeviceMat O, GSHalo H, GSStreamPlan plan)
+{
+  const DView<PetscScalar> p = B->p, w = B->w;
+  const PetscInt           n = B->n, k = B->k;
 
   PetscFunctionBegin;
   PetscCheck(!A || (A->csr.m == n && A->csr.n == n), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for blocks of %" PetscInt_FMT " rows", A->csr.m, A->csr.n, n);
@@ -198,22 +236,30 @@ PetscErrorCode PCGFBlockSpMVDot(PCGFBlock B, GSDeviceMat A, GSDeviceMat O, GSHal
     PetscCall(GSStreamPlanMultBlockDevice(plan, k, p.data(), n, w.data(), n));
     GSCallKokkos(Kokkos::fence()); /* the product ran on the plan's instances */
   }
-  GSCallKokkos(TeamFor(
-      "PipeCGFused::BlockDot", TeamPol(L * (int)B->nch, T).set_scratch_size(0, Kokkos::PerTeam(2 * KC * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
-        PetscScalar acc[2 * KC] = {};
-        ForEachBlockRow(t, n, k, L, [&](const PetscInt i, const PetscInt j0, const PetscInt nc) {
-          for (PetscInt q = 0; q < nc; q++) {
-            const PetscScalar wi = w(i + (j0 + q) * n);
-            acc[2 * q] += p(i + (j0 + q) * n) * wi;
-            acc[2 * q + 1] += jacobi ? wi * d(i) * wi : wi * wi;
-          }
-        });
-        TeamSumStore<2 * KC>(t, acc, out);
-      }));
-  B->launches += 2;
+  B->launches++;
+  if (B->pc == PCGF_PC_JACOBI)
+    GSCallKokkos(BlockDot<PCGF_PC_JACOBI>(B));
+  else if (B->pc == PCGF_PC_NONE)
+    GSCallKokkos(BlockDot<PCGF_PC_NONE>(B));
+  if (B->pc != PCGF_PC_APPLY) {
+    B->launches++;
+    PetscCall(PetscLogFlops(5.0 * n * k));
+  }
   if (A) PetscCall(PetscLogFlops(2.0 * (A->val.extent(0) + (O ? O->val.extent(0) : 0)) * k));
-  PetscCall(PetscLogFlops(5.0 * n * k));
   PetscCall(PetscLogEventEnd(PCGF_SpMVDot, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A PC applied on the host: every column's partial <p_j,w_j> and <w_j,q_j> once Q = M^{-1} W is on the device */
+PetscErrorCode PCGFBlockDot(PCGFBlock B)
+{
+  PetscFunctionBegin;
+  PetscCheck(B->pc == PCGF_PC_APPLY, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "PCGFBlockDot is for a PC applied on the host; PCGFBlockSpMVDot forms the sums otherwise");
+  PetscCall(PetscLogEventBegin(PCGF_Dot, 0, 0, 0, 0));
+  GSCallKokkos(BlockDot<PCGF_PC_APPLY>(B));
+  B->launches++;
+  PetscCall(PetscLogFlops(5.0 * B->n * B->k));
+  PetscCall(PetscLogEventEnd(PCGF_Dot, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -85,22 +85,26 @@ PETSC_INTERN PetscErrorCode PCGFSpMVDotFinal(PCGFWork, GSDeviceMat, PetscInt);
 PETSC_INTERN PetscErrorCode PCGFReduceSlot(PCGFWork, PetscInt, PetscScalar[]);
 PETSC_INTERN PetscErrorCode PCGFWorkRevertX(PCGFWork);
 
-/* KSPMatSolve: k columns advancing together (pipecgfusedblock.kokkos.cxx), PCNONE or Jacobi fused:
-     BlockUpdate:  every column's Update with its own alpha_j, beta_j;  partial <r_j,z_j> and norm sums
+/* KSPMatSolve: k columns advancing together (pipecgfusedblock.kokkos.cxx), PCNONE or Jacobi fused, or any PC applied
+   on the host (PCGF_PC_APPLY):
+     BlockUpdate:  every column's Update with its own alpha_j, beta_j;  partial <r_j,z_j> and norm sums (with a PC
+                   applied on the host z_j -= alpha_j q_j, as the single-vector Update)
      BlockSpMVDot: W = A P in one pass over the matrix for all columns (resident, or streamed on one process: each
                    subdivision copied once for all columns; on several the off-diagonal block adds the ghost rows of
-                   P that the halo brings), then partial <p_j,w_j>, <w_j,D^{-1}w_j>
+                   P that the halo brings), then partial <p_j,w_j>, <w_j,D^{-1}w_j> (not with a PC applied on the
+                   host: the host forms Q = M^{-1} W from W and BlockDot then forms <p_j,w_j>, <w_j,q_j>)
      BlockReduce:  every column's sums in one device-to-host copy; sums[j * PCGF_NSUMS + s]
    Each column follows exactly the single-vector kernels' arithmetic (their twins serve for the tests). */
 typedef struct _n_PCGFBlock *PCGFBlock;
 
-PETSC_INTERN PetscErrorCode PCGFBlockCreate(PetscInt, PetscInt, PetscBool, PCGFBlock *);
+PETSC_INTERN PetscErrorCode PCGFBlockCreate(PetscInt, PetscInt, PCGFPC, PCGFBlock *);
 PETSC_INTERN PetscErrorCode PCGFBlockDestroy(PCGFBlock *);
 PETSC_INTERN PetscErrorCode PCGFBlockSetVec(PCGFBlock, PCGFVec, const PetscScalar[]);
 PETSC_INTERN PetscErrorCode PCGFBlockGetVec(PCGFBlock, PCGFVec, PetscScalar[]);
-PETSC_INTERN PetscErrorCode PCGFBlockGetCounts(PCGFBlock, PetscInt *, PetscInt *);
+PETSC_INTERN PetscErrorCode PCGFBlockGetCounts(PCGFBlock, PetscInt *, PetscInt *, PetscInt *); /* launches, reductions, vector block copies */
 PETSC_INTERN PetscErrorCode PCGFBlockUpdate(PCGFBlock, const PetscScalar[], const PetscScalar[], KSPNormType);
 PETSC_INTERN PetscErrorCode PCGFBlockSpMVDot(PCGFBlock, GSDeviceMat, GSDeviceMat, GSHalo, GSStreamPlan);
+PETSC_INTERN PetscErrorCode PCGFBlockDot(PCGFBlock);
 PETSC_INTERN PetscErrorCode PCGFBlockReduce(PCGFBlock, PetscScalar[]);
 PETSC_INTERN PetscErrorCode PCGFOverlapUpdate(PCGFWork, PetscScalar, PetscScalar, KSPNormType);
 PETSC_INTERN PetscErrorCode PCGFSpMVN(PCGFWork, GSDeviceMat, GSDeviceMat, GSHalo);
