@@ -296,26 +296,42 @@ KOKKOS_INLINE_FUNCTION void FinishPass(const Member &t, const Scratch &H, const 
 }
 
 /* s[c] += coef(c, j) V(i, j) for j0 <= j < j1 and c < NC, in the order of j, with the loads of 8 columns issued before
-   their products: one column at a time waited for memory every few columns (OrthogonalizeDelayed read its columns at
-   1.8 TB/s on an H200, ncu at 1e7). Mask: the last batch masked too, instead of a column at a time: OrthogonalizeDelayed
-   3-6% faster at 4e6 and 1e7, but the ifneeded Orthogonalize, whose 8 sums take registers, 5-6% slower (H200) */
-template <int NC, bool Mask, class C> KOKKOS_INLINE_FUNCTION void AddColumns(const Basis &V, const PetscInt i, const int j0, const int j1, const C &coef, PetscScalar (&s)[NC])
+   their products, the last few a column at a time: one column at a time throughout waited for memory every few
+   columns (OrthogonalizeDelayed read its columns at 1.8 TB/s on an H200, ncu at 1e7) */
+template <int NC, class C> KOKKOS_INLINE_FUNCTION void AddColumns(const Basis &V, const PetscInt i, const int j0, const int j1, const C &coef, PetscScalar (&s)[NC])
 {
   constexpr int U = 8;
   int           j = j0;
-  for (; Mask ? j < j1 : j + U <= j1; j += U) {
+  for (; j + U <= j1; j += U) {
     PetscScalar v[U];
 #pragma unroll
-    for (int q = 0; q < U; q++) v[q] = !Mask || j + q < j1 ? V(i, j + q) : 0;
+    for (int q = 0; q < U; q++) v[q] = V(i, j + q);
 #pragma unroll
     for (int q = 0; q < U; q++)
-      if (!Mask || j + q < j1)
 #pragma unroll
-        for (int c = 0; c < NC; c++) s[c] += coef(c, j + q) * v[q];
+      for (int c = 0; c < NC; c++) s[c] += coef(c, j + q) * v[q];
   }
-  for (; j < j1; j++) { /* !Mask */
+  for (; j < j1; j++) {
     const PetscScalar v = V(i, j);
     for (int c = 0; c < NC; c++) s[c] += coef(c, j) * v;
+  }
+}
+
+/* AddColumns with the last batch masked instead of a column at a time: OrthogonalizeDelayed 3% faster at 4e6 and 6% at
+   1e7, but the ifneeded Orthogonalize (8 sums in registers) 5-6% slower, and one function doing both by a template
+   flag made OrthogonalizeDelayed 6% slower (H200) */
+template <int NC, class C> KOKKOS_INLINE_FUNCTION void AddColumnsMasked(const Basis &V, const PetscInt i, const int j0, const int j1, const C &coef, PetscScalar (&s)[NC])
+{
+  constexpr int U = 8;
+  for (int j = j0; j < j1; j += U) {
+    PetscScalar v[U];
+#pragma unroll
+    for (int q = 0; q < U; q++) v[q] = j + q < j1 ? V(i, j + q) : 0;
+#pragma unroll
+    for (int q = 0; q < U; q++)
+      if (j + q < j1)
+#pragma unroll
+        for (int c = 0; c < NC; c++) s[c] += coef(c, j + q) * v[q];
   }
 }
 
@@ -626,7 +642,7 @@ PetscErrorCode SGFOrthogonalizeDelayed(SGFWork W, PetscInt k, PetscBool given)
           const PetscScalar y = V(i, nc), w = V(i, kk), r0 = V(i, 0); /* in flight with the first columns */
           PetscScalar       s[2] = {0, 0};
           const auto        b_a  = [&](const int c, const int j) { return H(c ? j - 1 : nc + j - 1); }; /* b_j, then a_j */
-          AddColumns<2, true>(V, i, 1, nc, b_a, s);
+          AddColumnsMasked(V, i, 1, nc, b_a, s);
           const PetscScalar vk = (y - s[0]) * inv, wk = (w - s[1] - gl * vk) * inv;
           V(i, nc) = vk;
           V(i, kk) = wk;
@@ -737,7 +753,7 @@ PetscErrorCode SGFOrthogonalize(SGFWork W, PetscInt k, SGFRefine refine, PetscBo
         ForEachIndex(t, n, [&](const PetscInt i) {
           PetscScalar wi[1] = {V(i, kk)};
           const auto  minus = [&](int, const int j) { return -H(j); }; /* wi + (-H(j)) v_j: wi - H(j) v_j, bitwise */
-          AddColumns<1, false>(V, i, 1, kk, minus, wi);
+          AddColumns(V, i, 1, kk, minus, wi);
           V(i, kk) = wi[0];
           acc[0] += wi[0] * wi[0];
           for (int c = 1; c < nc; c++) acc[c] += V(i, c) * wi[0];
@@ -797,7 +813,7 @@ PetscErrorCode SGFNormalize(SGFWork W, PetscInt k, PetscBool given, PetscBool cl
         ForEachIndex(t, n, [&](const PetscInt i) {
           PetscScalar wi[1] = {V(i, kk)};
           const auto  minus = [&](int, const int j) { return -H(j); };
-          if (ref) AddColumns<1, false>(V, i, 1, kk, minus, wi);
+          if (ref) AddColumns(V, i, 1, kk, minus, wi);
           const PetscScalar vi = rkk > 0 ? wi[0] * inv : (rkk == 0 ? 0 : rkk);
           V(i, kk)             = vi;
           acc[0] += V(i, 0) * vi;
@@ -885,7 +901,7 @@ template <SGFPC PC> static void UpdateSolution(SGFWork W, int kk, bool tou)
         ForEachIndex(t, n, [&](const PetscInt i) {
           PetscScalar ui[1] = {0};
           const auto  coef  = [&](int, const int j) { return c[j]; };
-          AddColumns<1, false>(V, i, 0, kk, coef, ui);
+          AddColumns(V, i, 0, kk, coef, ui);
           if (tou)
             u(i) = ui[0];
           else
