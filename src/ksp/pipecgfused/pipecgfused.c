@@ -655,7 +655,7 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   PetscInt         n, k, ldb, ldx, it, l0, t0, c0, l1, t1, c1;
   PCGFBlock        blk;
   Mat              R = NULL, Wh = NULL, Qh = NULL; /* R = B - A X for a nonzero guess; W and Q = M^{-1} W staged on the host */
-  PetscScalar     *sums, *alpha, *beta, *rzold;
+  PetscScalar     *sums, *alpha, *beta;
   PetscReal       *dp0, dpmax = 0;
   PetscBool       *done;
 
@@ -729,10 +729,9 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   PetscCall(MatDestroy(&R));
   PetscCall(PCGFBlockSetVec(blk, PCGF_P, NULL));
   PetscCall(PCGFBlockSetVec(blk, PCGF_W, NULL));
-  PetscCall(PetscMalloc6(k * PCGF_NSUMS, &sums, k, &alpha, k, &beta, k, &rzold, k, &dp0, k, &done));
+  PetscCall(PetscMalloc5(k * PCGF_NSUMS, &sums, k, &alpha, k, &beta, k, &dp0, k, &done));
   for (PetscInt j = 0; j < k; j++) {
     alpha[j] = beta[j] = 0;
-    rzold[j]           = 1;
     done[j]            = PETSC_FALSE;
   }
   PetscCall(PCGFBlockGetCounts(blk, &l0, &t0, &c0));
@@ -786,7 +785,6 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
       else if (PetscRealPart(sj[PCGF_PW]) <= 0.0)
         ksp->reason = KSP_DIVERGED_INDEFINITE_MAT;
       else {
-        rzold[j] = sj[PCGF_RZ];
         alpha[j] = sj[PCGF_RZ] / sj[PCGF_PW];
         beta[j]  = alpha[j] * alpha[j] * sj[PCGF_WDW] / sj[PCGF_RZ] - 1.0;
       }
@@ -802,7 +800,7 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   PetscCall(KSPPIPECGFUSEDBlockStore_Private(blk, PCGF_X, X));
   PetscCall(MatDestroy(&Wh));
   PetscCall(MatDestroy(&Qh));
-  PetscCall(PetscFree6(sums, alpha, beta, rzold, dp0, done));
+  PetscCall(PetscFree5(sums, alpha, beta, dp0, done));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
