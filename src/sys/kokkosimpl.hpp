@@ -196,26 +196,31 @@ template <class F> KOKKOS_INLINE_FUNCTION void OneThread(const Member &t, const 
 }
 
 /* Calls f(i) for the indices in [0, n) this thread owns: consecutive threads take consecutive indices (coalesced),
-   and the grid-stride loop lets a fixed number of teams cover any n */
-template <class F> KOKKOS_INLINE_FUNCTION void ForEachIndex(const Member &t, PetscInt n, const F &f)
+   and the grid-stride loop lets a fixed number of teams cover any n; Rev: the last first, so that a kernel after one
+   that went forward starts on the vectors that one left in L2 */
+template <bool Rev = false, class F> KOKKOS_INLINE_FUNCTION void ForEachIndex(const Member &t, PetscInt n, const F &f)
 {
-  const PetscInt stride = (PetscInt)t.league_size() * t.team_size();
-  for (PetscInt i = (PetscInt)t.league_rank() * t.team_size() + t.team_rank(); i < n; i += stride) f(i);
+  const PetscInt stride = (PetscInt)t.league_size() * t.team_size(), first = (PetscInt)t.league_rank() * t.team_size() + t.team_rank();
+  if (!Rev)
+    for (PetscInt i = first; i < n; i += stride) f(i);
+  else if (first < n)
+    for (PetscInt i = first + (n - 1 - first) / stride * stride; i >= first; i -= stride) f(i);
 }
 
-/* ForEachIndex with two of this thread's indices in flight: load(i, v) reads the K values index i needs, step(i, v)
-   computes and stores; both indices' loads come before either's stores (which could alias them, so the compiler
-   would not hoist them). The same indices in the same order. */
-template <int K, class Ld, class St> KOKKOS_INLINE_FUNCTION void ForEachIndexPair(const Member &t, PetscInt n, const Ld &load, const St &step)
+/* ForEachIndex<true> with two of this thread's indices in flight: load(i, v) reads the K values index i needs,
+   step(i, v) computes and stores; both indices' loads come before either's stores (which could alias them, so the
+   compiler would not hoist them). The same indices in the same order. */
+template <int K, class Ld, class St> KOKKOS_INLINE_FUNCTION void ForEachIndexPairRev(const Member &t, PetscInt n, const Ld &load, const St &step)
 {
-  const PetscInt stride = (PetscInt)t.league_size() * t.team_size();
-  for (PetscInt i = (PetscInt)t.league_rank() * t.team_size() + t.team_rank(); i < n; i += 2 * stride) {
+  const PetscInt stride = (PetscInt)t.league_size() * t.team_size(), first = (PetscInt)t.league_rank() * t.team_size() + t.team_rank();
+  if (first >= n) return;
+  for (PetscInt i = first + (n - 1 - first) / stride * stride; i >= first; i -= 2 * stride) {
     PetscScalar a[K], b[K];
-    const bool  two = i + stride < n;
+    const bool  two = i - stride >= first;
     load(i, a);
-    if (two) load(i + stride, b);
+    if (two) load(i - stride, b);
     step(i, a);
-    if (two) step(i + stride, b);
+    if (two) step(i - stride, b);
   }
 }
 

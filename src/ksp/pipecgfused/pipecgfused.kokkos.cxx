@@ -188,7 +188,8 @@ template <KSPNormType Norm, bool Norms> static void UpdateBlocks(PCGFWork W, Pet
   TeamFor(
       "PipeCGFused::UpdateBlocks", FusedPol(L, T).set_scratch_size(0, Kokkos::PerTeam(NS * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[NS] = {};
-        ForEachIndex(t, nb, [&](const PetscInt b) {
+        /* last blocks first: see SpMVDot() */
+        ForEachIndex<true>(t, nb, [&](const PetscInt b) {
           const PetscInt o = b * bs;
           PetscScalar    rb[PCGF_MAX_BS];
           for (int k = 0; k < bs; k++) rb[k] = r(o + k) - alpha * w(o + k);
@@ -232,7 +233,8 @@ template <PCGFPC PC, KSPNormType Norm, bool Norms, bool Dev = false> static void
       Dev ? "PipeCGFused::UpdateDev" : "PipeCGFused::Update", FusedPol(L, T).set_scratch_size(0, Kokkos::PerTeam(NS * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         const PetscScalar alpha = Dev ? sc(0) : alpha_, beta = Dev ? sc(1) : beta_;
         PetscScalar       acc[NS] = {};
-        ForEachIndex(t, n, [&](const PetscInt i) {
+        /* last rows first: see SpMVDot() */
+        ForEachIndex<true>(t, n, [&](const PetscInt i) {
           const PetscScalar pi = p(i), wi = w(i), xi = LoadOnce(x(i)); /* x: no kernel reads it soon */
           const PetscScalar ri = r(i) - alpha * wi;
           const PetscScalar zi = PC == PCGF_PC_JACOBI ? d(i) * ri : (PC == PCGF_PC_APPLY ? z(i) - alpha * q(i) : ri);
@@ -301,10 +303,11 @@ PetscErrorCode PCGFUpdate(PCGFWork W, PetscScalar alpha, PetscScalar beta, KSPNo
 }
 
 /* w = A p and the two sums. Split (several ranks): A is the diagonal block and rows with entries in the off-diagonal
-   block (browptr) are left to OffDiagDot, which finishes their w and adds their sums. */
-/* Rows in reverse order: the Update before went forward, so the p it wrote last is still in L2 (2% faster at 4e6, 0.6%
-   at 1e7 on an H200). Final (one process, device scalars): the last team to finish sums every team's partials of this kernel and of the
-   Update before it, in a fixed order, writes the four sums to slot `slot` of the pinned W->hsums and the next alpha
+   block (browptr) are left to OffDiagDot, which finishes their w and adds their sums. The Updates take their rows last
+   first and this kernel first first, so that each starts on the vectors the other left in L2 (H200, against both
+   forward: the SpMV reversed was 2% faster at 4e6 and 0.6% at 1e7; the Update reversed instead, another 0.5% and
+   0.7%). Final (one process, device scalars): the last team to finish sums every team's partials of this kernel and
+   of the Update before it, in a fixed order, writes the four sums to slot `slot` of the pinned W->hsums and the next alpha
    and beta to W->scal, so the next Update needs nothing from the host */
 template <bool Jacobi, bool Split, bool Final, bool Blk> static void SpMVDot(PCGFWork W, const CSR &A, const LaunchShape &s, const DView<const PetscInt> &browptr, int slot = 0)
 {
@@ -318,7 +321,7 @@ template <bool Jacobi, bool Split, bool Final, bool Blk> static void SpMVDot(PCG
       Split ? "PipeCGFused::SpMVDotInterior" : (Final ? "PipeCGFused::SpMVDotFinal" : "PipeCGFused::SpMVDot"), FusedPol(s.league, s.team, s.vlen).set_scratch_size(0, Kokkos::PerTeam(2 * s.team * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
         const Scratch buf(t.team_scratch(0), 2 * t.team_size());
         PetscScalar   acc[2] = {0, 0};
-        ForEachRowProduct<Blk, true>(t, A, p, [&](const PetscInt row, const PetscScalar wi) {
+        ForEachRowProduct<Blk>(t, A, p, [&](const PetscInt row, const PetscScalar wi) {
           if (!Split || browptr(row + 1) == browptr(row)) { /* loads before the store, which they could alias */
             acc[0] += p(row) * wi;
             acc[1] += Jacobi ? wi * d(row) * wi : wi * wi;

@@ -638,7 +638,10 @@ PetscErrorCode SGFOrthogonalizeDelayed(SGFWork W, PetscInt k, PetscBool given)
         if (given) DelayedCoefficients(t, H, nc, R, ld, rec, t.league_rank() == 0);
         const PetscScalar inv = H(2 * nc), gl = H(2 * nc + 1);
         PetscScalar       acc[1] = {0};
-        ForEachIndex(t, n, [&](const PetscInt i) {
+        /* the last rows first, after SpMVDotDelayed went forward, and before the next one: each kernel starts on the
+           columns the one before left in L2 (H200: 1.6% faster at 4e6, 1.1% at 1e7; reversing the SpMV instead, 1.4%
+           and none) */
+        ForEachIndex<true>(t, n, [&](const PetscInt i) {
           const PetscScalar y = V(i, nc), w = V(i, kk), r0 = V(i, 0); /* in flight with the first columns */
           PetscScalar       s[2] = {0, 0};
           const auto        b_a  = [&](const int c, const int j) { return H(c ? j - 1 : nc + j - 1); }; /* b_j, then a_j */

@@ -203,38 +203,27 @@ template <bool Blk, class XView> KOKKOS_INLINE_FUNCTION PetscScalar RowProduct(c
   return sum;
 }
 
-/* Calls f(i) for i = first, first + stride, ... below n, or in the reverse order (Rev) */
-template <bool Rev, class F> KOKKOS_INLINE_FUNCTION void GridStride(PetscInt first, PetscInt stride, PetscInt n, const F &f)
-{
-  if (!Rev)
-    for (PetscInt i = first; i < n; i += stride) f(i);
-  else if (first < n)
-    for (PetscInt i = first + (n - 1 - first) / stride * stride; i >= first; i -= stride) f(i);
-}
-
 /* Calls f(row, (A x)_row) for the rows this thread owns; f runs on every vector lane of the thread, and all
    lanes hold the same sum. Rows (block rows on block storage) go to teams in a grid-stride loop so a fixed number of
-   teams covers any size; Rev: the last rows first, so that a kernel run after one that went forward starts on the
-   vectors that one left in L2. */
-template <bool Blk, bool Rev = false, class XView, class F> KOKKOS_INLINE_FUNCTION void ForEachRowProduct(const Member &t, const CSR &A, const XView &x, const F &f)
+   teams covers any size. */
+template <bool Blk, class XView, class F> KOKKOS_INLINE_FUNCTION void ForEachRowProduct(const Member &t, const CSR &A, const XView &x, const F &f)
 {
   const PetscInt stride = (PetscInt)t.league_size() * t.team_size(), first = (PetscInt)t.league_rank() * t.team_size() + t.team_rank();
   if (!Blk) {
-    GridStride<Rev>(first, stride, A.m, [&](const PetscInt row) { f(row, RowProduct<false>(t, A, x, row)); });
+    for (PetscInt row = first; row < A.m; row += stride) f(row, RowProduct<false>(t, A, x, row));
     return;
   }
-  GridStride<Rev>(first, stride, A.m / A.bs, [&](const PetscInt br) {
+  for (PetscInt br = first; br < A.m / A.bs; br += stride) {
     PetscScalar y[MaxBlockBS];
     BlockRowProduct(t, A, x, br, y);
-    for (int l = 0; l < A.bs; l++) {           /* y[i] by selects: an index into y would put it in local memory */
-      const int   i  = Rev ? A.bs - 1 - l : l; /* the rows in CSR storage's order (one thread: bitwise its sums) */
+    for (int i = 0; i < A.bs; i++) { /* y[i] by selects: an index into y would put it in local memory */
       PetscScalar yi = y[0];
 #pragma unroll
       for (int k = 1; k < MaxBlockBS; k++)
         if (k == i) yi = y[k];
       f(br * A.bs + i, yi);
     }
-  });
+  }
 }
 
 /* Calls f(row) for the rows ForEachRowProduct<Blk> gives this thread, in its order: a later loop of the same kernel
