@@ -646,11 +646,16 @@ int main(int argc, char **argv)
   } else if (!strcmp(scenario, "matsolve")) { /* several right-hand sides against KSPCG column by column */
     const MatType mtypes[3] = {MATGPUSTREAM, MATAIJ, MATGPUSTREAM};
     PetscInt      ks[5] = {1, 3, 8, 11, 20}, nks = 5; /* fewer on several processes: one GPU time-slices them */
+    PetscInt      kinds[3] = {0, 1, 2}, nkinds = 3;   /* -kinds: the matrices above to solve with */
     PetscBool     set;
     PetscCall(PetscOptionsGetIntArray(NULL, NULL, "-ks", ks, &nks, &set));
     if (!set) nks = 5;
-    for (int t = 0; t < 3; t++) {
-      Mat Am;
+    PetscCall(PetscOptionsGetIntArray(NULL, NULL, "-kinds", kinds, &nkinds, &set));
+    if (!set) nkinds = 3;
+    for (PetscInt q = 0; q < nkinds; q++) {
+      const PetscInt t = kinds[q];
+      Mat            Am;
+      PetscCheck(t >= 0 && t < 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-kinds takes 0 (gpustream), 1 (aij), 2 (streamed gpustream)");
       PetscCall(Poisson(mtypes[t], 16, 1e3, 0.0, &Am));
       if (t == 2) { /* streamed in 4 subdivisions: each one serves every column while it is on the device */
         PetscCall(PetscOptionsInsertString(NULL, "-s_mat_gpustream_mode stream -s_mat_gpustream_subdivisions 4"));
@@ -670,7 +675,7 @@ int main(int argc, char **argv)
     for (int t = 0; t < 2; t++) {
       Mat Am;
       PetscCall(Poisson(MATGPUSTREAM, 16, 1e3, 0.0, &Am));
-      if (t == 1) { /* streamed: the block kernels on one process, column by column on several */
+      if (t == 1) { /* streamed: each subdivision serves every column */
         PetscCall(PetscOptionsInsertString(NULL, "-s_mat_gpustream_mode stream -s_mat_gpustream_subdivisions 4"));
         PetscCall(MatSetOptionsPrefix(Am, "s_"));
         PetscCall(MatSetFromOptions(Am));
@@ -1027,6 +1032,13 @@ int main(int argc, char **argv)
       suffix: matsolve_view
       args: -scenario matsolve -ksp_view
       filter: grep -o "columns together in the block kernels\|columns solved one by one" | sort -u
+
+   # a streamed matrix on several processes: the block kernels with the halo of all columns
+   test:
+      suffix: matsolve_stream_view_2
+      nsize: 2
+      args: -scenario matsolve -kinds 2 -ks 3 -ksp_view
+      filter: grep -o "columns together in the block kernels\|columns solved one by one\|KSPMatSolve streamed.*" | LC_ALL=C sort -u
 
    # PCs applied on the host (SOR, ILU on one process, block Jacobi) to all columns at once in the block kernels
    test:

@@ -635,7 +635,7 @@ static PetscErrorCode KSPPIPECGFUSEDBlockLoad_Private(PCGFBlock blk, PCGFVec v, 
 }
 
 /* Several right-hand sides: all columns advance together in the block kernels when the operator is a gpustream
-   matrix (resident, or streamed on one process: each subdivision then serves every column), with one MPI_Allreduce
+   matrix (resident, or streamed: each subdivision then serves every column), with one MPI_Allreduce
    of every column's sums per iteration on several processes; otherwise (and with a null space) one KSPSolve() per
    column. PCNONE and PCJACOBI are fused; any other PC is applied on the host to all columns at once (PCMatApply()),
    with W copied to the host and Q = M^{-1} W back once per iteration, and Z follows its recurrence on the device.
@@ -670,7 +670,7 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   PetscCall(MatGetSize(B, NULL, &k));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
   cg->blockcolumns = k;
-  cg->blockfused   = (PetscBool)((dA || (plan && !halo)) && !nsp && ksp->normtype != KSP_NORM_NATURAL);
+  cg->blockfused   = (PetscBool)((dA || plan) && !nsp && ksp->normtype != KSP_NORM_NATURAL);
   if (!cg->blockfused) { /* one solve per column; the KSP reports the slowest column, or the first that failed, as the
                              block kernels do */
     PetscInt           maxits = 0;
@@ -990,16 +990,17 @@ static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
    since the previous refuted claim: the tolerance is then below the attainable accuracy and the solve stops with
    `KSP_DIVERGED_BREAKDOWN`, explained under `-ksp_converged_reason` and `-ksp_view` (which also counts the
    replacements). Needs the default recurrences.
-   `KSPMatSolve()` does no residual replacement. With a `MATGPUSTREAM` operator (resident, or streamed on one process),
-   the k columns advance together, each with its own alpha and beta: one kernel updates every column, W = A P runs in one
+   `KSPMatSolve()` does no residual replacement. With a `MATGPUSTREAM` operator (resident or streamed, on any number of
+   processes), the k columns advance together, each with its own alpha and beta: one kernel updates every column, W = A P runs in one
    pass over the matrix for all of them (a streamed matrix copies each subdivision once for all columns), one kernel
    forms every column's sums, and one transfer brings them to the host. `PCNONE` and `PCJACOBI` are fused; any other
    PC is applied on the host to all columns at once with `PCMatApply()` (which loops over the columns for PCs without
    a block version): W goes to the host and Q = M^{-1} W back once per iteration, Z follows z -= alpha q in the update
    kernel, and the sums kernel runs after Q arrives. A column stops moving once its norm meets
    the tolerances; the solve converges when all have, and monitors see the largest norm of the columns. On several
-   processes the sums of all columns travel in one `MPI_Allreduce` per iteration. Elsewhere (other operators, a
-   streamed matrix on several processes, a null space, the natural norm) the columns are solved one by one.
+   processes the ghost rows of all columns travel in one halo exchange and the sums of all columns in one
+   `MPI_Allreduce` per iteration. Elsewhere (other operators, a null space, the natural norm) the columns are solved
+   one by one.
    Breakdowns: <p,Ap> <= 0 gives `KSP_DIVERGED_INDEFINITE_MAT`, <r,z> < 0 gives `KSP_DIVERGED_INDEFINITE_PC`, a
    NaN or Inf gives `KSP_DIVERGED_NANORINF`.
 

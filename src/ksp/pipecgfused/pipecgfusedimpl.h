@@ -89,9 +89,9 @@ PETSC_INTERN PetscErrorCode PCGFWorkRevertX(PCGFWork);
    on the host (PCGF_PC_APPLY):
      BlockUpdate:  every column's Update with its own alpha_j, beta_j;  partial <r_j,z_j> and norm sums (with a PC
                    applied on the host z_j -= alpha_j q_j, as the single-vector Update)
-     BlockSpMVDot: W = A P in one pass over the matrix for all columns (resident, or streamed on one process: each
-                   subdivision copied once for all columns; on several the off-diagonal block adds the ghost rows of
-                   P that the halo brings), then partial <p_j,w_j>, <w_j,D^{-1}w_j> (not with a PC applied on the
+     BlockSpMVDot: W = A P in one pass over the matrix for all columns (resident, or streamed: each subdivision
+                   copied once for all columns; on several processes the off-diagonal block adds the ghost rows of P
+                   that the halo brings), then partial <p_j,w_j>, <w_j,D^{-1}w_j> (not with a PC applied on the
                    host: the host forms Q = M^{-1} W from W and BlockDot then forms <p_j,w_j>, <w_j,q_j>)
      BlockReduce:  every column's sums in one device-to-host copy; sums[j * PCGF_NSUMS + s]
    Each column follows exactly the single-vector kernels' arithmetic (their twins serve for the tests). */
