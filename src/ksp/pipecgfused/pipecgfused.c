@@ -990,15 +990,15 @@ static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
    since the previous refuted claim: the tolerance is then below the attainable accuracy and the solve stops with
    `KSP_DIVERGED_BREAKDOWN`, explained under `-ksp_converged_reason` and `-ksp_view` (which also counts the
    replacements). Needs the default recurrences.
-   `KSPMatSolve()` does no residual replacement. With a `MATGPUSTREAM` operator (resident or streamed, on any number of
-   processes), the k columns advance together, each with its own alpha and beta: one kernel updates every column, W = A P runs in one
-   pass over the matrix for all of them (a streamed matrix copies each subdivision once for all columns), one kernel
-   forms every column's sums, and one transfer brings them to the host. `PCNONE` and `PCJACOBI` are fused; any other
-   PC is applied on the host to all columns at once with `PCMatApply()` (which loops over the columns for PCs without
-   a block version): W goes to the host and Q = M^{-1} W back once per iteration, Z follows z -= alpha q in the update
-   kernel, and the sums kernel runs after Q arrives. A column stops moving once its norm meets
-   the tolerances; the solve converges when all have, and monitors see the largest norm of the columns. On several
-   processes the ghost rows of all columns travel in one halo exchange and the sums of all columns in one
+   `KSPMatSolve()` does no residual replacement. With a `MATGPUSTREAM` operator (resident or streamed, on any number
+   of processes), the k columns advance together, each with its own alpha and beta: one kernel updates every column,
+   W = A P runs in one pass over the matrix for all of them (a streamed matrix copies each subdivision once for all
+   columns), one kernel forms every column's sums, and one transfer brings them to the host. `PCNONE` and `PCJACOBI`
+   are fused; any other PC is applied on the host to all columns at once with `PCMatApply()` (which loops over the
+   columns for PCs without a block version): W goes to the host and Q = M^{-1} W back once per iteration, Z follows
+   z -= alpha q in the update kernel, and the sums kernel runs after Q arrives. A column stops moving once its norm
+   meets the tolerances; the solve converges when all have, and monitors see the largest norm of the columns. On
+   several processes the ghost rows of all columns travel in one halo exchange and the sums of all columns in one
    `MPI_Allreduce` per iteration. Elsewhere (other operators, a null space, the natural norm) the columns are solved
    one by one.
    Breakdowns: <p,Ap> <= 0 gives `KSP_DIVERGED_INDEFINITE_MAT`, <r,z> < 0 gives `KSP_DIVERGED_INDEFINITE_PC`, a

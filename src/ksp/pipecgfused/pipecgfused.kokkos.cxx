@@ -307,8 +307,8 @@ PetscErrorCode PCGFUpdate(PCGFWork W, PetscScalar alpha, PetscScalar beta, KSPNo
    first and this kernel first first, so that each starts on the vectors the other left in L2 (H200, against both
    forward: the SpMV reversed was 2% faster at 4e6 and 0.6% at 1e7; the Update reversed instead, another 0.5% and
    0.7%). Final (one process, device scalars): the last team to finish sums every team's partials of this kernel and
-   of the Update before it, in a fixed order, writes the four sums to slot `slot` of the pinned W->hsums and the next alpha
-   and beta to W->scal, so the next Update needs nothing from the host */
+   of the Update before it, in a fixed order, writes the four sums to slot `slot` of the pinned W->hsums and the next
+   alpha and beta to W->scal, so the next Update needs nothing from the host */
 template <bool Jacobi, bool Split, bool Final, bool Blk> static void SpMVDot(PCGFWork W, const CSR &A, const LaunchShape &s, const DView<const PetscInt> &browptr, int slot = 0)
 {
   const DView<PetscScalar>                       p = W->p, w = W->w, d = W->dinv, sc = W->scal, part = W->partials;
