@@ -2,7 +2,7 @@
    libpetscgpustream.so with -dll_append; programs linking the library call PetscGPUStreamInitializePackage(). */
 #include "src/sys/gpustreamimpl.h"
 
-PetscLogEvent GPUS_MatMult, GPUS_MatSync, GPUS_CopyVec, PCGF_Update, PCGF_SpMVDot, PCGF_Dot, PCGF_Reduce, PCGF_Iterations;
+PetscLogEvent GPUS_MatMult, GPUS_MatSync, GPUS_CopyVec, PCGF_Update, PCGF_SpMVDot, PCGF_Step, PCGF_Dot, PCGF_Reduce, PCGF_Iterations;
 PetscLogEvent PBF_Update, PBF_SpMVDot, PBF_Reduce, PBF_Iterations;
 PetscLogEvent GPUS_StreamCopy, GPUS_MatMatMult;
 PetscLogEvent SGF_Update, SGF_SpMVDot, SGF_Reduce, SGF_Iterations;
@@ -47,6 +47,7 @@ PetscErrorCode PetscGPUStreamInitializePackage(void)
   PetscCall(PetscLogEventRegister("GPUSMatMatMult", MAT_CLASSID, &GPUS_MatMatMult));
   PetscCall(PetscLogEventRegister("PCGFUpdate", KSP_CLASSID, &PCGF_Update));
   PetscCall(PetscLogEventRegister("PCGFSpMVDot", KSP_CLASSID, &PCGF_SpMVDot));
+  PetscCall(PetscLogEventRegister("PCGFStep", KSP_CLASSID, &PCGF_Step));
   PetscCall(PetscLogEventRegister("PCGFDot", KSP_CLASSID, &PCGF_Dot));
   PetscCall(PetscLogEventRegister("PCGFReduce", KSP_CLASSID, &PCGF_Reduce));
   PetscCall(PetscLogEventRegister("PCGFIterations", KSP_CLASSID, &PCGF_Iterations));

@@ -25,7 +25,7 @@ typedef PetscErrorCode    GSCreateGraphFn(Mat, PetscBool, PetscBool, PetscReal, 
 PETSC_INTERN PetscErrorCode MatSolverTypeRegister_GPUStream(void);
 
 /* Log events, registered once in PetscGPUStreamInitializePackage() */
-PETSC_INTERN PetscLogEvent GPUS_MatMult, GPUS_MatSync, GPUS_CopyVec, PCGF_Update, PCGF_SpMVDot, PCGF_Dot, PCGF_Reduce, PCGF_Iterations;
+PETSC_INTERN PetscLogEvent GPUS_MatMult, GPUS_MatSync, GPUS_CopyVec, PCGF_Update, PCGF_SpMVDot, PCGF_Step, PCGF_Dot, PCGF_Reduce, PCGF_Iterations;
 PETSC_INTERN PetscLogEvent PBF_Update, PBF_SpMVDot, PBF_Reduce, PBF_Iterations;
 PETSC_INTERN PetscLogEvent GPUS_StreamCopy, GPUS_MatMatMult;
 PETSC_INTERN PetscLogEvent SGF_Update, SGF_SpMVDot, SGF_Reduce, SGF_Iterations;

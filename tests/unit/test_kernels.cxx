@@ -548,6 +548,72 @@ void TestBlockFormat()
   }
 }
 
+/* One kernel per iteration (PCGFStep): three Steps, the first with alpha = beta = 0, against the twins PCGFUpdate_Ref
+   and PCGFSpMVDot_Ref with the alpha and beta the host derives from the Step's sums as the last team does (so the
+   vectors show that the device used them), the sums against the twins' (forward and reversed rows, since the Steps
+   alternate; a thread or a warp per row; CSR and block storage); RevertX gives back x, r, p and w of the Step before;
+   one launch and one transfer a Step */
+void TestStep()
+{
+  for (PetscInt n0 : sizes) {
+    if (n0 == 0 || n0 > 100000) continue;
+    for (PetscInt bs : {1, 3})
+      for (bool jacobi : {false, true})
+        for (PetscInt rowlen : {5, 40})
+          for (KSPNormType nt : {KSP_NORM_PRECONDITIONED, KSP_NORM_UNPRECONDITIONED, KSP_NORM_NATURAL}) {
+            if (bs > 1 && rowlen > 5) continue;
+            const PetscInt     n   = bs * n0;
+            const std::string  tag = " n=" + std::to_string(n) + " bs=" + std::to_string(bs) + (jacobi ? " jacobi" : " none") + " row length " + std::to_string(rowlen) + " norm=" + KSPNormTypes[nt];
+            const CSRHost      A   = bs == 1 ? RandomCSR(n, n, rowlen) : RandomBlockCSR(n0, bs, 3);
+            CGVecs             v = RandomCG(n), ref = v, before;
+            GSDeviceMat        dA;
+            PCGFWork           W;
+            PetscScalar        sums[PCGF_NSUMS], rsums[2], dsums[2], alpha = 0, beta = 0;
+            PetscInt           l, t, c;
+            const PetscScalar *d = jacobi ? v.d.data() : nullptr;
+
+            Check(!GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, bs, -1, &dA), "GSDeviceMatCreate" + tag);
+            Check(!PCGFWorkCreate(n, jacobi ? PCGF_PC_JACOBI : PCGF_PC_NONE, &W) && !PCGFWorkSetDeviceScalars(W) && !PCGFWorkSetStep(W), "PCGFWorkSetStep" + tag);
+            Load(W, v, jacobi);
+            for (int it = 0; it < 3; it++) {
+              const std::string at = " (Step " + std::to_string(it) + ")" + tag;
+              before               = Store(W, n);
+              Check(!PCGFStep(W, dA, nt, it % 2) && !PCGFReduceSlot(W, it % 2, sums), "PCGFStep, ReduceSlot" + at);
+              PCGFUpdate_Ref(n, 1, alpha, beta, nt, d, ref.x.data(), ref.r.data(), ref.p.data(), ref.w.data(), rsums);
+              PCGFSpMVDot_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), 1, d, ref.p.data(), ref.w.data(), dsums);
+              const CGVecs got = Store(W, n);
+              if (it < n) { /* after n steps of n unknowns r and p are rounding: nothing left to compare */
+                Check(RelDiff(got.x, ref.x) < 1e-14 && RelDiff(got.r, ref.r) < 1e-14 && RelDiff(got.p, ref.p) < 1e-14 && RelDiff(got.w, ref.w) < 1e-13, "Step: x, r, p, w match the twins" + at);
+                Check(Close(sums[PCGF_RZ], rsums[0], 4 * AbsSum(ref.r, ref.r)) && (nt == KSP_NORM_NATURAL ? sums[PCGF_NRM] == 0 : Close(sums[PCGF_NRM], rsums[1], 4 * AbsSum(ref.r, ref.r) + 4 * AbsSum(ref.p, ref.p))), "Step: the Update's sums" + at);
+                Check(Close(sums[PCGF_PW], dsums[0], AbsSum(ref.p, ref.w)) && Close(sums[PCGF_WDW], dsums[1], 3.0 * AbsSum(ref.w, ref.w)), "Step: the SpMV's sums" + at);
+              }
+              if (it == 0) Check(RelDiff(got.x, v.x) == 0 && RelDiff(got.r, v.r) == 0, "first Step (alpha = 0) leaves x and r alone" + at);
+              alpha = sums[PCGF_PW] != 0 ? sums[PCGF_RZ] / sums[PCGF_PW] : 0; /* as the last team computes them */
+              beta  = sums[PCGF_RZ] != 0 ? alpha * alpha * sums[PCGF_WDW] / sums[PCGF_RZ] - 1 : 0;
+            }
+            Check(!PCGFWorkRevertX(W), "RevertX" + tag);
+            const CGVecs back = Store(W, n);
+            Check(RelDiff(back.x, before.x) == 0 && RelDiff(back.r, before.r) == 0 && RelDiff(back.p, before.p) == 0 && RelDiff(back.w, before.w) == 0, "RevertX after a Step gives x, r, p, w before it" + tag);
+            PCGFWorkGetCounts(W, &l, &t, &c);
+            Check(l == 3 && t == 3, "3 Steps: 3 launches, 3 transfers counted" + tag);
+            PCGFWorkDestroy(&W);
+            GSDeviceMatDestroy(&dA);
+          }
+  }
+  PCGFWork    W;
+  GSDeviceMat dA;
+  PetscInt    ia[2] = {0, 1}, ja[1] = {0};
+  PetscScalar a[1] = {2};
+  GSDeviceMatCreate(1, 1, ia, ja, a, PETSC_FALSE, 1, -1, &dA);
+  PCGFWorkCreate(1, PCGF_PC_NONE, &W);
+  PCGFWorkSetDeviceScalars(W);
+  PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
+  Check(PCGFStep(W, dA, KSP_NORM_PRECONDITIONED, 0) == PETSC_ERR_ARG_WRONGSTATE, "Step before PCGFWorkSetStep is PETSC_ERR_ARG_WRONGSTATE");
+  PetscPopErrorHandler();
+  PCGFWorkDestroy(&W);
+  GSDeviceMatDestroy(&dA);
+}
+
 void TestSpMVDot()
 {
   for (PetscInt n : sizes) {
@@ -1451,6 +1517,7 @@ int main(int argc, char **argv)
                                                          {"Update", TestUpdate},
                                                          {"UpdateNorms", TestUpdateNorms},
                                                          {"DeviceScalars", TestDeviceScalars},
+                                                         {"Step", TestStep},
                                                          {"Sums", TestSums},
                                                          {"Apply", TestApply},
                                                          {"SpMVDot", TestSpMVDot},

@@ -18,6 +18,8 @@ typedef struct {
   PetscObjectState dinvstate;
   PetscBool        fusedspmv;  /* last solve ran the SpMV on the device (gpustream operator) */
   PetscBool        devscalars; /* alpha and beta computed on the device, the host one iteration behind (option) */
+  PetscInt         onekernel;  /* with device scalars, Update and SpMV in one kernel an iteration: 0 never, 1 always, 2 auto */
+  PetscBool        stepped;    /* the last solve ran so */
   PetscBool        ranahead;   /* the last solve ran so (devscalars, and the solve was eligible) */
   PetscBool        ahead;      /* while iterating ahead: iteration k+1 is begun, x_{k+1} in the making */
   PetscInt         discarded;  /* kernel launches of the iteration begun before the host knew to stop */
@@ -441,6 +443,22 @@ static void KSPPIPECGFUSEDBreakdown_Private(KSP ksp, PetscInt k, const PetscScal
     ksp->reason = KSP_DIVERGED_INDEFINITE_MAT;
 }
 
+/* Queues iteration k of the device-scalar loop: Update and SpMV (one kernel with -ksp_pipecgfused_one_kernel, else
+   two), their sums to slot k % 2; the Update alone for k = max_it, after which no SpMV is needed */
+static PetscErrorCode KSPPIPECGFUSEDIterate_Private(KSP ksp, GSDeviceMat dA, PetscInt k)
+{
+  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
+
+  PetscFunctionBegin;
+  if (k < ksp->max_it && cg->stepped)
+    PetscCall(PCGFStep(cg->work, dA, ksp->normtype, k % 2));
+  else {
+    PetscCall(PCGFUpdateDevice(cg->work, ksp->normtype));
+    if (k < ksp->max_it) PetscCall(PCGFSpMVDotFinal(cg->work, dA, k % 2));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* One process, a resident gpustream matrix, PCNONE or PCJACOBI: alpha and beta stay on the device, so iteration k+1
    is queued before the host reads iteration k's sums, and the device never waits for the host's convergence test.
    Iteration k+1, begun when k turns out to be the last, is dropped (x_k is kept in the other x buffer). */
@@ -452,15 +470,13 @@ static PetscErrorCode KSPPIPECGFUSEDSolveAhead_Private(KSP ksp, GSDeviceMat dA)
 
   PetscFunctionBegin;
   PetscCall(PCGFWorkSetDeviceScalars(cg->work));
-  PetscCall(PCGFUpdateDevice(cg->work, ksp->normtype));
-  if (ksp->max_it > 0) PetscCall(PCGFSpMVDotFinal(cg->work, dA, 0));
+  cg->stepped = (PetscBool)(cg->onekernel == 1 || (cg->onekernel == 2 && cg->n <= PCGF_ONE_KERNEL_ROWS));
+  if (cg->stepped) PetscCall(PCGFWorkSetStep(cg->work));
+  PetscCall(KSPPIPECGFUSEDIterate_Private(ksp, dA, 0));
   for (k = 0;; k++) {
     PetscCall(PCGFWorkGetCounts(cg->work, &l0, &t0, &c0));
     cg->ahead = (PetscBool)(k < ksp->max_it);
-    if (cg->ahead) {
-      PetscCall(PCGFUpdateDevice(cg->work, ksp->normtype));
-      if (k + 1 < ksp->max_it) PetscCall(PCGFSpMVDotFinal(cg->work, dA, (k + 1) % 2));
-    }
+    if (cg->ahead) PetscCall(KSPPIPECGFUSEDIterate_Private(ksp, dA, k + 1));
     if (k < ksp->max_it)
       PetscCall(PCGFReduceSlot(cg->work, k % 2, s));
     else
@@ -865,7 +881,10 @@ static PetscErrorCode KSPView_PIPECGFUSED(KSP ksp, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  per iteration: %.3g kernel launches, %.3g device-to-host reductions, %.3g vector copies\n", (double)cg->launches / (double)cg->passes, (double)cg->transfers / (double)cg->passes,
                                      (double)cg->copies / (double)cg->passes));
     if (cg->size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  MPI_Allreduce calls per iteration: %.3g\n", (double)cg->allreduces / (double)cg->passes));
-    if (cg->ranahead) PetscCall(PetscViewerASCIIPrintf(viewer, "  alpha and beta computed on the device, the host one iteration behind; %" PetscInt_FMT " launches of an iteration begun after the last were dropped\n", cg->discarded));
+    if (cg->ranahead) {
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  alpha and beta computed on the device, the host one iteration behind; %" PetscInt_FMT " launches of an iteration begun after the last were dropped\n", cg->discarded));
+      if (cg->stepped) PetscCall(PetscViewerASCIIPrintf(viewer, "  one kernel per iteration: the Update fused into the SpMV (the new p of each column formed from the old r, w, p)\n"));
+    }
     if (cg->replace_every) PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replaced %" PetscInt_FMT " times in the last solve\n", cg->replacements));
     if (cg->replace_auto) PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replaced %" PetscInt_FMT " times in the last solve, %" PetscInt_FMT " of them after a convergence claim the true residual refuted\n", cg->replacements, cg->refuted));
   }
@@ -875,9 +894,9 @@ static PetscErrorCode KSPView_PIPECGFUSED(KSP ksp, PetscViewer viewer)
 static PetscErrorCode KSPSetFromOptions_PIPECGFUSED(KSP ksp, GSOptionItems PetscOptionsObject)
 {
   KSP_PIPECGFUSED         *cg      = (KSP_PIPECGFUSED *)ksp->data;
-  static const char *const modes[] = {"never", "every", "auto"};
-  PetscInt                 every, mode = cg->replace_auto ? 2 : (cg->replace_every ? 1 : 0);
-  PetscBool                set, mset;
+  static const char *const modes[] = {"never", "every", "auto"}, *const onek[] = {"never", "always", "auto"};
+  PetscInt  every, mode                                                        = cg->replace_auto ? 2 : (cg->replace_every ? 1 : 0);
+  PetscBool set, mset;
 
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "KSP pipelined CG with fused kernels options");
@@ -896,6 +915,8 @@ static PetscErrorCode KSPSetFromOptions_PIPECGFUSED(KSP ksp, GSOptionItems Petsc
   }
   PetscCall(PetscOptionsBool("-ksp_pipecgfused_overlap_reduction", "Ghysels-Vanroose pipelining: the sums in an MPI_Iallreduce behind the SpMV", "KSPPIPECGFUSED", cg->overlap, &cg->overlap, NULL));
   PetscCall(PetscOptionsBool("-ksp_pipecgfused_device_scalars", "alpha and beta on the device, the host testing convergence one iteration behind (one process, gpustream, PCNONE or PCJACOBI)", "KSPPIPECGFUSED", cg->devscalars, &cg->devscalars, NULL));
+  PetscCall(PetscOptionsEList("-ksp_pipecgfused_one_kernel", "With device scalars, the Update fused into the SpMV, one kernel an iteration: never, always, or auto (up to " PetscStringize(PCGF_ONE_KERNEL_ROWS) " local rows)", "KSPPIPECGFUSED", onek,
+                              3, onek[cg->onekernel], &cg->onekernel, NULL));
   PetscCall(GSResidualGapSetFromOptions(&cg->gap, PetscOptionsObject));
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -941,6 +962,8 @@ static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
    iteration overlaps M^{-1} w and the SpMV
 .  -ksp_pipecgfused_device_scalars <true> - on one process with a resident `MATGPUSTREAM` operator and `PCNONE` or
    `PCJACOBI`, compute alpha and beta on the device and let the host test convergence one iteration behind (see Notes)
+.  -ksp_pipecgfused_one_kernel <auto,never,always> - with device scalars, one kernel per iteration: the Update fused
+   into the SpMV; auto: for local sizes up to 1e6 rows (see Notes)
 .  -ksp_pipecgfused_check_true_residual <true> - compute the true residual once at convergence
 -  -ksp_pipecgfused_residual_gap_factor <10> - report, under -ksp_view and -ksp_converged_reason, a true residual
    this many times larger than the recursive one
@@ -975,6 +998,14 @@ static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
    The Update writes x to a second buffer, so when iteration k is the last, iteration k+1 (already begun) is dropped
    and x_k returned; `-ksp_view` counts its launches apart. The iterates are those of the default loop; only the
    order of the final summation of the partial sums differs.
+   One kernel per iteration (with device scalars, by default up to 1e6 rows): the SpMV kernel also does the Update. Each
+   thread updates x, r and p of its rows and forms w = A p with the new p of the row's columns computed on the fly
+   from the old r, w and p (with D^{-1}), the same arithmetic as the Update's; x, r, p and w are written to second
+   buffers (three more vectors of device memory). Per iteration that is one kernel and 8 vector passes instead of two
+   kernels and 9 (p is not read back), and the iterates are those of the two-kernel loop up to the summation order.
+   It saves the launch and the finish of a kernel, which small problems pay in full, but reads three vectors at
+   every column of a row instead of one: on an H100 it took 0.76x the time of the two kernels per iteration at 1e5
+   rows and 1.02x and 1.06x at 4e6 and 1e7 (docs/performance.md), hence the default.
    Attainable accuracy: the recursive residual drifts from b - A x through rounding, more in pipelined CG than in CG.
    A replacement iteration updates x, recomputes r = b - A x on the host (one `MatMult()` and two vector copies),
    and builds p with the classical beta from the true <r,z> (two more kernels and one more reduction); w = A p needs
@@ -1031,6 +1062,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PIPECGFUSED(KSP ksp)
   cg->replace_every        = 0;
   cg->replace_auto         = PETSC_FALSE;
   cg->devscalars           = PETSC_TRUE;
+  cg->onekernel            = 2;
   PetscCall(GSResidualGapInit(&cg->gap, "pipecgfused"));
   PetscCall(KSPConvergedReasonViewSet(ksp, GSResidualGapReasonView, &cg->gap, NULL));
   PetscFunctionReturn(PETSC_SUCCESS);

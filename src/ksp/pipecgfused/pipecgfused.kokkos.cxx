@@ -29,6 +29,11 @@ struct _n_PCGFWork {
   Kokkos::View<PetscScalar *, PinnedSpace> hsums;
   DView<PetscScalar>                       xalt;
   SlotEvents                               ready; /* the sums of slot k reached hsums */
+  /* one kernel per iteration (PCGFWorkSetStep()): the other r, p and w that Step writes; the vectors the last
+     UpdateDevice (1: x) or Step (4) moved to their other buffers; the direction of the next Step's rows */
+  DView<PetscScalar> ralt, palt, walt;
+  int                moved = 0;
+  bool               rev   = false;
 };
 
 /* Room for the partial sums of an Update and of SpMV-stage kernels with `teams` teams in all */
@@ -161,7 +166,9 @@ PetscErrorCode PCGFWorkGetCounts(PCGFWork W, PetscInt *launches, PetscInt *trans
 PetscErrorCode PCGFWorkGetMemory(PCGFWork W, PetscLogDouble *vecbytes, PetscLogDouble *partialbytes)
 {
   PetscFunctionBegin;
-  *vecbytes     = (PetscLogDouble)((W->x.span() + W->r.span() + W->p.span() + W->w.span() + W->dinv.span() + W->z.span() + W->q.span() + W->u.span() + W->m.span() + W->nv.span() + W->s.span() + W->xalt.span()) * sizeof(PetscScalar));
+  *vecbytes =
+      (PetscLogDouble)((W->x.span() + W->r.span() + W->p.span() + W->w.span() + W->dinv.span() + W->z.span() + W->q.span() + W->u.span() + W->m.span() + W->nv.span() + W->s.span() + W->xalt.span() + W->ralt.span() + W->palt.span() + W->walt.span()) *
+                       sizeof(PetscScalar));
   *partialbytes = (PetscLogDouble)(W->partials.span() * sizeof(PetscScalar));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -619,6 +626,7 @@ PetscErrorCode PCGFWorkSetDeviceScalars(PCGFWork W)
     if (W->xalt.extent(0) != (size_t)W->n) W->xalt = DView<PetscScalar>("PipeCGFused::xalt", W->n);
     Kokkos::deep_copy(W->scal, PetscScalar(0));
   });
+  W->moved = 0;
   PetscCall(W->ready.Create());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -633,17 +641,27 @@ PetscErrorCode PCGFUpdateDevice(PCGFWork W, KSPNormType normtype)
   else
     GSCallKokkos((UpdateNorm<PCGF_PC_NONE, false, true>(W, 0, 0, normtype)));
   std::swap(W->x, W->xalt);
+  W->moved = 1;
   W->launches++;
   PetscCall(PetscLogFlops(10.0 * W->n));
   PetscCall(PetscLogEventEnd(PCGF_Update, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* x back to the buffer before the last PCGFUpdateDevice() (an iteration begun before the host knew to stop) */
+/* x (and after a Step r, p and w) back to the buffers before the last PCGFUpdateDevice() or PCGFStep() (an iteration
+   begun before the host knew to stop) */
 PetscErrorCode PCGFWorkRevertX(PCGFWork W)
 {
   PetscFunctionBegin;
+  PetscCheck(W->moved, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "No UpdateDevice or Step to revert");
   std::swap(W->x, W->xalt);
+  if (W->moved == 4) {
+    std::swap(W->r, W->ralt);
+    std::swap(W->p, W->palt);
+    std::swap(W->w, W->walt);
+    W->rev = !W->rev;
+  }
+  W->moved = 0;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -666,6 +684,132 @@ PetscErrorCode PCGFSpMVDotFinal(PCGFWork W, GSDeviceMat A, PetscInt slot)
   W->launches++;
   PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 5.0 * W->n));
   PetscCall(PetscLogEventEnd(PCGF_SpMVDot, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* p_k(j) = D^{-1} (r_{k-1}(j) - alpha w_{k-1}(j)) + beta p_{k-1}(j), the Update's arithmetic, from the vectors of
+   iteration k-1: Step gathers the new p of a row's columns through it and stores its own rows' */
+template <bool Jacobi> struct NextP {
+  DView<PetscScalar>                 r, w, p, d;
+  PetscScalar                        alpha, beta;
+  KOKKOS_INLINE_FUNCTION PetscScalar R(const PetscInt j) const
+  {
+    return r(j) - alpha * w(j);
+  }
+  KOKKOS_INLINE_FUNCTION PetscScalar P(const PetscInt j, const PetscScalar rj) const
+  {
+    return (Jacobi ? d(j) * rj : rj) + beta * p(j);
+  }
+  KOKKOS_INLINE_FUNCTION PetscScalar operator()(const PetscInt j) const
+  {
+    return P(j, R(j));
+  }
+};
+
+/* One iteration in one kernel (one process): the Update with the device's alpha and beta and w = A p, the new p of
+   the columns gathered from the old r, w and p (NextP); x, r, p and w go to their other buffers, since other rows
+   still read the old ones. The last team finishes the four sums into slot `slot` and the next alpha and beta, as
+   SpMVDotFinal. Against Update + SpMVDotFinal: one pass less (p is not read back) and one kernel boundary less. Rev:
+   the rows last first, alternated between iterations so that each starts on the rows the previous one wrote last. */
+template <bool Jacobi, KSPNormType Norm, bool Blk, bool Rev> static void Step(PCGFWork W, const CSR &A, const LaunchShape &s, int slot)
+{
+  const DView<PetscScalar>                       x = W->x, r = W->r, p = W->p, w = W->w, d = W->dinv, xn = W->xalt, rn = W->ralt, pn = W->palt, wn = W->walt, sc = W->scal, part = W->partials;
+  const DView<unsigned>                          done = W->done;
+  const Kokkos::View<PetscScalar *, PinnedSpace> hs   = W->hsums;
+  const int                                      so   = PCGF_NSUMS * slot;
+
+  TeamFor(
+      "PipeCGFused::Step", FusedPol(s.league, s.team, s.vlen).set_scratch_size(0, Kokkos::PerTeam(2 * s.team * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+        const Scratch       buf(t.team_scratch(0), 2 * t.team_size());
+        const NextP<Jacobi> g{r, w, p, d, sc(0), sc(1)};
+        const int           L      = t.league_size();
+        PetscScalar         acc[2] = {0, 0}, dot[2] = {0, 0}; /* the Update's sums, the SpMV's */
+        ForEachRowProduct<Blk, Rev>(t, A, g, [&](const PetscInt row, const PetscScalar wi) {
+          const PetscScalar xi = LoadOnce(x(row)), pi = p(row), ri = g.R(row), zi = Jacobi ? d(row) * ri : ri, pk = g.P(row, ri);
+          OneLane(t, [&]() {
+            StoreOnce(xn(row), xi + g.alpha * pi);
+            rn(row) = ri;
+            pn(row) = pk;
+            wn(row) = wi;
+          });
+          acc[0] += ri * zi;
+          if (Norm == KSP_NORM_PRECONDITIONED) acc[1] += zi * zi;
+          if (Norm == KSP_NORM_UNPRECONDITIONED) acc[1] += ri * ri;
+          dot[0] += pk * wi;
+          dot[1] += Jacobi ? wi * d(row) * wi : wi * wi;
+        });
+        TeamSumStoreIn<2>(t, buf, acc, part.data());
+        TeamSumStoreIn<2>(t, buf, dot, part.data() + 2 * (size_t)L);
+        if (!LastTeam(t, &done(0))) return;
+        PetscScalar a[2] = {0, 0}, b[2] = {0, 0};
+        AddPartials<2>(t, part.data(), L, L, 2, a);
+        AddPartials<2>(t, part.data() + 2 * (size_t)L, L, L, 2, b);
+        TeamSumAllIn<2>(t, buf, a);
+        TeamSumAllIn<2>(t, buf, b);
+        OneThread(t, [&]() {
+          const PetscScalar tot[4] = {a[0], a[1], b[0], b[1]}, alpha = tot[PCGF_PW] != 0 ? tot[PCGF_RZ] / tot[PCGF_PW] : 0;
+          for (int k = 0; k < 4; k++) hs(so + k) = tot[k];
+          sc(0)   = alpha;
+          sc(1)   = tot[PCGF_RZ] != 0 ? alpha * alpha * tot[PCGF_WDW] / tot[PCGF_RZ] - 1 : 0;
+          done(0) = 0;
+        });
+      });
+}
+
+template <bool Jacobi, bool Blk> static void StepNorm(PCGFWork W, const CSR &A, const LaunchShape &s, int slot, KSPNormType normtype)
+{
+  const bool rev = W->rev;
+  switch (normtype) {
+  case KSP_NORM_PRECONDITIONED:
+    rev ? Step<Jacobi, KSP_NORM_PRECONDITIONED, Blk, true>(W, A, s, slot) : Step<Jacobi, KSP_NORM_PRECONDITIONED, Blk, false>(W, A, s, slot);
+    break;
+  case KSP_NORM_UNPRECONDITIONED:
+    rev ? Step<Jacobi, KSP_NORM_UNPRECONDITIONED, Blk, true>(W, A, s, slot) : Step<Jacobi, KSP_NORM_UNPRECONDITIONED, Blk, false>(W, A, s, slot);
+    break;
+  default:
+    rev ? Step<Jacobi, KSP_NORM_NONE, Blk, true>(W, A, s, slot) : Step<Jacobi, KSP_NORM_NONE, Blk, false>(W, A, s, slot);
+  }
+}
+
+/* The other r, p and w of PCGFStep() (after PCGFWorkSetDeviceScalars()) */
+PetscErrorCode PCGFWorkSetStep(PCGFWork W)
+{
+  PetscFunctionBegin;
+  PetscCheck(W->scal.data(), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Call PCGFWorkSetDeviceScalars() first");
+  GSCallKokkos({
+    for (auto v : {&W->ralt, &W->palt, &W->walt})
+      if (v->extent(0) != (size_t)W->n) *v = DView<PetscScalar>("PipeCGFused::alt", W->n);
+  });
+  W->rev = false;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Update and SpMVDotFinal in one kernel: x, r, p, w move to their other buffers; the sums go to slot `slot` */
+PetscErrorCode PCGFStep(PCGFWork W, GSDeviceMat A, KSPNormType normtype, PetscInt slot)
+{
+  const LaunchShape s = FusedShape(A->shape);
+
+  PetscFunctionBegin;
+  PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
+  PetscCheck(W->ralt.extent(0) == (size_t)W->n && (slot == 0 || slot == 1), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Call PCGFWorkSetStep() first; slot %" PetscInt_FMT " must be 0 or 1", slot);
+  PetscCheck(W->nu == 2, PETSC_COMM_SELF, PETSC_ERR_SUP, "One kernel per iteration forms no norms for residual replacement");
+  PetscCall(PetscLogEventBegin(PCGF_Step, 0, 0, 0, 0));
+  GSCallKokkos(EnsurePartials(W, 2 * s.league)); /* four sums a team */
+  if (W->dinv.extent(0))
+    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { StepNorm<true, decltype(blk)::value>(W, A->csr, s, (int)slot, normtype); }));
+  else
+    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { StepNorm<false, decltype(blk)::value>(W, A->csr, s, (int)slot, normtype); }));
+  PetscCall(W->ready.Record(slot));
+  std::swap(W->x, W->xalt);
+  std::swap(W->r, W->ralt);
+  std::swap(W->p, W->palt);
+  std::swap(W->w, W->walt);
+  W->moved = 4;
+  W->rev   = !W->rev;
+  W->ls    = 0;
+  W->launches++;
+  PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 15.0 * W->n));
+  PetscCall(PetscLogEventEnd(PCGF_Step, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

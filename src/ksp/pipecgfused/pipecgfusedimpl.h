@@ -84,6 +84,16 @@ PETSC_INTERN PetscErrorCode PCGFUpdateDevice(PCGFWork, KSPNormType);
 PETSC_INTERN PetscErrorCode PCGFSpMVDotFinal(PCGFWork, GSDeviceMat, PetscInt);
 PETSC_INTERN PetscErrorCode PCGFReduceSlot(PCGFWork, PetscInt, PetscScalar[]);
 PETSC_INTERN PetscErrorCode PCGFWorkRevertX(PCGFWork);
+/* One kernel per iteration (device scalars' conditions; PCGFWorkSetStep() after PCGFWorkSetDeviceScalars()):
+     Step: UpdateDevice and SpMVDotFinal in one kernel; the new p of a row's columns is formed from the old r, w and
+           p as the Update forms it, so x, r, p and w are written to second buffers (which then become x, r, p, w);
+           the last team writes the four sums to a slot and the next alpha and beta, as SpMVDotFinal. p is not read
+           back for the SpMV: 8 vector passes and one kernel per iteration instead of 9 and two.
+   Its twin is PCGFUpdate_Ref followed by PCGFSpMVDot_Ref. */
+PETSC_INTERN PetscErrorCode PCGFWorkSetStep(PCGFWork);
+/* -ksp_pipecgfused_one_kernel auto takes Step up to this many local rows (measured crossover, docs/performance.md) */
+#define PCGF_ONE_KERNEL_ROWS 2000000
+PETSC_INTERN PetscErrorCode PCGFStep(PCGFWork, GSDeviceMat, KSPNormType, PetscInt);
 
 /* KSPMatSolve: k columns advancing together (pipecgfusedblock.kokkos.cxx), PCNONE or Jacobi fused, or any PC applied
    on the host (PCGF_PC_APPLY):

@@ -206,14 +206,10 @@ template <bool Blk, class XView> KOKKOS_INLINE_FUNCTION PetscScalar RowProduct(c
 /* Calls f(row, (A x)_row) for the rows this thread owns; f runs on every vector lane of the thread, and all
    lanes hold the same sum. Rows (block rows on block storage) go to teams in a grid-stride loop so a fixed number of
    teams covers any size. */
-template <bool Blk, class XView, class F> KOKKOS_INLINE_FUNCTION void ForEachRowProduct(const Member &t, const CSR &A, const XView &x, const F &f)
+template <bool Blk, bool Rev = false, class XView, class F> KOKKOS_INLINE_FUNCTION void ForEachRowProduct(const Member &t, const CSR &A, const XView &x, const F &f)
 {
   const PetscInt stride = (PetscInt)t.league_size() * t.team_size(), first = (PetscInt)t.league_rank() * t.team_size() + t.team_rank();
-  if (!Blk) {
-    for (PetscInt row = first; row < A.m; row += stride) f(row, RowProduct<false>(t, A, x, row));
-    return;
-  }
-  for (PetscInt br = first; br < A.m / A.bs; br += stride) {
+  const auto     blockrow = [&](const PetscInt br) {
     PetscScalar y[MaxBlockBS];
     BlockRowProduct(t, A, x, br, y);
     for (int i = 0; i < A.bs; i++) { /* y[i] by selects: an index into y would put it in local memory */
@@ -223,7 +219,22 @@ template <bool Blk, class XView, class F> KOKKOS_INLINE_FUNCTION void ForEachRow
         if (k == i) yi = y[k];
       f(br * A.bs + i, yi);
     }
-  }
+  };
+  const PetscInt nr = Blk ? A.m / A.bs : A.m;
+  if (!Rev) {
+    for (PetscInt row = first; row < nr; row += stride) {
+      if (!Blk)
+        f(row, RowProduct<false>(t, A, x, row));
+      else
+        blockrow(row);
+    }
+  } else if (first < nr) /* this thread's rows last first, as ForEachIndex<true> */
+    for (PetscInt row = first + (nr - 1 - first) / stride * stride; row >= first; row -= stride) {
+      if (!Blk)
+        f(row, RowProduct<false>(t, A, x, row));
+      else
+        blockrow(row);
+    }
 }
 
 /* Calls f(row) for the rows ForEachRowProduct<Blk> gives this thread, in its order: a later loop of the same kernel
