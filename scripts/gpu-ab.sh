@@ -3,9 +3,9 @@
 # scripts/build-gpu.sh). Each round runs every variant at every size (bench_poisson, 2D Laplacian, 30 iterations,
 # the median of 7 solves), rounds interleaved so that a drift of the machine hits all variants alike; the summary
 # gives each variant's median over the rounds and its ratio to its own memory floor (copy bandwidth of this run).
-#   VARIANTS="label|passes|bench_poisson options;..."   passes: the vector passes of an iteration (8 bytes a row each)
-#                                                         besides one pass over the CSR (values, column indices, row
-#                                                         pointer)
+#   VARIANTS="label|passes|bench_poisson options;..."   passes: V or V/C, the vector passes of an iteration (8 bytes a
+#                                                         row each) and its passes over the CSR (values, column
+#                                                         indices, row pointer; 1 if not given)
 #   NS="1e5 4e6 1e7"  ROUNDS=3
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -47,8 +47,8 @@ for r in rows:
 for v, n in sorted(keys, key=lambda k: (k[1], keys.index(k))):
     rs = [r for r in rows if r["variant"] == v and int(r["n"]) == n]
     t = [float(r["us_per_it_loop"]) if float(r["us_per_it_loop"]) > 0 else float(r["us_per_it_solve"]) for r in rs]
-    nnz, passes = float(rs[0]["nnz"]), int(rs[0]["passes"])
-    floor = (12 * nnz + 4 * (n + 1) + 8 * passes * n) / bw * 1e6
+    nnz, vc = float(rs[0]["nnz"]), (rs[0]["passes"] + "/1").split("/")
+    floor = (int(vc[1]) * (12 * nnz + 4 * (n + 1)) + 8 * int(vc[0]) * n) / bw * 1e6
     m = statistics.median(t)
     print("%-22s %9d %10.2f %22s %9.1f %8.3f" % (v, n, m, " ".join("%.2f" % x for x in t), floor, m / floor))
 PY

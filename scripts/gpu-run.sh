@@ -267,11 +267,14 @@ print("%-11s %-6s %9s %10s %10s %9s %8s %8s" % ("ksp", "pc", "n", "solve us/it",
 for r in rows:
     n, nnz = int(r["n"]), float(r["nnz"])
     floor = ""
-    if r["ksp"] == "pipecgfused":  # bytes the two fused kernels must move per iteration
-        vec = 7 + 2 + (2 if r["pc"] == "jacobi" else 0)  # Update r/w x,r,p,w (+dinv); SpMVDot p,w (+dinv)
+    if r["ksp"] == "pipecgfused":  # bytes the fused kernels must move per iteration
+        if n <= 2e6:  # one kernel (-ksp_pipecgfused_one_kernel auto): x,r,p,w (+dinv) read, x,r,p,w written
+            vec = 8 + (1 if r["pc"] == "jacobi" else 0)
+        else:  # Update r/w x,r,p,w (+dinv); SpMVDot p,w (+dinv)
+            vec = 7 + 2 + (2 if r["pc"] == "jacobi" else 0)
         floor = "%.1f" % ((12 * nnz + 4 * (n + 1) + 8 * vec * n) / bw * 1e6)
-    if r["ksp"] == "pipebcgsf":  # two SpMVs; p,v,r0 + r,v,s + s,t,r0 + x,p,s,t,v,r0 read and x,r,p written
-        floor = "%.1f" % ((2 * (12 * nnz + 4 * (n + 1)) + 8 * 18 * n) / bw * 1e6)
+    if r["ksp"] == "pipebcgsf":  # two SpMVs; p,v,r0 + r,v,s,t,r0 (s formed in the second) + x,p,s,t,v,r0 read and x,r,p written
+        floor = "%.1f" % ((2 * (12 * nnz + 4 * (n + 1)) + 8 * 17 * n) / bw * 1e6)
     if r["ksp"] == "sgmresf" and r["pc"] != "none":  # restart m = 30, averaged over the cycle; without the refinement's two extra reads of v_1..v_{k-1}
         m = 30
         cols = sum(max(k - 1, 1) + 1 + (k - 1 + 2 if k > 1 else 0) + 3 for k in range(1, m + 1))  # SpMVDot, Orthogonalize, Normalize

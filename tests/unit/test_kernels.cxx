@@ -979,6 +979,71 @@ void TestBCGS()
   }
 }
 
+/* UpdateS folded into the second SpMV (PBFSpMVDot3SFinal, device scalars), after RDot and SpMVDot1: s and t against
+   PBFUpdateS_Ref with alpha from the twins' sums and PBFSpMV_Ref, the slot's sums against the twins', the Update
+   reading the alpha the kernel stored; PCNONE and Jacobi, short and long rows, CSR and block storage; 3 launches */
+void TestBCGSFold()
+{
+  for (PetscInt n0 : sizes) {
+    if (n0 == 0) continue;
+    for (PetscInt bs : {1, 3})
+      for (PBFPC pc : {PBF_PC_NONE, PBF_PC_JACOBI})
+        for (PetscInt maxlen : {9, 40}) {
+          if (bs > 1 && maxlen > 9) continue;
+          const PetscInt           n   = bs * n0;
+          const std::string        tag = " n=" + std::to_string(n) + " bs=" + std::to_string(bs) + " pc=" + std::to_string((int)pc) + " maxlen=" + std::to_string(maxlen);
+          const CSRHost            A   = bs == 1 ? RandomCSR(n, n, maxlen) : RandomBlockCSR(n0, bs, 3);
+          GSDeviceMat              dA;
+          PBFWork                  W;
+          auto                     x = Random(n), r = Random(n), r0 = Random(n), p = Random(n), d = Random(n, 0.5, 2);
+          std::vector<PetscScalar> v(n), s(n), t(n), got(n);
+          PetscScalar              sums[PBF_NSUMS], rr0 = 0, rr = 0, vr0 = 0, ss, ts = 0, tt = 0, tr0 = 0;
+          PetscInt                 l, tr, c;
+          const PetscScalar       *dinv = pc == PBF_PC_JACOBI ? d.data() : nullptr;
+
+          Check(!GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, bs, -1, &dA), "GSDeviceMatCreate" + tag);
+          Check(!PBFWorkCreate(n, pc, &W) && !PBFWorkSetDeviceScalars(W), "PBFWorkSetDeviceScalars" + tag);
+          PBFWorkSetVec(W, PBF_X, x.data());
+          PBFWorkSetVec(W, PBF_R, r.data());
+          PBFWorkSetVec(W, PBF_R0, r0.data());
+          PBFWorkSetVec(W, PBF_P, p.data());
+          if (dinv) PBFWorkSetVec(W, PBF_DINV, d.data());
+          PBFSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), 1, dinv, p.data(), v.data());
+          for (PetscInt i = 0; i < n; i++) rr0 += r[i] * r0[i], rr += r[i] * r[i], vr0 += v[i] * r0[i];
+          if (vr0 == 0) { /* the solver stops at this breakdown before s */
+            PBFWorkDestroy(&W);
+            GSDeviceMatDestroy(&dA);
+            continue;
+          }
+          const PetscScalar alpha = rr0 / vr0;
+          PBFUpdateS_Ref(n, alpha, r.data(), v.data(), s.data(), &ss);
+          PBFSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), 1, dinv, s.data(), t.data());
+          for (PetscInt i = 0; i < n; i++) ts += t[i] * s[i], tt += t[i] * t[i], tr0 += t[i] * r0[i];
+          Check(!PBFRDot(W) && !PBFSpMVDot1(W, dA, nullptr, nullptr) && !PBFSpMVDot3SFinal(W, dA, 1) && !PBFReduceSlot(W, 1, sums), "RDot, SpMVDot1, SpMVDot3SFinal, ReduceSlot" + tag);
+          /* the device's alpha carries the rounding of its sums, amplified by cancellation in <v,r0*> */
+          const double amp = (1 + std::abs(alpha)) * (1 + AbsSum(v, r0) / std::abs(vr0));
+          PBFWorkGetVec(W, PBF_S, got.data());
+          Check(RelDiff(got, s) < 1e-13 * amp, "s formed in the SpMV matches reference" + tag);
+          PBFWorkGetVec(W, PBF_T, got.data());
+          Check(RelDiff(got, t) < 1e-12 * amp, "t = A M^-1 s of the gathered s matches reference" + tag);
+          Check(Close(sums[PBF_RR0], rr0, AbsSum(r, r0)) && Close(sums[PBF_RR], rr, AbsSum(r, r)) && Close(sums[PBF_VR0], vr0, AbsSum(v, r0)), "<r,r0*>, <r,r>, <v,r0*> in the slot" + tag);
+          Check(Close(sums[PBF_SS], ss, 1e2 * amp * AbsSum(s, s)) && Close(sums[PBF_TS], ts, 1e2 * amp * AbsSum(t, s)) && Close(sums[PBF_TT], tt, 1e2 * amp * AbsSum(t, t)) && Close(sums[PBF_TR0], tr0, 1e2 * amp * AbsSum(t, r0)),
+                "<s,s>, <t,s>, <t,t>, <t,r0*> in the slot" + tag);
+          /* the Update moves x by the alpha the kernel stored (and the device's omega and beta) */
+          const PetscScalar omega = sums[PBF_TT] != 0 ? sums[PBF_TS] / sums[PBF_TT] : 0, beta = sums[PBF_VR0] != 0 ? -sums[PBF_TR0] / sums[PBF_VR0] : 0;
+          PetscScalar       rrnew;
+          Check(!PBFUpdateDevice(W), "PBFUpdateDevice" + tag);
+          PBFUpdate_Ref(n, 1, alpha, omega, beta, dinv, nullptr, nullptr, x.data(), r.data(), p.data(), v.data(), s.data(), t.data(), r0.data(), &rrnew);
+          PBFWorkGetVec(W, PBF_X, got.data());
+          Check(RelDiff(got, x) < 1e-11 * amp, "the Update after the fold moves x by the stored alpha" + tag);
+          PBFWorkGetCounts(W, &l, &tr, &c);
+          Check(l == 4 && tr == 1, "RDot, SpMVDot1, SpMVDot3SFinal, Update: 4 launches, 1 transfer" + tag);
+          PBFWorkDestroy(&W);
+          GSDeviceMatDestroy(&dA);
+        }
+  }
+}
+
 /* KSPPIPEBCGSF's SpMV stages on several processes (unit.kernels_np2 runs them on two; on one the off-diagonal block
    is empty): the interior kernel over the diagonal block (CSR and block storage) while the halo exchange travels,
    the ghost values scaled by their owners' D^{-1} under Jacobi, then the off-diagonal kernel. v and t against the
@@ -1525,6 +1590,7 @@ int main(int argc, char **argv)
                                                          {"Overlap", TestOverlap},
                                                          {"MatSolveBlock", TestMatSolveBlock},
                                                          {"BCGS", TestBCGS},
+                                                         {"BCGSFold", TestBCGSFold},
                                                          {"BCGSBlocks", TestBCGSBlocks},
                                                          {"BCGSHalo", TestBCGSHalo},
                                                          {"SGMRES", TestSGMRES},

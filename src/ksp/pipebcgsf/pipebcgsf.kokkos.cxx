@@ -348,10 +348,36 @@ PetscErrorCode PBFUpdateS(PBFWork W, PetscBool given, PetscScalar alpha_given)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Final (device scalars): the last team to finish sums every slot of the iteration in team order, writes the sums to
-   slot `slot` of the pinned hsums and omega, beta and whether x may move to scal: x moves unless the host loop would
-   stop before its Update (a breakdown, or data not finite); omega = 0 when s = 0 (x + alpha M^{-1} p is exact).
-   Split (several ranks): as in SpMVDot1 */
+/* The last team of a Final SpMVDot3 (device scalars): sums every slot of the iteration in team order, writes the sums
+   to slot so of the pinned hs and omega, beta and whether x may move to sc: x moves unless the host loop would stop
+   before its Update (a breakdown, or data not finite); omega = 0 when s = 0 (x + alpha M^{-1} p is exact) */
+KOKKOS_INLINE_FUNCTION void FinishSums(const Member &m, const Scratch &buf, const PetscScalar *part, int L, const Kokkos::View<PetscScalar *, PinnedSpace> &hs, int so, const DView<PetscScalar> &sc, const DView<unsigned> &done)
+{
+  PetscScalar tot[PBF_NSUMS] = {};
+  AddPartials<PBF_NSUMS>(m, part, L, L, PBF_NSUMS, tot);
+  /* three sums at a time in the kernel's scratch: more scratch per team would shrink the L1 cache the SpMV's gathers
+     use */
+  for (int k0 = 0; k0 < PBF_NSUMS; k0 += 3) {
+    PetscScalar a[3] = {tot[k0], k0 + 1 < PBF_NSUMS ? tot[k0 + 1] : 0, k0 + 2 < PBF_NSUMS ? tot[k0 + 2] : 0};
+    TeamSumAllIn<3>(m, buf, a);
+    for (int k = k0; k < k0 + 3 && k < PBF_NSUMS; k++) tot[k] = a[k - k0];
+  }
+  OneThread(m, [&]() {
+    bool finite = true;
+    for (int k = 0; k < PBF_NSUMS; k++) {
+      hs(so + k) = tot[k];
+      finite     = finite && tot[k] - tot[k] == 0;
+    }
+    const bool exact = tot[PBF_SS] == 0, go = finite && tot[PBF_RR0] != 0 && tot[PBF_VR0] != 0 && (exact || (tot[PBF_TT] != 0 && tot[PBF_TS] != 0));
+    sc(0)   = go && !exact ? tot[PBF_TS] / tot[PBF_TT] : 0;
+    sc(1)   = go && !exact ? -tot[PBF_TR0] / tot[PBF_VR0] : 0;
+    sc(2)   = go ? 1 : 0;
+    done(0) = 0;
+  });
+}
+
+/* Final (device scalars): the last team to finish gives the sums and the Update's scalars (FinishSums) to slot
+   `slot`. Split (several ranks): as in SpMVDot1 */
 template <bool Blk, class G, bool Final = false, bool Split = false> static void SpMVDot3(PBFWork W, const CSR &A, const G g, int slot = 0, const DView<const PetscInt> &browptr = {})
 {
   const DView<PetscScalar>                       t = W->t, sc = W->scal, part = W->partials;
@@ -370,30 +396,7 @@ template <bool Blk, class G, bool Final = false, bool Split = false> static void
           OneLane(m, [&]() { t(row) = ti; });
         });
         TeamSumStoreIn<3>(m, buf, acc, out);
-        if (Final) { /* not constexpr: nvcc lambdas cannot first-capture inside one */
-          if (!LastTeam(m, &done(0))) return;
-          PetscScalar tot[PBF_NSUMS] = {};
-          AddPartials<PBF_NSUMS>(m, part.data(), L, L, PBF_NSUMS, tot);
-          /* three sums at a time in the kernel's scratch: more scratch per team would shrink the L1 cache the SpMV's
-             gathers use */
-          for (int k0 = 0; k0 < PBF_NSUMS; k0 += 3) {
-            PetscScalar a[3] = {tot[k0], k0 + 1 < PBF_NSUMS ? tot[k0 + 1] : 0, k0 + 2 < PBF_NSUMS ? tot[k0 + 2] : 0};
-            TeamSumAllIn<3>(m, buf, a);
-            for (int k = k0; k < k0 + 3 && k < PBF_NSUMS; k++) tot[k] = a[k - k0];
-          }
-          OneThread(m, [&]() {
-            bool finite = true;
-            for (int k = 0; k < PBF_NSUMS; k++) {
-              hs(so + k) = tot[k];
-              finite     = finite && tot[k] - tot[k] == 0;
-            }
-            const bool exact = tot[PBF_SS] == 0, go = finite && tot[PBF_RR0] != 0 && tot[PBF_VR0] != 0 && (exact || (tot[PBF_TT] != 0 && tot[PBF_TS] != 0));
-            sc(0)   = go && !exact ? tot[PBF_TS] / tot[PBF_TT] : 0;
-            sc(1)   = go && !exact ? -tot[PBF_TR0] / tot[PBF_VR0] : 0;
-            sc(2)   = go ? 1 : 0;
-            done(0) = 0;
-          });
-        }
+        if (Final && LastTeam(m, &done(0))) FinishSums(m, buf, part.data(), L, hs, so, sc, done);
       });
 }
 
@@ -573,6 +576,76 @@ PetscErrorCode PBFSpMVDot3Final(PBFWork W, GSDeviceMat A, PetscInt slot)
   PetscCall(W->ready.Record(slot));
   W->launches++;
   PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 6.0 * W->n));
+  PetscCall(PetscLogEventEnd(PBF_SpMVDot, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* s = r - alpha v at column j, with UpdateS's arithmetic, and M^{-1} s as Gather forms it: SpMVDot3S gathers it */
+template <bool Jacobi> struct GatherS {
+  DView<PetscScalar>                 r, v, d;
+  PetscScalar                        alpha;
+  KOKKOS_INLINE_FUNCTION PetscScalar S(const PetscInt j) const
+  {
+    return r(j) - alpha * v(j);
+  }
+  KOKKOS_INLINE_FUNCTION PetscScalar operator()(const PetscInt j) const
+  {
+    return Jacobi ? d(j) * S(j) : S(j);
+  }
+};
+
+/* UpdateS folded into SpMVDot3Final: each team sums alpha from the partials as UpdateS does, forms s of a row's
+   columns from r and v as it gathers them, stores s and t of its rows and their four sums, and the last team
+   finishes the iteration (FinishSums). One kernel and one vector pass (s is not read back) less than UpdateS and
+   SpMVDot3Final, for a second gathered vector. */
+template <bool Blk, bool Jacobi> static void SpMVDot3S(PBFWork W, const CSR &A, int slot)
+{
+  const DView<PetscScalar>                       r = W->r, v = W->v, d = W->dinv, s = W->s, t = W->t, r0 = W->r0, a = W->alpha, sc = W->scal, part = W->partials;
+  const DView<unsigned>                          done = W->done;
+  const Kokkos::View<PetscScalar *, PinnedSpace> hs   = W->hsums;
+  const int                                      L = W->lu, so = PBF_NSUMS * slot;
+
+  TeamFor(
+      "PipeBCGSF::SpMVDot3S", SpMVPolicy(W, A, 3), KOKKOS_LAMBDA(const Member &m) {
+        const Scratch buf(m.team_scratch(0), 3 * m.team_size());
+        PetscScalar   ra[2] = {0, 0}, ss[1] = {0}, acc[3] = {0, 0, 0};
+        for (int k = m.team_rank(); k < L; k += m.team_size()) { /* alpha as UpdateS sums it, in every team */
+          ra[0] += part(SLOT_R * L + k);
+          ra[1] += part(SLOT_A * L + k);
+        }
+        TeamSumAllIn<2>(m, buf, ra);
+        const GatherS<Jacobi> g{r, v, d, ra[0] / ra[1]};
+        if (m.league_rank() == 0 && m.team_rank() == 0) OneLane(m, [&]() { a(0) = g.alpha; });
+        ForEachRowProduct<Blk>(m, A, g, [&](const PetscInt row, const PetscScalar ti) {
+          const PetscScalar si = g.S(row);
+          OneLane(m, [&]() {
+            s(row) = si;
+            t(row) = ti;
+          });
+          ss[0] += si * si;
+          acc[0] += ti * si;
+          acc[1] += ti * ti;
+          acc[2] += ti * r0(row);
+        });
+        TeamSumStoreIn<1>(m, buf, ss, part.data() + SLOT_S * (size_t)L);
+        TeamSumStoreIn<3>(m, buf, acc, part.data() + SLOT_T * (size_t)L);
+        if (LastTeam(m, &done(0))) FinishSums(m, buf, part.data(), L, hs, so, sc, done);
+      });
+}
+
+PetscErrorCode PBFSpMVDot3SFinal(PBFWork W, GSDeviceMat A, PetscInt slot)
+{
+  PetscFunctionBegin;
+  PetscCall(CheckStage(W, A, nullptr, nullptr));
+  PetscCheck(W->scal.data() && (slot == 0 || slot == 1), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Call PBFWorkSetDeviceScalars() first; slot %" PetscInt_FMT " must be 0 or 1", slot);
+  PetscCall(PetscLogEventBegin(PBF_SpMVDot, 0, 0, 0, 0));
+  if (W->pc == PBF_PC_JACOBI)
+    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot3S<decltype(blk)::value, true>(W, A->csr, (int)slot); }));
+  else
+    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot3S<decltype(blk)::value, false>(W, A->csr, (int)slot); }));
+  PetscCall(W->ready.Record(slot));
+  W->launches++;
+  PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 10.0 * W->n));
   PetscCall(PetscLogEventEnd(PBF_SpMVDot, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -66,6 +66,10 @@ PETSC_INTERN PetscErrorCode PBFWorkSetDeviceScalars(PBFWork);
 PETSC_INTERN PetscErrorCode PBFSpMVDot3Final(PBFWork, GSDeviceMat, PetscInt);
 PETSC_INTERN PetscErrorCode PBFUpdateDevice(PBFWork);
 PETSC_INTERN PetscErrorCode PBFReduceSlot(PBFWork, PetscInt, PetscScalar[PBF_NSUMS]);
+/* UpdateS folded into SpMVDot3Final (device scalars): every team sums alpha as UpdateS does, s of a row's columns is
+   formed from r and v as the SpMV gathers them, s and t of its rows are stored with <s,s> and SpMVDot3's sums; three
+   kernels an iteration instead of four. Twins: PBFUpdateS_Ref, then PBFSpMV_Ref and the sums. */
+PETSC_INTERN PetscErrorCode PBFSpMVDot3SFinal(PBFWork, GSDeviceMat, PetscInt);
 
 /* Serial twins; dinv NULL: no Jacobi, else the inverse bs x bs diagonal blocks (bs = 1: Jacobi); ph/sh NULL: M^{-1}
    applied through dinv (or the identity) */
