@@ -299,6 +299,12 @@ int main(int argc, char **argv)
       filter: grep -o "point-block jacobi fused into the kernels" | sort -u
 
    test:
+      suffix: bad_s_in_spmv
+      args: -ksp_pipebcgsf_s_in_spmv sometimes
+      error: 1
+      filter: grep -o "Unknown logical value: sometimes\|-ksp_pipebcgsf_s_in_spmv sometimes" | sort -u
+
+   test:
       suffix: bad_replace_every
       args: -ksp_pipebcgsf_replace_every -3
       error: 1

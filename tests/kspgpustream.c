@@ -986,6 +986,12 @@ int main(int argc, char **argv)
       filter: grep -o "ksp_pipecgfused_replace auto needs -ksp_pipecgfused_overlap_reduction 0" | sort -u
 
    test:
+      suffix: bad_one_kernel
+      args: -scenario single -ksp_pipecgfused_one_kernel sometimes
+      error: 1
+      filter: grep -o "Unknown option sometimes for -ksp_pipecgfused_one_kernel" | sort -u
+
+   test:
       suffix: bad_replace_every
       args: -scenario single -ksp_pipecgfused_replace_every -1
       error: 1
