@@ -5,7 +5,7 @@
 # gives each variant's median over the rounds and its ratio to its own memory floor (copy bandwidth of this run).
 #   VARIANTS="label|passes|bench_poisson options;..."   passes: V or V/C, the vector passes of an iteration (8 bytes a
 #                                                         row each) and its passes over the CSR (values, column
-#                                                         indices, row pointer; 1 if not given)
+#                                                         indices, row pointer; 1 if not given); "-": no floor
 #   NS="1e5 4e6 1e7"  ROUNDS=3
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -48,7 +48,7 @@ for v, n in sorted(keys, key=lambda k: (k[1], keys.index(k))):
     rs = [r for r in rows if r["variant"] == v and int(r["n"]) == n]
     t = [float(r["us_per_it_loop"]) if float(r["us_per_it_loop"]) > 0 else float(r["us_per_it_solve"]) for r in rs]
     nnz, vc = float(rs[0]["nnz"]), (rs[0]["passes"] + "/1").split("/")
-    floor = (int(vc[1]) * (12 * nnz + 4 * (n + 1)) + 8 * int(vc[0]) * n) / bw * 1e6
+    floor = (int(vc[1]) * (12 * nnz + 4 * (n + 1)) + 8 * int(vc[0]) * n) / bw * 1e6 if vc[0] != "-" else float("nan")
     m = statistics.median(t)
     print("%-22s %9d %10.2f %22s %9.1f %8.3f" % (v, n, m, " ".join("%.2f" % x for x in t), floor, m / floor))
 PY

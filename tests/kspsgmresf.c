@@ -446,6 +446,18 @@ int main(int argc, char **argv)
       nsize: 2
       output_file: output/kspsgmresf_cmp.out
 
+   # seven teams per kernel (one on a host backend by default): the sums across teams and their last team's finish
+   test:
+      suffix: cmp_teams
+      args: -ksp_sgmresf_teams 7
+      output_file: output/kspsgmresf_cmp.out
+
+   test:
+      suffix: bad_teams
+      args: -only_sgmresf -ksp_sgmresf_teams -2
+      error: 1
+      filter: grep -o "ksp_sgmresf_teams must be 0 (automatic) or positive, not -2" | sort -u
+
    # several processes: a resident gpustream operator keeps x and the SpMVs on the device (PCNONE, PCJACOBI)
    test:
       suffix: halo_view_2

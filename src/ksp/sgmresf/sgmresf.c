@@ -13,8 +13,9 @@ static const char *const SGFRefineTypes[] = {"never", "ifneeded", "always", "del
 
 typedef struct {
   SGFWork          work;
-  PetscInt         n, m, workm, bs; /* restart; the restart the work was sized for; point-block Jacobi's block size */
-  SGFPC            pc;              /* (point-block) Jacobi fused, none, or any PC applied on the host */
+  PetscInt         n, m, workm, bs;  /* restart; the restart the work was sized for; point-block Jacobi's block size */
+  PetscInt         teams, workteams; /* -ksp_sgmresf_teams (0: automatic); what the work was made with */
+  SGFPC            pc;               /* (point-block) Jacobi fused, none, or any PC applied on the host */
   SGFRefine        refine;
   PetscBool        fused;   /* x and the SpMVs on the device: a resident gpustream operator; one process fuses the SpMV with its sums */
   Mat              dinvmat; /* the operator and state the device inverse diagonal was taken from */
@@ -107,15 +108,17 @@ static PetscErrorCode KSPSGMRESFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat)
   pc        = !sg->fused ? SGF_PC_APPLY : (none ? SGF_PC_NONE : (jacobi ? SGF_PC_JACOBI : SGF_PC_PBJACOBI));
   if (pc == SGF_PC_PBJACOBI) PetscCall(MatGetBlockSize(Pmat, &bs));
   PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
-  if (sg->work && (sg->n != n || sg->pc != pc || sg->bs != bs || sg->workm != sg->m)) PetscCall(SGFWorkDestroy(&sg->work));
+  if (sg->work && (sg->n != n || sg->pc != pc || sg->bs != bs || sg->workm != sg->m || sg->workteams != sg->teams)) PetscCall(SGFWorkDestroy(&sg->work));
   if (!sg->work) {
     const PetscInt np = 8 * ((2 * sg->m + 7) / 8) + 1;                                                 /* the work's sums (the delayed refinement's 2(k-1) pairs) and one more */
     PetscCall(GSAllOK(PetscObjectComm((PetscObject)ksp), SGFWorkCreate(n, sg->m, pc, bs, &sg->work))); /* may fail on one process */
-    sg->n       = n;
-    sg->pc      = pc;
-    sg->bs      = bs;
-    sg->workm   = sg->m;
-    sg->dinvmat = NULL;
+    if (sg->teams) PetscCall(SGFWorkSetTeams(sg->work, sg->teams));
+    sg->workteams = sg->teams;
+    sg->n         = n;
+    sg->pc        = pc;
+    sg->bs        = bs;
+    sg->workm     = sg->m;
+    sg->dinvmat   = NULL;
     PetscCall(PetscFree4(sg->R, sg->xi, sg->y, sg->sums));
     PetscCall(PetscMalloc4((sg->m + 1) * (sg->m + 1), &sg->R, sg->m + 1, &sg->xi, sg->m + 1, &sg->y, np, &sg->sums));
   }
@@ -623,6 +626,11 @@ static PetscErrorCode KSPSetFromOptions_SGMRESF(KSP ksp, GSOptionItems PetscOpti
   PetscCall(PetscOptionsEList("-ksp_sgmresf_cgs_refinement", "Second classical Gram-Schmidt pass", "KSPSGMRESF", SGFRefineTypes, 4, SGFRefineTypes[sg->refine], &r, &set));
   if (set) sg->refine = (SGFRefine)r;
   PetscCall(PetscOptionsBool("-ksp_sgmresf_check_true_residual", "Confirm a convergence the estimate claims with the true residual", "KSPSGMRESF", sg->confirm, &sg->confirm, NULL));
+  PetscCall(PetscOptionsInt("-ksp_sgmresf_teams", "Teams of 256 threads of every kernel (0: 4 per multiprocessor, at most one per 256 rows)", "KSPSGMRESF", sg->teams, &m, &set));
+  if (set) {
+    PetscCheck(m >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_sgmresf_teams must be 0 (automatic) or positive, not %" PetscInt_FMT, m);
+    sg->teams = m;
+  }
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -682,8 +690,10 @@ static PetscErrorCode KSPDestroy_SGMRESF(KSP ksp)
    the next iteration (always done, no extra read of the basis), never, when the norm dropped by more than PETSc's
    factor (`KSP_GMRES_CGS_REFINE_IFNEEDED`), or always
 .  -ksp_norm_type <unpreconditioned,none> - the norm of the true residual (right preconditioning)
--  -ksp_sgmresf_check_true_residual <true> - confirm a convergence the estimate claims with b - A x; a rejected
+.  -ksp_sgmresf_check_true_residual <true> - confirm a convergence the estimate claims with b - A x; a rejected
    claim restarts from the true residual
+-  -ksp_sgmresf_teams <0> - teams of every kernel, each giving one partial sum per reduction (0: four per
+   multiprocessor, at most one per 256 rows; for measurements)
 
    Level: intermediate
 
