@@ -979,7 +979,7 @@ void TestBCGS()
   }
 }
 
-/* UpdateS folded into the second SpMV (PBFSpMVDot3SFinal, device scalars), after RDot and SpMVDot1: s and t against
+/* UpdateS folded into the second SpMV (PBFSpMVDot3Final with formS, device scalars), after RDot and SpMVDot1: s and t against
    PBFUpdateS_Ref with alpha from the twins' sums and PBFSpMV_Ref, the slot's sums against the twins', the Update
    reading the alpha the kernel stored; PCNONE and Jacobi, short and long rows, CSR and block storage; 3 launches */
 void TestBCGSFold()
@@ -1019,7 +1019,7 @@ void TestBCGSFold()
           PBFUpdateS_Ref(n, alpha, r.data(), v.data(), s.data(), &ss);
           PBFSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), 1, dinv, s.data(), t.data());
           for (PetscInt i = 0; i < n; i++) ts += t[i] * s[i], tt += t[i] * t[i], tr0 += t[i] * r0[i];
-          Check(!PBFRDot(W) && !PBFSpMVDot1(W, dA, nullptr, nullptr) && !PBFSpMVDot3SFinal(W, dA, 1) && !PBFReduceSlot(W, 1, sums), "RDot, SpMVDot1, SpMVDot3SFinal, ReduceSlot" + tag);
+          Check(!PBFRDot(W) && !PBFSpMVDot1(W, dA, nullptr, nullptr) && !PBFSpMVDot3Final(W, dA, 1, PETSC_TRUE) && !PBFReduceSlot(W, 1, sums), "RDot, SpMVDot1, SpMVDot3Final with s, ReduceSlot" + tag);
           /* the device's alpha carries the rounding of its sums, amplified by cancellation in <v,r0*> */
           const double amp = (1 + std::abs(alpha)) * (1 + AbsSum(v, r0) / std::abs(vr0));
           PBFWorkGetVec(W, PBF_S, got.data());
@@ -1037,7 +1037,7 @@ void TestBCGSFold()
           PBFWorkGetVec(W, PBF_X, got.data());
           Check(RelDiff(got, x) < 1e-11 * amp, "the Update after the fold moves x by the stored alpha" + tag);
           PBFWorkGetCounts(W, &l, &tr, &c);
-          Check(l == 4 && tr == 1, "RDot, SpMVDot1, SpMVDot3SFinal, Update: 4 launches, 1 transfer" + tag);
+          Check(l == 4 && tr == 1, "RDot, SpMVDot1, SpMVDot3Final with s, Update: 4 launches, 1 transfer" + tag);
           PBFWorkDestroy(&W);
           GSDeviceMatDestroy(&dA);
         }

@@ -185,17 +185,13 @@ static PetscErrorCode KSPPIPEBCGSFConverged_Private(KSP ksp, PetscInt i, PetscSc
 }
 
 /* The SpMVs and s of an iteration run ahead, its sums to slot `slot`: SpMVDot1, UpdateS, SpMVDot3Final (UpdateS
-   inside SpMVDot3SFinal when folded) */
+   inside SpMVDot3Final when folded) */
 static PetscErrorCode KSPPIPEBCGSFLaunchAhead_Private(PBFWork work, PetscBool folded, GSDeviceMat dA, PetscInt slot)
 {
   PetscFunctionBegin;
   PetscCall(PBFSpMVDot1(work, dA, NULL, NULL));
-  if (folded)
-    PetscCall(PBFSpMVDot3SFinal(work, dA, slot));
-  else {
-    PetscCall(PBFUpdateS(work, PETSC_FALSE, 0.0));
-    PetscCall(PBFSpMVDot3Final(work, dA, slot));
-  }
+  if (!folded) PetscCall(PBFUpdateS(work, PETSC_FALSE, 0.0));
+  PetscCall(PBFSpMVDot3Final(work, dA, slot, folded));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

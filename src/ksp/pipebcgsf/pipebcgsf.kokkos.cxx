@@ -562,24 +562,6 @@ PetscErrorCode PBFWorkSetDeviceScalars(PBFWork W)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* SpMVDot3 whose last team finishes the iteration's sums into slot 0 or 1 and the Update's omega and beta */
-PetscErrorCode PBFSpMVDot3Final(PBFWork W, GSDeviceMat A, PetscInt slot)
-{
-  PetscFunctionBegin;
-  PetscCall(CheckStage(W, A, nullptr, nullptr));
-  PetscCheck(W->scal.data() && (slot == 0 || slot == 1), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Call PBFWorkSetDeviceScalars() first; slot %" PetscInt_FMT " must be 0 or 1", slot);
-  PetscCall(PetscLogEventBegin(PBF_SpMVDot, 0, 0, 0, 0));
-  if (W->pc == PBF_PC_JACOBI)
-    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot3<decltype(blk)::value, Gather<true>, true>(W, A->csr, Gather<true>{W->s, W->dinv}, (int)slot); }));
-  else
-    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot3<decltype(blk)::value, Gather<false>, true>(W, A->csr, Gather<false>{W->s, W->dinv}, (int)slot); }));
-  PetscCall(W->ready.Record(slot));
-  W->launches++;
-  PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 6.0 * W->n));
-  PetscCall(PetscLogEventEnd(PBF_SpMVDot, 0, 0, 0, 0));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* s = r - alpha v at column j, with UpdateS's arithmetic, and M^{-1} s as Gather forms it: SpMVDot3S gathers it */
 template <bool Jacobi> struct GatherS {
   DView<PetscScalar>                 r, v, d;
@@ -633,19 +615,30 @@ template <bool Blk, bool Jacobi> static void SpMVDot3S(PBFWork W, const CSR &A, 
       });
 }
 
-PetscErrorCode PBFSpMVDot3SFinal(PBFWork W, GSDeviceMat A, PetscInt slot)
+/* SpMVDot3 whose last team finishes the iteration's sums into slot 0 or 1 and the Update's omega and beta; formS: with
+   UpdateS folded in (SpMVDot3S) */
+PetscErrorCode PBFSpMVDot3Final(PBFWork W, GSDeviceMat A, PetscInt slot, PetscBool formS)
 {
+  const bool jacobi = W->pc == PBF_PC_JACOBI;
+
   PetscFunctionBegin;
   PetscCall(CheckStage(W, A, nullptr, nullptr));
   PetscCheck(W->scal.data() && (slot == 0 || slot == 1), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Call PBFWorkSetDeviceScalars() first; slot %" PetscInt_FMT " must be 0 or 1", slot);
   PetscCall(PetscLogEventBegin(PBF_SpMVDot, 0, 0, 0, 0));
-  if (W->pc == PBF_PC_JACOBI)
-    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot3S<decltype(blk)::value, true>(W, A->csr, (int)slot); }));
-  else
-    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot3S<decltype(blk)::value, false>(W, A->csr, (int)slot); }));
+  GSCallKokkos(ByStorage(A->csr, [&](auto blk) {
+    constexpr bool Blk = decltype(blk)::value;
+    if (formS && jacobi)
+      SpMVDot3S<Blk, true>(W, A->csr, (int)slot);
+    else if (formS)
+      SpMVDot3S<Blk, false>(W, A->csr, (int)slot);
+    else if (jacobi)
+      SpMVDot3<Blk, Gather<true>, true>(W, A->csr, Gather<true>{W->s, W->dinv}, (int)slot);
+    else
+      SpMVDot3<Blk, Gather<false>, true>(W, A->csr, Gather<false>{W->s, W->dinv}, (int)slot);
+  }));
   PetscCall(W->ready.Record(slot));
   W->launches++;
-  PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 10.0 * W->n));
+  PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + (formS ? 10.0 : 6.0) * W->n));
   PetscCall(PetscLogEventEnd(PBF_SpMVDot, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -3,8 +3,9 @@
 
    The iteration vectors live on the device for the whole solve; b and x cross once each way per solve. Each
    iteration is two kernels and one device-to-host copy: Update (x, r, p and the sums of <r,z> and the norm), SpMVDot
-   (w = A p and the sums of <p,w>, <w,D^{-1}w>) and Reduce. With z = D^{-1} r, A-conjugacy gives
-   <r_{i+1}, z_{i+1}> = alpha_i^2 <w_i, D^{-1} w_i> - <r_i, z_i>, so beta_i is known before r_{i+1} exists. */
+   (w = A p and the sums of <p,w>, <w,D^{-1}w>) and Reduce; or one kernel, Step, doing both. With z = D^{-1} r,
+   A-conjugacy gives <r_{i+1}, z_{i+1}> = alpha_i^2 <w_i, D^{-1} w_i> - <r_i, z_i>, so beta_i is known before r_{i+1}
+   exists. */
 #include <petsc/private/kspimpl.h>
 #include "pipecgfusedimpl.h"
 #include "../common/residualgap.h"
@@ -949,7 +950,8 @@ static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
 
    Each iteration is two Kokkos kernels and one device-to-host transfer: the vector updates of x, r and p with the
    first stage of <r,z> and of the residual norm in one kernel; the SpMV with the first stage of <p,Ap> and
-   <Ap,D^{-1}Ap> in the other; the partial sums of both travel to the host in one copy. The iteration vectors
+   <Ap,D^{-1}Ap> in the other; the partial sums of both travel to the host in one copy. On one process with a
+   resident `MATGPUSTREAM` operator and up to 2e6 rows the two are one kernel (-ksp_pipecgfused_one_kernel). The iteration vectors
    stay on the device from the start of `KSPSolve()` to its end.
 
    Options Database Keys:
