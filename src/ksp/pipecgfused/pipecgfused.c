@@ -895,9 +895,10 @@ static PetscErrorCode KSPView_PIPECGFUSED(KSP ksp, PetscViewer viewer)
 static PetscErrorCode KSPSetFromOptions_PIPECGFUSED(KSP ksp, GSOptionItems PetscOptionsObject)
 {
   KSP_PIPECGFUSED         *cg      = (KSP_PIPECGFUSED *)ksp->data;
-  static const char *const modes[] = {"never", "every", "auto"}, *const onek[] = {"never", "always", "auto"};
-  PetscInt  every, mode                                                        = cg->replace_auto ? 2 : (cg->replace_every ? 1 : 0);
-  PetscBool set, mset;
+  static const char *const modes[] = {"never", "every", "auto"};
+  static const char *const onek[]  = {"never", "always", "auto"};
+  PetscInt                 every, mode = cg->replace_auto ? 2 : (cg->replace_every ? 1 : 0);
+  PetscBool                set, mset;
 
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "KSP pipelined CG with fused kernels options");
@@ -951,8 +952,8 @@ static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
    Each iteration is two Kokkos kernels and one device-to-host transfer: the vector updates of x, r and p with the
    first stage of <r,z> and of the residual norm in one kernel; the SpMV with the first stage of <p,Ap> and
    <Ap,D^{-1}Ap> in the other; the partial sums of both travel to the host in one copy. On one process with a
-   resident `MATGPUSTREAM` operator and up to 2e6 rows the two are one kernel (-ksp_pipecgfused_one_kernel). The iteration vectors
-   stay on the device from the start of `KSPSolve()` to its end.
+   resident `MATGPUSTREAM` operator and up to 2e6 rows the two are one kernel (-ksp_pipecgfused_one_kernel). The
+   iteration vectors stay on the device from the start of `KSPSolve()` to its end.
 
    Options Database Keys:
 +  -ksp_type pipecgfused - selects this method
@@ -965,7 +966,7 @@ static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
 .  -ksp_pipecgfused_device_scalars <true> - on one process with a resident `MATGPUSTREAM` operator and `PCNONE` or
    `PCJACOBI`, compute alpha and beta on the device and let the host test convergence one iteration behind (see Notes)
 .  -ksp_pipecgfused_one_kernel <auto,never,always> - with device scalars, one kernel per iteration: the Update fused
-   into the SpMV; auto: for local sizes up to 1e6 rows (see Notes)
+   into the SpMV; auto: for local sizes up to 2e6 rows (see Notes)
 .  -ksp_pipecgfused_check_true_residual <true> - compute the true residual once at convergence
 -  -ksp_pipecgfused_residual_gap_factor <10> - report, under -ksp_view and -ksp_converged_reason, a true residual
    this many times larger than the recursive one
@@ -1000,14 +1001,15 @@ static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
    The Update writes x to a second buffer, so when iteration k is the last, iteration k+1 (already begun) is dropped
    and x_k returned; `-ksp_view` counts its launches apart. The iterates are those of the default loop; only the
    order of the final summation of the partial sums differs.
-   One kernel per iteration (with device scalars, by default up to 1e6 rows): the SpMV kernel also does the Update. Each
+   One kernel per iteration (with device scalars, by default up to 2e6 rows): the SpMV kernel also does the Update. Each
    thread updates x, r and p of its rows and forms w = A p with the new p of the row's columns computed on the fly
    from the old r, w and p (with D^{-1}), the same arithmetic as the Update's; x, r, p and w are written to second
    buffers (three more vectors of device memory). Per iteration that is one kernel and 8 vector passes instead of two
    kernels and 9 (p is not read back), and the iterates are those of the two-kernel loop up to the summation order.
    It saves the launch and the finish of a kernel, which small problems pay in full, but reads three vectors at
-   every column of a row instead of one: on an H100 it took 0.76x the time of the two kernels per iteration at 1e5
-   rows and 1.02x and 1.06x at 4e6 and 1e7 (docs/performance.md), hence the default.
+   every column of a row instead of one: on an H100 it took 0.71-0.78x the time of the two kernels per iteration at
+   1e5 rows and 0.96-0.99x at 1e6 and 2e6, but 1.02x and 1.06x at 4e6 and 1e7 (docs/performance.md), hence the
+   default.
    Attainable accuracy: the recursive residual drifts from b - A x through rounding, more in pipelined CG than in CG.
    A replacement iteration updates x, recomputes r = b - A x on the host (one `MatMult()` and two vector copies),
    and builds p with the classical beta from the true <r,z> (two more kernels and one more reduction); w = A p needs

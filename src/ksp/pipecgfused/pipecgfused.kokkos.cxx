@@ -309,6 +309,26 @@ PetscErrorCode PCGFUpdate(PCGFWork W, PetscScalar alpha, PetscScalar beta, KSPNo
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The last team of a final kernel (device scalars): the iteration's sums from the Update's two partial sums of lu teams
+   (pu) and the SpMV's two of ls teams (ps), in team order, to slot so of the pinned hs, and the next alpha and beta to
+   sc. Two sums at a time in the kernel's scratch: more scratch per team would shrink the L1 cache of the gathers. */
+KOKKOS_INLINE_FUNCTION void FinishIteration(const Member &t, const Scratch &buf, const PetscScalar *pu, int lu, const PetscScalar *ps, int ls, const Kokkos::View<PetscScalar *, PinnedSpace> &hs, int so, const DView<PetscScalar> &sc,
+                                            const DView<unsigned> &done)
+{
+  PetscScalar a[2] = {0, 0}, b[2] = {0, 0};
+  AddPartials<2>(t, pu, lu, lu, 2, a);
+  AddPartials<2>(t, ps, ls, ls, 2, b);
+  TeamSumAllIn<2>(t, buf, a);
+  TeamSumAllIn<2>(t, buf, b);
+  OneThread(t, [&]() {
+    const PetscScalar tot[4] = {a[0], a[1], b[0], b[1]}, alpha = tot[PCGF_PW] != 0 ? tot[PCGF_RZ] / tot[PCGF_PW] : 0;
+    for (int k = 0; k < 4; k++) hs(so + k) = tot[k];
+    sc(0)   = alpha; /* as the host loop computes them; a breakdown stops it before they are used */
+    sc(1)   = tot[PCGF_RZ] != 0 ? alpha * alpha * tot[PCGF_WDW] / tot[PCGF_RZ] - 1 : 0;
+    done(0) = 0;
+  });
+}
+
 /* w = A p and the two sums. Split (several ranks): A is the diagonal block and rows with entries in the off-diagonal
    block (browptr) are left to OffDiagDot, which finishes their w and adds their sums. The Updates take their rows last
    first and this kernel first first, so that each starts on the vectors the other left in L2 (H200, against both
@@ -338,25 +358,7 @@ template <bool Jacobi, bool Split, bool Final, bool Blk> static void SpMVDot(PCG
         TeamSumStoreIn<2>(t, buf, acc, out);
         if (Final) { /* not constexpr: nvcc lambdas cannot first-capture inside one */
           const int L = t.league_size();
-          if (!LastTeam(t, &done(0))) return;
-          /* the Update's two sums, then this kernel's; two at a time in the kernel's scratch: more scratch per team
-             would shrink the L1 cache of the gathers */
-          PetscScalar a[2] = {0, 0}, b[2] = {0, 0}, tot[4];
-          AddPartials<2>(t, part.data(), lu, lu, 2, a);
-          AddPartials<2>(t, part.data() + (size_t)nu * lu, L, L, 2, b);
-          TeamSumAllIn<2>(t, buf, a);
-          TeamSumAllIn<2>(t, buf, b);
-          tot[0] = a[0];
-          tot[1] = a[1];
-          tot[2] = b[0];
-          tot[3] = b[1];
-          OneThread(t, [&]() {
-            const PetscScalar alpha = tot[PCGF_PW] != 0 ? tot[PCGF_RZ] / tot[PCGF_PW] : 0;
-            for (int k = 0; k < 4; k++) hs(so + k) = tot[k];
-            sc(0)   = alpha; /* as the host loop computes them; a breakdown stops it before they are used */
-            sc(1)   = tot[PCGF_RZ] != 0 ? alpha * alpha * tot[PCGF_WDW] / tot[PCGF_RZ] - 1 : 0;
-            done(0) = 0;
-          });
+          if (LastTeam(t, &done(0))) FinishIteration(t, buf, part.data(), lu, part.data() + (size_t)nu * lu, L, hs, so, sc, done);
         }
       });
 }
@@ -740,19 +742,7 @@ template <bool Jacobi, KSPNormType Norm, bool Blk, bool Rev> static void Step(PC
         });
         TeamSumStoreIn<2>(t, buf, acc, part.data());
         TeamSumStoreIn<2>(t, buf, dot, part.data() + 2 * (size_t)L);
-        if (!LastTeam(t, &done(0))) return;
-        PetscScalar a[2] = {0, 0}, b[2] = {0, 0};
-        AddPartials<2>(t, part.data(), L, L, 2, a);
-        AddPartials<2>(t, part.data() + 2 * (size_t)L, L, L, 2, b);
-        TeamSumAllIn<2>(t, buf, a);
-        TeamSumAllIn<2>(t, buf, b);
-        OneThread(t, [&]() {
-          const PetscScalar tot[4] = {a[0], a[1], b[0], b[1]}, alpha = tot[PCGF_PW] != 0 ? tot[PCGF_RZ] / tot[PCGF_PW] : 0;
-          for (int k = 0; k < 4; k++) hs(so + k) = tot[k];
-          sc(0)   = alpha;
-          sc(1)   = tot[PCGF_RZ] != 0 ? alpha * alpha * tot[PCGF_WDW] / tot[PCGF_RZ] - 1 : 0;
-          done(0) = 0;
-        });
+        if (LastTeam(t, &done(0))) FinishIteration(t, buf, part.data(), L, part.data() + 2 * (size_t)L, L, hs, so, sc, done);
       });
 }
 
