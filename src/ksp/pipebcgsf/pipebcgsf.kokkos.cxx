@@ -306,6 +306,19 @@ PetscErrorCode PBFDot1(PBFWork W)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* alpha = <r,r0*> / <v,r0*> from the L teams' partial sums pr and pa: the second reduction stage, redundantly in every
+   team (UpdateS, and SpMVDot3S with s formed inside), in one order */
+KOKKOS_INLINE_FUNCTION PetscScalar TeamAlpha(const Member &m, const Scratch &buf, const PetscScalar *pr, const PetscScalar *pa, int L)
+{
+  PetscScalar ra[2] = {0, 0};
+  for (int k = m.team_rank(); k < L; k += m.team_size()) {
+    ra[0] += pr[k];
+    ra[1] += pa[k];
+  }
+  TeamSumAllIn<2>(m, buf, ra);
+  return ra[0] / ra[1];
+}
+
 PetscErrorCode PBFUpdateS(PBFWork W, PetscBool given, PetscScalar alpha_given)
 {
   const DView<PetscScalar> r = W->r, v = W->v, s = W->s, a = W->alpha;
@@ -318,16 +331,7 @@ PetscErrorCode PBFUpdateS(PBFWork W, PetscBool given, PetscScalar alpha_given)
   PetscCall(PetscLogEventBegin(PBF_Update, 0, 0, 0, 0));
   GSCallKokkos(TeamFor(
       "PipeBCGSF::UpdateS", Policy(W, 3), KOKKOS_LAMBDA(const Member &m) {
-        PetscScalar alpha = alpha_given;
-        if (!given) { /* the second reduction stage of <r,r0*> and <v,r0*>, redundantly in every team */
-          PetscScalar ra[2] = {0, 0};
-          for (int k = m.team_rank(); k < L; k += m.team_size()) {
-            ra[0] += pr[k];
-            ra[1] += pa[k];
-          }
-          TeamSumAll<2>(m, ra);
-          alpha = ra[0] / ra[1];
-        }
+        const PetscScalar alpha = given ? alpha_given : TeamAlpha(m, Scratch(m.team_scratch(0), 2 * m.team_size()), pr, pa, L);
         if (m.league_rank() == 0 && m.team_rank() == 0) a(0) = alpha;
         PetscScalar acc[1] = {0};
         const auto  load   = [&](const PetscInt i, PetscScalar(&e)[2]) {
@@ -589,14 +593,9 @@ template <bool Blk, bool Jacobi> static void SpMVDot3S(PBFWork W, const CSR &A, 
 
   TeamFor(
       "PipeBCGSF::SpMVDot3S", SpMVPolicy(W, A, 3), KOKKOS_LAMBDA(const Member &m) {
-        const Scratch buf(m.team_scratch(0), 3 * m.team_size());
-        PetscScalar   ra[2] = {0, 0}, ss[1] = {0}, acc[3] = {0, 0, 0};
-        for (int k = m.team_rank(); k < L; k += m.team_size()) { /* alpha as UpdateS sums it, in every team */
-          ra[0] += part(SLOT_R * L + k);
-          ra[1] += part(SLOT_A * L + k);
-        }
-        TeamSumAllIn<2>(m, buf, ra);
-        const GatherS<Jacobi> g{r, v, d, ra[0] / ra[1]};
+        const Scratch         buf(m.team_scratch(0), 3 * m.team_size());
+        PetscScalar           ss[1] = {0}, acc[3] = {0, 0, 0};
+        const GatherS<Jacobi> g{r, v, d, TeamAlpha(m, buf, part.data() + SLOT_R * (size_t)L, part.data() + SLOT_A * (size_t)L, L)};
         if (m.league_rank() == 0 && m.team_rank() == 0) OneLane(m, [&]() { a(0) = g.alpha; });
         ForEachRowProduct<Blk>(m, A, g, [&](const PetscInt row, const PetscScalar ti) {
           const PetscScalar si = g.S(row);

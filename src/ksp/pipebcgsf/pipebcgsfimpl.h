@@ -61,14 +61,14 @@ PETSC_INTERN PetscErrorCode PBFReduce(PBFWork, PetscScalar[PBF_NSUMS]);
 /* Device scalars (one process, a fused SpMV, PCNONE or PCJACOBI): SpMVDot3Final's last team sums the iteration's
    partials into one of two pinned slots and computes omega and beta, which UpdateDevice reads, so the host can queue
    the next iteration's SpMVDot1, UpdateS and SpMVDot3 before it reads this one's sums (ReduceSlot waits for that slot
-   alone); UpdateDevice leaves x, r, p alone where the host loop stops without an Update (a breakdown, NaN or Inf). */
+   alone); UpdateDevice leaves x, r, p alone where the host loop stops without an Update (a breakdown, NaN or Inf).
+   SpMVDot3Final's last argument folds UpdateS into it: every team sums alpha as UpdateS does, s of a row's columns is
+   formed from r and v as the SpMV gathers them, s and t of its rows are stored with <s,s> and SpMVDot3's sums; three
+   kernels an iteration instead of four. Twins: PBFUpdateS_Ref, then PBFSpMV_Ref and the sums. */
 PETSC_INTERN PetscErrorCode PBFWorkSetDeviceScalars(PBFWork);
 PETSC_INTERN PetscErrorCode PBFSpMVDot3Final(PBFWork, GSDeviceMat, PetscInt, PetscBool);
 PETSC_INTERN PetscErrorCode PBFUpdateDevice(PBFWork);
 PETSC_INTERN PetscErrorCode PBFReduceSlot(PBFWork, PetscInt, PetscScalar[PBF_NSUMS]);
-/* SpMVDot3Final's last argument folds UpdateS into it (device scalars): every team sums alpha as UpdateS does, s of a
-   row's columns is formed from r and v as the SpMV gathers them, s and t of its rows are stored with <s,s> and
-   SpMVDot3's sums; three kernels an iteration instead of four. Twins: PBFUpdateS_Ref, then PBFSpMV_Ref and the sums. */
 
 /* Serial twins; dinv NULL: no Jacobi, else the inverse bs x bs diagonal blocks (bs = 1: Jacobi); ph/sh NULL: M^{-1}
    applied through dinv (or the identity) */

@@ -612,7 +612,7 @@ static PetscErrorCode KSPView_SGMRESF(KSP ksp, PetscViewer viewer)
 static PetscErrorCode KSPSetFromOptions_SGMRESF(KSP ksp, GSOptionItems PetscOptionsObject)
 {
   KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
-  PetscInt     m, r;
+  PetscInt     m, r, teams;
   PetscBool    set;
 
   PetscFunctionBegin;
@@ -626,10 +626,10 @@ static PetscErrorCode KSPSetFromOptions_SGMRESF(KSP ksp, GSOptionItems PetscOpti
   PetscCall(PetscOptionsEList("-ksp_sgmresf_cgs_refinement", "Second classical Gram-Schmidt pass", "KSPSGMRESF", SGFRefineTypes, 4, SGFRefineTypes[sg->refine], &r, &set));
   if (set) sg->refine = (SGFRefine)r;
   PetscCall(PetscOptionsBool("-ksp_sgmresf_check_true_residual", "Confirm a convergence the estimate claims with the true residual", "KSPSGMRESF", sg->confirm, &sg->confirm, NULL));
-  PetscCall(PetscOptionsInt("-ksp_sgmresf_teams", "Teams of 256 threads of every kernel (0: 4 per multiprocessor, at most one per 256 rows)", "KSPSGMRESF", sg->teams, &m, &set));
+  PetscCall(PetscOptionsInt("-ksp_sgmresf_teams", "Teams of 256 threads of every kernel (0: 4 per multiprocessor, at most one per 256 rows)", "KSPSGMRESF", sg->teams, &teams, &set));
   if (set) {
-    PetscCheck(m >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_sgmresf_teams must be 0 (automatic) or positive, not %" PetscInt_FMT, m);
-    sg->teams = m;
+    PetscCheck(teams >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_sgmresf_teams must be 0 (automatic) or positive, not %" PetscInt_FMT, teams);
+    sg->teams = teams;
   }
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);

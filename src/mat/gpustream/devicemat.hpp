@@ -208,33 +208,22 @@ template <bool Blk, class XView> KOKKOS_INLINE_FUNCTION PetscScalar RowProduct(c
    teams covers any size. */
 template <bool Blk, bool Rev = false, class XView, class F> KOKKOS_INLINE_FUNCTION void ForEachRowProduct(const Member &t, const CSR &A, const XView &x, const F &f)
 {
-  const PetscInt stride = (PetscInt)t.league_size() * t.team_size(), first = (PetscInt)t.league_rank() * t.team_size() + t.team_rank();
-  const auto     blockrow = [&](const PetscInt br) {
+  /* Rev: this thread's rows last first, as ForEachIndex<true> */
+  ForEachIndex<Rev>(t, Blk ? A.m / A.bs : A.m, [&](const PetscInt row) {
+    if (!Blk) {
+      f(row, RowProduct<false>(t, A, x, row));
+      return;
+    }
     PetscScalar y[MaxBlockBS];
-    BlockRowProduct(t, A, x, br, y);
+    BlockRowProduct(t, A, x, row, y);
     for (int i = 0; i < A.bs; i++) { /* y[i] by selects: an index into y would put it in local memory */
       PetscScalar yi = y[0];
 #pragma unroll
       for (int k = 1; k < MaxBlockBS; k++)
         if (k == i) yi = y[k];
-      f(br * A.bs + i, yi);
+      f(row * A.bs + i, yi);
     }
-  };
-  const PetscInt nr = Blk ? A.m / A.bs : A.m;
-  if (!Rev) {
-    for (PetscInt row = first; row < nr; row += stride) {
-      if (!Blk)
-        f(row, RowProduct<false>(t, A, x, row));
-      else
-        blockrow(row);
-    }
-  } else if (first < nr) /* this thread's rows last first, as ForEachIndex<true> */
-    for (PetscInt row = first + (nr - 1 - first) / stride * stride; row >= first; row -= stride) {
-      if (!Blk)
-        f(row, RowProduct<false>(t, A, x, row));
-      else
-        blockrow(row);
-    }
+  });
 }
 
 /* Calls f(row) for the rows ForEachRowProduct<Blk> gives this thread, in its order: a later loop of the same kernel
