@@ -3,9 +3,10 @@
 # scripts/build-gpu.sh). Each round runs every variant at every size (bench_poisson, 2D Laplacian, 30 iterations,
 # the median of 7 solves), rounds interleaved so that a drift of the machine hits all variants alike; the summary
 # gives each variant's median over the rounds and its ratio to its own memory floor (copy bandwidth of this run).
-#   VARIANTS="label|passes|bench_poisson options;..."   passes: V or V/C, the vector passes of an iteration (8 bytes a
-#                                                         row each) and its passes over the CSR (values, column
-#                                                         indices, row pointer; 1 if not given); "-": no floor
+#   VARIANTS="label|passes|bench_poisson options[|library];..."   passes: V or V/C, the vector passes of an iteration
+#                                                         (8 bytes a row each) and its passes over the CSR (values,
+#                                                         column indices, row pointer; 1 if not given); "-": no floor;
+#                                                         library: another build of the plugin (default $B's)
 #   NS="1e5 4e6 1e7"  ROUNDS=3
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,8 +27,8 @@ IFS=';' read -r -a vs <<<"$VARIANTS"
 for r in $(seq 1 "$ROUNDS"); do
   for n in $NS; do
     for v in "${vs[@]}"; do
-      IFS='|' read -r label passes opts <<<"$v"
-      line=$("$B/bench/bench_poisson" -n "$n" -dll_append "$B/libpetscgpustream.so" -mat_type gpustream $opts | tail -1)
+      IFS='|' read -r label passes opts lib <<<"$v"
+      line=$("$B/bench/bench_poisson" -n "$n" -dll_append "${lib:-$B/libpetscgpustream.so}" -mat_type gpustream $opts | tail -1)
       echo "$r,$label,$passes,$line" | tee -a "$csv"
     done
   done

@@ -1,13 +1,51 @@
 #!/bin/bash
-# Usage on the GPU machine (device tool, .gpu carried): bash scripts/gpu-profile.sh; CSV files in $OUT/p.tgz
-# Kernel durations and DRAM bytes (ncu) of one stretch of iterations: sgmresf at 1e5, pipecgfused and pipebcgsf at 4e6
+# Usage on the GPU machine (device tool, .gpu carried): bash scripts/gpu-profile.sh [name:args ...]
+# Kernel durations, DRAM bytes and occupancy (ncu) of one stretch of iterations (default: sgmresf at 1e5 and 4e6,
+# pipecgfused and pipebcgsf at 4e6), then a table per kernel: time, GB/s and that over the device-to-device copy
+# rate (hwlimits) of the same call, and tail: how long the busiest multiprocessor ran past the average one (the
+# last team's finish, or uneven rows). CSV files in $OUT/p.tgz. B: the build (default .gpu/run/build, gpu-slim.sh's);
+# LIB: the plugin (default $B's).
 [ -d /opt/gpu-stack ] || tar -xJf .gpu/gpu-stack.tar.xz -C /opt
 source /opt/gpu-stack/env.sh
-B=.gpu/build; mkdir -p $OUT/p
-S="--clock-control none --kernel-name-base demangled --csv --page raw --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum"
-run() { name=$1; shift; timeout 150 ncu $S --launch-skip 150 --launch-count 24 $B/bench/bench_poisson "$@" -dll_append $B/libpetscgpustream.so -mat_type gpustream -reps 2 > $OUT/p/$name.csv 2>$OUT/p/$name.err; echo "$name exit $?"; }
-run sgmresf-1e5 -n 1e5 -ksp_type sgmresf -pc_type none
-run pipecg-4e6 -n 4e6 -ksp_type pipecgfused -pc_type none
-run pipebcgs-4e6 -n 4e6 -ksp_type pipebcgsf -pc_type none
-for n in 1e5 4e6; do $B/bench/bench_poisson -n $n -dll_append $B/libpetscgpustream.so -mat_type gpustream -ksp_type sgmresf -pc_type none -loop_event SGMRESFIteration; done > $OUT/p/plain.csv
-cd $OUT && tar -czf p.tgz p && rm -rf p
+B=${B:-.gpu/run/build}
+mkdir -p "$OUT/p"
+S="--clock-control none --print-units base --kernel-name-base demangled --csv --page raw --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,sm__cycles_active.avg,sm__cycles_active.max,gpc__cycles_elapsed.max"
+runs=("$@")
+[ ${#runs[@]} -gt 0 ] || runs=("sgmresf-1e5:-n 1e5 -ksp_type sgmresf" "sgmresf-4e6:-n 4e6 -ksp_type sgmresf" "pipecg-4e6:-n 4e6 -ksp_type pipecgfused" "pipebcgs-4e6:-n 4e6 -ksp_type pipebcgsf")
+nvcc -O3 -arch=sm_90 -o /tmp/hwlimits bench/hwlimits.cu && /tmp/hwlimits >"$OUT/p/hw.csv"
+for r in "${runs[@]}"; do
+  name=${r%%:*}
+  # shellcheck disable=SC2086
+  timeout 200 ncu $S --launch-skip 150 --launch-count 32 "$B/bench/bench_poisson" ${r#*:} -pc_type none -dll_append "${LIB:-$B/libpetscgpustream.so}" -mat_type gpustream -reps 2 >"$OUT/p/$name.csv" 2>"$OUT/p/$name.err"
+  echo "$name exit $?"
+done
+python3 - "$OUT/p" <<'PY'
+import csv, glob, os, re, sys
+d = sys.argv[1]
+hw = dict(l.strip().split(",", 1) for l in open(os.path.join(d, "hw.csv")))
+copy = float(hw["d2d_copy_GBps"])
+print("device %s, copy %.1f GB/s" % (hw.get("device", "?"), copy))
+print("%-14s %-26s %4s %9s %8s %9s %7s %6s %4s %5s %7s" % ("run", "kernel", "n", "us", "us/n", "MB", "GB/s", "/copy", "regs", "occ%", "tail us"))
+for f in sorted(glob.glob(os.path.join(d, "*.csv"))):
+    if f.endswith("hw.csv"):
+        continue
+    lines = [l for l in open(f) if l.startswith('"')]
+    rows = list(csv.DictReader(lines))[1:]  # the second row holds the units
+    by = {}
+    for r in rows:
+        m = re.search(r"ParallelFor<(?:void )?(?:[A-Za-z_0-9]+::)*([A-Za-z_0-9]+)", r["Kernel Name"])
+        name = (m.group(1) if m else r["Kernel Name"].split("(")[0])[:34]
+        g = by.setdefault(name, [0, 0.0, 0.0, 0.0, 0.0, 0.0])
+        unit = 1e-3  # ns to us (--print-units base)
+        g[0] += 1
+        g[1] += float(r["gpu__time_duration.sum"].replace(",", "")) * unit
+        g[2] += (float(r["dram__bytes_read.sum"].replace(",", "")) + float(r["dram__bytes_write.sum"].replace(",", ""))) / 1e6
+        g[3] = float(r["launch__registers_per_thread"])
+        g[4] += float(r["sm__warps_active.avg.pct_of_peak_sustained_active"])
+        ns = float(r["gpu__time_duration.sum"].replace(",", ""))
+        ghz = float(r["gpc__cycles_elapsed.max"].replace(",", "")) / ns
+        g[5] += (float(r["sm__cycles_active.max"].replace(",", "")) - float(r["sm__cycles_active.avg"].replace(",", ""))) / ghz * 1e-3
+    for k, (c, us, mb, regs, occ, tail) in sorted(by.items()):
+        print("%-14s %-26s %4d %9.1f %8.2f %9.1f %7.0f %6.2f %4d %5.0f %7.2f" % (os.path.basename(f)[:-4], k[:26], c, us, us / c, mb, mb / us * 1e3, mb / us * 1e3 / copy, regs, occ / c, tail / c))
+PY
+cd "$OUT" && tar -czf p.tgz p && rm -rf p

@@ -271,7 +271,7 @@ template <int N> KOKKOS_INLINE_FUNCTION void TeamSumAllIn(const Member &t, const
 
 /* Whether this team is the last of the total teams (default: all of its kernel) counted in *count to get here; each
    team calls it after storing its partial sums, which are made visible first. The last team reads the others'
-   stores through volatile pointers (past its L1 cache) and sets *count back to 0 for the next launch. */
+   stores through LoadL2() (past its L1 cache) and sets *count back to 0 for the next launch. */
 KOKKOS_INLINE_FUNCTION bool LastTeam(const Member &t, unsigned *count, unsigned total = 0)
 {
   int last = 0;
@@ -285,27 +285,38 @@ KOKKOS_INLINE_FUNCTION bool LastTeam(const Member &t, unsigned *count, unsigned 
   return last != 0;
 }
 
+/* Another team's store of the same kernel, read past this multiprocessor's L1 cache by the team that LastTeam()
+   found last: on CUDA a load cached in L2 only (GPU scope), which the compiler may batch; a volatile load (system
+   scope on CUDA, and never moved past another) elsewhere */
+KOKKOS_INLINE_FUNCTION PetscScalar LoadL2(const PetscScalar *p)
+{
+#if defined(__CUDA_ARCH__)
+  return __ldcg(p);
+#else
+  return *(const volatile PetscScalar *)p;
+#endif
+}
+
 /* a[k] += p[k * stride + l] for k < nk (nk <= N) and the l in [0, L) this thread owns (team_rank, + team_size, ...),
-   in that order. The last team of a kernel reads the other teams' partials through a volatile pointer (past its L1
+   in that order. The last team of a kernel reads the other teams' partials through LoadL2() (past its L1
    cache); the loads of U l's (about eight values) are issued before their sums, so that they wait for L2 together:
    more would cost registers in every team of the kernel, not only in the last. */
 template <int N, int U = (N <= 2 ? 4 : 1)> KOKKOS_INLINE_FUNCTION void AddPartials(const Member &t, const PetscScalar *p, size_t stride, int L, int nk, PetscScalar (&a)[N])
 {
-  const volatile PetscScalar *v = p;
-  const int                   T = t.team_size();
-  int                         l = t.team_rank();
+  const int T = t.team_size();
+  int       l = t.team_rank();
   for (; l + (U - 1) * T < L; l += U * T) {
     PetscScalar q[U][N];
     for (int u = 0; u < U; u++)
       for (int k = 0; k < N; k++)
-        if (k < nk) q[u][k] = v[k * stride + l + u * T];
+        if (k < nk) q[u][k] = LoadL2(p + k * stride + l + u * T);
     for (int u = 0; u < U; u++)
       for (int k = 0; k < N; k++)
         if (k < nk) a[k] += q[u][k];
   }
   for (; l < L; l += T)
     for (int k = 0; k < N; k++)
-      if (k < nk) a[k] += v[k * stride + l];
+      if (k < nk) a[k] += LoadL2(p + k * stride + l);
 }
 
 /* TeamSumAllIn, then the team's sums stored at out[k * league_size + league_rank] */

@@ -248,7 +248,6 @@ KOKKOS_INLINE_FUNCTION void LoadSums(const Member &t, const Scratch &H, const Pe
    chunk of 8 with two barriers (the last team's serial finish took about 20 us at 1e5 rows on an H200) */
 KOKKOS_INLINE_FUNCTION void WarpSums(const Member &t, const Scratch &H, const PetscScalar *p, int L, int cnt)
 {
-  const volatile PetscScalar *v = p; /* other teams' stores of the same kernel */
 #if defined(__CUDA_ARCH__)
   constexpr int S = 4, R = 4; /* sums a warp does at once, rounds of lanes loaded at once */
   const int     tid = threadIdx.y * blockDim.x + threadIdx.x, nw = blockDim.x * blockDim.y / 32, w = tid / 32, lane = tid % 32;
@@ -259,7 +258,7 @@ KOKKOS_INLINE_FUNCTION void WarpSums(const Member &t, const Scratch &H, const Pe
 #  pragma unroll
       for (int s = 0; s < S; s++)
 #  pragma unroll
-        for (int r = 0; r < R; r++) q[s][r] = c0 + s * nw < cnt && l0 + 32 * r < L ? v[(size_t)(c0 + s * nw) * L + l0 + 32 * r] : 0;
+        for (int r = 0; r < R; r++) q[s][r] = c0 + s * nw < cnt && l0 + 32 * r < L ? LoadL2(p + (size_t)(c0 + s * nw) * L + l0 + 32 * r) : 0;
 #  pragma unroll
       for (int s = 0; s < S; s++)
 #  pragma unroll
@@ -275,7 +274,7 @@ KOKKOS_INLINE_FUNCTION void WarpSums(const Member &t, const Scratch &H, const Pe
   OneThread(t, [&]() {
     for (int c = 0; c < cnt; c++) {
       PetscScalar a = 0;
-      for (int l = 0; l < L; l++) a += v[(size_t)c * L + l];
+      for (int l = 0; l < L; l++) a += LoadL2(p + (size_t)c * L + l);
       H(c) = a;
     }
   });
@@ -438,22 +437,66 @@ template <class Rows> KOKKOS_INLINE_FUNCTION void PairDots(const Member &t, cons
    (g - d) / rho, g = <v_i, x> and d_i = sum_{j >= i-1} R(i,j+1) b_j. */
 KOKKOS_INLINE_FUNCTION void DelayedCoefficients(const Member &t, const Scratch &H, int nc, const DView<PetscScalar> &R, int ld, PetscScalar *rec, bool write)
 {
+  PetscScalar *const Rn = R.data() + (size_t)nc * ld; /* column nc: R(1:k-2, k-1) */
+#if defined(__CUDA_ARCH__)
+  /* A warp's lanes take the j of each sum and the i of R(:,k), so each costs one trip to R: one thread's loops took a
+     trip per j, the read-add-store of R(:,k-1) one after the other (the finish grew with k, up to half of the kernel
+     at 1e5 rows) */
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x, lane = tid % 32, w = tid / 32, nw = blockDim.x * blockDim.y / 32;
+  if (w == 0) {
+    PetscScalar hh = 0, ab = 0, ww = 0;
+    for (int j = lane; j < nc - 1; j += 32) {
+      const PetscScalar b = H(nc + j);
+      hh += b * b;
+      ab += b * H(j);
+      if (write) {
+        const PetscScalar r = Rn[j + 1];
+        ww += r * r;
+        Rn[j + 1] = r + b;
+      }
+    }
+    for (int o = 16; o > 0; o /= 2) {
+      hh += __shfl_xor_sync(0xffffffffu, hh, o);
+      ab += __shfl_xor_sync(0xffffffffu, ab, o);
+      ww += __shfl_xor_sync(0xffffffffu, ww, o);
+    }
+    if (lane == 0) {
+      const PetscScalar rho2 = H(2 * nc - 1) - hh, rho = rho2 >= 0 ? sqrt(rho2) : (rho2 < 0 ? 0 : rho2), inv = rho > 0 ? 1 / rho : 0;
+      H(2 * nc)     = inv;
+      H(2 * nc + 1) = (H(nc - 1) - ab) * inv;
+      if (write) {
+        Rn[nc]               = rho;
+        rec[SGF_REC_RKK]     = rho;
+        rec[SGF_REC_REFINED] = 1;
+        rec[SGF_REC_WW]      = H(2 * nc - 1) + ww;
+      }
+    }
+  }
+  t.team_barrier();
+  if (write)
+    for (int i = 1 + w; i <= nc; i += nw) {
+      PetscScalar d = 0;
+      for (int j = (i > 1 ? i - 1 : 1) + lane; j < nc; j += 32) d += R(i + (size_t)(j + 1) * ld) * H(nc + j - 1);
+      for (int o = 16; o > 0; o /= 2) d += __shfl_xor_sync(0xffffffffu, d, o);
+      if (lane == 0) R(i + (size_t)(nc + 1) * ld) = ((i < nc ? H(i - 1) : H(2 * nc + 1)) - d) * H(2 * nc);
+    }
+#else
   OneThread(t, [&]() {
     PetscScalar hh = 0, ab = 0, ww = H(2 * nc - 1);
     for (int j = 0; j < nc - 1; j++) {
       hh += H(nc + j) * H(nc + j);
       ab += H(nc + j) * H(j);
-      ww += R(j + 1 + (size_t)nc * ld) * R(j + 1 + (size_t)nc * ld);
+      ww += Rn[j + 1] * Rn[j + 1];
     }
     const PetscScalar rho2 = H(2 * nc - 1) - hh, rho = rho2 >= 0 ? sqrt(rho2) : (rho2 < 0 ? 0 : rho2), inv = rho > 0 ? 1 / rho : 0;
     H(2 * nc)     = inv;
     H(2 * nc + 1) = (H(nc - 1) - ab) * inv;
     if (write) {
-      for (int j = 0; j < nc - 1; j++) R(j + 1 + (size_t)nc * ld) += H(nc + j);
-      R(nc + (size_t)nc * ld) = rho;
-      rec[SGF_REC_RKK]        = rho;
-      rec[SGF_REC_REFINED]    = 1;
-      rec[SGF_REC_WW]         = ww;
+      for (int j = 0; j < nc - 1; j++) Rn[j + 1] += H(nc + j);
+      Rn[nc]               = rho;
+      rec[SGF_REC_RKK]     = rho;
+      rec[SGF_REC_REFINED] = 1;
+      rec[SGF_REC_WW]      = ww;
     }
   });
   t.team_barrier();
@@ -464,6 +507,7 @@ KOKKOS_INLINE_FUNCTION void DelayedCoefficients(const Member &t, const Scratch &
         for (int j = i > 1 ? i - 1 : 1; j < nc; j++) d += R(i + (size_t)(j + 1) * ld) * H(nc + j - 1);
         R(i + (size_t)(nc + 1) * ld) = ((i < nc ? H(i - 1) : H(2 * nc + 1)) - d) * H(2 * nc);
       });
+#endif
 }
 
 /* After PairDots(): the kernel's last team sums the 2 nc pairs, derives the coefficients and leaves them in fin for

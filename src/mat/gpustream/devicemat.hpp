@@ -405,9 +405,8 @@ void TiledRows(const Exec &exec, const CSR &A, const LaunchShape &s, PetscInt of
         OneThread(t, [&]() { T.part(i) = sum[0]; });
         if (!LastTeam(t, &T.count(f), pieces)) return;
         OneThread(t, [&]() {
-          const volatile PetscScalar *p = T.part.data() + f;
-          PetscScalar                 v = 0;
-          for (unsigned c = 0; c < pieces; c++) v += p[c];
+          PetscScalar v = 0;
+          for (unsigned c = 0; c < pieces; c++) v += LoadL2(T.part.data() + f + c);
           y(off + r0) = Add ? z(off + r0) + v : v;
           T.count(f)  = 0;
         });
