@@ -270,16 +270,20 @@ template <int N> KOKKOS_INLINE_FUNCTION void TeamSumAllIn(const Member &t, const
 }
 
 /* Whether this team is the last of the total teams (default: all of its kernel) counted in *count to get here; each
-   team calls it after storing its partial sums, which are made visible first. The last team reads the others'
-   stores through LoadL2() (past its L1 cache) and sets *count back to 0 for the next launch. */
+   team calls it after storing its partial sums. The barrier lets one thread's fence order every thread's stores
+   before the count (fences are cumulative; sgmresf's pairs are stored by 64 threads), and the last team's second
+   fence orders its reads of the others' stores, through LoadL2() (past its L1 cache), after the count that saw them
+   all. That team sets *count back to 0 for the next launch. */
 KOKKOS_INLINE_FUNCTION bool LastTeam(const Member &t, unsigned *count, unsigned total = 0)
 {
   int last = 0;
+  t.team_barrier();
   Kokkos::single(
       Kokkos::PerTeam(t),
       [&](int &l) {
         Kokkos::memory_fence();
         l = Kokkos::atomic_fetch_add(count, 1u) == (total ? total : (unsigned)t.league_size()) - 1;
+        if (l) Kokkos::memory_fence();
       },
       last);
   return last != 0;
