@@ -17,7 +17,7 @@
 # benchmarks: every benchmark in one command, sized for the 10 minutes of one device call: bench with NS="1e5 1e6 1e7"
 #            and no launch-shape sweeps, spmv, and stream on a 5 GB CSR under a 1 GB budget (the three took about
 #            45 s, 60 s and 50 s in separate calls on an H200 on 2026-11-21, two sizes for bench then)
-# Logs and CSV files go to $OUT (or ./gpu-out); a summary table is printed last.
+# Logs and CSV files go to $OUT (or ./gpu-out); a summary table is printed last. GPU=H200: stop unless the GPU is one.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -43,6 +43,11 @@ log() { cat "$step" >>"$OUT/$1"; }
 if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
   echo "No GPU on this machine: running the CPU comparisons (scripts/cpu-bench.sh) on the CPU build instead"
   exec bash "$root/scripts/cpu-bench.sh"
+fi
+# GPU=H200: run only where the GPU's name says so (the device tool may hand out an H100 for an H200), else stop at once
+if [ -n "${GPU:-}" ] && ! nvidia-smi -L | grep -q "$GPU"; then
+  echo "Not a $GPU here ($(nvidia-smi -L | head -1)): nothing run" | tee -a "$summary"
+  exit 0
 fi
 if [ ! -d /opt/gpu-stack ]; then tar -xJf .gpu/gpu-stack.tar.xz -C /opt || exit 1; fi
 source /opt/gpu-stack/env.sh
