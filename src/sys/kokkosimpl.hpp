@@ -224,6 +224,15 @@ template <int K, class Ld, class St> KOKKOS_INLINE_FUNCTION void ForEachIndexPai
   }
 }
 
+#if defined(__CUDA_ARCH__)
+/* v summed over the 32 lanes of a warp by a butterfly, the same order in every lane, which all get the total */
+__device__ inline PetscScalar WarpAllSum(PetscScalar v)
+{
+  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+#endif
+
 /* Sums N per-thread values over the team with a tree in the scratch buffer s (N * team_size scalars), in the same
    order in every team, and gives every thread the totals (by warp shuffles on CUDA). s may be reused by later calls
    in the same kernel: the leading barrier lets the previous call's readers finish first. */
@@ -239,15 +248,13 @@ template <int N> KOKKOS_INLINE_FUNCTION void TeamSumAllIn(const Member &t, const
   const int nt = blockDim.x * blockDim.y, tid = threadIdx.y * blockDim.x + threadIdx.x, nw = nt / 32;
   if (nt % 32 == 0) {
     for (int k = 0; k < N; k++) {
-      PetscScalar v = threadIdx.x == 0 ? a[k] : 0;
-      for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+      const PetscScalar v = WarpAllSum(threadIdx.x == 0 ? a[k] : 0);
       if (tid % 32 == 0) s(k * nw + tid / 32) = v;
     }
     t.team_barrier();
     if (tid < 32)
       for (int k = 0; k < N; k++) {
-        PetscScalar v = tid < nw ? s(k * nw + tid) : 0;
-        for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+        const PetscScalar v = WarpAllSum(tid < nw ? s(k * nw + tid) : 0);
         if (tid == 0) s(k * nw) = v;
       }
     t.team_barrier();

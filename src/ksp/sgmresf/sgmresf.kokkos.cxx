@@ -266,7 +266,7 @@ KOKKOS_INLINE_FUNCTION void WarpSums(const Member &t, const Scratch &H, const Pe
     }
 #  pragma unroll
     for (int s = 0; s < S; s++) {
-      for (int o = 16; o > 0; o /= 2) a[s] += __shfl_xor_sync(0xffffffffu, a[s], o);
+      a[s] = WarpAllSum(a[s]);
       if (lane == 0 && c0 + s * nw < cnt) H(c0 + s * nw) = a[s];
     }
   }
@@ -438,6 +438,21 @@ template <class Rows> KOKKOS_INLINE_FUNCTION void PairDots(const Member &t, cons
 KOKKOS_INLINE_FUNCTION void DelayedCoefficients(const Member &t, const Scratch &H, int nc, const DView<PetscScalar> &R, int ld, PetscScalar *rec, bool write)
 {
   PetscScalar *const Rn = R.data() + (size_t)nc * ld; /* column nc: R(1:k-2, k-1) */
+  /* from hh = sum b_j^2, ab = sum b_j a_j and ww = ||w_{k-1}||^2: 1 / rho, <v_{k-1}, x>, and with write R(k-1,k-1)
+     and step k-1's record */
+  const auto scalars = [&](const PetscScalar hh, const PetscScalar ab, const PetscScalar ww) {
+    const PetscScalar rho2 = H(2 * nc - 1) - hh, rho = rho2 >= 0 ? sqrt(rho2) : (rho2 < 0 ? 0 : rho2), inv = rho > 0 ? 1 / rho : 0;
+    H(2 * nc)     = inv;
+    H(2 * nc + 1) = (H(nc - 1) - ab) * inv;
+    if (write) {
+      Rn[nc]               = rho;
+      rec[SGF_REC_RKK]     = rho;
+      rec[SGF_REC_REFINED] = 1;
+      rec[SGF_REC_WW]      = ww;
+    }
+  };
+  /* R(i, k) = (g_i - d_i) / rho */
+  const auto firstpass = [&](const int i, const PetscScalar d) { R(i + (size_t)(nc + 1) * ld) = ((i < nc ? H(i - 1) : H(2 * nc + 1)) - d) * H(2 * nc); };
 #if defined(__CUDA_ARCH__)
   /* A warp's lanes take the j of each sum and the i of R(:,k), so each costs one trip to R: one thread's loops took a
      trip per j, the read-add-store of R(:,k-1) one after the other (the finish grew with k, up to half of the kernel
@@ -455,30 +470,18 @@ KOKKOS_INLINE_FUNCTION void DelayedCoefficients(const Member &t, const Scratch &
         Rn[j + 1] = r + b;
       }
     }
-    for (int o = 16; o > 0; o /= 2) {
-      hh += __shfl_xor_sync(0xffffffffu, hh, o);
-      ab += __shfl_xor_sync(0xffffffffu, ab, o);
-      ww += __shfl_xor_sync(0xffffffffu, ww, o);
-    }
-    if (lane == 0) {
-      const PetscScalar rho2 = H(2 * nc - 1) - hh, rho = rho2 >= 0 ? sqrt(rho2) : (rho2 < 0 ? 0 : rho2), inv = rho > 0 ? 1 / rho : 0;
-      H(2 * nc)     = inv;
-      H(2 * nc + 1) = (H(nc - 1) - ab) * inv;
-      if (write) {
-        Rn[nc]               = rho;
-        rec[SGF_REC_RKK]     = rho;
-        rec[SGF_REC_REFINED] = 1;
-        rec[SGF_REC_WW]      = H(2 * nc - 1) + ww;
-      }
-    }
+    hh = WarpAllSum(hh);
+    ab = WarpAllSum(ab);
+    ww = WarpAllSum(ww);
+    if (lane == 0) scalars(hh, ab, H(2 * nc - 1) + ww);
   }
   t.team_barrier();
   if (write)
     for (int i = 1 + w; i <= nc; i += nw) {
       PetscScalar d = 0;
       for (int j = (i > 1 ? i - 1 : 1) + lane; j < nc; j += 32) d += R(i + (size_t)(j + 1) * ld) * H(nc + j - 1);
-      for (int o = 16; o > 0; o /= 2) d += __shfl_xor_sync(0xffffffffu, d, o);
-      if (lane == 0) R(i + (size_t)(nc + 1) * ld) = ((i < nc ? H(i - 1) : H(2 * nc + 1)) - d) * H(2 * nc);
+      d = WarpAllSum(d);
+      if (lane == 0) firstpass(i, d);
     }
 #else
   OneThread(t, [&]() {
@@ -488,16 +491,9 @@ KOKKOS_INLINE_FUNCTION void DelayedCoefficients(const Member &t, const Scratch &
       ab += H(nc + j) * H(j);
       ww += Rn[j + 1] * Rn[j + 1];
     }
-    const PetscScalar rho2 = H(2 * nc - 1) - hh, rho = rho2 >= 0 ? sqrt(rho2) : (rho2 < 0 ? 0 : rho2), inv = rho > 0 ? 1 / rho : 0;
-    H(2 * nc)     = inv;
-    H(2 * nc + 1) = (H(nc - 1) - ab) * inv;
-    if (write) {
+    if (write)
       for (int j = 0; j < nc - 1; j++) Rn[j + 1] += H(nc + j);
-      Rn[nc]               = rho;
-      rec[SGF_REC_RKK]     = rho;
-      rec[SGF_REC_REFINED] = 1;
-      rec[SGF_REC_WW]      = ww;
-    }
+    scalars(hh, ab, ww);
   });
   t.team_barrier();
   if (write)
@@ -505,7 +501,7 @@ KOKKOS_INLINE_FUNCTION void DelayedCoefficients(const Member &t, const Scratch &
       OneLane(t, [&]() {
         PetscScalar d = 0;
         for (int j = i > 1 ? i - 1 : 1; j < nc; j++) d += R(i + (size_t)(j + 1) * ld) * H(nc + j - 1);
-        R(i + (size_t)(nc + 1) * ld) = ((i < nc ? H(i - 1) : H(2 * nc + 1)) - d) * H(2 * nc);
+        firstpass(i, d);
       });
 #endif
 }

@@ -329,7 +329,7 @@ template <bool Add, class YView> KOKKOS_INLINE_FUNCTION void LongTileRows(const 
     if (len <= 32) continue;
     PetscScalar sum = 0;
     for (PetscInt j = lane; j < len; j += 32) sum += sp(b + j);
-    for (int o = 16; o > 0; o /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    sum = WarpAllSum(sum);
     if (lane == 0) y(y0 + q) = Add ? z(y0 + q) + sum : sum;
   }
 #else
