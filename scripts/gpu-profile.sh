@@ -4,7 +4,7 @@
 # pipecgfused and pipebcgsf at 4e6), then a table per kernel: time, GB/s and that over the device-to-device copy
 # rate (hwlimits) of the same call, and tail: how long the busiest multiprocessor ran past the average one (the
 # last team's finish, or uneven rows). CSV files in $OUT/p.tgz. B: the build (default .gpu/run/build, gpu-slim.sh's);
-# LIB: the plugin (default $B's).
+# LIB: the plugin (default $B's). Each run is PCNONE unless its arguments name a -pc_type.
 [ -d /opt/gpu-stack ] || tar -xJf .gpu/gpu-stack.tar.xz -C /opt
 source /opt/gpu-stack/env.sh
 B=${B:-.gpu/run/build}
@@ -16,7 +16,7 @@ nvcc -O3 -arch=sm_90 -o /tmp/hwlimits bench/hwlimits.cu && /tmp/hwlimits >"$OUT/
 for r in "${runs[@]}"; do
   name=${r%%:*}
   # shellcheck disable=SC2086
-  timeout 200 ncu $S --launch-skip 150 --launch-count 32 "$B/bench/bench_poisson" ${r#*:} -pc_type none -dll_append "${LIB:-$B/libpetscgpustream.so}" -mat_type gpustream -reps 2 >"$OUT/p/$name.csv" 2>"$OUT/p/$name.err"
+  timeout 200 ncu $S --launch-skip 150 --launch-count 32 "$B/bench/bench_poisson" -pc_type none ${r#*:} -dll_append "${LIB:-$B/libpetscgpustream.so}" -mat_type gpustream -reps 2 >"$OUT/p/$name.csv" 2>"$OUT/p/$name.err"
   echo "$name exit $?"
 done
 python3 - "$OUT/p" <<'PY'
@@ -33,19 +33,18 @@ for f in sorted(glob.glob(os.path.join(d, "*.csv"))):
     rows = list(csv.DictReader(lines))[1:]  # the second row holds the units
     by = {}
     for r in rows:
+        num = lambda k: float(r[k].replace(",", ""))  # base units: ns, bytes, cycles
         m = re.search(r"ParallelFor<(?:void )?(?:[A-Za-z_0-9]+::)*([A-Za-z_0-9]+)", r["Kernel Name"])
-        name = (m.group(1) if m else r["Kernel Name"].split("(")[0])[:34]
+        name = (m.group(1) if m else r["Kernel Name"].split("(")[0])[:26]
         g = by.setdefault(name, [0, 0.0, 0.0, 0.0, 0.0, 0.0])
-        unit = 1e-3  # ns to us (--print-units base)
+        ns = num("gpu__time_duration.sum")
         g[0] += 1
-        g[1] += float(r["gpu__time_duration.sum"].replace(",", "")) * unit
-        g[2] += (float(r["dram__bytes_read.sum"].replace(",", "")) + float(r["dram__bytes_write.sum"].replace(",", ""))) / 1e6
-        g[3] = float(r["launch__registers_per_thread"])
-        g[4] += float(r["sm__warps_active.avg.pct_of_peak_sustained_active"])
-        ns = float(r["gpu__time_duration.sum"].replace(",", ""))
-        ghz = float(r["gpc__cycles_elapsed.max"].replace(",", "")) / ns
-        g[5] += (float(r["sm__cycles_active.max"].replace(",", "")) - float(r["sm__cycles_active.avg"].replace(",", ""))) / ghz * 1e-3
+        g[1] += ns * 1e-3
+        g[2] += (num("dram__bytes_read.sum") + num("dram__bytes_write.sum")) / 1e6
+        g[3] = num("launch__registers_per_thread")
+        g[4] += num("sm__warps_active.avg.pct_of_peak_sustained_active")
+        g[5] += (num("sm__cycles_active.max") - num("sm__cycles_active.avg")) / (num("gpc__cycles_elapsed.max") / ns) * 1e-3
     for k, (c, us, mb, regs, occ, tail) in sorted(by.items()):
-        print("%-14s %-26s %4d %9.1f %8.2f %9.1f %7.0f %6.2f %4d %5.0f %7.2f" % (os.path.basename(f)[:-4], k[:26], c, us, us / c, mb, mb / us * 1e3, mb / us * 1e3 / copy, regs, occ / c, tail / c))
+        print("%-14s %-26s %4d %9.1f %8.2f %9.1f %7.0f %6.2f %4d %5.0f %7.2f" % (os.path.basename(f)[:-4], k, c, us, us / c, mb, mb / us * 1e3, mb / us * 1e3 / copy, regs, occ / c, tail / c))
 PY
 cd "$OUT" && tar -czf p.tgz p && rm -rf p
