@@ -17,9 +17,8 @@ B=${B:-$root/.gpu/build}
 NS=${NS:-"1e5 4e6 1e7"}
 ROUNDS=${ROUNDS:-3}
 : "${VARIANTS:?VARIANTS=\"label|passes|options;...\"}"
-if [ ! -d /opt/gpu-stack ]; then tar -xJf .gpu/gpu-stack.tar.xz -C /opt || exit 1; fi
-source /opt/gpu-stack/env.sh
-nvcc -O3 -arch=sm_90 -o /tmp/hwlimits bench/hwlimits.cu && /tmp/hwlimits >"$OUT/ab-hw.csv" || exit 1
+source "$root/scripts/gpu-env.sh"
+hwlimits "$OUT/ab-hw.csv" || exit 1
 cat "$OUT/ab-hw.csv"
 csv=$OUT/ab.csv
 echo "round,variant,passes,ksp,pc,mat,nprocs,n,nnz,its,us_per_it_solve,us_per_it_loop" >"$csv"

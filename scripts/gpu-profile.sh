@@ -5,14 +5,14 @@
 # rate (hwlimits) of the same call, and tail: how long the busiest multiprocessor ran past the average one (the
 # last team's finish, or uneven rows). CSV files in $OUT/p.tgz. B: the build (default .gpu/run/build, gpu-slim.sh's);
 # LIB: the plugin (default $B's). Each run is PCNONE unless its arguments name a -pc_type.
-[ -d /opt/gpu-stack ] || tar -xJf .gpu/gpu-stack.tar.xz -C /opt
-source /opt/gpu-stack/env.sh
+root=$(cd "$(dirname "$0")/.." && pwd)
+source "$root/scripts/gpu-env.sh"
 B=${B:-.gpu/run/build}
 mkdir -p "$OUT/p"
 S="--clock-control none --print-units base --kernel-name-base demangled --csv --page raw --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,sm__cycles_active.avg,sm__cycles_active.max,gpc__cycles_elapsed.max"
 runs=("$@")
 [ ${#runs[@]} -gt 0 ] || runs=("sgmresf-1e5:-n 1e5 -ksp_type sgmresf" "sgmresf-4e6:-n 4e6 -ksp_type sgmresf" "pipecg-4e6:-n 4e6 -ksp_type pipecgfused" "pipebcgs-4e6:-n 4e6 -ksp_type pipebcgsf")
-nvcc -O3 -arch=sm_90 -o /tmp/hwlimits bench/hwlimits.cu && /tmp/hwlimits >"$OUT/p/hw.csv"
+hwlimits "$OUT/p/hw.csv"
 for r in "${runs[@]}"; do
   name=${r%%:*}
   # shellcheck disable=SC2086

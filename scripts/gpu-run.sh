@@ -49,8 +49,7 @@ if [ -n "${GPU:-}" ] && ! nvidia-smi -L | grep -q "$GPU"; then
   echo "Not a $GPU here ($(nvidia-smi -L | head -1)): nothing run" | tee -a "$summary"
   exit 0
 fi
-if [ ! -d /opt/gpu-stack ]; then tar -xJf .gpu/gpu-stack.tar.xz -C /opt || exit 1; fi
-source /opt/gpu-stack/env.sh
+source "$root/scripts/gpu-env.sh"
 export OMPI_MCA_rmaps_base_oversubscribe=1
 MPIEXEC=$(command -v mpiexec || command -v mpirun)
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
@@ -186,7 +185,7 @@ if [[ $what == *spmv* ]]; then
   # small and large (at least 5e8 nonzeros) 27-point matrices with 1, 3 and 6 unknowns per node, uneven rows
   MATS=${MATS:-"poisson2d:1e4 poisson2d:1e5 poisson2d:1e6 poisson2d:1e7 cube27:20:1 cube27:265:1 cube27:14:3 cube27:128:3 cube27:10:6 cube27:81:6 powerlaw:1e5:16 powerlaw:1e7:16"}
   echo "== spmv" | tee -a "$summary"
-  nvcc -O3 -arch=sm_90 -o /tmp/hwlimits bench/hwlimits.cu && /tmp/hwlimits >"$OUT/hw.csv"
+  hwlimits "$OUT/hw.csv"
   nvcc -O3 -arch=sm_90 -o /tmp/cusparse_spmv bench/cusparse_spmv.cu -lcusparse && /tmp/cusparse_spmv $MATS | tee "$OUT/spmv_cusparse.csv"
   "$B/bench/bench_spmv" -mats "$(echo $MATS | tr ' ' ,)" | tee "$OUT/spmv_ours.csv"
   python3 - "$OUT/spmv_ours.csv" "$OUT/spmv_cusparse.csv" "$OUT/hw.csv" <<'PY' | tee -a "$summary"
@@ -212,7 +211,7 @@ fi
 
 if [[ $what == *bench* ]]; then
   echo "== bench" | tee -a "$summary"
-  nvcc -O3 -arch=sm_90 -o /tmp/hwlimits bench/hwlimits.cu && /tmp/hwlimits | tee "$OUT/hw.csv" | tee -a "$summary"
+  hwlimits "$OUT/hw.csv" && tee -a "$summary" <"$OUT/hw.csv"
   # the launch-shape sweeps behind the kernel choices (KERNELS=0 skips them; the SpMV column below then stays empty)
   if [ "${KERNELS:-1}" != 0 ]; then for n in $NS; do "$B/bench/bench_kernels" -n $n -reps 30 >>"$OUT/kernels.csv"; done; fi
   nvcc -O3 -arch=sm_90 -o /tmp/cusparse_peers bench/cusparse_peers.cu -lcusparse -lcublas && /tmp/cusparse_peers $NS >"$OUT/peers.csv"
