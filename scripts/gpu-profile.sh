@@ -4,7 +4,9 @@
 # pipecgfused and pipebcgsf at 4e6), then a table per kernel: time, GB/s and that over the device-to-device copy
 # rate (hwlimits) of the same call, and tail: how long the busiest multiprocessor ran past the average one (the
 # last team's finish, or uneven rows). CSV files in $OUT/p.tgz. B: the build (default .gpu/run/build, gpu-slim.sh's);
-# LIB: the plugin (default $B's). Each run is PCNONE unless its arguments name a -pc_type.
+# LIB: the plugin (default $B's). Each run is PCNONE unless its arguments name a -pc_type. SKIP: launches left out
+# first (default 150, past the warm-up solve); a run with fewer launches than that, such as pipecgfused's one kernel
+# per iteration at 1e5 (three solves of 31), gets no rows: lower SKIP or raise -its.
 root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/scripts/gpu-env.sh"
 B=${B:-.gpu/run/build}
@@ -16,7 +18,7 @@ hwlimits "$OUT/p/hw.csv"
 for r in "${runs[@]}"; do
   name=${r%%:*}
   # shellcheck disable=SC2086
-  timeout 200 ncu $S --launch-skip 150 --launch-count 32 "$B/bench/bench_poisson" -pc_type none ${r#*:} -dll_append "${LIB:-$B/libpetscgpustream.so}" -mat_type gpustream -reps 2 >"$OUT/p/$name.csv" 2>"$OUT/p/$name.err"
+  timeout 200 ncu $S --launch-skip "${SKIP:-150}" --launch-count 32 "$B/bench/bench_poisson" -pc_type none ${r#*:} -dll_append "${LIB:-$B/libpetscgpustream.so}" -mat_type gpustream -reps 2 >"$OUT/p/$name.csv" 2>"$OUT/p/$name.err"
   echo "$name exit $?"
 done
 python3 - "$OUT/p" <<'PY'
