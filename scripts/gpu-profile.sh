@@ -6,12 +6,14 @@
 # last team's finish, or uneven rows). CSV files in $OUT/p.tgz. B: the build (default .gpu/run/build, gpu-slim.sh's);
 # LIB: the plugin (default $B's). Each run is PCNONE unless its arguments name a -pc_type. SKIP: launches left out
 # first (default 150, past the warm-up solve); a run with fewer launches than that, such as pipecgfused's one kernel
-# per iteration at 1e5 (three solves of 31), gets no rows: lower SKIP or raise -its.
+# per iteration at 1e5 (three solves of 31), gets no rows: lower SKIP or raise -its. METRICS: more ncu metrics
+# (comma-separated), averaged per kernel in a second table, e.g. the L1 and L2 sectors behind the SpMV's gathers:
+# METRICS=l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sector_hit_rate.pct,lts__t_sectors_op_read.sum
 root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/scripts/gpu-env.sh"
 B=${B:-.gpu/run/build}
 mkdir -p "$OUT/p"
-S="--clock-control none --print-units base --kernel-name-base demangled --csv --page raw --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,sm__cycles_active.avg,sm__cycles_active.max,gpc__cycles_elapsed.max"
+S="--clock-control none --print-units base --kernel-name-base demangled --csv --page raw --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,sm__cycles_active.avg,sm__cycles_active.max,gpc__cycles_elapsed.max${METRICS:+,$METRICS}"
 runs=("$@")
 [ ${#runs[@]} -gt 0 ] || runs=("sgmresf-1e5:-n 1e5 -ksp_type sgmresf" "sgmresf-4e6:-n 4e6 -ksp_type sgmresf" "pipecg-4e6:-n 4e6 -ksp_type pipecgfused" "pipebcgs-4e6:-n 4e6 -ksp_type pipebcgsf")
 hwlimits "$OUT/p/hw.csv"
@@ -26,6 +28,8 @@ import csv, glob, os, re, sys
 d = sys.argv[1]
 hw = dict(l.strip().split(",", 1) for l in open(os.path.join(d, "hw.csv")))
 copy = float(hw["d2d_copy_GBps"])
+extra = [x for x in os.environ.get("METRICS", "").split(",") if x]
+tables = []
 print("device %s, copy %.1f GB/s" % (hw.get("device", "?"), copy))
 print("%-14s %-26s %4s %9s %8s %9s %7s %6s %4s %5s %7s" % ("run", "kernel", "n", "us", "us/n", "MB", "GB/s", "/copy", "regs", "occ%", "tail us"))
 for f in sorted(glob.glob(os.path.join(d, "*.csv"))):
@@ -33,7 +37,7 @@ for f in sorted(glob.glob(os.path.join(d, "*.csv"))):
         continue
     lines = [l for l in open(f) if l.startswith('"')]
     rows = list(csv.DictReader(lines))[1:]  # the second row holds the units
-    by = {}
+    by, more = {}, {}
     for r in rows:
         num = lambda k: float(r[k].replace(",", ""))  # base units: ns, bytes, cycles
         m = re.search(r"ParallelFor<(?:void )?(?:[A-Za-z_0-9]+::)*([A-Za-z_0-9]+)", r["Kernel Name"])
@@ -46,7 +50,13 @@ for f in sorted(glob.glob(os.path.join(d, "*.csv"))):
         g[3] = num("launch__registers_per_thread")
         g[4] += num("sm__warps_active.avg.pct_of_peak_sustained_active")
         g[5] += (num("sm__cycles_active.max") - num("sm__cycles_active.avg")) / (num("gpc__cycles_elapsed.max") / ns) * 1e-3
+        for x in extra:
+            more.setdefault((name, x), []).append(num(x))
     for k, (c, us, mb, regs, occ, tail) in sorted(by.items()):
         print("%-14s %-26s %4d %9.1f %8.2f %9.1f %7.0f %6.2f %4d %5.0f %7.2f" % (os.path.basename(f)[:-4], k, c, us, us / c, mb, mb / us * 1e3, mb / us * 1e3 / copy, regs, occ / c, tail / c))
+    tables.append((os.path.basename(f)[:-4], more))
+for run, more in tables:
+    for (k, x), v in sorted(more.items()):
+        print("%-14s %-26s %-56s %14.4g" % (run, k, x, sum(v) / len(v)))
 PY
 cd "$OUT" && tar -czf p.tgz p && rm -rf p
