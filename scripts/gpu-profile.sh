@@ -3,13 +3,16 @@
 # Kernel durations, DRAM bytes and occupancy (ncu) of one stretch of iterations (default: sgmresf at 1e5 and 4e6,
 # pipecgfused and pipebcgsf at 4e6), then a table per kernel: time, GB/s and that over the device-to-device copy
 # rate (hwlimits) of the same call, and tail: how long the busiest multiprocessor ran past the average one (the
-# last team's finish, or uneven rows). CSV files in $OUT/p.tgz. B: the build (default .gpu/run/build, gpu-slim.sh's);
-# LIB: the plugin (default $B's). Each run is PCNONE unless its arguments name a -pc_type. SKIP: launches left out
-# first (default 150, past the warm-up solve); a run with fewer launches than that, such as pipecgfused's one kernel
-# per iteration at 1e5 (three solves of 31), gets no rows: lower SKIP or raise -its. METRICS: more ncu metrics
-# (comma-separated), averaged per kernel in a second table, e.g. the L1 and L2 sectors behind the SpMV's gathers:
+# last team's finish, or uneven rows). CSV files in $OUT/p.tgz ($OUT: ./gpu-out unless set, as in gpu-run.sh).
+# B: the build (default .gpu/run/build, gpu-slim.sh's); LIB: the plugin (default $B's). Each run is PCNONE unless
+# its arguments name a -pc_type. SKIP: launches left out first (default 150, past the warm-up solve); a run with
+# fewer launches than that, such as pipecgfused's one kernel per iteration at 1e5 (three solves of 31), gets no
+# rows: lower SKIP or raise -its. METRICS: more ncu metrics (comma-separated), averaged per kernel in a second table,
+# e.g. the L1 and L2 sectors behind the SpMV's gathers:
 # METRICS=l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sector_hit_rate.pct,lts__t_sectors_op_read.sum
 root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root" || exit 1
+OUT=${OUT:-$root/gpu-out}
 source "$root/scripts/gpu-env.sh"
 B=${B:-.gpu/run/build}
 mkdir -p "$OUT/p"
