@@ -21,6 +21,13 @@ allocations that fail (host memory limited with setrlimit on the CPU backend, de
 #  include <malloc.h>
 #endif
 
+/* PetscErrorMessage()'s specific message: const in newer PETSc (CMakeLists.txt checks) */
+#if defined(GPUSTREAM_PETSC_ERRORMESSAGE_CONST)
+typedef const char *ErrorText;
+#else
+typedef char *ErrorText;
+#endif
+
 static PetscBool verbose = PETSC_FALSE;
 
 static const KSPType fusedtypes[3] = {KSPPIPECGFUSED, KSPPIPEBCGSF, KSPSGMRESF};
@@ -374,7 +381,7 @@ static PetscErrorCode LimitAddressSpace(size_t margin, struct rlimit *old)
 static PetscErrorCode ReportError(const char *what, PetscErrorCode ierr)
 {
   const char *text;
-  char       *msg = NULL;
+  ErrorText   msg = NULL;
 
   PetscFunctionBeginUser;
   PetscCall(PetscErrorMessage(ierr, &text, &msg));
@@ -613,7 +620,7 @@ static PetscErrorCode DeviceFull(PetscReal leave_mb)
     PetscCall(PetscPopErrorHandler());
     {
       const char *text;
-      char       *msg = NULL;
+      ErrorText   msg = NULL;
       PetscCall(PetscErrorMessage(ierr, &text, &msg));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "resident mode, the default budget: %s\n",
                             ierr == PETSC_ERR_ARG_OUTOFRANGE && msg && strstr(msg, "use -mat_gpustream_mode auto or stream") ? "PETSC_ERR_ARG_OUTOFRANGE suggesting auto or stream" : "UNEXPECTED"));
