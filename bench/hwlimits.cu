@@ -2,6 +2,8 @@
 //   d2d_copy_GBps      device-to-device copy, bytes read + written over time (cudaMemcpy, 1 GiB)
 //   h2d_pinned_GBps    pinned host to device (256 MiB)
 //   launch_readback_us an empty kernel plus an 8-byte device-to-host copy, the floor of one fused iteration's sync
+//   chain_us, chain_pinned_us  one of a chain of one-block kernels that each store four doubles to device memory, or
+//                      to pinned host memory as the device-scalar finishes do: what such a store adds to a kernel's end
 // Prints CSV: name,value
 #include "cudacheck.h"
 
@@ -10,11 +12,16 @@ __global__ void tiny(double *p)
   if (threadIdx.x == 0) p[0] += 1.0;
 }
 
+__global__ void store4(double *p)
+{
+  if (threadIdx.x < 4) p[threadIdx.x] += 1.0;
+}
+
 int main()
 {
   const size_t big = size_t(1) << 30, h2d = size_t(256) << 20;
   char        *x, *y, *h;
-  double      *d, hv;
+  double      *d, *d4, *hs, hv;
   CK(cudaMalloc(&x, big));
   CK(cudaMalloc(&y, big));
   CK(cudaMemset(x, 1, big));
@@ -22,18 +29,31 @@ int main()
   std::fill(h, h + h2d, 3);
   CK(cudaMalloc(&d, sizeof(double)));
   CK(cudaMemset(d, 0, sizeof(double)));
-  const double   tc = 1e-3 * MedianUs(20, [&] { CK(cudaMemcpy(y, x, big, cudaMemcpyDeviceToDevice)); });
-  const double   th = 1e-3 * MedianUs(10, [&] { CK(cudaMemcpy(x, h, h2d, cudaMemcpyHostToDevice)); });
-  const double   tl = 1e-3 * MedianUs(200, [&] {
+  const double tc = 1e-3 * MedianUs(20, [&] { CK(cudaMemcpy(y, x, big, cudaMemcpyDeviceToDevice)); });
+  const double th = 1e-3 * MedianUs(10, [&] { CK(cudaMemcpy(x, h, h2d, cudaMemcpyHostToDevice)); });
+  const double tl = 1e-3 * MedianUs(200, [&] {
                       tiny<<<1, 32>>>(d);
                       CK(cudaGetLastError());
                       CK(cudaMemcpy(&hv, d, sizeof(double), cudaMemcpyDeviceToHost));
                     });
+  CK(cudaMallocHost(&hs, 4 * sizeof(double)));
+  std::fill(hs, hs + 4, 0.0);
+  const int  chain   = 200;
+  const auto chained = [&](double *q) {
+    for (int i = 0; i < chain; i++) store4<<<1, 32>>>(q);
+    CK(cudaGetLastError());
+  };
+  CK(cudaMalloc(&d4, 4 * sizeof(double)));
+  CK(cudaMemset(d4, 0, 4 * sizeof(double)));
+  const double   tk = 1e-3 * MedianUs(20, [&] { chained(d4); }) / chain;
+  const double   tp = 1e-3 * MedianUs(20, [&] { chained(hs); }) / chain;
   cudaDeviceProp p;
   CK(cudaGetDeviceProperties(&p, 0));
   std::printf("device,%s\n", p.name);
   std::printf("d2d_copy_GBps,%.1f\n", 2.0 * big / (tc * 1e-3) / 1e9);
   std::printf("h2d_pinned_GBps,%.1f\n", double(h2d) / (th * 1e-3) / 1e9);
   std::printf("launch_readback_us,%.2f\n", tl * 1e3);
+  std::printf("chain_us,%.2f\n", tk * 1e3);
+  std::printf("chain_pinned_us,%.2f\n", tp * 1e3);
   return 0;
 }
