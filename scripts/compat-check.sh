@@ -34,17 +34,12 @@ minc=$(dirname "$(find "$cache/petsc" -path '*openmpi/include/mpi.h' | head -1)"
 kver() { sed -n 's/^#define KOKKOS_VERSION \([0-9]*\)$/\1/p' "$cache/$1/usr/include/kokkos/KokkosCore_config.h"; }
 echo "PETSc $petsc ($pinc), Open MPI headers $minc, Kokkos $(kver k4) (Trilinos) and $(kver k5)"
 
-# the configure checks of CMakeLists.txt, against these headers
+# the configure checks of CMakeLists.txt (cmake/probes/*.c), against these headers
 defs=""
-# shellcheck disable=SC2086 # $3: compiler flags, one word each
-probe() { printf '%s\n' "$2" >"$cache/probe.c" && gcc $3 -isystem "$pinc" -isystem "$minc" -c "$cache/probe.c" -o /dev/null 2>/dev/null && defs="$defs -D$1"; }
-probe GPUSTREAM_PETSC_OPTIONITEMS_IS_POINTER '#include <petscoptions.h>
-int main(void) { PetscOptionItems o = NULL; (void)o; return 0; }' ""
-probe GPUSTREAM_PETSC_CREATEGRAPH_INDEX '#include <petscmat.h>
-PETSC_EXTERN PetscErrorCode MatCreateGraph(Mat, PetscBool, PetscBool, PetscReal, PetscInt, PetscInt[], Mat *);
-int main(void) { return 0; }' ""
-probe GPUSTREAM_PETSC_ERRORMESSAGE_CONST '#include <petscsys.h>
-int main(void) { const char *s = NULL; return (int)PetscErrorMessage(PETSC_ERR_MEM, NULL, &s); }' -Werror=incompatible-pointer-types
+for p in optionitems:OPTIONITEMS_IS_POINTER creategraph:CREATEGRAPH_INDEX errormessage:ERRORMESSAGE_CONST; do
+  gcc -Werror=incompatible-pointer-types -isystem "$pinc" -isystem "$minc" -c "$root/cmake/probes/${p%%:*}.c" -o /dev/null 2>/dev/null &&
+    defs="$defs -DGPUSTREAM_PETSC_${p#*:}"
+done
 echo "configure checks:${defs:- none}"
 
 cd "$root"
