@@ -1,7 +1,8 @@
 /* PETSc 3.21 added the injection indices to MatCreateGraph(), which MATGPUSTREAM wraps */
 #include <petscmat.h>
 PETSC_EXTERN PetscErrorCode MatCreateGraph(Mat, PetscBool, PetscBool, PetscReal, PetscInt, PetscInt[], Mat *);
-int                         main(void)
+
+int main(void)
 {
   return 0;
 }
