@@ -35,10 +35,11 @@ LIB  = $(BUILD)/libpetscgpustream.so
 
 # PETSc's variables add these to their own flags. Hidden visibility: only PETSC_EXTERN symbols leave the plugin
 # (Debian's PETSc flags do not hide the rest). PETSc's C++ standard (c++11 on Debian) gives way to C++17.
-# The configure checks of CMakeLists.txt (cmake/probes/*.c) with PETSc's C compiler: signatures newer PETSc changed
-gs_probe = $(shell $(PCC) $(PCC_FLAGS) $(PETSC_CC_INCLUDES) -Werror=incompatible-pointer-types -c -o /dev/null \
-             cmake/probes/$(1).c >/dev/null 2>&1 && echo -DGPUSTREAM_PETSC_$(2))
-GS_DEFS   := $(call gs_probe,optionitems,OPTIONITEMS_IS_POINTER) $(call gs_probe,creategraph,CREATEGRAPH_INDEX)
+# The configure checks of CMakeLists.txt with PETSc's C compiler: -DGPUSTREAM_PETSC_NAME where cmake/probes/NAME.c
+# compiles (signatures newer PETSc changed)
+gs_probe = $(shell $(PCC) $(PCC_FLAGS) $(PETSC_CC_INCLUDES) -Werror=incompatible-pointer-types -c -o /dev/null $(1) \
+             >/dev/null 2>&1 && echo -DGPUSTREAM_PETSC_$(basename $(notdir $(1))))
+GS_DEFS   := $(foreach p,$(wildcard cmake/probes/*.c),$(call gs_probe,$(p)))
 CPPFLAGS   = -Iinclude -Isrc/sys $(GS_DEFS)
 CXXPPFLAGS = $(CPPFLAGS)
 CFLAGS     = -fvisibility=hidden -Wall -Wno-unknown-pragmas

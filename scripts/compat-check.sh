@@ -34,11 +34,12 @@ minc=$(dirname "$(find "$cache/petsc" -path '*openmpi/include/mpi.h' | head -1)"
 kver() { sed -n 's/^#define KOKKOS_VERSION \([0-9]*\)$/\1/p' "$cache/$1/usr/include/kokkos/KokkosCore_config.h"; }
 echo "PETSc $petsc ($pinc), Open MPI headers $minc, Kokkos $(kver k4) (Trilinos) and $(kver k5)"
 
-# the configure checks of CMakeLists.txt (cmake/probes/*.c), against these headers
+# the configure checks of CMakeLists.txt (-DGPUSTREAM_PETSC_NAME where cmake/probes/NAME.c compiles), against these
+# headers
 defs=""
-for p in optionitems:OPTIONITEMS_IS_POINTER creategraph:CREATEGRAPH_INDEX errormessage:ERRORMESSAGE_CONST; do
-  gcc -Werror=incompatible-pointer-types -isystem "$pinc" -isystem "$minc" -c "$root/cmake/probes/${p%%:*}.c" -o /dev/null 2>/dev/null &&
-    defs="$defs -DGPUSTREAM_PETSC_${p#*:}"
+for p in "$root"/cmake/probes/*.c; do
+  gcc -Werror=incompatible-pointer-types -isystem "$pinc" -isystem "$minc" -c "$p" -o /dev/null 2>/dev/null &&
+    defs="$defs -DGPUSTREAM_PETSC_$(basename "$p" .c)"
 done
 echo "configure checks:${defs:- none}"
 

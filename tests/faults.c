@@ -21,7 +21,7 @@ allocations that fail (host memory limited with setrlimit on the CPU backend, de
 #  include <malloc.h>
 #endif
 
-/* PetscErrorMessage()'s specific message: const in newer PETSc (cmake/probes/errormessage.c) */
+/* PetscErrorMessage()'s specific message: const in newer PETSc (cmake/probes/ERRORMESSAGE_CONST.c) */
 #if defined(GPUSTREAM_PETSC_ERRORMESSAGE_CONST)
 typedef const char *ErrorText;
 #else
