@@ -308,26 +308,28 @@ KOKKOS_INLINE_FUNCTION PetscScalar LoadL2(const PetscScalar *p)
 #endif
 }
 
-/* a[k] += p[k * stride + l] for k < nk (nk <= N) and the l in [0, L) this thread owns (team_rank, + team_size, ...),
-   in that order. The last team of a kernel reads the other teams' partials through LoadL2() (past its L1
-   cache); the loads of U l's (about eight values) are issued before their sums, so that they wait for L2 together:
-   more would cost registers in every team of the kernel, not only in the last. */
-template <int N, int U = (N <= 2 ? 4 : 1)> KOKKOS_INLINE_FUNCTION void AddPartials(const Member &t, const PetscScalar *p, size_t stride, int L, int nk, PetscScalar (&a)[N])
+/* a[k] += p[k * stride + l] for k < N and the l in [0, L) this thread owns (team_rank, + team_size, ...), in that
+   order. The last team of a kernel reads the other teams' partials through LoadL2() (past its L1 cache), an l's N
+   loads issued before their sums so that they wait for L2 together. */
+template <int N> KOKKOS_INLINE_FUNCTION void AddPartials(const Member &t, const PetscScalar *p, size_t stride, int L, PetscScalar (&a)[N])
 {
-  const int T = t.team_size();
-  int       l = t.team_rank();
-  for (; l + (U - 1) * T < L; l += U * T) {
-    PetscScalar q[U][N];
-    for (int u = 0; u < U; u++)
-      for (int k = 0; k < N; k++)
-        if (k < nk) q[u][k] = LoadL2(p + k * stride + l + u * T);
-    for (int u = 0; u < U; u++)
-      for (int k = 0; k < N; k++)
-        if (k < nk) a[k] += q[u][k];
+  for (int l = t.team_rank(); l < L; l += t.team_size()) {
+    PetscScalar q[N];
+    for (int k = 0; k < N; k++) q[k] = LoadL2(p + k * stride + l);
+    for (int k = 0; k < N; k++) a[k] += q[k];
   }
-  for (; l < L; l += T)
-    for (int k = 0; k < N; k++)
-      if (k < nk) a[k] += LoadL2(p + k * stride + l);
+}
+
+/* Level-0 scratch scalars for TeamSumAllIn<N> in teams of team threads of vlen lanes, and one more for TeamSumStoreLast's
+   flag: a scalar per warp and sum on CUDA (whole warps), per thread and sum elsewhere */
+inline size_t SumScratch(int N, int team, int vlen = 1)
+{
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (team * vlen % 32 == 0) return (size_t)N * (team * vlen / 32) + 1;
+#else
+  (void)vlen;
+#endif
+  return (size_t)N * team + 1;
 }
 
 /* TeamSumAllIn, then the team's sums stored at out[k * league_size + league_rank] */
@@ -340,6 +342,27 @@ template <int N> KOKKOS_INLINE_FUNCTION void TeamSumStoreIn(const Member &t, con
     OneLane(t, [&]() {
       for (int k = 0; k < N; k++) out[k * t.league_size() + t.league_rank()] = b[k];
     });
+}
+
+/* TeamSumStoreIn, then LastTeam(t, count) for teams whose only store the last team reads is of these sums: the
+   thread that stores them counts, so neither a barrier before its fence nor Kokkos's broadcast after it is needed,
+   and the team learns the answer from a flag after s's sums (s: SumScratch(N, ...) scalars), one barrier later */
+template <int N> KOKKOS_INLINE_FUNCTION bool TeamSumStoreLast(const Member &t, const Scratch &s, const PetscScalar (&a)[N], PetscScalar *out, unsigned *count)
+{
+  PetscScalar b[N];
+  for (int k = 0; k < N; k++) b[k] = a[k];
+  TeamSumAllIn<N>(t, s, b);
+  const size_t flag = s.extent(0) - 1;
+  if (t.team_rank() == 0)
+    OneLane(t, [&]() {
+      for (int k = 0; k < N; k++) out[k * t.league_size() + t.league_rank()] = b[k];
+      Kokkos::memory_fence();
+      const bool last = Kokkos::atomic_fetch_add(count, 1u) == (unsigned)t.league_size() - 1;
+      if (last) Kokkos::memory_fence();
+      s(flag) = last ? 1 : 0;
+    });
+  t.team_barrier();
+  return s(flag) != 0;
 }
 
 /* The same on N * team_size scalars of level-0 scratch allocated per call (each call takes new scratch: size the

@@ -110,10 +110,18 @@ static FusedPol Policy(PBFWork W, int nsums, int teams = 0)
 
 /* The SpMV kernels: the same teams (so the same partial-sum slots), each thread split into the matrix's lanes per row
    (a warp per row for long rows) */
-static FusedPol SpMVPolicy(PBFWork W, const CSR &A, int nsums)
+static FusedPol SpMVPolicy(PBFWork W, const CSR &A, size_t scalars)
 {
   const int lanes = PetscMin(A.lanes, W->tu);
-  return FusedPol(W->lu, W->tu / lanes, lanes).set_scratch_size(0, Kokkos::PerTeam((size_t)nsums * W->tu * sizeof(PetscScalar)));
+  return FusedPol(W->lu, W->tu / lanes, lanes).set_scratch_size(0, Kokkos::PerTeam(scalars * sizeof(PetscScalar)));
+}
+
+/* The scratch scalars of the kernels that may finish an iteration: three sums a thread, and FinishSums' reduction of
+   them all */
+static size_t FinishScratch(PBFWork W, const CSR &A)
+{
+  const int lanes = PetscMin(A.lanes, W->tu);
+  return PetscMax(3 * (size_t)W->tu, SumScratch(PBF_NSUMS, W->tu / lanes, lanes));
 }
 
 /* M^{-1} applied to the gathered vector inside the SpMV: Jacobi scales each gathered entry */
@@ -188,7 +196,7 @@ template <bool Blk, bool Split = false, class G> static void SpMVDot1(PBFWork W,
   PetscScalar *const       out = W->partials.data() + SLOT_A * (size_t)W->lu;
 
   TeamFor(
-      Split ? "PipeBCGSF::SpMVDot1Interior" : "PipeBCGSF::SpMVDot1", SpMVPolicy(W, A, 1), KOKKOS_LAMBDA(const Member &m) {
+      Split ? "PipeBCGSF::SpMVDot1Interior" : "PipeBCGSF::SpMVDot1", SpMVPolicy(W, A, W->tu), KOKKOS_LAMBDA(const Member &m) {
         PetscScalar acc[1] = {0};
         ForEachRowProduct<Blk>(m, A, g, [&](const PetscInt row, const PetscScalar vi) {
           if (!Split || browptr(row + 1) == browptr(row)) sum(row, vi, acc); /* loads before the store, which they could alias: no wait for it */
@@ -358,14 +366,8 @@ PetscErrorCode PBFUpdateS(PBFWork W, PetscBool given, PetscScalar alpha_given)
 KOKKOS_INLINE_FUNCTION void FinishSums(const Member &m, const Scratch &buf, const PetscScalar *part, int L, const Kokkos::View<PetscScalar *, PinnedSpace> &hs, int so, const DView<PetscScalar> &sc, const DView<unsigned> &done)
 {
   PetscScalar tot[PBF_NSUMS] = {};
-  AddPartials<PBF_NSUMS>(m, part, L, L, PBF_NSUMS, tot);
-  /* three sums at a time in the kernel's scratch: more scratch per team would shrink the L1 cache the SpMV's gathers
-     use */
-  for (int k0 = 0; k0 < PBF_NSUMS; k0 += 3) {
-    PetscScalar a[3] = {tot[k0], k0 + 1 < PBF_NSUMS ? tot[k0 + 1] : 0, k0 + 2 < PBF_NSUMS ? tot[k0 + 2] : 0};
-    TeamSumAllIn<3>(m, buf, a);
-    for (int k = k0; k < k0 + 3 && k < PBF_NSUMS; k++) tot[k] = a[k - k0];
-  }
+  AddPartials<PBF_NSUMS>(m, part, L, L, tot);
+  TeamSumAllIn<PBF_NSUMS>(m, buf, tot); /* buf: FinishScratch() scalars */
   OneThread(m, [&]() {
     bool finite = true;
     for (int k = 0; k < PBF_NSUMS; k++) {
@@ -390,17 +392,20 @@ template <bool Blk, class G, bool Final = false, bool Split = false> static void
   const Kokkos::View<PetscScalar *, PinnedSpace> hs   = W->hsums;
   const int                                      L = W->lu, so = PBF_NSUMS * slot;
   PetscScalar *const                             out = W->partials.data() + SLOT_T * (size_t)W->lu;
+  const size_t                                   scr = FinishScratch(W, A);
 
   TeamFor(
-      Final ? "PipeBCGSF::SpMVDot3Final" : (Split ? "PipeBCGSF::SpMVDot3Interior" : "PipeBCGSF::SpMVDot3"), SpMVPolicy(W, A, 3), KOKKOS_LAMBDA(const Member &m) {
-        const Scratch buf(m.team_scratch(0), 3 * m.team_size());
+      Final ? "PipeBCGSF::SpMVDot3Final" : (Split ? "PipeBCGSF::SpMVDot3Interior" : "PipeBCGSF::SpMVDot3"), SpMVPolicy(W, A, scr), KOKKOS_LAMBDA(const Member &m) {
+        const Scratch buf(m.team_scratch(0), scr);
         PetscScalar   acc[3] = {0, 0, 0};
         ForEachRowProduct<Blk>(m, A, g, [&](const PetscInt row, const PetscScalar ti) {
           if (!Split || browptr(row + 1) == browptr(row)) sum(row, ti, acc); /* loads before the store, which they could alias */
           OneLane(m, [&]() { t(row) = ti; });
         });
-        TeamSumStoreIn<3>(m, buf, acc, out);
-        if (Final && LastTeam(m, &done(0))) FinishSums(m, buf, part.data(), L, hs, so, sc, done);
+        if (!Final)
+          TeamSumStoreIn<3>(m, buf, acc, out);
+        else if (TeamSumStoreLast<3>(m, buf, acc, out, &done(0)))
+          FinishSums(m, buf, part.data(), L, hs, so, sc, done);
       });
 }
 
@@ -590,10 +595,12 @@ template <bool Blk, bool Jacobi> static void SpMVDot3S(PBFWork W, const CSR &A, 
   const DView<unsigned>                          done = W->done;
   const Kokkos::View<PetscScalar *, PinnedSpace> hs   = W->hsums;
   const int                                      L = W->lu, so = PBF_NSUMS * slot;
+  const size_t                                   scr = FinishScratch(W, A);
 
+  static_assert(SLOT_T == SLOT_S + 1, "SpMVDot3S stores <s,s> and the three sums of t as four consecutive slots");
   TeamFor(
-      "PipeBCGSF::SpMVDot3S", SpMVPolicy(W, A, 3), KOKKOS_LAMBDA(const Member &m) {
-        const Scratch         buf(m.team_scratch(0), 3 * m.team_size());
+      "PipeBCGSF::SpMVDot3S", SpMVPolicy(W, A, scr), KOKKOS_LAMBDA(const Member &m) {
+        const Scratch         buf(m.team_scratch(0), scr);
         PetscScalar           ss[1] = {0}, acc[3] = {0, 0, 0};
         const GatherS<Jacobi> g{r, v, d, TeamAlpha(m, buf, part.data() + SLOT_R * (size_t)L, part.data() + SLOT_A * (size_t)L, L)};
         if (m.league_rank() == 0 && m.team_rank() == 0) OneLane(m, [&]() { a(0) = g.alpha; });
@@ -608,9 +615,8 @@ template <bool Blk, bool Jacobi> static void SpMVDot3S(PBFWork W, const CSR &A, 
           acc[1] += ti * ti;
           acc[2] += ti * r0(row);
         });
-        TeamSumStoreIn<1>(m, buf, ss, part.data() + SLOT_S * (size_t)L);
-        TeamSumStoreIn<3>(m, buf, acc, part.data() + SLOT_T * (size_t)L);
-        if (LastTeam(m, &done(0))) FinishSums(m, buf, part.data(), L, hs, so, sc, done);
+        const PetscScalar all[4] = {ss[0], acc[0], acc[1], acc[2]};
+        if (TeamSumStoreLast<4>(m, buf, all, part.data() + SLOT_S * (size_t)L, &done(0))) FinishSums(m, buf, part.data(), L, hs, so, sc, done);
       });
 }
 

@@ -311,17 +311,23 @@ PetscErrorCode PCGFUpdate(PCGFWork W, PetscScalar alpha, PetscScalar beta, KSPNo
 
 /* The last team of a final kernel (device scalars): the iteration's sums from the Update's two partial sums of lu teams
    (pu) and the SpMV's two of ls teams (ps), in team order, to slot so of the pinned hs, and the next alpha and beta to
-   sc. Two sums at a time in the kernel's scratch: more scratch per team would shrink the L1 cache of the gathers. */
+   sc. The four loads of an index go out together (pu's and ps's in separate loops took twice the trips to L2), and
+   the four sums take one team reduction (buf: SumScratch(4, ...) scalars) */
 KOKKOS_INLINE_FUNCTION void FinishIteration(const Member &t, const Scratch &buf, const PetscScalar *pu, int lu, const PetscScalar *ps, int ls, const Kokkos::View<PetscScalar *, PinnedSpace> &hs, int so, const DView<PetscScalar> &sc,
                                             const DView<unsigned> &done)
 {
-  PetscScalar a[2] = {0, 0}, b[2] = {0, 0};
-  AddPartials<2>(t, pu, lu, lu, 2, a);
-  AddPartials<2>(t, ps, ls, ls, 2, b);
-  TeamSumAllIn<2>(t, buf, a);
-  TeamSumAllIn<2>(t, buf, b);
+  PetscScalar tot[4] = {0, 0, 0, 0};
+  for (int l = t.team_rank(); l < lu || l < ls; l += t.team_size()) {
+    const PetscScalar u0 = l < lu ? LoadL2(pu + l) : 0, u1 = l < lu ? LoadL2(pu + lu + l) : 0;
+    const PetscScalar s0 = l < ls ? LoadL2(ps + l) : 0, s1 = l < ls ? LoadL2(ps + ls + l) : 0;
+    tot[0] += u0;
+    tot[1] += u1;
+    tot[2] += s0;
+    tot[3] += s1;
+  }
+  TeamSumAllIn<4>(t, buf, tot);
   OneThread(t, [&]() {
-    const PetscScalar tot[4] = {a[0], a[1], b[0], b[1]}, alpha = tot[PCGF_PW] != 0 ? tot[PCGF_RZ] / tot[PCGF_PW] : 0;
+    const PetscScalar alpha = tot[PCGF_PW] != 0 ? tot[PCGF_RZ] / tot[PCGF_PW] : 0;
     for (int k = 0; k < 4; k++) hs(so + k) = tot[k];
     sc(0)   = alpha; /* as the host loop computes them; a breakdown stops it before they are used */
     sc(1)   = tot[PCGF_RZ] != 0 ? alpha * alpha * tot[PCGF_WDW] / tot[PCGF_RZ] - 1 : 0;
@@ -343,10 +349,11 @@ template <bool Jacobi, bool Split, bool Final, bool Blk> static void SpMVDot(PCG
   const Kokkos::View<PetscScalar *, PinnedSpace> hs   = W->hsums;
   const int                                      lu = W->lu, nu = W->nu, so = PCGF_NSUMS * slot;
   PetscScalar *const                             out = W->partials.data() + (size_t)nu * lu;
+  const size_t                                   scr = PetscMax(2 * (size_t)s.team, SumScratch(4, s.team, s.vlen));
 
   TeamFor(
-      Split ? "PipeCGFused::SpMVDotInterior" : (Final ? "PipeCGFused::SpMVDotFinal" : "PipeCGFused::SpMVDot"), FusedPol(s.league, s.team, s.vlen).set_scratch_size(0, Kokkos::PerTeam(2 * s.team * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
-        const Scratch buf(t.team_scratch(0), 2 * t.team_size());
+      Split ? "PipeCGFused::SpMVDotInterior" : (Final ? "PipeCGFused::SpMVDotFinal" : "PipeCGFused::SpMVDot"), FusedPol(s.league, s.team, s.vlen).set_scratch_size(0, Kokkos::PerTeam(scr * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+        const Scratch buf(t.team_scratch(0), scr);
         PetscScalar   acc[2] = {0, 0};
         ForEachRowProduct<Blk>(t, A, p, [&](const PetscInt row, const PetscScalar wi) {
           if (!Split || browptr(row + 1) == browptr(row)) { /* loads before the store, which they could alias */
@@ -355,11 +362,10 @@ template <bool Jacobi, bool Split, bool Final, bool Blk> static void SpMVDot(PCG
           }
           OneLane(t, [&]() { w(row) = wi; });
         });
-        TeamSumStoreIn<2>(t, buf, acc, out);
-        if (Final) { /* not constexpr: nvcc lambdas cannot first-capture inside one */
-          const int L = t.league_size();
-          if (LastTeam(t, &done(0))) FinishIteration(t, buf, part.data(), lu, part.data() + (size_t)nu * lu, L, hs, so, sc, done);
-        }
+        if (!Final) /* not constexpr: nvcc lambdas cannot first-capture inside one */
+          TeamSumStoreIn<2>(t, buf, acc, out);
+        else if (TeamSumStoreLast<2>(t, buf, acc, out, &done(0)))
+          FinishIteration(t, buf, part.data(), lu, out, t.league_size(), hs, so, sc, done);
       });
 }
 
@@ -719,10 +725,11 @@ template <bool Jacobi, KSPNormType Norm, bool Blk, bool Rev> static void Step(PC
   const DView<unsigned>                          done = W->done;
   const Kokkos::View<PetscScalar *, PinnedSpace> hs   = W->hsums;
   const int                                      so   = PCGF_NSUMS * slot;
+  const size_t                                   scr  = PetscMax(2 * (size_t)s.team, SumScratch(4, s.team, s.vlen));
 
   TeamFor(
-      "PipeCGFused::Step", FusedPol(s.league, s.team, s.vlen).set_scratch_size(0, Kokkos::PerTeam(2 * s.team * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
-        const Scratch       buf(t.team_scratch(0), 2 * t.team_size());
+      "PipeCGFused::Step", FusedPol(s.league, s.team, s.vlen).set_scratch_size(0, Kokkos::PerTeam(scr * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+        const Scratch       buf(t.team_scratch(0), scr);
         const NextP<Jacobi> g{r, w, p, d, sc(0), sc(1)};
         const int           L      = t.league_size();
         PetscScalar         acc[2] = {0, 0}, dot[2] = {0, 0}; /* the Update's sums, the SpMV's */
@@ -740,9 +747,8 @@ template <bool Jacobi, KSPNormType Norm, bool Blk, bool Rev> static void Step(PC
           dot[0] += pk * wi;
           dot[1] += Jacobi ? wi * d(row) * wi : wi * wi;
         });
-        TeamSumStoreIn<2>(t, buf, acc, part.data());
-        TeamSumStoreIn<2>(t, buf, dot, part.data() + 2 * (size_t)L);
-        if (LastTeam(t, &done(0))) FinishIteration(t, buf, part.data(), L, part.data() + 2 * (size_t)L, L, hs, so, sc, done);
+        const PetscScalar all[4] = {acc[0], acc[1], dot[0], dot[1]}; /* at part[k L + team]: the Update's, then the SpMV's */
+        if (TeamSumStoreLast<4>(t, buf, all, part.data(), &done(0))) FinishIteration(t, buf, part.data(), L, part.data() + 2 * (size_t)L, L, hs, so, sc, done);
       });
 }
 
