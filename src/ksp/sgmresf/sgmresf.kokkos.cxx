@@ -221,8 +221,15 @@ template <class Visit> KOKKOS_INLINE_FUNCTION void DotChunkBy(const Member &t, c
   PetscScalar acc[CH] = {};
   const int   nc      = k - c0 < CH ? k - c0 : CH;
   visit([&](const PetscInt i) {
+    /* the row's loads first, unrolled to CH with nc as a predicate, so they wait for memory together: a loop to nc
+       issued each load after the previous product (SGFDot at 0.59 of the copy rate on an H200) */
+    PetscScalar q[CH];
+#pragma unroll
+    for (int c = 0; c < CH; c++) q[c] = c < nc ? V(i, c0 + c == 0 ? k : c0 + c) : 0;
     const PetscScalar wi = V(i, k);
-    for (int c = 0; c < nc; c++) acc[c] += (c0 + c == 0 ? wi : V(i, c0 + c)) * wi;
+#pragma unroll
+    for (int c = 0; c < CH; c++)
+      if (c < nc) acc[c] += q[c] * wi;
   });
   TeamSumStoreIn<CH>(t, buf, acc, out);
 }
