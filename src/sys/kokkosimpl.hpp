@@ -276,6 +276,16 @@ template <int N> KOKKOS_INLINE_FUNCTION void TeamSumAllIn(const Member &t, const
   for (int k = 0; k < N; k++) a[k] = s(k * T);
 }
 
+/* One thread's count of its team in *count: a fence orders the stores before it, and the last of total teams fences
+   again so its reads of the others' stores come after the count */
+KOKKOS_INLINE_FUNCTION bool CountLast(unsigned *count, unsigned total)
+{
+  Kokkos::memory_fence();
+  const bool last = Kokkos::atomic_fetch_add(count, 1u) == total - 1;
+  if (last) Kokkos::memory_fence();
+  return last;
+}
+
 /* Whether this team is the last of the total teams (default: all of its kernel) counted in *count to get here; each
    team calls it after storing its partial sums. The barrier lets one thread's fence order every thread's stores
    before the count (fences are cumulative; sgmresf's pairs are stored by 64 threads), and the last team's second
@@ -286,13 +296,7 @@ KOKKOS_INLINE_FUNCTION bool LastTeam(const Member &t, unsigned *count, unsigned 
   int last = 0;
   t.team_barrier();
   Kokkos::single(
-      Kokkos::PerTeam(t),
-      [&](int &l) {
-        Kokkos::memory_fence();
-        l = Kokkos::atomic_fetch_add(count, 1u) == (total ? total : (unsigned)t.league_size()) - 1;
-        if (l) Kokkos::memory_fence();
-      },
-      last);
+      Kokkos::PerTeam(t), [&](int &l) { l = CountLast(count, total ? total : (unsigned)t.league_size()); }, last);
   return last != 0;
 }
 
@@ -356,10 +360,7 @@ template <int N> KOKKOS_INLINE_FUNCTION bool TeamSumStoreLast(const Member &t, c
   if (t.team_rank() == 0)
     OneLane(t, [&]() {
       for (int k = 0; k < N; k++) out[k * t.league_size() + t.league_rank()] = b[k];
-      Kokkos::memory_fence();
-      const bool last = Kokkos::atomic_fetch_add(count, 1u) == (unsigned)t.league_size() - 1;
-      if (last) Kokkos::memory_fence();
-      s(flag) = last ? 1 : 0;
+      s(flag) = CountLast(count, (unsigned)t.league_size()) ? 1 : 0;
     });
   t.team_barrier();
   return s(flag) != 0;

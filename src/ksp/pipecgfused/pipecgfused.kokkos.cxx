@@ -309,6 +309,14 @@ PetscErrorCode PCGFUpdate(PCGFWork W, PetscScalar alpha, PetscScalar beta, KSPNo
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The scratch scalars of the kernels that may finish an iteration: the two sums a thread they always had (the
+   multiprocessors' L1 cache gets what their shared memory leaves, TeamCarveout), and FinishIteration's reduction of
+   four sums with TeamSumStoreLast's flag */
+static size_t FinishScratch(const LaunchShape &s)
+{
+  return PetscMax(2 * (size_t)s.team, SumScratch(4, s.team, s.vlen));
+}
+
 /* The last team of a final kernel (device scalars): the iteration's sums from the Update's two partial sums of lu teams
    (pu) and the SpMV's two of ls teams (ps), in team order, to slot so of the pinned hs, and the next alpha and beta to
    sc. The four loads of an index go out together (pu's and ps's in separate loops took twice the trips to L2), and
@@ -349,7 +357,7 @@ template <bool Jacobi, bool Split, bool Final, bool Blk> static void SpMVDot(PCG
   const Kokkos::View<PetscScalar *, PinnedSpace> hs   = W->hsums;
   const int                                      lu = W->lu, nu = W->nu, so = PCGF_NSUMS * slot;
   PetscScalar *const                             out = W->partials.data() + (size_t)nu * lu;
-  const size_t                                   scr = PetscMax(2 * (size_t)s.team, SumScratch(4, s.team, s.vlen));
+  const size_t                                   scr = FinishScratch(s);
 
   TeamFor(
       Split ? "PipeCGFused::SpMVDotInterior" : (Final ? "PipeCGFused::SpMVDotFinal" : "PipeCGFused::SpMVDot"), FusedPol(s.league, s.team, s.vlen).set_scratch_size(0, Kokkos::PerTeam(scr * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
@@ -725,7 +733,7 @@ template <bool Jacobi, KSPNormType Norm, bool Blk, bool Rev> static void Step(PC
   const DView<unsigned>                          done = W->done;
   const Kokkos::View<PetscScalar *, PinnedSpace> hs   = W->hsums;
   const int                                      so   = PCGF_NSUMS * slot;
-  const size_t                                   scr  = PetscMax(2 * (size_t)s.team, SumScratch(4, s.team, s.vlen));
+  const size_t                                   scr  = FinishScratch(s);
 
   TeamFor(
       "PipeCGFused::Step", FusedPol(s.league, s.team, s.vlen).set_scratch_size(0, Kokkos::PerTeam(scr * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
