@@ -43,7 +43,7 @@ for f in sorted(glob.glob(os.path.join(d, "*.csv"))):
     by, more = {}, {}
     for r in rows:
         num = lambda k: float(r[k].replace(",", ""))  # base units: ns, bytes, cycles
-        m = re.search(r"ParallelFor<(?:void )?(?:[A-Za-z_0-9]+::)*([A-Za-z_0-9]+)", r["Kernel Name"])
+        m = re.search(r"(?:ParallelFor|TeamKernel|TeamKernelUnbounded)<(?:void )?(?:[A-Za-z_0-9]+::)*([A-Za-z_0-9]+)", r["Kernel Name"])
         name = (m.group(1) if m else r["Kernel Name"].split("(")[0])[:26]
         g = by.setdefault(name, [0, 0.0, 0.0, 0.0, 0.0, 0.0])
         ns = num("gpu__time_duration.sum")

@@ -11,9 +11,24 @@ static PetscErrorCode PetscGPUStreamKokkosFinalize(void)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Team kernels launched dependent (kokkosimpl.hpp) on sm_90 and later, unless -gpustream_dependent_launch false */
+static PetscErrorCode SetDependentLaunch(void)
+{
+  PetscFunctionBegin;
+#if defined(KOKKOS_ENABLE_CUDA) && KOKKOS_VERSION < 40000
+  PetscBool on = PETSC_TRUE;
+  int       dev, major = 0;
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-gpustream_dependent_launch", &on, NULL));
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) (void)cudaGetLastError();
+  gpustream::DependentLaunch() = on && major >= 9;
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode PetscGPUStreamKokkosInitialize(void)
 {
   PetscFunctionBegin;
+  PetscCall(SetDependentLaunch());
   if (Kokkos::is_initialized()) PetscFunctionReturn(PETSC_SUCCESS);
   {
     char  arg0[] = "petscgpustream", devarg[64] = "";
