@@ -168,16 +168,16 @@ inline bool &DependentLaunch()
 
 KOKKOS_FORCEINLINE_FUNCTION void DependentTrigger()
 {
-  #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#  if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  #endif
+#  endif
 }
 
 KOKKOS_FORCEINLINE_FUNCTION void DependentWait()
 {
-  #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#  if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
-  #endif
+#  endif
 }
 
 /* Kokkos 3's team loop (ParallelFor<TeamPolicy, Cuda>::operator()) for level-0 scratch only; T, B: the launch bounds */
@@ -194,10 +194,16 @@ template <class F> __global__ void TeamKernelUnbounded(const F f, const int leag
 }
 
 template <class F, class LB> struct TeamKernelOf {
-  static const void *Func() { return (const void *)TeamKernel<F, LB::maxTperB, LB::minBperSM>; }
+  static const void *Func()
+  {
+    return (const void *)TeamKernel<F, LB::maxTperB, LB::minBperSM>;
+  }
 };
 template <class F> struct TeamKernelOf<F, Kokkos::LaunchBounds<0, 0>> {
-  static const void *Func() { return (const void *)TeamKernelUnbounded<F>; }
+  static const void *Func()
+  {
+    return (const void *)TeamKernelUnbounded<F>;
+  }
 };
 
 /* Kokkos 3's launch of a team kernel, with the carveout above and, where DependentLaunch() is on, the dependent-launch
