@@ -1255,10 +1255,13 @@ void TestSGMRES()
             Check(RelDiff(col, std::vector<PetscScalar>(V.begin() + k * n, V.begin() + (k + 1) * n)) < 1e-10, "v_k matches reference" + tag);
             Check(Close(rec[SGF_REC_RKK], rkk, 1e3 * std::abs(rkk)) && (rec[SGF_REC_REFINED] != 0) == (bool)refined && Close(rec[SGF_REC_WW], s1[0], 10 * n), "R(k,k) and the record match reference" + tag);
             Check(Close(gxi, xi, 10 * n), "xi matches reference" + tag);
-            { /* the asynchronous copy into the other slot gives the same */
+            { /* the asynchronous path reads the same from slot k % 2, where Normalize stored it, and refuses the other */
               PetscScalar xi1, rec1[SGF_NREC];
-              Check(!SGFReduceXiBegin(W, 1) && !SGFReduceXiEnd(W, 1, &xi1, rec1), "SGFReduceXiBegin/End" + tag);
-              Check(xi1 == gxi && rec1[SGF_REC_RKK] == rec[SGF_REC_RKK] && rec1[SGF_REC_REFINED] == rec[SGF_REC_REFINED], "xi through slot 1" + tag);
+              Check(!SGFReduceXiBegin(W, k % 2) && !SGFReduceXiEnd(W, k % 2, &xi1, rec1), "SGFReduceXiBegin/End" + tag);
+              Check(xi1 == gxi && rec1[SGF_REC_RKK] == rec[SGF_REC_RKK] && rec1[SGF_REC_REFINED] == rec[SGF_REC_REFINED], "xi through the slot of step k" + tag);
+              PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
+              Check(SGFReduceXiBegin(W, (k + 1) % 2) == PETSC_ERR_ARG_WRONGSTATE, "SGFReduceXiBegin refuses the slot Normalize did not store" + tag);
+              PetscPopErrorHandler();
             }
             /* R(:,k): the first pass's sums plus the refinement's, and R(k,k) */
             SGFGetR(W, R.data());

@@ -180,7 +180,7 @@ static PetscErrorCode KSPSGMRESFHostSpMV_Private(KSP ksp, Mat Amat, PetscInt k, 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The copy of xi and the record of the step just computed to the host: left in flight on the fused path of one
+/* xi and the record of the step just computed, stored in host memory by its kernel: awaited later on the fused path of one
    process (KSPSGMRESFFinish_Private() waits for it), else reduced at once */
 static PetscErrorCode KSPSGMRESFSendXi_Private(KSP ksp, PetscInt step)
 {
@@ -232,7 +232,7 @@ static PetscErrorCode KSPSGMRESFClose_Private(KSP ksp, PetscInt k)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Classical Gram-Schmidt on column k as it stands (refined now, if at all), its normalization and the copy of xi_k */
+/* Classical Gram-Schmidt on column k as it stands (refined now, if at all), its normalization and xi_k to the host */
 static PetscErrorCode KSPSGMRESFOrthonormalize_Private(KSP ksp, PetscInt k)
 {
   KSP_SGMRESF *sg    = (KSP_SGMRESF *)ksp->data;
@@ -256,7 +256,7 @@ static PetscErrorCode KSPSGMRESFOrthonormalize_Private(KSP ksp, PetscInt k)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Launches Arnoldi step k of the cycle: v_k and R(:,k) on the device, then the copy of xi_k and Normalize's record to
+/* Launches Arnoldi step k of the cycle: v_k and R(:,k) on the device, then xi_k and Normalize's record to
    the host, left in flight on the fused path (KSPSGMRESFFinish_Private() waits for it). With the delayed refinement,
    iteration k (w'_k, and v_{k-1} with step k-1's xi and record; the first iteration only computes column 1). */
 static PetscErrorCode KSPSGMRESFLaunch_Private(KSP ksp, Mat Amat, GSDeviceMat dA, GSDeviceMat dB, GSHalo halo, PetscInt k)

@@ -21,7 +21,7 @@ using Basis = Kokkos::View<PetscScalar **, Kokkos::LayoutLeft, Mem>;
 } // namespace
 
 /* partials: pass 1 (np slots: 0 <w,w>, j <v_j,w>; delayed: the pairs of PairDots()), pass 2 (np slots: 0 <w',w'>,
-   j <v_j,w'>), the xi slot, then the SGF_NREC record; np rounds 2m up to whole chunks */
+   j <v_j,w'>), then the SGF_NREC record; np rounds 2m up to whole chunks */
 struct _n_SGFWork {
   PetscInt                                 n = 0, m = 0, bs = 1; /* bs: of PCPBJACOBI's blocks */
   SGFPC                                    pc;
@@ -34,10 +34,10 @@ struct _n_SGFWork {
   DView<unsigned>                          fdone; /* teams of the running kernel done, for its last team */
   DView<PetscScalar>                       partials;
   Kokkos::View<PetscScalar *, PinnedSpace> hpartials, hR;
-  Kokkos::View<PetscScalar *, PinnedSpace> hxi; /* two slots of xi partials and record, so one copy can be in flight */
-  int                                      tu = 1, lu = 1, np = CH;
+  Kokkos::View<PetscScalar *, PinnedSpace> hxi;                             /* two slots of xi partials and record, so one can be read while the next is written */
+  int                                      tu = 1, lu = 1, np = CH, xs = 0; /* xs: the slot of hxi the last xi went to */
   PetscInt                                 launches = 0, transfers = 0, copies = 0;
-  SlotEvents                               done; /* recorded after each slot's copy: the host waits for it alone */
+  SlotEvents                               done; /* recorded after each slot's kernel: the host waits for it alone */
 };
 
 PetscErrorCode SGFWorkCreate(PetscInt n, PetscInt m, SGFPC pc, PetscInt bs, SGFWork *work)
@@ -89,15 +89,30 @@ static DView<PetscScalar> &Vec_(SGFWork W, SGFVec v)
   return *all[v];
 }
 
-/* Where the partials of xi (one per team) and, after them, the record of a step live in the partials buffer */
-static PetscScalar *XiSlot(SGFWork W)
+/* The record of a step, after the two passes in the partials buffer */
+static PetscScalar *Record(SGFWork W)
 {
   return W->partials.data() + (size_t)2 * W->np * W->lu;
 }
 
-static PetscScalar *Record(SGFWork W)
+/* Where the kernel that computes xi of step s stores its partials (one per team) and the step's record after them:
+   slot s % 2 of the pinned hxi, read by the host after that kernel (SGFReduceXiBegin/End). Written by the kernel, not
+   copied after it: a copy between two kernels kept the next one from being launched dependent (kokkosimpl.hpp), and
+   cost its own time in the stream */
+static PetscScalar *XiSlot(SGFWork W, int slot)
 {
-  return XiSlot(W) + W->lu;
+  W->xs = slot;
+  return W->hxi.data() + (size_t)slot * ((size_t)W->lu + SGF_NREC);
+}
+
+/* Team 0's thread 0 copies the record rec, complete (from this team's thread 0 or an earlier kernel), after the lu
+   partials at hx */
+KOKKOS_INLINE_FUNCTION void StoreRecord(const Member &t, const PetscScalar *rec, PetscScalar *hx)
+{
+  if (t.league_rank() == 0)
+    OneThread(t, [&]() {
+      for (int i = 0; i < SGF_NREC; i++) hx[t.league_size() + i] = rec[i];
+    });
 }
 
 /* Column j of the basis as a 1D view (LayoutLeft: contiguous) */
@@ -159,7 +174,7 @@ PetscErrorCode SGFWorkSetTeams(SGFWork W, PetscInt teams)
   PetscFunctionBegin;
   PetscCheck(teams >= 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%" PetscInt_FMT " teams", teams);
   W->lu           = (int)teams;
-  const size_t np = (size_t)(2 * W->np + 1) * W->lu + SGF_NREC;
+  const size_t np = (size_t)2 * W->np * W->lu + SGF_NREC;
   GSCallKokkos({
     W->partials  = DView<PetscScalar>("SGMRESF::partials", np);
     W->hpartials = Kokkos::View<PetscScalar *, PinnedSpace>("SGMRESF::hpartials", np);
@@ -670,7 +685,7 @@ PetscErrorCode SGFOrthogonalizeDelayed(SGFWork W, PetscInt k, PetscBool given)
   const Basis              V   = W->V;
   const DView<PetscScalar> R   = W->R;
   const PetscScalar *const src = given ? W->given.data() : W->fin.data();
-  PetscScalar *const       xi  = XiSlot(W);
+  PetscScalar *const       xi  = XiSlot(W, (int)(k - 1) % 2);
   PetscScalar *const       rec = Record(W);
   const PetscInt           n   = W->n;
   const int                np = W->np, kk = (int)k, nc = kk - 1, ld = (int)W->m + 1;
@@ -699,6 +714,7 @@ PetscErrorCode SGFOrthogonalizeDelayed(SGFWork W, PetscInt k, PetscBool given)
           acc[0] += r0 * vk;
         });
         TeamSumStoreIn<1>(t, buf, acc, xi);
+        StoreRecord(t, rec, xi);
       }));
   W->launches++;
   PetscCall(PetscLogFlops(4.0 * k * W->n));
@@ -828,7 +844,7 @@ PetscErrorCode SGFNormalize(SGFWork W, PetscInt k, PetscBool given, PetscBool cl
   const Basis              V   = W->V;
   const DView<PetscScalar> R   = W->R;
   const PetscScalar *const g   = given ? W->given.data() : W->fin.data() + (k == 1 || close ? 0 : W->np);
-  PetscScalar *const       xi  = XiSlot(W);
+  PetscScalar *const       xi  = XiSlot(W, (int)k % 2);
   PetscScalar *const       rec = Record(W);
   const PetscInt           n   = W->n;
   const int                np = W->np, kk = (int)k, ld = (int)W->m + 1;
@@ -869,6 +885,7 @@ PetscErrorCode SGFNormalize(SGFWork W, PetscInt k, PetscBool given, PetscBool cl
           acc[0] += V(i, 0) * vi;
         });
         TeamSumStoreIn<1>(t, buf, acc, xi);
+        StoreRecord(t, rec, xi);
       }));
   W->launches++;
   PetscCall(PetscLogFlops(3.0 * W->n));
@@ -876,12 +893,12 @@ PetscErrorCode SGFNormalize(SGFWork W, PetscInt k, PetscBool given, PetscBool cl
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* r0 = V(:,0) = b - A x; partial <r0,r0> in the xi slot */
+/* r0 = V(:,0) = b - A x; partial <r0,r0> in xi slot 0 (no record) */
 template <bool Blk> static void Residual(SGFWork W, const CSR &A)
 {
   const Basis              V = W->V;
   const DView<PetscScalar> x = W->x, b = W->b;
-  PetscScalar *const       xi = XiSlot(W);
+  PetscScalar *const       xi = XiSlot(W, 0);
 
   TeamFor(
       "SGMRESF::Residual", Policy(W), KOKKOS_LAMBDA(const Member &t) {
@@ -920,7 +937,7 @@ PetscErrorCode SGFResidualHalo(SGFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H
   {
     const Basis              V = W->V;
     const DView<PetscScalar> b = W->b, ax = W->t;
-    PetscScalar *const       xi = XiSlot(W);
+    PetscScalar *const       xi = XiSlot(W, 0);
     const PetscInt           n  = W->n;
     GSCallKokkos(TeamFor(
         "SGMRESF::ResidualHalo", Policy(W), KOKKOS_LAMBDA(const Member &t) {
@@ -1019,23 +1036,21 @@ PetscErrorCode SGFReduceDots(SGFWork W, SGFPass pass, PetscInt cnt, PetscScalar 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Starts the copy of the xi partials (or Residual's <r0,r0>) and of Normalize's record into host slot 0 or 1: on a
-   device it runs behind the kernels already launched, without blocking the host, which can launch the next ones */
+/* Marks the end of the kernel that stored xi's partials (or Residual's <r0,r0>) and its record into host slot `slot`
+   (XiSlot()): on a device it passes behind the kernels already launched, without blocking the host, which can launch
+   the next ones */
 PetscErrorCode SGFReduceXiBegin(SGFWork W, PetscInt slot)
 {
-  const size_t off = (size_t)2 * W->np * W->lu, len = (size_t)W->lu + SGF_NREC;
-
   PetscFunctionBegin;
-  PetscCheck(slot == 0 || slot == 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Slot %" PetscInt_FMT " of 2", slot);
+  PetscCheck(slot == W->xs, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "The last kernel stored xi in slot %d, not %" PetscInt_FMT, W->xs, slot);
   PetscCall(PetscLogEventBegin(SGF_Reduce, 0, 0, 0, 0));
-  GSCallKokkos(Kokkos::deep_copy(Exec(), Kokkos::subview(W->hxi, std::make_pair(slot * len, slot * len + len)), Kokkos::subview(W->partials, std::make_pair(off, off + len))));
   PetscCall(W->done.Record(slot));
   W->transfers++;
   PetscCall(PetscLogEventEnd(SGF_Reduce, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Waits for that copy alone (not for kernels launched after it) and sums the partials in team order */
+/* Waits for that kernel alone (not for kernels launched after it) and sums the partials in team order */
 PetscErrorCode SGFReduceXiEnd(SGFWork W, PetscInt slot, PetscScalar *xi, PetscScalar rec[SGF_NREC])
 {
   const int          L   = W->lu;
@@ -1053,12 +1068,12 @@ PetscErrorCode SGFReduceXiEnd(SGFWork W, PetscInt slot, PetscScalar *xi, PetscSc
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Both at once */
+/* Both at once, on the slot the last kernel stored xi in */
 PetscErrorCode SGFReduceXi(SGFWork W, PetscScalar *xi, PetscScalar rec[SGF_NREC])
 {
   PetscFunctionBegin;
-  PetscCall(SGFReduceXiBegin(W, 0));
-  PetscCall(SGFReduceXiEnd(W, 0, xi, rec));
+  PetscCall(SGFReduceXiBegin(W, W->xs));
+  PetscCall(SGFReduceXiEnd(W, W->xs, xi, rec));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
