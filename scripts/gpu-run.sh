@@ -277,8 +277,9 @@ for r in rows:
         else:  # Update r/w x,r,p,w (+dinv); SpMVDot p,w (+dinv)
             vec = 7 + 2 + (2 if r["pc"] == "jacobi" else 0)
         floor = "%.1f" % ((12 * nnz + 4 * (n + 1) + 8 * vec * n) / bw * 1e6)
-    if r["ksp"] == "pipebcgsf":  # two SpMVs; p,v,r0 + r,v,s,t,r0 (s formed in the second) + x,p,s,t,v,r0 read and x,r,p written
-        floor = "%.1f" % ((2 * (12 * nnz + 4 * (n + 1)) + 8 * 17 * n) / bw * 1e6)
+    if r["ksp"] == "pipebcgsf":  # two SpMVs; p,v,r0 + r,v,s,t,r0 (s formed in the second, the default up to 3e6 rows, 2e5 with Jacobi) + x,p,s,t,v,r0 read and x,r,p written; one pass more (s written and read) above
+        vec = 17 if n <= (2e5 if r["pc"] == "jacobi" else 3e6) else 18
+        floor = "%.1f" % ((2 * (12 * nnz + 4 * (n + 1)) + 8 * vec * n) / bw * 1e6)
     if r["ksp"] == "sgmresf" and r["pc"] != "none":  # restart m = 30, averaged over the cycle; without the refinement's two extra reads of v_1..v_{k-1}
         m = 30
         cols = sum(max(k - 1, 1) + 1 + (k - 1 + 2 if k > 1 else 0) + 3 for k in range(1, m + 1))  # SpMVDot, Orthogonalize, Normalize

@@ -741,4 +741,10 @@ int main(int argc, char **argv)
       error: 1
       filter: grep -o "Unknown option maybe for -mat_gpustream_device_mpi" | sort -u
 
+   test:
+      suffix: bad_dependent_launch
+      args: -gpustream_dependent_launch maybe
+      error: 1
+      filter: grep -o "gpustream_dependent_launch maybe: give true or false" | sort -u
+
 TEST*/

@@ -19,7 +19,7 @@ typedef struct {
   PetscInt         passes, launches, transfers, copies, allreduces, confirmations;
   PetscInt         replace_every, replacements; /* r = b - A x every this many iterations (0: never) */
   PetscBool        devscalars, ranahead;        /* option; the last solve computed omega and beta on the device */
-  PetscBool        sinspmv;                     /* with device scalars, UpdateS folded into SpMVDot3 (option) */
+  PetscBool        sinspmv, sinspmvset, folded; /* UpdateS folded into SpMVDot3: option, whether given, last solve's */
   PetscInt         discarded;                   /* launches of the iteration begun after the last */
   GSResidualGap    gap;                         /* the true residual against the recursive one at convergence */
 } KSP_PIPEBCGSF;
@@ -209,7 +209,7 @@ static PetscErrorCode KSPPIPEBCGSFSolveAhead_Private(KSP ksp, GSDeviceMat dA, Pe
   PetscFunctionBegin;
   PetscCall(PBFWorkSetDeviceScalars(bf->work));
   if (ksp->max_it > 0) {
-    PetscCall(KSPPIPEBCGSFLaunchAhead_Private(bf->work, bf->sinspmv, dA, 0));
+    PetscCall(KSPPIPEBCGSFLaunchAhead_Private(bf->work, bf->folded, dA, 0));
     PetscCall(PBFUpdateDevice(bf->work));
   }
   for (i = 0;; i++) {
@@ -218,7 +218,7 @@ static PetscErrorCode KSPPIPEBCGSFSolveAhead_Private(KSP ksp, GSDeviceMat dA, Pe
       break;
     }
     PetscCall(PBFWorkGetCounts(bf->work, &l0, &t0, &c0));
-    if (i + 1 < ksp->max_it) PetscCall(KSPPIPEBCGSFLaunchAhead_Private(bf->work, bf->sinspmv, dA, (i + 1) % 2));
+    if (i + 1 < ksp->max_it) PetscCall(KSPPIPEBCGSFLaunchAhead_Private(bf->work, bf->folded, dA, (i + 1) % 2));
     PetscCall(PBFReduceSlot(bf->work, i % 2, s));
     tested = PETSC_FALSE;
     if (KSPPIPEBCGSFCheck_Private(ksp, s)) { /* s = 0: the Update made x exact, r = 0 */
@@ -285,6 +285,7 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
   PetscCall(PBFWorkGetCounts(bf->work, &l0, &t0, &c0));
   PetscCall(PetscLogEventBegin(PBF_Iterations, ksp, 0, 0, 0));
   bf->ranahead  = (PetscBool)(bf->devscalars && bf->fused && bf->size == 1 && (bf->pc == PBF_PC_NONE || bf->pc == PBF_PC_JACOBI) && !bf->replace_every);
+  bf->folded    = bf->sinspmvset ? bf->sinspmv : (PetscBool)(bf->n <= (bf->pc == PBF_PC_JACOBI ? PBF_FOLD_ROWS_JACOBI : PBF_FOLD_ROWS));
   bf->discarded = 0;
   if (bf->ranahead && !ksp->reason)
     PetscCall(KSPPIPEBCGSFSolveAhead_Private(ksp, dA, &i));
@@ -399,7 +400,9 @@ static PetscErrorCode KSPView_PIPEBCGSF(KSP ksp, PetscViewer viewer)
                                    (double)bf->copies / (double)bf->passes));
   if (bf->size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  MPI_Allreduce calls per iteration: %.3g\n", (double)bf->allreduces / (double)bf->passes));
   if (bf->ranahead) PetscCall(PetscViewerASCIIPrintf(viewer, "  omega and beta computed on the device, the host testing convergence while the next SpMVs run; %" PetscInt_FMT " launches begun after the last iteration were dropped\n", bf->discarded));
-  if (bf->ranahead && bf->sinspmv) PetscCall(PetscViewerASCIIPrintf(viewer, "  s = r - alpha v formed inside the second SpMV (s of each column from r and v)\n"));
+  if (bf->ranahead)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  s = r - alpha v %s (-ksp_pipebcgsf_s_in_spmv %s)\n", bf->folded ? "formed inside the second SpMV (s of each column from r and v)" : "formed by its own kernel before the second SpMV",
+                                     bf->sinspmvset ? (bf->sinspmv ? "true" : "false") : "auto"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  convergence claims of the norm formula checked with <r,r> in the last solve: %" PetscInt_FMT "\n", bf->confirmations));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -414,7 +417,10 @@ static PetscErrorCode KSPSetFromOptions_PIPEBCGSF(KSP ksp, GSOptionItems PetscOp
   PetscOptionsHeadBegin(PetscOptionsObject, "KSP pipelined BiCGStab with fused kernels options");
   PetscCall(PetscOptionsBool("-ksp_pipebcgsf_device_scalars", "omega and beta on the device, the host testing convergence while the next iteration's SpMVs run (one process, gpustream, PCNONE or PCJACOBI)", "KSPPIPEBCGSF", bf->devscalars,
                              &bf->devscalars, NULL));
-  PetscCall(PetscOptionsBool("-ksp_pipebcgsf_s_in_spmv", "With device scalars, s = r - alpha v formed inside the second SpMV: three kernels an iteration", "KSPPIPEBCGSF", bf->sinspmv, &bf->sinspmv, NULL));
+  PetscCall(PetscOptionsBool("-ksp_pipebcgsf_s_in_spmv",
+                             "With device scalars, s = r - alpha v formed inside the second SpMV: three kernels an iteration (default: up to " PetscStringize(PBF_FOLD_ROWS) " local rows, " PetscStringize(PBF_FOLD_ROWS_JACOBI) " with Jacobi)",
+                             "KSPPIPEBCGSF", bf->sinspmv, &bf->sinspmv, &set));
+  bf->sinspmvset = (PetscBool)(bf->sinspmvset || set);
   PetscCall(PetscOptionsInt("-ksp_pipebcgsf_replace_every", "Replace the recursive residual by b - A x every this many iterations (0: never)", "KSPPIPEBCGSF", bf->replace_every, &every, &set));
   if (set) {
     PetscCheck(every >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_pipebcgsf_replace_every must be 0 (never) or positive, not %" PetscInt_FMT, every);
@@ -461,8 +467,8 @@ static PetscErrorCode KSPDestroy_PIPEBCGSF(KSP ksp)
 .  -ksp_norm_type <unpreconditioned,none> - the norm of the true residual (right preconditioning)
 .  -ksp_pipebcgsf_device_scalars <true> - on one process with a resident `MATGPUSTREAM` operator and `PCNONE` or
    `PCJACOBI`, compute omega and beta on the device and test convergence while the next iteration's SpMVs run
-.  -ksp_pipebcgsf_s_in_spmv <true> - with device scalars, form s = r - alpha v inside the second SpMV: three kernels
-   an iteration (see Notes)
+.  -ksp_pipebcgsf_s_in_spmv <bool> - with device scalars, form s = r - alpha v inside the second SpMV: three kernels
+   an iteration (default: up to 3e6 local rows, 2e5 with Jacobi; see Notes)
 .  -ksp_pipebcgsf_replace_every <0> - replace the recursive residual by b - A x every N iterations (0: never)
 .  -ksp_pipebcgsf_check_true_residual <true> - compute b - A x once at convergence
 -  -ksp_pipebcgsf_residual_gap_factor <10> - report, under -ksp_view and -ksp_converged_reason, a true residual this
@@ -488,11 +494,12 @@ static PetscErrorCode KSPDestroy_PIPEBCGSF(KSP ksp)
    next iteration's SpMVDot1, UpdateS and SpMVDot3 (which move neither x, r nor p) before it reads the sums, so the
    device works while the host runs the monitors and tests. Where the host loop would stop without an Update (a
    breakdown, NaN or Inf), the device's Update moves nothing either.
-   With device scalars, s = r - alpha v is formed inside the second SpMV (the default): each team sums alpha, forms s
-   of a row's columns from r and v as it gathers them (UpdateS's arithmetic) and stores s and t of its rows with <s,s>
-   and the SpMV's sums, so an iteration is three kernels and 17 vector passes instead of four and 18, for a second
-   vector gathered at every column. On an H100 that took 0.78x the time per iteration at 1e5 rows, 0.98x at 1e6 and
-   0.99x at 1e7 (0.97-0.98x with Jacobi from 3e5 on).
+   With device scalars, s = r - alpha v can be formed inside the second SpMV: each team sums alpha, forms s of a
+   row's columns from r and v as it gathers them (UpdateS's arithmetic) and stores s and t of its rows with <s,s> and
+   the SpMV's sums, so an iteration is three kernels and 17 vector passes instead of four and 18, for a second vector
+   gathered at every column. With the kernels launched dependent (sm_90), on an H200 that took 0.85x the time per
+   iteration at 1e5 rows, 0.96-1.00x up to 2e6, but 1.01x at 4e6 and 1.03x at 1e7; with Jacobi 1.01-1.03x from 3e5
+   on. So it is the default up to 3e6 local rows, 2e5 with Jacobi.
 
 .seealso: `KSPBCGS`, `KSPPIPEBCGS`, `KSPPIPECGFUSED`, `MATGPUSTREAM`
 M*/

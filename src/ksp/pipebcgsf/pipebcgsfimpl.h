@@ -40,6 +40,11 @@ typedef enum { PBF_PC_NONE, PBF_PC_JACOBI, PBF_PC_APPLY, PBF_PC_PBJACOBI } PBFPC
 /* Point-block Jacobi is fused for blocks up to this size (D^{-1} in n / bs row-major bs x bs blocks) */
 #define PBF_MAX_BS 8
 
+/* Local rows up to which s = r - alpha v is formed inside the second SpMV by default (-ksp_pipebcgsf_s_in_spmv):
+   without a preconditioner, and with Jacobi (H200, docs/performance.md) */
+#define PBF_FOLD_ROWS        3000000
+#define PBF_FOLD_ROWS_JACOBI 200000
+
 typedef struct _n_PBFWork *PBFWork;
 
 PETSC_INTERN PetscErrorCode PBFWorkCreate(PetscInt, PBFPC, PBFWork *);
