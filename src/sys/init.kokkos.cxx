@@ -37,6 +37,8 @@ static PetscErrorCode SetDependentLaunch(void)
   int dev, major = 0;
   if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) (void)cudaGetLastError();
   gpustream::DependentLaunch() = on && major >= 9;
+#else
+  (void)on; /* team kernels go through Kokkos::parallel_for */
 #endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
