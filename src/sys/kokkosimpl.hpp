@@ -131,8 +131,8 @@ inline int FusedTeams(int threads_per_team)
 /* Kokkos 3 gives every TeamPolicy kernel cudaFuncCachePreferShared (kokkos#2066; Kokkos 4 leaves the split to the
    driver), which on an H200 keeps 228 KB of shared memory and about 23 KB of L1 per multiprocessor: the gathers of x
    then hit L1 42% of the time against 62% for the same row loop as a range kernel, 276 against 208 us at 1e7 (ncu,
-   docs/performance.md). After the first launch the kernel func gets the shared memory its resident teams need and L1
-   the rest (dyn: its dynamic shared memory; shmem: what the carveout was computed for). */
+   docs/performance.md). TeamLaunch() gives its kernel func, at the first launch of a size, the shared memory its
+   resident teams need and L1 the rest (dyn: its dynamic shared memory; shmem: what the carveout was computed for). */
 inline void TeamCarveout(const void *func, int threads, int dyn, int &shmem)
 {
   if (dyn == shmem) return;
@@ -216,7 +216,16 @@ template <class F, class Pol> void TeamLaunch(const char *name, const Pol &pol, 
   const int begin = (int)(sizeof(double) * (team + 2)), size = (int)pol.scratch_size(0, team); /* as Kokkos 3 sizes them */
   static_assert(sizeof(F) <= 4000, "a team kernel's closure must fit its launch arguments");
   const void *func  = TeamKernelOf<F, typename Pol::launch_bounds>::Func();
-  static int  shmem = -1;
+  static int  shmem = -1, waits = -1; /* waits: compiled for sm_90 or later (from PTX of an older one, it has no wait) */
+  if (waits < 0) {
+    cudaFuncAttributes a;
+    if (cudaFuncGetAttributes(&a, func) == cudaSuccess)
+      waits = a.ptxVersion >= 90;
+    else {
+      (void)cudaGetLastError();
+      waits = 0;
+    }
+  }
   if (begin + size > 48 * 1024 && shmem != begin + size) (void)cudaFuncSetAttribute(func, cudaFuncAttributeMaxDynamicSharedMemorySize, begin + size);
   TeamCarveout(func, team * vlen, begin + size, shmem);
   uint64_t kid = 0;
@@ -230,7 +239,7 @@ template <class F, class Pol> void TeamLaunch(const char *name, const Pol &pol, 
   cfg.dynamicSmemBytes                               = begin + size;
   cfg.stream                                         = pol.space().cuda_stream();
   cfg.attrs                                          = attr;
-  cfg.numAttrs                                       = DependentLaunch() ? 1 : 0;
+  cfg.numAttrs                                       = DependentLaunch() && waits ? 1 : 0;
   void             *args[]                           = {(void *)&f, (void *)&league, (void *)&begin, (void *)&size};
   const cudaError_t e                                = cudaLaunchKernelExC(&cfg, func, args);
   if (e != cudaSuccess) {
