@@ -127,6 +127,23 @@ inline int FusedTeams(int threads_per_team)
   return WaveTeams(threads_per_team, FusedTeamsPerSM);
 }
 
+/* griddepcontrol (sm_90) for programmatic dependent launch (below): a kernel lets the next one be scheduled
+   (DependentTrigger) and waits for the one before to finish (DependentWait); no-ops in a kernel launched without it
+   and on other targets */
+KOKKOS_FORCEINLINE_FUNCTION void DependentTrigger()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+KOKKOS_FORCEINLINE_FUNCTION void DependentWait()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 #if defined(KOKKOS_ENABLE_CUDA) && KOKKOS_VERSION < 40000
 /* Kokkos 3 gives every TeamPolicy kernel cudaFuncCachePreferShared (kokkos#2066; Kokkos 4 leaves the split to the
    driver), which on an H200 keeps 228 KB of shared memory and about 23 KB of L1 per multiprocessor: the gathers of x
@@ -166,31 +183,22 @@ inline bool &DependentLaunch()
   return on;
 }
 
-KOKKOS_FORCEINLINE_FUNCTION void DependentTrigger()
-{
-#  if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#  endif
-}
-
-KOKKOS_FORCEINLINE_FUNCTION void DependentWait()
-{
-#  if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#  endif
-}
-
-/* Kokkos 3's team loop (ParallelFor<TeamPolicy, Cuda>::operator()) for level-0 scratch only; T, B: the launch bounds */
-template <class F, unsigned T, unsigned B> __global__ __launch_bounds__(T, B) void TeamKernel(const F f, const int league, const int begin, const int size)
+/* Kokkos 3's team loop (ParallelFor<TeamPolicy, Cuda>::operator()) for level-0 scratch only, after the wait for the
+   kernel before; the kernels with (T, B: the launch bounds) and without launch bounds run it */
+template <class F> __device__ inline void TeamLoop(const F &f, const int league, const int begin, const int size)
 {
   DependentWait();
   for (int r = blockIdx.x; r < league; r += gridDim.x) f(Member(kokkos_impl_cuda_shared_memory<void>(), begin, size, nullptr, 0, r, league));
+}
+
+template <class F, unsigned T, unsigned B> __global__ __launch_bounds__(T, B) void TeamKernel(const F f, const int league, const int begin, const int size)
+{
+  TeamLoop(f, league, begin, size);
 }
 
 template <class F> __global__ void TeamKernelUnbounded(const F f, const int league, const int begin, const int size)
 {
-  DependentWait();
-  for (int r = blockIdx.x; r < league; r += gridDim.x) f(Member(kokkos_impl_cuda_shared_memory<void>(), begin, size, nullptr, 0, r, league));
+  TeamLoop(f, league, begin, size);
 }
 
 template <class F, class LB> struct TeamKernelOf {
@@ -370,9 +378,7 @@ template <int N> KOKKOS_INLINE_FUNCTION void TeamSumAllIn(const Member &t, const
    again so its reads of the others' stores come after the count */
 KOKKOS_INLINE_FUNCTION bool CountLast(unsigned *count, unsigned total)
 {
-#if defined(KOKKOS_ENABLE_CUDA) && KOKKOS_VERSION < 40000
   DependentTrigger();
-#endif
   Kokkos::memory_fence();
   const bool last = Kokkos::atomic_fetch_add(count, 1u) == total - 1;
   if (last) Kokkos::memory_fence();
