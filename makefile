@@ -13,6 +13,7 @@ include ${PETSC_DIR}/lib/petsc/conf/rules
 # Same list as GPUSTREAM_SOURCES in CMakeLists.txt
 SOURCES = petsc-registration.c \
           src/sys/init.kokkos.cxx \
+          src/sys/options.c \
           src/mat/gpustream/gpustream.c \
           src/mat/gpustream/gpustream.kokkos.cxx \
           src/mat/gpustream/halo.kokkos.cxx \

@@ -140,7 +140,7 @@ int main(int argc, char **argv)
       suffix: kernel_option_bad
       args: -m 8 -n 8 -mat_gpustream_kernel bogus
       error: 1
-      filter: grep -o "Unknown option bogus for -mat_gpustream_kernel. Available options: auto thread warp" | sort -u
+      filter: grep -o "mat_gpustream_kernel bogus: give one of auto, thread, warp" | sort -u
 
    test:
       suffix: residual_gap

@@ -3,7 +3,7 @@
 # build of scripts/build-gpu.sh):
 #   scripts/gpu-run.sh [tests] [sanitizer] [spmv] [bench] [mpi] [stream] [benchmarks] [NS="1e4 1e5 1e6 1e7"]
 # tests:     unit tests (kernels vs serial twins), example tests, PETSc tutorials through -dll_append ($TESTS selects
-#            among unit ex1 matgpustream matstream kspgpustream kspbcgsf kspsgmresf faults tutorials; $TEST_TIMEOUT:
+#            among unit ex1 matgpustream matstream kspgpustream kspbcgsf kspsgmresf faults badinput tutorials; $TEST_TIMEOUT:
 #            seconds each; faults adds the device-memory-full scenario, its output diffed with the GPU reference)
 # sanitizer: compute-sanitizer memcheck, racecheck, synccheck on a small solve and on the unit tests
 # spmv:      our SpMV and cuSPARSE's on the matrices of bench/generators.h (MATS="spec ..."), ratios and GB/s
@@ -32,7 +32,7 @@ if [[ $what == *benchmarks* ]]; then
   STREAM_ARGS=${STREAM_ARGS:-"-cube_n 120 -dof 3 -budget 1e9 -subs 16,32,64 -ks 1,4,16,32,48,64 -reps 3"}
 fi
 NS=${NS:-"1e4 1e5 1e6 1e7"}
-TESTS=${TESTS:-"unit ex1 matgpustream matstream kspgpustream kspbcgsf kspsgmresf faults tutorials"} # the parts of the tests step
+TESTS=${TESTS:-"unit ex1 matgpustream matstream kspgpustream kspbcgsf kspsgmresf faults badinput tutorials"} # the parts of the tests step
 TEST_TIMEOUT=${TEST_TIMEOUT:-120} # seconds per example test: a hang fails that test instead of the device call
 summary=$OUT/summary.txt
 : >"$summary"
@@ -76,7 +76,7 @@ if [[ $what == *tests* ]]; then
     log tests.log
     echo "unit kernels: $(tail -1 "$step")" | tee -a "$summary"
   fi
-  for t in examples/ex1.c:examples/ex1 tests/matgpustream.c:tests/matgpustream tests/matstream.c:tests/matstream tests/kspgpustream.c:tests/kspgpustream tests/kspbcgsf.c:tests/kspbcgsf tests/kspsgmresf.c:tests/kspsgmresf tests/faults.c:tests/faults; do
+  for t in examples/ex1.c:examples/ex1 tests/matgpustream.c:tests/matgpustream tests/matstream.c:tests/matstream tests/kspgpustream.c:tests/kspgpustream tests/kspbcgsf.c:tests/kspbcgsf tests/kspsgmresf.c:tests/kspsgmresf tests/faults.c:tests/faults tests/badinput.c:tests/badinput; do
     [[ " $TESTS " == *" $(basename "${t##*:}") "* ]] || continue
     python3 tests/petsctest.py --mpiexec "$MPIEXEC" --timeout "$TEST_TIMEOUT" --times ${SKIP:+--skip "$SKIP"} --src "${t%%:*}" --exe "$B/${t##*:}" 2>&1 | tee "$step" >>"$OUT/tests.log"
     echo "$(basename "${t%%:*}"): $(tail -1 "$step")" | tee -a "$summary"
@@ -169,6 +169,11 @@ if [[ $what == *sanitizer* ]]; then
   for tool in memcheck racecheck synccheck; do # the streaming engine: two streams and events
     timeout ${SAN_TIMEOUT:-120} compute-sanitizer --tool $tool --error-exitcode 9 "$B/tests/matstream" >"$step" 2>&1
     echo "$tool matstream (streamed products): exit $? $(grep -E -o '(ERROR|RACECHECK) SUMMARY: [0-9]+ [a-z]+' "$step" | tail -1), $(grep -c FAILED "$step") FAILED lines" | tee -a "$summary"
+    log sanitizer.log
+  done
+  for tool in memcheck synccheck; do # the error paths of bad input and options, then the same objects on good input
+    timeout ${SAN_TIMEOUT:-120} compute-sanitizer --tool $tool --error-exitcode 9 "$B/tests/badinput" -malloc_debug >"$step" 2>&1
+    echo "$tool badinput: exit $? $(grep -E -o '(ERROR|RACECHECK) SUMMARY: [0-9]+ [a-z]+' "$step" | tail -1), $(grep -c -E 'UNEXPECTED|UNLIKE|FAILED|LEAKED' "$step") failed checks" | tee -a "$summary"
     log sanitizer.log
   done
   timeout ${SAN_TIMEOUT:-120} compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/test_kernels" -max_size 1000 >"$step" 2>&1

@@ -302,7 +302,7 @@ int main(int argc, char **argv)
       suffix: bad_s_in_spmv
       args: -ksp_pipebcgsf_s_in_spmv sometimes
       error: 1
-      filter: grep -o "Unknown logical value: sometimes\|-ksp_pipebcgsf_s_in_spmv sometimes" | sort -u
+      filter: grep -o "ksp_pipebcgsf_s_in_spmv sometimes: give true or false" | sort -u
 
    test:
       suffix: bad_replace_every

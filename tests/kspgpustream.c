@@ -971,7 +971,7 @@ int main(int argc, char **argv)
       suffix: bad_replace
       args: -scenario single -ksp_pipecgfused_replace sometimes
       error: 1
-      filter: grep -o "Unknown option sometimes for -ksp_pipecgfused_replace" | sort -u
+      filter: grep -o "ksp_pipecgfused_replace sometimes: give one of never, every, auto" | sort -u
 
    test:
       suffix: replace_contradiction
@@ -989,7 +989,7 @@ int main(int argc, char **argv)
       suffix: bad_one_kernel
       args: -scenario single -ksp_pipecgfused_one_kernel sometimes
       error: 1
-      filter: grep -o "Unknown option sometimes for -ksp_pipecgfused_one_kernel" | sort -u
+      filter: grep -o "ksp_pipecgfused_one_kernel sometimes: give one of never, always, auto" | sort -u
 
    test:
       suffix: bad_replace_every

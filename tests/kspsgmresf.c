@@ -498,7 +498,7 @@ int main(int argc, char **argv)
       suffix: bad_refinement
       args: -only_sgmresf -ksp_sgmresf_cgs_refinement bogus
       error: 1
-      filter: grep -o "Unknown option bogus for -ksp_sgmresf_cgs_refinement" | sort -u
+      filter: grep -o "ksp_sgmresf_cgs_refinement bogus: give one of never, ifneeded, always, delayed" | sort -u
 
    # PCs that need an AIJ matrix (ILU, LU on one process; GAMG, block Jacobi and ASM with ILU blocks), applied on
    # the host to the gpustream operator, against the PETSc solver on AIJ

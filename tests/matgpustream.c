@@ -727,19 +727,19 @@ int main(int argc, char **argv)
       suffix: bad_format
       args: -mat_gpustream_format bcsr
       error: 1
-      filter: grep -o "Unknown option bcsr for -mat_gpustream_format" | sort -u
+      filter: grep -o "mat_gpustream_format bcsr: give one of auto, csr, block" | sort -u
 
    test:
       suffix: bad_kernel
       args: -mat_gpustream_kernel diagonal
       error: 1
-      filter: grep -o "Unknown option diagonal for -mat_gpustream_kernel" | sort -u
+      filter: grep -o "mat_gpustream_kernel diagonal: give one of auto, thread, warp" | sort -u
 
    test:
       suffix: bad_device_mpi
       args: -mat_gpustream_device_mpi maybe
       error: 1
-      filter: grep -o "Unknown option maybe for -mat_gpustream_device_mpi" | sort -u
+      filter: grep -o "mat_gpustream_device_mpi maybe: give one of auto, false, true" | sort -u
 
    test:
       suffix: bad_dependent_launch

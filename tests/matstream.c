@@ -511,6 +511,6 @@ int main(int argc, char **argv)
       suffix: bad_mode
       args: -bad -mat_gpustream_mode sometimes
       error: 1
-      filter: grep -o "Unknown option sometimes for -mat_gpustream_mode" | sort -u
+      filter: grep -o "mat_gpustream_mode sometimes: give one of auto, resident, stream" | sort -u
 
 TEST*/

@@ -14,6 +14,21 @@ typedef PetscOptionItems GSOptionItems;
 typedef PetscOptionItems *GSOptionItems;
 #endif
 
+/* Checks of an option's value made before PETSc reads it (src/sys/options.c): a value PETSc cannot read as the kind,
+   or none of the list's names (n of them; n < 0: an enum's list), is PETSC_ERR_ARG_WRONG naming the option with the
+   object's prefix. An error inside an options block (PetscOptionsObject, or NULL outside one) ends the block first, as
+   GSOptionsCheck() does for a range check, so that it leaves nothing allocated. */
+typedef enum { GS_OPTION_BOOL, GS_OPTION_INT, GS_OPTION_REAL, GS_OPTION_LIST } GSOptionKind;
+PETSC_INTERN PetscErrorCode GSOptionsCheckValue(GSOptionItems, PetscObject, const char[], GSOptionKind, const char *const[], PetscInt);
+PETSC_INTERN PetscErrorCode GSOptionsAbandon(GSOptionItems);
+#define GSOptionsCheck(items, cond, comm, code, ...)                                                                                                                                                                                                     \
+  do {                                                                                                                                                                                                                                                   \
+    if (PetscUnlikely(!(cond))) {                                                                                                                                                                                                                        \
+      PetscCall(GSOptionsAbandon(items));                                                                                                                                                                                                                \
+      SETERRQ(comm, code, __VA_ARGS__);                                                                                                                                                                                                                  \
+    }                                                                                                                                                                                                                                                    \
+  } while (0)
+
 /* The signature of MatCreateGraph() implementations (PETSc 3.21 added the injection indices; CMake checks) */
 #if defined(GPUSTREAM_PETSC_CREATEGRAPH_INDEX)
 typedef PetscErrorCode GSCreateGraphFn(Mat, PetscBool, PetscBool, PetscReal, PetscInt, PetscInt[], Mat *);

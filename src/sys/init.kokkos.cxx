@@ -15,24 +15,11 @@ static PetscErrorCode PetscGPUStreamKokkosFinalize(void)
    option is read on every backend, so that a bad value is an error there too */
 static PetscErrorCode SetDependentLaunch(void)
 {
-  const char *yes[] = {"", "1", "true", "yes", "on"}, *no[] = {"0", "false", "no", "off"};
-  char        val[16];
-  PetscBool   on = PETSC_TRUE, set, known = PETSC_FALSE, eq;
+  PetscBool on = PETSC_TRUE;
 
   PetscFunctionBegin;
-  PetscCall(PetscOptionsGetString(NULL, NULL, "-gpustream_dependent_launch", val, sizeof(val), &set));
-  if (set) { /* PETSc's logical values, with an error that names the option */
-    for (const char *y : yes) {
-      PetscCall(PetscStrcasecmp(val, y, &eq));
-      known = (PetscBool)(known || eq);
-    }
-    on = known;
-    for (const char *n : no) {
-      PetscCall(PetscStrcasecmp(val, n, &eq));
-      known = (PetscBool)(known || eq);
-    }
-    PetscCheck(known, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "-gpustream_dependent_launch %s: give true or false", val);
-  }
+  PetscCall(GSOptionsCheckValue(NULL, NULL, "-gpustream_dependent_launch", GS_OPTION_BOOL, NULL, 0));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-gpustream_dependent_launch", &on, NULL));
 #if defined(KOKKOS_ENABLE_CUDA) && KOKKOS_VERSION < 40000
   int dev, major = 0;
   if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) (void)cudaGetLastError();

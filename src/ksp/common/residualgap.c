@@ -11,7 +11,7 @@ PetscErrorCode GSResidualGapInit(GSResidualGap *g, const char prefix[])
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode GSResidualGapSetFromOptions(GSResidualGap *g, GSOptionItems PetscOptionsObject)
+PetscErrorCode GSResidualGapSetFromOptions(GSResidualGap *g, KSP ksp, GSOptionItems PetscOptionsObject)
 {
   char      check[64], factor[64];
   PetscReal f;
@@ -20,10 +20,12 @@ PetscErrorCode GSResidualGapSetFromOptions(GSResidualGap *g, GSOptionItems Petsc
   PetscFunctionBegin;
   PetscCall(PetscSNPrintf(check, sizeof(check), "-ksp_%s_check_true_residual", g->prefix));
   PetscCall(PetscSNPrintf(factor, sizeof(factor), "-ksp_%s_residual_gap_factor", g->prefix));
+  PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)ksp, check, GS_OPTION_BOOL, NULL, 0));
+  PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)ksp, factor, GS_OPTION_REAL, NULL, 0));
   PetscCall(PetscOptionsBool(check, "Compute the true residual once at convergence and compare it with the recursive one", "KSPSolve", g->check, &g->check, NULL));
   PetscCall(PetscOptionsReal(factor, "Report when the true and recursive residual norms differ by more than this factor", "KSPSolve", g->factor, &f, &set));
   if (set) {
-    PetscCheck(f >= 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%s must be at least 1, not %g", factor + 1, (double)f);
+    GSOptionsCheck(PetscOptionsObject, f >= 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "%s must be at least 1, not %g", factor, (double)f);
     g->factor = f;
   }
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -14,7 +14,7 @@ typedef struct {
 } GSResidualGap;
 
 PETSC_INTERN PetscErrorCode GSResidualGapInit(GSResidualGap *, const char[]);
-PETSC_INTERN PetscErrorCode GSResidualGapSetFromOptions(GSResidualGap *, GSOptionItems);
+PETSC_INTERN PetscErrorCode GSResidualGapSetFromOptions(GSResidualGap *, KSP, GSOptionItems);
 PETSC_INTERN PetscReal      GSResidualGapRatio(const GSResidualGap *, PetscReal);
 PETSC_INTERN PetscErrorCode GSResidualGapView(const GSResidualGap *, KSP, PetscViewer);
 PETSC_INTERN PetscErrorCode GSResidualGapReasonView(KSP, void *);

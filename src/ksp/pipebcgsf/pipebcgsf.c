@@ -415,6 +415,9 @@ static PetscErrorCode KSPSetFromOptions_PIPEBCGSF(KSP ksp, GSOptionItems PetscOp
 
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "KSP pipelined BiCGStab with fused kernels options");
+  PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)ksp, "-ksp_pipebcgsf_device_scalars", GS_OPTION_BOOL, NULL, 0));
+  PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)ksp, "-ksp_pipebcgsf_s_in_spmv", GS_OPTION_BOOL, NULL, 0));
+  PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)ksp, "-ksp_pipebcgsf_replace_every", GS_OPTION_INT, NULL, 0));
   PetscCall(PetscOptionsBool("-ksp_pipebcgsf_device_scalars", "omega and beta on the device, the host testing convergence while the next iteration's SpMVs run (one process, gpustream, PCNONE or PCJACOBI)", "KSPPIPEBCGSF", bf->devscalars,
                              &bf->devscalars, NULL));
   PetscCall(PetscOptionsBool("-ksp_pipebcgsf_s_in_spmv",
@@ -423,10 +426,10 @@ static PetscErrorCode KSPSetFromOptions_PIPEBCGSF(KSP ksp, GSOptionItems PetscOp
   bf->sinspmvset = (PetscBool)(bf->sinspmvset || set);
   PetscCall(PetscOptionsInt("-ksp_pipebcgsf_replace_every", "Replace the recursive residual by b - A x every this many iterations (0: never)", "KSPPIPEBCGSF", bf->replace_every, &every, &set));
   if (set) {
-    PetscCheck(every >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_pipebcgsf_replace_every must be 0 (never) or positive, not %" PetscInt_FMT, every);
+    GSOptionsCheck(PetscOptionsObject, every >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_pipebcgsf_replace_every must be 0 (never) or positive, not %" PetscInt_FMT, every);
     bf->replace_every = every;
   }
-  PetscCall(GSResidualGapSetFromOptions(&bf->gap, PetscOptionsObject));
+  PetscCall(GSResidualGapSetFromOptions(&bf->gap, ksp, PetscOptionsObject));
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }

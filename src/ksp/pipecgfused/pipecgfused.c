@@ -902,16 +902,21 @@ static PetscErrorCode KSPSetFromOptions_PIPECGFUSED(KSP ksp, GSOptionItems Petsc
 
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "KSP pipelined CG with fused kernels options");
+  PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)ksp, "-ksp_pipecgfused_replace", GS_OPTION_LIST, modes, 3));
+  PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)ksp, "-ksp_pipecgfused_replace_every", GS_OPTION_INT, NULL, 0));
+  PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)ksp, "-ksp_pipecgfused_overlap_reduction", GS_OPTION_BOOL, NULL, 0));
+  PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)ksp, "-ksp_pipecgfused_device_scalars", GS_OPTION_BOOL, NULL, 0));
+  PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)ksp, "-ksp_pipecgfused_one_kernel", GS_OPTION_LIST, onek, 3));
   PetscCall(PetscOptionsEList("-ksp_pipecgfused_replace", "Residual replacement: never, every N iterations (N from -ksp_pipecgfused_replace_every), or auto", "KSPPIPECGFUSED", modes, 3, modes[mode], &mode, &mset));
   PetscCall(PetscOptionsInt("-ksp_pipecgfused_replace_every", "Replace the recursive residual by b - A x every this many iterations (0: never)", "KSPPIPECGFUSED", cg->replace_every, &every, &set));
   if (set) {
-    PetscCheck(every >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_pipecgfused_replace_every must be 0 (never) or positive, not %" PetscInt_FMT, every);
+    GSOptionsCheck(PetscOptionsObject, every >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_pipecgfused_replace_every must be 0 (never) or positive, not %" PetscInt_FMT, every);
     cg->replace_every = every;
     if (every) cg->replace_auto = PETSC_FALSE;
   }
   if (mset) {
-    PetscCheck(mode == 1 || !set || !every, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_INCOMP, "-ksp_pipecgfused_replace %s contradicts -ksp_pipecgfused_replace_every %" PetscInt_FMT, modes[mode], every);
-    PetscCheck(mode != 1 || cg->replace_every, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_WRONG, "-ksp_pipecgfused_replace every needs -ksp_pipecgfused_replace_every N with N > 0");
+    GSOptionsCheck(PetscOptionsObject, mode == 1 || !set || !every, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_INCOMP, "-ksp_pipecgfused_replace %s contradicts -ksp_pipecgfused_replace_every %" PetscInt_FMT, modes[mode], every);
+    GSOptionsCheck(PetscOptionsObject, mode != 1 || cg->replace_every, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_WRONG, "-ksp_pipecgfused_replace every needs -ksp_pipecgfused_replace_every N with N > 0");
     cg->replace_auto = (PetscBool)(mode == 2);
     if (mode != 1) cg->replace_every = 0;
   }
@@ -919,7 +924,7 @@ static PetscErrorCode KSPSetFromOptions_PIPECGFUSED(KSP ksp, GSOptionItems Petsc
   PetscCall(PetscOptionsBool("-ksp_pipecgfused_device_scalars", "alpha and beta on the device, the host testing convergence one iteration behind (one process, gpustream, PCNONE or PCJACOBI)", "KSPPIPECGFUSED", cg->devscalars, &cg->devscalars, NULL));
   PetscCall(PetscOptionsEList("-ksp_pipecgfused_one_kernel", "With device scalars, the Update fused into the SpMV, one kernel an iteration: never, always, or auto (up to " PetscStringize(PCGF_ONE_KERNEL_ROWS) " local rows)", "KSPPIPECGFUSED", onek,
                               3, onek[cg->onekernel], &cg->onekernel, NULL));
-  PetscCall(GSResidualGapSetFromOptions(&cg->gap, PetscOptionsObject));
+  PetscCall(GSResidualGapSetFromOptions(&cg->gap, ksp, PetscOptionsObject));
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -617,9 +617,13 @@ static PetscErrorCode KSPSetFromOptions_SGMRESF(KSP ksp, GSOptionItems PetscOpti
 
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "KSP simpler GMRES with fused kernels options");
+  PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)ksp, "-ksp_gmres_restart", GS_OPTION_INT, NULL, 0));
+  PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)ksp, "-ksp_sgmresf_cgs_refinement", GS_OPTION_LIST, SGFRefineTypes, 4));
+  PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)ksp, "-ksp_sgmresf_check_true_residual", GS_OPTION_BOOL, NULL, 0));
+  PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)ksp, "-ksp_sgmresf_teams", GS_OPTION_INT, NULL, 0));
   PetscCall(PetscOptionsInt("-ksp_gmres_restart", "Number of Krylov vectors before a restart", "KSPSGMRESF", sg->m, &m, &set));
   if (set) {
-    PetscCheck(m >= 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_gmres_restart must be positive, not %" PetscInt_FMT, m);
+    GSOptionsCheck(PetscOptionsObject, m >= 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_gmres_restart must be positive, not %" PetscInt_FMT, m);
     sg->m = m;
   }
   r = sg->refine;
@@ -628,7 +632,7 @@ static PetscErrorCode KSPSetFromOptions_SGMRESF(KSP ksp, GSOptionItems PetscOpti
   PetscCall(PetscOptionsBool("-ksp_sgmresf_check_true_residual", "Confirm a convergence the estimate claims with the true residual", "KSPSGMRESF", sg->confirm, &sg->confirm, NULL));
   PetscCall(PetscOptionsInt("-ksp_sgmresf_teams", "Teams of 256 threads of every kernel (0: 4 per multiprocessor, at most one per 256 rows)", "KSPSGMRESF", sg->teams, &teams, &set));
   if (set) {
-    PetscCheck(teams >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_sgmresf_teams must be 0 (automatic) or positive, not %" PetscInt_FMT, teams);
+    GSOptionsCheck(PetscOptionsObject, teams >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_sgmresf_teams must be 0 (automatic) or positive, not %" PetscInt_FMT, teams);
     sg->teams = teams;
   }
   PetscOptionsHeadEnd();

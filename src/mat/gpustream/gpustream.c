@@ -473,27 +473,42 @@ static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOpti
   PetscFunctionBegin;
   if (gs->setfromoptions) PetscCall((*gs->setfromoptions)(A, PetscOptionsObject));
   PetscOptionsHeadBegin(PetscOptionsObject, "MATGPUSTREAM options");
+  {
+    static const struct {
+      const char        *name;
+      GSOptionKind       kind;
+      const char *const *list;
+    } checks[] = {
+        {"-mat_gpustream_mode", GS_OPTION_LIST, GSStreamModes}, {"-mat_gpustream_max_device_bytes", GS_OPTION_REAL, NULL}, {"-mat_gpustream_buffers", GS_OPTION_INT, NULL},
+        {"-mat_gpustream_subdivisions", GS_OPTION_INT, NULL},   {"-mat_gpustream_overlap", GS_OPTION_BOOL, NULL},          {"-mat_gpustream_kernel", GS_OPTION_LIST, GSSpMVKernels},
+        {"-mat_gpustream_format", GS_OPTION_LIST, GSFormats},   {"-mat_gpustream_tile_size", GS_OPTION_INT, NULL},         {"-mat_gpustream_device_mpi", GS_OPTION_LIST, GSDeviceMPIs},
+    };
+    for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++) PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)A, checks[i].name, checks[i].kind, checks[i].list, -1)); /* the lists are enums' */
+  }
   PetscCall(PetscOptionsEnum("-mat_gpustream_mode", "Device storage: auto (stream when the matrix exceeds the budget), resident, stream", "MATGPUSTREAM", GSStreamModes, (PetscEnum)o.mode, (PetscEnum *)&o.mode, NULL));
   PetscCall(PetscOptionsReal("-mat_gpustream_max_device_bytes", "Device memory the matrix may use, bytes (default: free device memory less a reserve)", "MATGPUSTREAM", o.budget, &o.budget, &flg));
-  PetscCheck(!flg || o.budget > 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_max_device_bytes %g must be positive", o.budget);
+  GSOptionsCheck(PetscOptionsObject, !flg || o.budget > 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_max_device_bytes %g must be positive", o.budget);
   PetscCall(PetscOptionsInt("-mat_gpustream_buffers", "Device buffers streamed subdivisions rotate through (at least 2)", "MATGPUSTREAM", o.buffers, &o.buffers, NULL));
-  PetscCheck(o.buffers >= 2, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_buffers %" PetscInt_FMT " must be at least 2", o.buffers);
+  GSOptionsCheck(PetscOptionsObject, o.buffers >= 2, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_buffers %" PetscInt_FMT " must be at least 2", o.buffers);
   PetscCall(PetscOptionsInt("-mat_gpustream_subdivisions", "Number of row subdivisions of a streamed matrix (default: chosen by a model)", "MATGPUSTREAM", o.subdivisions, &o.subdivisions, &flg));
-  PetscCheck(!flg || o.subdivisions >= 1, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_subdivisions %" PetscInt_FMT " must be at least 1 (leave it out for the automatic choice)", o.subdivisions);
+  GSOptionsCheck(PetscOptionsObject, !flg || o.subdivisions >= 1, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_subdivisions %" PetscInt_FMT " must be at least 1 (leave it out for the automatic choice)", o.subdivisions);
   PetscCall(PetscOptionsBool("-mat_gpustream_overlap", "Overlap the copies of streamed subdivisions with the SpMVs", "MATGPUSTREAM", o.overlap, &o.overlap, NULL));
   PetscCall(PetscOptionsEnum("-mat_gpustream_kernel", "SpMV kernel: auto (from the mean row length), thread (a thread per row), warp (32 lanes per row)", "MATGPUSTREAM", GSSpMVKernels, (PetscEnum)o.kernel, (PetscEnum *)&o.kernel, NULL));
   PetscCall(PetscOptionsEnum("-mat_gpustream_format", "Device storage: auto (block column indices where the block size and pattern allow and MatMult uses no tiles), csr, block", "MATGPUSTREAM", GSFormats, (PetscEnum)o.format, (PetscEnum *)&o.format,
                              NULL));
   PetscCall(PetscOptionsInt("-mat_gpustream_tile_size", "Entries a team of MatMult's kernel stages in scratch memory before summing its rows (0: no tiles; default: chosen from the row lengths)", "MATGPUSTREAM", o.tile, &o.tile, &flg));
-  PetscCheck(!flg || (o.tile >= 0 && o.tile <= GS_MAX_TILE_SIZE), PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_tile_size %" PetscInt_FMT " must be in 0..%d (0: no tiles)", o.tile, GS_MAX_TILE_SIZE);
+  GSOptionsCheck(PetscOptionsObject, !flg || (o.tile >= 0 && o.tile <= GS_MAX_TILE_SIZE), PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_tile_size %" PetscInt_FMT " must be in 0..%d (0: no tiles)", o.tile,
+                 GS_MAX_TILE_SIZE);
   PetscCall(PetscOptionsEnum("-mat_gpustream_device_mpi", "Halo messages between device buffers: auto (when MPI reports CUDA support, or on host backends), true, false (pinned host buffers)", "MATGPUSTREAM", GSDeviceMPIs, (PetscEnum)devicempi,
                              (PetscEnum *)&devicempi, NULL));
-  PetscOptionsHeadEnd();
   {
-    PetscBool   use;
-    const char *why;
-    PetscCall(GSHaloUseDeviceMPI(devicempi, &use, &why)); /* true where the MPI says it cannot is an error now */
+    PetscBool      use;
+    const char    *why;
+    PetscErrorCode ierr = GSHaloUseDeviceMPI(devicempi, &use, &why); /* true where the MPI says it cannot is an error now */
+    if (ierr) PetscCall(GSOptionsAbandon(PetscOptionsObject));
+    PetscCall(ierr);
   }
+  PetscOptionsHeadEnd();
   if (devicempi != gs->devicempi) {
     gs->devicempi = devicempi; /* the next device operation makes a new halo */
     PetscCall(GSDeviceMatDestroy(&gs->dA));
