@@ -187,6 +187,27 @@ static PetscErrorCode GoodAfter(Mat A, Mat B, KSP ksp, KSPType type)
   PetscFunctionReturn(0);
 }
 
+/* The same tridiagonal matrix, 10 rows a process, as gpustream (A) and AIJ (B), assembled or not */
+static PetscErrorCode Pair(PetscBool assemble, Mat *A, Mat *B)
+{
+  PetscFunctionBeginUser;
+  PetscCall(Tridiag(MATGPUSTREAM, 10, 1, A));
+  PetscCall(Tridiag(MATAIJ, 10, 1, B));
+  if (assemble) PetscCall(Assemble(*A));
+  if (assemble) PetscCall(Assemble(*B));
+  PetscFunctionReturn(0);
+}
+
+/* GoodAfter(), then A and B destroyed */
+static PetscErrorCode GoodAfterAndDestroy(Mat *A, Mat *B, KSP ksp, KSPType type)
+{
+  PetscFunctionBeginUser;
+  PetscCall(GoodAfter(*A, *B, ksp, type));
+  PetscCall(MatDestroy(A));
+  PetscCall(MatDestroy(B));
+  PetscFunctionReturn(0);
+}
+
 /* ---- bad input on a matrix: on a gpustream matrix and an AIJ one alike, then both made good ---- */
 
 /* MatMult before assembly */
@@ -197,8 +218,7 @@ static PetscErrorCode Unassembled(void)
   Caught g, a;
 
   PetscFunctionBeginUser;
-  PetscCall(Tridiag(MATGPUSTREAM, 10, 1, &A));
-  PetscCall(Tridiag(MATAIJ, 10, 1, &B));
+  PetscCall(Pair(PETSC_FALSE, &A, &B));
   PetscCall(MatCreateVecs(B, &x, &y));
   PetscCall(VecSet(x, 1.0));
   CATCH(&g, MatMult(A, x, y));
@@ -207,11 +227,9 @@ static PetscErrorCode Unassembled(void)
   PetscCall(SameAsAIJ(&g, &a));
   PetscCall(Assemble(A));
   PetscCall(Assemble(B));
-  PetscCall(GoodAfter(A, B, NULL, KSPPIPECGFUSED));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&y));
-  PetscCall(MatDestroy(&A));
-  PetscCall(MatDestroy(&B));
+  PetscCall(GoodAfterAndDestroy(&A, &B, NULL, KSPPIPECGFUSED));
   PetscFunctionReturn(0);
 }
 
@@ -223,21 +241,16 @@ static PetscErrorCode Sizes(void)
   Caught g, a;
 
   PetscFunctionBeginUser;
-  PetscCall(Tridiag(MATGPUSTREAM, 10, 1, &A));
-  PetscCall(Tridiag(MATAIJ, 10, 1, &B));
-  PetscCall(Assemble(A));
-  PetscCall(Assemble(B));
+  PetscCall(Pair(PETSC_TRUE, &A, &B));
   PetscCall(VecCreateMPI(PETSC_COMM_WORLD, 9, PETSC_DETERMINE, &x));
   PetscCall(MatCreateVecs(B, NULL, &y));
   CATCH(&g, MatMult(A, x, y));
   CATCH(&a, MatMult(B, x, y));
   PetscCall(Expect("MatMult with x of 9 local rows for 10", &g, PETSC_ERR_ARG_SIZ, "Mat mat,Vec x: global dim"));
   PetscCall(SameAsAIJ(&g, &a));
-  PetscCall(GoodAfter(A, B, NULL, KSPPIPEBCGSF));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&y));
-  PetscCall(MatDestroy(&A));
-  PetscCall(MatDestroy(&B));
+  PetscCall(GoodAfterAndDestroy(&A, &B, NULL, KSPPIPEBCGSF));
   PetscFunctionReturn(0);
 }
 
@@ -250,8 +263,7 @@ static PetscErrorCode SetValuesAfter(const char *label, MatOption op, PetscBool 
   PetscInt rstart;
 
   PetscFunctionBeginUser;
-  PetscCall(Tridiag(MATGPUSTREAM, 10, 1, &A));
-  PetscCall(Tridiag(MATAIJ, 10, 1, &B));
+  PetscCall(Pair(PETSC_FALSE, &A, &B));
   M[0] = A;
   M[1] = B;
   PetscCall(MatGetOwnershipRange(A, &rstart, NULL));
@@ -263,9 +275,7 @@ static PetscErrorCode SetValuesAfter(const char *label, MatOption op, PetscBool 
   }
   PetscCall(Expect(label, &c[0], code, text));
   PetscCall(SameAsAIJ(&c[0], &c[1]));
-  PetscCall(GoodAfter(A, B, NULL, KSPSGMRESF));
-  PetscCall(MatDestroy(&A));
-  PetscCall(MatDestroy(&B));
+  PetscCall(GoodAfterAndDestroy(&A, &B, NULL, KSPSGMRESF));
   PetscFunctionReturn(0);
 }
 
@@ -292,9 +302,7 @@ static PetscErrorCode BlockSize(void)
   PetscCall(Tridiag(MATAIJ, 10, 2, &B));
   PetscCall(Assemble(A));
   PetscCall(Assemble(B));
-  PetscCall(GoodAfter(A, B, NULL, KSPPIPECGFUSED));
-  PetscCall(MatDestroy(&A));
-  PetscCall(MatDestroy(&B));
+  PetscCall(GoodAfterAndDestroy(&A, &B, NULL, KSPPIPECGFUSED));
   PetscFunctionReturn(0);
 }
 
@@ -328,15 +336,10 @@ static PetscErrorCode NotSquare(KSPType type, KSPType twin)
   PetscCall(PetscSNPrintf(label, sizeof(label), "%s on a 10 x 12 operator", type));
   PetscCall(Expect(label, &c[0], PETSC_ERR_ARG_WRONG, "Must be square matrix"));
   PetscCall(Say("%s%s", c[0].code == c[1].code && !strcmp(c[0].msg, c[1].msg) ? ", as " : ", UNLIKE ", twin));
-  PetscCall(Tridiag(MATGPUSTREAM, 10, 1, &A));
-  PetscCall(Tridiag(MATAIJ, 10, 1, &B));
-  PetscCall(Assemble(A));
-  PetscCall(Assemble(B));
+  PetscCall(Pair(PETSC_TRUE, &A, &B));
   PetscCall(KSPReset(ksp[0])); /* its PC keeps the local sizes it was given (PETSc's rule, for KSPCG as well) */
-  PetscCall(GoodAfter(A, B, ksp[0], type));
+  PetscCall(GoodAfterAndDestroy(&A, &B, ksp[0], type));
   for (int k = 0; k < 2; k++) PetscCall(KSPDestroy(&ksp[k]));
-  PetscCall(MatDestroy(&A));
-  PetscCall(MatDestroy(&B));
   PetscFunctionReturn(0);
 }
 
@@ -354,13 +357,8 @@ static PetscErrorCode DependentLaunch(void)
   PetscCall(PetscOptionsClearValue(NULL, "-gpustream_dependent_launch"));
   PetscCall(MatDestroy(&A));
   PetscCall(Expect("-gpustream_dependent_launch maybe", &c, PETSC_ERR_ARG_WRONG, "-gpustream_dependent_launch maybe: give true or false"));
-  PetscCall(Tridiag(MATGPUSTREAM, 10, 1, &A));
-  PetscCall(Tridiag(MATAIJ, 10, 1, &B));
-  PetscCall(Assemble(A));
-  PetscCall(Assemble(B));
-  PetscCall(GoodAfter(A, B, NULL, KSPPIPEBCGSF));
-  PetscCall(MatDestroy(&A));
-  PetscCall(MatDestroy(&B));
+  PetscCall(Pair(PETSC_TRUE, &A, &B));
+  PetscCall(GoodAfterAndDestroy(&A, &B, NULL, KSPPIPEBCGSF));
   PetscFunctionReturn(0);
 }
 
@@ -373,10 +371,7 @@ static PetscErrorCode Budget(const char *label, const char *mode, const char *bu
   Caught c;
 
   PetscFunctionBeginUser;
-  PetscCall(Tridiag(MATGPUSTREAM, 10, 1, &A));
-  PetscCall(Tridiag(MATAIJ, 10, 1, &B));
-  PetscCall(Assemble(A));
-  PetscCall(Assemble(B));
+  PetscCall(Pair(PETSC_TRUE, &A, &B));
   PetscCall(PetscOptionsSetValue(NULL, "-mat_gpustream_mode", mode));
   PetscCall(PetscOptionsSetValue(NULL, "-mat_gpustream_max_device_bytes", budget));
   if (subdivisions) PetscCall(PetscOptionsSetValue(NULL, "-mat_gpustream_subdivisions", subdivisions));
@@ -387,14 +382,12 @@ static PetscErrorCode Budget(const char *label, const char *mode, const char *bu
   PetscCall(Expect(label, &c, PETSC_ERR_ARG_OUTOFRANGE, text));
   PetscCall(PetscOptionsSetValue(NULL, "-mat_gpustream_max_device_bytes", "1e6"));
   PetscCall(MatSetFromOptions(A));
-  PetscCall(GoodAfter(A, B, NULL, KSPSGMRESF));
   PetscCall(PetscOptionsClearValue(NULL, "-mat_gpustream_mode"));
   PetscCall(PetscOptionsClearValue(NULL, "-mat_gpustream_max_device_bytes"));
   PetscCall(PetscOptionsClearValue(NULL, "-mat_gpustream_subdivisions"));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&y));
-  PetscCall(MatDestroy(&A));
-  PetscCall(MatDestroy(&B));
+  PetscCall(GoodAfterAndDestroy(&A, &B, NULL, KSPSGMRESF));
   PetscFunctionReturn(0);
 }
 
@@ -457,10 +450,7 @@ static PetscErrorCode BadOption(const OptionCase *o)
 
   PetscFunctionBeginUser;
   PetscCall(PetscStrcmp(o->on, "mat", &mat));
-  PetscCall(Tridiag(MATGPUSTREAM, 10, 1, &A));
-  PetscCall(Tridiag(MATAIJ, 10, 1, &B));
-  PetscCall(Assemble(A));
-  PetscCall(Assemble(B));
+  PetscCall(Pair(PETSC_TRUE, &A, &B));
   if (!mat) {
     PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
     PetscCall(KSPSetType(ksp, o->on));
@@ -480,10 +470,8 @@ static PetscErrorCode BadOption(const OptionCase *o)
     PetscCall(KSPSetFromOptions(ksp));
   PetscCall(PetscSNPrintf(label, sizeof(label), "%s %s", o->name, o->value));
   PetscCall(Expect(label, &c, o->code, o->text));
-  PetscCall(GoodAfter(A, B, ksp, mat ? KSPPIPECGFUSED : o->on));
+  PetscCall(GoodAfterAndDestroy(&A, &B, ksp, mat ? KSPPIPECGFUSED : o->on));
   PetscCall(KSPDestroy(&ksp));
-  PetscCall(MatDestroy(&A));
-  PetscCall(MatDestroy(&B));
   PetscFunctionReturn(0);
 }
 

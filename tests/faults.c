@@ -1,7 +1,8 @@
 static char help[] = "Faults and resource limits for the three fused solvers (pipecgfused, pipebcgsf, sgmresf) against their PETSc twins\n\
 (KSPCG, KSPBCGS, KSPGMRES) on gpustream matrices split unevenly over the processes (with more than two the first owns no\n\
-rows): zero right-hand side, NaN and Inf in b, x0 and the matrix, a nonzero initial guess, the iteration limit, the\n\
-divergence tolerance; after every fault the same KSP solves a good system. Also create/solve/destroy cycles and\n\
+rows): zero right-hand side, NaN and Inf in b, x0 and the matrix, a zero row and column, the operators' breakdowns\n\
+(indefinite for CG, singular with a null space, BiCGStab's, GMRES's happy one), a nonzero initial guess, the iteration\n\
+limit, the divergence tolerance; after every fault the same KSP solves a good system. Also create/solve/destroy cycles and\n\
 allocations that fail (host memory limited with setrlimit on the CPU backend, device memory filled on a GPU).\n\
   -scenario <cases,cycles,alloc,misuse,devicefull>\n\
   -case <lu,transpose>, -type <ksp type> : misuse: what is refused\n\
@@ -163,16 +164,127 @@ static PetscErrorCode Poison(Vec v, PetscInt i, PetscScalar w, Vec *out)
   PetscFunctionReturn(0);
 }
 
+/* A, with rows spread as LocalRows() does, from its entries (i, j, v) given by f for each local row i */
+static PetscErrorCode Rows(PetscInt N, PetscInt (*f)(PetscInt, PetscInt, PetscInt[], PetscScalar[]), Mat *A)
+{
+  PetscInt rstart, rend;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatCreate(PETSC_COMM_WORLD, A));
+  PetscCall(MatSetSizes(*A, LocalRows(N), LocalRows(N), N, N));
+  PetscCall(MatSetType(*A, MATGPUSTREAM));
+  PetscCall(MatSeqAIJSetPreallocation(*A, 5, NULL));
+  PetscCall(MatMPIAIJSetPreallocation(*A, 5, NULL, 4, NULL));
+  PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
+  for (PetscInt i = rstart; i < rend; i++) {
+    PetscInt    cols[5], n;
+    PetscScalar v[5];
+    n = f(N, i, cols, v);
+    PetscCall(MatSetValues(*A, 1, &i, n, cols, v, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+/* the Laplacian of the m x m grid (N = m^2) with Neumann boundaries: rows sum to 0, constants are its null space */
+static PetscInt NeumannRow(PetscInt N, PetscInt row, PetscInt cols[], PetscScalar v[])
+{
+  const PetscInt m = (PetscInt)(sqrt((double)N) + 0.5), ij[2] = {row % m, row / m}, stride[2] = {1, m};
+  PetscInt       n = 1;
+
+  cols[0] = row;
+  v[0]    = 0;
+  for (int d = 0; d < 2; d++)
+    for (int side = -1; side <= 1; side += 2)
+      if (ij[d] + side >= 0 && ij[d] + side < m) {
+        cols[n] = row + side * stride[d];
+        v[n++]  = -1.0;
+        v[0] += 1.0;
+      }
+  return n;
+}
+
+/* swaps the pairs (2k, 2k+1) */
+static PetscInt PermutationRow(PetscInt N, PetscInt row, PetscInt cols[], PetscScalar v[])
+{
+  (void)N;
+  cols[0] = row ^ 1;
+  v[0]    = 1.0;
+  return 1;
+}
+
+/* a diagonal of the values 1, 2 and 3 */
+static PetscInt ThreeValuesRow(PetscInt N, PetscInt row, PetscInt cols[], PetscScalar v[])
+{
+  (void)N;
+  cols[0] = row;
+  v[0]    = 1.0 + row % 3;
+  return 1;
+}
+
+/* The Neumann Laplacian with its null space set, and b = A x for a random x (consistent) */
+static PetscErrorCode Singular(PetscInt N, PetscRandom rnd, Mat *A, Vec *b)
+{
+  MatNullSpace nsp;
+  Vec          x;
+
+  PetscFunctionBeginUser;
+  PetscCall(Rows(N, NeumannRow, A));
+  PetscCall(MatNullSpaceCreate(PETSC_COMM_WORLD, PETSC_TRUE, 0, NULL, &nsp));
+  PetscCall(MatSetNullSpace(*A, nsp));
+  PetscCall(MatNullSpaceDestroy(&nsp));
+  PetscCall(MatCreateVecs(*A, &x, b));
+  PetscCall(VecSetRandom(x, rnd));
+  PetscCall(MatMult(*A, x, *b));
+  PetscCall(VecDestroy(&x));
+  PetscFunctionReturn(0);
+}
+
+/* BiCGStab's (t = 1) and GMRES's (t = 2) breakdown problems: a permutation with b = e_0, three eigenvalues with b = 1 */
+static PetscErrorCode Breakdown(int t, PetscInt N, Mat *A, Vec *b)
+{
+  PetscFunctionBeginUser;
+  PetscCall(Rows(N, t == 1 ? PermutationRow : ThreeValuesRow, A));
+  PetscCall(MatCreateVecs(*A, NULL, b));
+  PetscCall(VecSet(*b, t == 1 ? 0.0 : 1.0));
+  if (t == 1) PetscCall(VecSetValue(*b, 0, 1.0, INSERT_VALUES));
+  PetscCall(VecAssemblyBegin(*b));
+  PetscCall(VecAssemblyEnd(*b));
+  PetscFunctionReturn(0);
+}
+
+/* After a fault: the same KSP solves a good system (A, random b) as a fresh KSP does: the same iterations */
+static PetscErrorCode GoodAgain(int t, KSP ksp, PetscRandom rnd)
+{
+  Result g, h;
+  Vec    x, y, bg;
+  Mat    Ag;
+
+  PetscFunctionBeginUser;
+  PetscCall(Problem(20, t ? 20.0 : 0.0, &Ag));
+  PetscCall(MatCreateVecs(Ag, &x, &bg));
+  PetscCall(VecDuplicate(x, &y));
+  PetscCall(VecSetRandom(bg, rnd));
+  PetscCall(Configure(ksp, fusedtypes[t], Ag, 1e-8, 0.0, 1e5, 1000));
+  PetscCall(Run(ksp, Ag, bg, NULL, x, &g));
+  PetscCall(RunFresh(fusedtypes[t], Ag, bg, NULL, 1e-8, 0.0, 1e5, 1000, y, &h));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "; then a good solve: %s\n", g.reason > 0 && g.reason == h.reason && g.its == h.its && g.res < 1e-6 ? "as a fresh KSP" : "DIFFERS FROM A FRESH KSP"));
+  PetscCall(VecDestroy(&bg));
+  PetscCall(MatDestroy(&Ag));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y));
+  PetscFunctionReturn(0);
+}
+
 /* One fault: the fused solver on the reused KSP ksp, its twin on a fresh one, the same reason (and, when they
-   converge or hit the limit, iterations within max(2, 10%)); then ksp solves the good system (A, random b) as a
-   fresh KSP does: the same iterations */
+   converge or hit the limit, iterations within max(2, 10%)); then GoodAgain() */
 static PetscErrorCode Fault(int t, KSP ksp, const char *label, Mat A, Vec b, Vec x0, PetscReal rtol, PetscReal atol, PetscReal dtol, PetscInt maxit, PetscRandom rnd)
 {
-  Result    f, w, g, h;
-  Vec       x, y, bg;
+  Result    f, w;
+  Vec       x, y;
   PetscReal nx;
   PetscBool ok;
-  Mat       Ag;
 
   PetscFunctionBeginUser;
   PetscCall(VecDuplicate(b, &x));
@@ -185,18 +297,35 @@ static PetscErrorCode Fault(int t, KSP ksp, const char *label, Mat A, Vec b, Vec
   if (verbose) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  iterations: %s %" PetscInt_FMT ", %s %" PetscInt_FMT "\n", fusedtypes[t], f.its, twintypes[t], w.its));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s, %s: %s%s, %s %s", fusedtypes[t], label, KSPConvergedReasons[f.reason], f.its ? "" : " at once", ok ? "as" : "UNLIKE", twintypes[t]));
   if (f.reason > 0) PetscCall(PetscPrintf(PETSC_COMM_WORLD, ", |x| %s", nx == 0 ? "= 0" : (f.res < 1e-6 ? "> 0, true residual < 1e-6" : "> 0, TRUE RESIDUAL TOO LARGE")));
-  /* the same KSP on a good system */
-  PetscCall(Problem(20, t ? 20.0 : 0.0, &Ag));
-  PetscCall(MatCreateVecs(Ag, NULL, &bg));
-  PetscCall(VecSetRandom(bg, rnd));
-  PetscCall(Configure(ksp, fusedtypes[t], Ag, 1e-8, 0.0, 1e5, 1000));
-  PetscCall(Run(ksp, Ag, bg, NULL, x, &g));
-  PetscCall(RunFresh(fusedtypes[t], Ag, bg, NULL, 1e-8, 0.0, 1e5, 1000, y, &h));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "; then a good solve: %s\n", g.reason > 0 && g.reason == h.reason && g.its == h.its && g.res < 1e-6 ? "as a fresh KSP" : "DIFFERS FROM A FRESH KSP"));
-  PetscCall(VecDestroy(&bg));
-  PetscCall(MatDestroy(&Ag));
+  PetscCall(GoodAgain(t, ksp, rnd));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&y));
+  PetscFunctionReturn(0);
+}
+
+/* GMRES's happy breakdown: three eigenvalues, no tolerance to stop at. sgmresf finds the exact Krylov space by step 3,
+   or (rounding) by step 7 of its next cycle: a happy breakdown, or an exact zero residual. KSPGMRES sees no breakdown
+   there and converges later (its estimate reaches 0 at step 60), so only convergence is compared. Then GoodAgain(). */
+static PetscErrorCode HappyBreakdown(KSP ksp, PetscInt N, PetscRandom rnd)
+{
+  Mat       A;
+  Vec       b, x;
+  Result    f, w;
+  PetscBool ok;
+
+  PetscFunctionBeginUser;
+  PetscCall(Breakdown(2, N, &A, &b));
+  PetscCall(VecDuplicate(b, &x));
+  PetscCall(Configure(ksp, KSPSGMRESF, A, 0.0, 0.0, 1e5, 1000));
+  PetscCall(Run(ksp, A, b, NULL, x, &f));
+  PetscCall(RunFresh(KSPGMRES, A, b, NULL, 0.0, 0.0, 1e5, 1000, x, &w));
+  ok = (PetscBool)((f.reason == KSP_CONVERGED_HAPPY_BREAKDOWN || (f.reason > 0 && f.res < 1e-14)) && f.its <= 7 && f.res < 1e-10 && w.reason > 0 && w.res < 1e-10);
+  if (verbose) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  sgmresf %s in %" PetscInt_FMT ", gmres %s in %" PetscInt_FMT "\n", KSPConvergedReasons[f.reason], f.its, KSPConvergedReasons[w.reason], w.its));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "sgmresf, three eigenvalues, rtol = atol = 0: %s", ok ? "a happy breakdown (or a zero residual) within 7 iterations, gmres converging too" : "UNEXPECTED"));
+  PetscCall(GoodAgain(2, ksp, rnd));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&b));
+  PetscCall(MatDestroy(&A));
   PetscFunctionReturn(0);
 }
 
@@ -265,6 +394,38 @@ static PetscErrorCode Cases(int t, PetscRandom rnd)
     PetscCall(VecDestroy(&bad));
     PetscCall(MatDestroy(&Abad));
   }
+
+  /* a zero row and column (singular, consistent: b is 0 there), Jacobi taking 1 for its zero diagonal as PETSc's */
+  PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &Abad));
+  {
+    PetscInt row = N / 2, rstart, rend;
+    PetscCall(MatGetOwnershipRange(Abad, &rstart, &rend));
+    PetscCall(MatZeroRowsColumns(Abad, row >= rstart && row < rend, &row, 0.0, NULL, NULL));
+  }
+  PetscCall(Poison(b, N / 2, 0.0, &bad));
+  PetscCall(Fault(t, ksp, "a zero row and column", Abad, bad, NULL, rtol, 0.0, 1e5, 1000, rnd));
+  PetscCall(VecDestroy(&bad));
+  PetscCall(MatDestroy(&Abad));
+
+  /* the operator's own breakdowns: CG on an indefinite operator (shifted by -0.5, its diagonal still positive),
+     BiCGStab on a permutation (<A r0, r0> = 0 at once), GMRES on three distinct eigenvalues (an exact Krylov space
+     at step 3); CG on a singular consistent system, with the constant null space set */
+  if (t == 0) {
+    PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &Abad));
+    PetscCall(MatShift(Abad, -0.5));
+    PetscCall(Fault(t, ksp, "indefinite A", Abad, b, NULL, rtol, 0.0, 1e5, 1000, rnd));
+    PetscCall(MatDestroy(&Abad));
+    PetscCall(Singular(N, rnd, &Abad, &bad));
+    PetscCall(Fault(t, ksp, "singular A, consistent b, null space set", Abad, bad, NULL, rtol, 0.0, 1e5, 1000, rnd));
+    PetscCall(VecDestroy(&bad));
+    PetscCall(MatDestroy(&Abad));
+  } else if (t == 1) {
+    PetscCall(Breakdown(t, N, &Abad, &bad));
+    PetscCall(Fault(t, ksp, "a permutation, b = e_0", Abad, bad, NULL, rtol, 0.0, 1e5, 1000, rnd));
+    PetscCall(VecDestroy(&bad));
+    PetscCall(MatDestroy(&Abad));
+  } else
+    PetscCall(HappyBreakdown(ksp, N, rnd));
 
   /* the iteration limit; the divergence tolerance (checked from iteration 0 on, as rnorm >= dtol rnorm0: GMRES's
      residual never grows, so only dtol <= 1 stops it) */
@@ -719,16 +880,19 @@ int main(int argc, char **argv)
    test:
       suffix: cases_2
       nsize: 2
+      args: -malloc_dump
       output_file: output/faults_cases.out
 
    test:
       suffix: cases_3
       nsize: 3
+      args: -malloc_dump
       output_file: output/faults_cases.out
 
    test:
       suffix: cases_4
       nsize: 4
+      args: -malloc_dump
       output_file: output/faults_cases.out
 
    test:
