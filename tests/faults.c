@@ -214,13 +214,17 @@ static PetscInt PermutationRow(PetscInt N, PetscInt row, PetscInt cols[], PetscS
   return 1;
 }
 
-/* a diagonal of the values 1, 2 and 3 */
+/* three eigenvalues, 0.5 and 1.5 of the blocks [1 0.5; 0.5 1] on the pairs (4k, 4k+1), 1 on the other rows; its unit
+   diagonal makes Jacobi the identity */
 static PetscInt ThreeValuesRow(PetscInt N, PetscInt row, PetscInt cols[], PetscScalar v[])
 {
   (void)N;
   cols[0] = row;
-  v[0]    = 1.0 + row % 3;
-  return 1;
+  v[0]    = 1.0;
+  if (row % 4 > 1) return 1;
+  cols[1] = row ^ 1;
+  v[1]    = 0.5;
+  return 2;
 }
 
 /* The Neumann Laplacian with its null space set, and b = A x for a random x (consistent) */
@@ -241,14 +245,19 @@ static PetscErrorCode Singular(PetscInt N, PetscRandom rnd, Mat *A, Vec *b)
   PetscFunctionReturn(0);
 }
 
-/* BiCGStab's (t = 1) and GMRES's (t = 2) breakdown problems: a permutation with b = e_0, three eigenvalues with b = 1 */
+/* BiCGStab's (t = 1) and GMRES's (t = 2) breakdown problems: a permutation with b = e_0; three eigenvalues with b_i =
+   1 + (i mod 2), which has a part in each eigenspace (N a multiple of 4) */
 static PetscErrorCode Breakdown(int t, PetscInt N, Mat *A, Vec *b)
 {
+  PetscInt rstart, rend;
+
   PetscFunctionBeginUser;
   PetscCall(Rows(N, t == 1 ? PermutationRow : ThreeValuesRow, A));
   PetscCall(MatCreateVecs(*A, NULL, b));
-  PetscCall(VecSet(*b, t == 1 ? 0.0 : 1.0));
-  if (t == 1) PetscCall(VecSetValue(*b, 0, 1.0, INSERT_VALUES));
+  PetscCall(VecSet(*b, 0.0));
+  PetscCall(VecGetOwnershipRange(*b, &rstart, &rend));
+  for (PetscInt i = rstart; i < rend; i++)
+    if (t == 2 || i == 0) PetscCall(VecSetValue(*b, i, t == 1 ? 1.0 : 1.0 + i % 2, INSERT_VALUES));
   PetscCall(VecAssemblyBegin(*b));
   PetscCall(VecAssemblyEnd(*b));
   PetscFunctionReturn(0);
@@ -303,9 +312,11 @@ static PetscErrorCode Fault(int t, KSP ksp, const char *label, Mat A, Vec b, Vec
   PetscFunctionReturn(0);
 }
 
-/* GMRES's happy breakdown: three eigenvalues, no tolerance to stop at. sgmresf finds the exact Krylov space by step 3,
-   or (rounding) by step 7 of its next cycle: a happy breakdown, or an exact zero residual. KSPGMRES sees no breakdown
-   there and converges later (its estimate reaches 0 at step 60), so only convergence is compared. Then GoodAgain(). */
+/* GMRES's happy breakdown: three eigenvalues, no tolerance to stop at. The Krylov space is whole at step 3, where the
+   next basis vector is rounding noise: sgmresf must neither divide by its norm into garbage nor run on, but stop at a
+   happy breakdown, or at an exact zero residual once true-residual checks have rejected the estimate's claims (a
+   new cycle each, 7 to 10 iterations here). KSPGMRES runs on to a zero estimate (60 or 90), so only convergence is
+   compared with it. Then GoodAgain(). */
 static PetscErrorCode HappyBreakdown(KSP ksp, PetscInt N, PetscRandom rnd)
 {
   Mat       A;
@@ -319,9 +330,9 @@ static PetscErrorCode HappyBreakdown(KSP ksp, PetscInt N, PetscRandom rnd)
   PetscCall(Configure(ksp, KSPSGMRESF, A, 0.0, 0.0, 1e5, 1000));
   PetscCall(Run(ksp, A, b, NULL, x, &f));
   PetscCall(RunFresh(KSPGMRES, A, b, NULL, 0.0, 0.0, 1e5, 1000, x, &w));
-  ok = (PetscBool)((f.reason == KSP_CONVERGED_HAPPY_BREAKDOWN || (f.reason > 0 && f.res < 1e-14)) && f.its <= 7 && f.res < 1e-10 && w.reason > 0 && w.res < 1e-10);
+  ok = (PetscBool)(f.reason > 0 && f.its <= 30 && f.res < 1e-14 && w.reason > 0 && w.res < 1e-10);
   if (verbose) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  sgmresf %s in %" PetscInt_FMT ", gmres %s in %" PetscInt_FMT "\n", KSPConvergedReasons[f.reason], f.its, KSPConvergedReasons[w.reason], w.its));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "sgmresf, three eigenvalues, rtol = atol = 0: %s", ok ? "a happy breakdown (or a zero residual) within 7 iterations, gmres converging too" : "UNEXPECTED"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "sgmresf, three eigenvalues, rtol = atol = 0: %s", ok ? "a happy breakdown or an exact zero residual within 30 iterations, gmres converging too" : "UNEXPECTED"));
   PetscCall(GoodAgain(2, ksp, rnd));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&b));
