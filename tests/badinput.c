@@ -306,19 +306,23 @@ static PetscErrorCode BlockSize(void)
   PetscFunctionReturn(0);
 }
 
-/* A KSP given a 10 x 12 operator: each fused solver refuses it as its PETSc twin does, then solves a square system */
-static PetscErrorCode NotSquare(KSPType type, KSPType twin)
+/* A KSP given a 10 x 12 operator on each process (cols = 12), refused by each fused solver as by its PETSc twin, or an
+   empty system (no rows anywhere, cols = 0), which both solve at once; then the same KSP on a square system */
+static PetscErrorCode Shape(KSPType type, KSPType twin, PetscInt cols)
 {
-  Mat    R[2], A, B;
-  Vec    x, b;
-  KSP    ksp[2];
-  Caught c[2];
-  char   label[64];
+  const PetscInt     rows = cols ? 10 : 0;
+  Mat                R[2], A, B;
+  Vec                x, b;
+  KSP                ksp[2];
+  Caught             c[2];
+  KSPConvergedReason reason[2];
+  PetscInt           its[2];
+  char               label[64];
 
   PetscFunctionBeginUser;
   for (int k = 0; k < 2; k++) {
     PetscCall(MatCreate(PETSC_COMM_WORLD, &R[k]));
-    PetscCall(MatSetSizes(R[k], 10, 12, PETSC_DETERMINE, PETSC_DETERMINE));
+    PetscCall(MatSetSizes(R[k], rows, cols, PETSC_DETERMINE, PETSC_DETERMINE));
     PetscCall(MatSetType(R[k], k ? MATAIJ : MATGPUSTREAM));
     PetscCall(MatSeqAIJSetPreallocation(R[k], 1, NULL));
     PetscCall(MatMPIAIJSetPreallocation(R[k], 1, NULL, 0, NULL));
@@ -329,13 +333,19 @@ static PetscErrorCode NotSquare(KSPType type, KSPType twin)
     PetscCall(MatCreateVecs(R[k], &x, &b));
     PetscCall(VecSet(b, 1.0));
     CATCH(&c[k], KSPSolve(ksp[k], b, x));
+    PetscCall(KSPGetConvergedReason(ksp[k], &reason[k]));
+    PetscCall(KSPGetIterationNumber(ksp[k], &its[k]));
     PetscCall(VecDestroy(&x));
     PetscCall(VecDestroy(&b));
     PetscCall(MatDestroy(&R[k]));
   }
-  PetscCall(PetscSNPrintf(label, sizeof(label), "%s on a 10 x 12 operator", type));
-  PetscCall(Expect(label, &c[0], PETSC_ERR_ARG_WRONG, "Must be square matrix"));
-  PetscCall(Say("%s%s", c[0].code == c[1].code && !strcmp(c[0].msg, c[1].msg) ? ", as " : ", UNLIKE ", twin));
+  PetscCall(PetscSNPrintf(label, sizeof(label), cols ? "%s on a 10 x 12 operator" : "%s on an empty system", type));
+  if (cols)
+    PetscCall(Expect(label, &c[0], PETSC_ERR_ARG_WRONG, "Must be square matrix"));
+  else
+    PetscCall(Expect(label, &c[0], 0, NULL));
+  if (!cols) PetscCall(Say(", %s%s", reason[0] > 0 && !its[0] ? "converged at once" : "NOT CONVERGED AT ONCE", ""));
+  PetscCall(Say("%s%s", c[0].code == c[1].code && !strcmp(c[0].msg, c[1].msg) && reason[0] == reason[1] && its[0] == its[1] ? ", as " : ", UNLIKE ", twin));
   PetscCall(Pair(PETSC_TRUE, &A, &B));
   PetscCall(KSPReset(ksp[0])); /* its PC keeps the local sizes it was given (PETSc's rule, for KSPCG as well) */
   PetscCall(GoodAfterAndDestroy(&A, &B, ksp[0], type));
@@ -516,9 +526,11 @@ int main(int argc, char **argv)
   TWICE(SetValuesAfter("column out of range", MAT_OPTION_MAX, PETSC_FALSE, -1, 1 << 20, PETSC_ERR_ARG_OUTOFRANGE, "Column too large"));
   TWICE(SetValuesAfter("row out of range", MAT_OPTION_MAX, PETSC_FALSE, 1 << 20, 0, PETSC_ERR_ARG_OUTOFRANGE, "Row too large"));
   TWICE(BlockSize());
-  TWICE(NotSquare(KSPPIPECGFUSED, KSPCG));
-  TWICE(NotSquare(KSPPIPEBCGSF, KSPBCGS));
-  TWICE(NotSquare(KSPSGMRESF, KSPGMRES));
+  for (PetscInt cols = 12; cols >= 0; cols -= 12) {
+    TWICE(Shape(KSPPIPECGFUSED, KSPCG, cols));
+    TWICE(Shape(KSPPIPEBCGSF, KSPBCGS, cols));
+    TWICE(Shape(KSPSGMRESF, KSPGMRES, cols));
+  }
   TWICE(DependentLaunch());
   TWICE(Budget("a budget below one row and the vectors", "stream", "100", NULL, "is too small: even with one row per subdivision"));
   TWICE(Budget("a budget too small for 2 subdivisions", "stream", "400", "2", "is too small for 2 subdivisions"));
