@@ -17,13 +17,11 @@ typedef char *ErrorText;
 
 static PetscBool verbose = PETSC_FALSE, quiet = PETSC_FALSE;
 
-/* Output of the reported pass only */
-static PetscErrorCode Say(const char *fmt, const char *a, const char *b)
-{
-  PetscFunctionBeginUser;
-  if (!quiet) PetscCall(PetscPrintf(PETSC_COMM_WORLD, fmt, a, b));
-  PetscFunctionReturn(0);
-}
+/* PetscPrintf() on the reported pass only */
+#define Say(...)                                                                                                                                                                                                                                         \
+  do {                                                                                                                                                                                                                                                   \
+    if (!quiet) PetscCall(PetscPrintf(PETSC_COMM_WORLD, __VA_ARGS__));                                                                                                                                                                                   \
+  } while (0)
 
 typedef struct {
   PetscErrorCode code;
@@ -80,10 +78,10 @@ static PetscErrorCode Expect(const char *label, const Caught *c, PetscErrorCode 
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, PETSC_COMM_WORLD));
   if (verbose && !quiet) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  caught: %s\n", c->msg));
-  PetscCall(Say("%s: %s", label, ok ? CodeName(code) : "UNEXPECTED "));
+  Say("%s: %s", label, ok ? CodeName(code) : "UNEXPECTED ");
   if (!ok) PetscCall(PetscSynchronizedPrintf(PETSC_COMM_WORLD, "[%d] %s (%d) \"%s\"\n", PetscGlobalRank, CodeName(c->code), (int)c->code, c->msg));
   if (!ok) PetscCall(PetscSynchronizedFlush(PETSC_COMM_WORLD, PETSC_STDOUT));
-  if (code) PetscCall(Say(", \"%s\"%s", text, ""));
+  if (code) Say(", \"%s\"", text);
   PetscFunctionReturn(0);
 }
 
@@ -94,7 +92,7 @@ static PetscErrorCode SameAsAIJ(const Caught *g, const Caught *a)
 
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, PETSC_COMM_WORLD));
-  PetscCall(Say("%s%s", ok ? ", as AIJ" : ", UNLIKE AIJ", ""));
+  Say("%s", ok ? ", as AIJ" : ", UNLIKE AIJ");
   PetscFunctionReturn(0);
 }
 
@@ -178,7 +176,7 @@ static PetscErrorCode GoodAfter(Mat A, Mat B, KSP ksp, KSPType type)
   PetscCall(Solve(A, ksp, type, &ra, &ia, &ea));
   PetscCall(Solve(B, NULL, type, &rb, &ib, &eb));
   ok = (PetscBool)(d < 1e-14 && ra > 0 && ra == rb && PetscAbsInt(ia - ib) <= 1 && ea < 1e-8); /* a device rounds otherwise */
-  PetscCall(Say("; then good input: %s%s\n", ok ? "MatMult and KSPSolve as a fresh KSP on AIJ" : "FAILED", ""));
+  Say("; then good input: %s\n", ok ? "MatMult and KSPSolve as a fresh KSP on AIJ" : "FAILED");
   if (!ok && !quiet) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  MatMult differs by %g; %s: %s in %d, error %g; on AIJ: %s in %d\n", (double)d, type, KSPConvergedReasons[ra], (int)ia, (double)ea, KSPConvergedReasons[rb], (int)ib));
   PetscCall(PetscRandomDestroy(&rnd));
   PetscCall(VecDestroy(&x));
@@ -344,8 +342,8 @@ static PetscErrorCode Shape(KSPType type, KSPType twin, PetscInt cols)
     PetscCall(Expect(label, &c[0], PETSC_ERR_ARG_WRONG, "Must be square matrix"));
   else
     PetscCall(Expect(label, &c[0], 0, NULL));
-  if (!cols) PetscCall(Say(", %s%s", reason[0] > 0 && !its[0] ? "converged at once" : "NOT CONVERGED AT ONCE", ""));
-  PetscCall(Say("%s%s", c[0].code == c[1].code && !strcmp(c[0].msg, c[1].msg) && reason[0] == reason[1] && its[0] == its[1] ? ", as " : ", UNLIKE ", twin));
+  if (!cols) Say(", %s", reason[0] > 0 && !its[0] ? "converged at once" : "NOT CONVERGED AT ONCE");
+  Say("%s%s", c[0].code == c[1].code && !strcmp(c[0].msg, c[1].msg) && reason[0] == reason[1] && its[0] == its[1] ? ", as " : ", UNLIKE ", twin);
   PetscCall(Pair(PETSC_TRUE, &A, &B));
   PetscCall(KSPReset(ksp[0])); /* its PC keeps the local sizes it was given (PETSc's rule, for KSPCG as well) */
   PetscCall(GoodAfterAndDestroy(&A, &B, ksp[0], type));

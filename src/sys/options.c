@@ -44,13 +44,14 @@ PetscErrorCode GSOptionsCheckValue(GSOptionItems PetscOptionsObject, PetscObject
       PetscCall(PetscEListFind(n, list, value, &idx, &ok));
     else
       PetscCall(PetscEnumFind(list, value, &e, &ok));
+  } else
+    PetscCall(Readable(value, kind, &ok));
+  if (ok) PetscFunctionReturn(PETSC_SUCCESS);
+  if (kind == GS_OPTION_LIST)
     for (PetscInt i = 0; n >= 0 ? i < n : list[i + 2] != NULL; i++) { /* an enum's list ends with its type, prefix and NULL */
       PetscCall(PetscStrlcat(choices, i ? ", " : "", sizeof(choices)));
       PetscCall(PetscStrlcat(choices, list[i], sizeof(choices)));
     }
-  } else
-    PetscCall(Readable(value, kind, &ok));
-  if (ok) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscSNPrintf(full, sizeof(full), "-%s%s", prefix ? prefix : "", name + 1));
   PetscCall(GSOptionsAbandon(PetscOptionsObject));
   switch (kind) {
