@@ -60,7 +60,7 @@ ifdef KOKKOS_DIR
                   $(wildcard $(KOKKOS_DIR)/lib*/libkokkoscontainers.a $(KOKKOS_DIR)/lib*/libkokkoscore.a) -lcudart -lcuda
 else
   KOKKOS_INC   ?= /usr/include/trilinos
-  KOKKOS_LIBS  ?= -ltrilinos_kokkoskernels -ltrilinos_kokkoscore
+  KOKKOS_LIBS  ?= -ltrilinos_kokkoscore
 endif
 
 lib: $(LIB)
