@@ -14,6 +14,7 @@ include ${PETSC_DIR}/lib/petsc/conf/rules
 SOURCES = petsc-registration.c \
           src/sys/init.kokkos.cxx \
           src/sys/options.c \
+          src/sys/vecaccess.kokkos.cxx \
           src/mat/gpustream/gpustream.c \
           src/mat/gpustream/gpustream.kokkos.cxx \
           src/mat/gpustream/halo.kokkos.cxx \

@@ -4,7 +4,8 @@ A plain PETSc program: the plugin's types come in through -dll_append, so the sa
   -its <30>     : iterations per solve (the tolerance is set out of reach)\n\
   -reps <7>     : timed solves after one untimed warm-up solve; the median is reported\n\
   -nrhs <1>     : right-hand sides solved together by KSPMatSolve (the ksp column then reads <type>_k<nrhs>)\n\
-Prints one CSV line: ksp,pc,mat,nprocs,n,nnz,its,us_per_it_solve,us_per_it_loop\n\
+Prints one CSV line: ksp,pc,mat,nprocs,n,nnz,its,us_per_it_solve,us_per_it_loop,vec (vec: the type of b and x, from\n\
+MatCreateVecs())\n\
 (loop: the plugin's iteration event, -loop_event <PCGFIterations>, i.e. without the copies of b and x at the ends of\n\
 a solve; -1 if absent)\n\n";
 
@@ -33,6 +34,7 @@ int main(int argc, char **argv)
   KSPType       ktype;
   PCType        ptype;
   MatType       mtype;
+  VecType       vtype;
   PetscReal     nreal = 1e4;
 
   PetscFunctionBeginUser;
@@ -109,11 +111,12 @@ int main(int argc, char **argv)
   PetscCall(KSPGetType(ksp, &ktype));
   PetscCall(PCGetType(pc, &ptype));
   PetscCall(MatGetType(A, &mtype));
+  PetscCall(VecGetType(b, &vtype));
   if (nrhs > 1)
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s_k%" PetscInt_FMT, ktype, nrhs));
   else
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s", ktype));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, ",%s,%s,%d,%" PetscInt_FMT ",%.0f,%" PetscInt_FMT ",%.2f,%.2f\n", ptype, mtype, (int)size, n, (double)info.nz_used, done, tsolve[reps / 2], tloop[reps / 2]));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, ",%s,%s,%d,%" PetscInt_FMT ",%.0f,%" PetscInt_FMT ",%.2f,%.2f,%s\n", ptype, mtype, (int)size, n, (double)info.nz_used, done, tsolve[reps / 2], tloop[reps / 2], vtype));
   PetscCall(MatDestroy(&B));
   PetscCall(MatDestroy(&X));
 

@@ -12,7 +12,7 @@ OUT=${OUT:-$root/cpu-out}
 mkdir -p "$OUT"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 csv=$OUT/cpu.csv
-echo "ksp,pc,mat,nprocs,n,nnz,its,us_per_it_solve,us_per_it_loop" >"$csv"
+echo "ksp,pc,mat,nprocs,n,nnz,its,us_per_it_solve,us_per_it_loop,vec" >"$csv"
 for n in $NS; do
   for k in "pipecgfused PCGFIterations" "pipebcgsf PBCGSFIteration" "sgmresf SGMRESFIteration"; do
     read -r ksp ev <<<"$k"

@@ -21,7 +21,7 @@ source "$root/scripts/gpu-env.sh"
 hwlimits "$OUT/ab-hw.csv" || exit 1
 cat "$OUT/ab-hw.csv"
 csv=$OUT/ab.csv
-echo "round,variant,passes,ksp,pc,mat,nprocs,n,nnz,its,us_per_it_solve,us_per_it_loop" >"$csv"
+echo "round,variant,passes,ksp,pc,mat,nprocs,n,nnz,its,us_per_it_solve,us_per_it_loop,vec" >"$csv"
 IFS=';' read -r -a vs <<<"$VARIANTS"
 for r in $(seq 1 "$ROUNDS"); do
   for n in $NS; do

@@ -6,6 +6,8 @@
 #            among unit ex1 matgpustream matstream kspgpustream kspbcgsf kspsgmresf faults badinput tutorials; $TEST_TIMEOUT:
 #            seconds each; faults adds the device-memory-full scenario, its output diffed with the GPU reference)
 # sanitizer: compute-sanitizer memcheck, racecheck, synccheck on a small solve and on the unit tests
+# solve:     the whole KSPSolve per iteration against PETSc's own GPU solvers (aijcusparse, sellcuda) in the same run,
+#            device and host vectors, the fixed cost of a solve (needs a PETSc with CUDA; NS_SOLVE, REPS)
 # spmv:      our SpMV and cuSPARSE's on the matrices of bench/generators.h (MATS="spec ..."), ratios and GB/s
 # bench:     hardware limits, then time per iteration of pipecgfused, pipebcgsf, sgmresf (GPU) and PETSc's CG, BCGS,
 #            GMRES on AIJ with every CPU core; cuSPARSE/cuBLAS SpMV, CG and GMRES(30) peers
@@ -32,7 +34,7 @@ if [[ $what == *benchmarks* ]]; then
   STREAM_ARGS=${STREAM_ARGS:-"-cube_n 120 -dof 3 -budget 1e9 -subs 16,32,64 -ks 1,4,16,32,48,64 -reps 3"}
 fi
 NS=${NS:-"1e4 1e5 1e6 1e7"}
-TESTS=${TESTS:-"unit ex1 matgpustream matstream kspgpustream kspbcgsf kspsgmresf faults badinput tutorials"} # the parts of the tests step
+TESTS=${TESTS:-"unit ex1 matgpustream matstream kspgpustream kspbcgsf kspsgmresf faults badinput devicevec tutorials"} # the parts of the tests step
 TEST_TIMEOUT=${TEST_TIMEOUT:-120} # seconds per example test: a hang fails that test instead of the device call
 summary=$OUT/summary.txt
 : >"$summary"
@@ -49,7 +51,8 @@ if [ -n "${GPU:-}" ] && ! nvidia-smi -L | grep -q "$GPU"; then
   echo "Not a $GPU here ($(nvidia-smi -L | head -1)): nothing run" | tee -a "$summary"
   exit 0
 fi
-source "$root/scripts/gpu-env.sh"
+# GPU_ENV: another stack's environment script (same contract as scripts/gpu-env.sh: sets the paths, defines hwlimits)
+source "${GPU_ENV:-$root/scripts/gpu-env.sh}" || exit 1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 MPIEXEC=$(command -v mpiexec || command -v mpirun)
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
@@ -76,11 +79,24 @@ if [[ $what == *tests* ]]; then
     log tests.log
     echo "unit kernels: $(tail -1 "$step")" | tee -a "$summary"
   fi
+  # a PETSc with CUDA: MatCreateVecs() gives CUDA vectors, which the tests then use (the plugin reads them in place)
+  cuda=""
+  grep -q "define PETSC_HAVE_CUDA 1" "$PETSC_DIR/include/petscconf.h" 2>/dev/null && cuda=1
   for t in examples/ex1.c:examples/ex1 tests/matgpustream.c:tests/matgpustream tests/matstream.c:tests/matstream tests/kspgpustream.c:tests/kspgpustream tests/kspbcgsf.c:tests/kspbcgsf tests/kspsgmresf.c:tests/kspsgmresf tests/faults.c:tests/faults tests/badinput.c:tests/badinput; do
     [[ " $TESTS " == *" $(basename "${t##*:}") "* ]] || continue
     python3 tests/petsctest.py --mpiexec "$MPIEXEC" --timeout "$TEST_TIMEOUT" --times ${SKIP:+--skip "$SKIP"} --src "${t%%:*}" --exe "$B/${t##*:}" 2>&1 | tee "$step" >>"$OUT/tests.log"
     echo "$(basename "${t%%:*}"): $(tail -1 "$step")" | tee -a "$summary"
   done
+  if [[ " $TESTS " == *" devicevec "* ]]; then
+    # the same expected output for every kind of vector: device vectors from MatCreateVecs(), host vectors, and the
+    # user's own -vec_type cuda vectors with host vectors from MatCreateVecs()
+    variants=("host vectors|-mat_gpustream_vec_type standard")
+    [ -n "$cuda" ] && variants+=("device vectors|-expect_vec_type cuda" "-vec_type cuda on host MatCreateVecs|-mat_gpustream_vec_type standard -vec_type cuda")
+    for v in "${variants[@]}"; do
+      python3 tests/petsctest.py --mpiexec "$MPIEXEC" --timeout "$TEST_TIMEOUT" --times --src tests/devicevec.c --exe "$B/tests/devicevec" --args "${v#*|}" 2>&1 | tee "$step" >>"$OUT/tests.log"
+      echo "devicevec, ${v%%|*}: $(tail -1 "$step")" | tee -a "$summary"
+    done
+  fi
   if [[ " $TESTS " == *" matgpustream "* && $SKIP == *_device_* ]]; then
     # the skipped tests' option where the MPI cannot read device memory: a PETSc error naming it on every process,
     # no hang, no crash
@@ -95,7 +111,10 @@ if [[ $what == *tests* ]]; then
     log tests.log
     echo "faults devicefull (GPU): $(diff -q "$step" tests/output/faults_devicefull_gpu.out >/dev/null && echo passed || echo FAILED)" | tee -a "$summary"
   fi
-  [[ " $TESTS " == *" tutorials "* ]] && for c in "ex2|-pc_type none|" "ex2|-pc_type jacobi -m 100 -n 100|" "ex46|-pc_type jacobi -da_grid_x 300 -da_grid_y 200|dm"; do
+  tutorials=("ex2|-pc_type none|" "ex2|-pc_type jacobi -m 100 -n 100|" "ex46|-pc_type jacobi -da_grid_x 300 -da_grid_y 200|dm")
+  # PETSc's tutorials unchanged on CUDA vectors: both runs (PETSc's CG on AIJ, the plugin's) take them
+  [ -n "$cuda" ] && tutorials+=("ex2|-pc_type jacobi -m 100 -n 100 -vec_type cuda|" "ex2|-pc_type sor -m 60 -n 50 -vec_type cuda|" "ex46|-pc_type jacobi -da_grid_x 300 -da_grid_y 200 -dm_vec_type cuda|dm")
+  [[ " $TESTS " == *" tutorials "* ]] && for c in "${tutorials[@]}"; do
     IFS='|' read -r ex args dm <<<"$c"
     ref="-${dm:+dm_}mat_type aij -ksp_type cg"
     new="-${dm:+dm_}mat_type gpustream -ksp_type pipecgfused"
@@ -119,7 +138,7 @@ if [[ $what == *mpi* ]]; then
   log tests.log
   echo "tutorial ex2 on 2 processes: $(tail -1 "$step")" | tee -a "$summary"
   csv=$OUT/scaling.csv
-  echo "case,ksp,pc,mat,nprocs,n,nnz,its,us_per_it_solve,us_per_it_loop" >"$csv"
+  echo "case,ksp,pc,mat,nprocs,n,nnz,its,us_per_it_solve,us_per_it_loop,vec" >"$csv"
   for s in "cg|pipecgfused" "cg_overlap|pipecgfused -ksp_pipecgfused_overlap_reduction" "bcgs|pipebcgsf -loop_event PBCGSFIteration" "gmres|sgmresf -loop_event SGMRESFIteration"; do
     IFS='|' read -r label k <<<"$s"
     for c in "1 5e6" "1 1e7" "2 1e7" "2 2e7"; do
@@ -186,6 +205,34 @@ if [[ $what == *sanitizer* ]]; then
   done
 fi
 
+if [[ $what == *solve* ]]; then
+  # The whole KSPSolve (b and x in the program's vectors, from MatCreateVecs()) per iteration at 30 iterations on the
+  # 2D Laplacian, no PC, against PETSc's own GPU solvers (aijcusparse and sellcuda with CUDA vectors) in the same
+  # run; the plugin with its default vectors (the GPU vectors of a PETSc with CUDA) and with host vectors. Needs a
+  # PETSc with CUDA (GPU_ENV). NS_SOLVE: sizes; REPS: timed solves (median).
+  echo "== solve (whole KSPSolve against PETSc's GPU solvers)" | tee -a "$summary"
+  hwlimits "$OUT/hw.csv"
+  csv=$OUT/solve.csv
+  echo "case,ksp,pc,mat,nprocs,n,nnz,its,us_per_it_solve,us_per_it_loop,vec" >"$csv"
+  dll="-dll_append $B/libpetscgpustream.so"
+  cases=("cg|-mat_type aijcusparse -ksp_type cg" "cg_sell|-mat_type sellcuda -ksp_type cg"
+    "pipecgfused|$dll -mat_type gpustream -ksp_type pipecgfused"
+    "pipecgfused_host|$dll -mat_type gpustream -mat_gpustream_vec_type standard -ksp_type pipecgfused"
+    "bcgs|-mat_type aijcusparse -ksp_type bcgs" "bcgs_sell|-mat_type sellcuda -ksp_type bcgs"
+    "pipebcgsf|$dll -mat_type gpustream -ksp_type pipebcgsf -loop_event PBCGSFIteration"
+    "pipebcgsf_host|$dll -mat_type gpustream -mat_gpustream_vec_type standard -ksp_type pipebcgsf -loop_event PBCGSFIteration"
+    "gmres|-mat_type aijcusparse -ksp_type gmres -ksp_gmres_restart 30" "gmres_sell|-mat_type sellcuda -ksp_type gmres -ksp_gmres_restart 30"
+    "sgmresf|$dll -mat_type gpustream -ksp_type sgmresf -ksp_gmres_restart 30 -loop_event SGMRESFIteration"
+    "sgmresf_host|$dll -mat_type gpustream -mat_gpustream_vec_type standard -ksp_type sgmresf -ksp_gmres_restart 30 -loop_event SGMRESFIteration")
+  for n in ${NS_SOLVE:-1e4 1e5 1e6 4e6 1e7}; do
+    for c in "${cases[@]}"; do
+      line=$(timeout 300 "$B/bench/bench_poisson" -n "$n" -its 30 -reps "${REPS:-7}" ${c#*|} 2>>"$OUT/solve.err" | tail -1)
+      echo "${c%%|*},${line:-failed}" | tee -a "$csv" >/dev/null
+    done
+  done
+  python3 bench/solve_summary.py "$csv" "$OUT/hw.csv" | tee "$OUT/solve-summary.txt" | tee -a "$summary"
+fi
+
 if [[ $what == *spmv* ]]; then
   # small and large (at least 5e8 nonzeros) 27-point matrices with 1, 3 and 6 unknowns per node, uneven rows
   MATS=${MATS:-"poisson2d:1e4 poisson2d:1e5 poisson2d:1e6 poisson2d:1e7 cube27:20:1 cube27:265:1 cube27:14:3 cube27:128:3 cube27:10:6 cube27:81:6 powerlaw:1e5:16 powerlaw:1e7:16"}
@@ -221,7 +268,7 @@ if [[ $what == *bench* ]]; then
   if [ "${KERNELS:-1}" != 0 ]; then for n in $NS; do "$B/bench/bench_kernels" -n $n -reps 30 >>"$OUT/kernels.csv"; done; fi
   nvcc -O3 -arch=sm_90 -o /tmp/cusparse_peers bench/cusparse_peers.cu -lcusparse -lcublas && /tmp/cusparse_peers $NS >"$OUT/peers.csv"
   csv=$OUT/pipecg.csv
-  echo "ksp,pc,mat,nprocs,n,nnz,its,us_per_it_solve,us_per_it_loop" >"$csv"
+  echo "ksp,pc,mat,nprocs,n,nnz,its,us_per_it_solve,us_per_it_loop,vec" >"$csv"
   for n in $NS; do
     for pc in none jacobi; do
       "$B/bench/bench_poisson" -n "$n" -dll_append "$B/libpetscgpustream.so" -mat_type gpustream -ksp_type pipecgfused -pc_type $pc | tee -a "$csv"

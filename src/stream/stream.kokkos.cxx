@@ -533,22 +533,17 @@ template <class Kernel> static PetscErrorCode ForEachSubdivision(GSStreamPlan P,
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode GSStreamPlanMult(GSStreamPlan P, GSDeviceMat B, GSHalo H, const PetscScalar x[], const PetscScalar z[], PetscScalar y[])
+/* y = A x (+ z) from and to P's device vectors, whose x (and z) hold the input */
+static PetscErrorCode PlanMult(GSStreamPlan P, GSDeviceMat B, GSHalo H, bool add)
 {
-  const PetscInt m = P->m, n = P->n;
-  PetscInt       gathers;
+  PetscInt gathers;
 
   PetscFunctionBegin;
-  GSCallKokkos({
-    if (z && P->z.extent(0) != (size_t)m) P->z = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::stream_z"), m);
-    Kokkos::deep_copy(P->x, HostUnmanaged<const PetscScalar>(x, n));
-    if (z) Kokkos::deep_copy(P->z, HostUnmanaged<const PetscScalar>(z, m));
-  });
   if (H) PetscCall(HaloBegin(H, P->x, &gathers));
   {
     const DView<PetscScalar> &dx = P->x, &dy = P->y, &dz = P->z;
     const Exec               &exec = P->compute;
-    if (z)
+    if (add)
       PetscCall(ForEachSubdivision(P, [&](const CSR &A, const LaunchShape &s, PetscInt off) { SpMVOn<true>(exec, A, s, off, dx, dz, dy); }));
     else
       PetscCall(ForEachSubdivision(P, [&](const CSR &A, const LaunchShape &s, PetscInt off) { SpMVOn<false>(exec, A, s, off, dx, dz, dy); }));
@@ -557,8 +552,45 @@ PetscErrorCode GSStreamPlanMult(GSStreamPlan P, GSDeviceMat B, GSHalo H, const P
     PetscCall(HaloEnd(H));
     GSCallKokkos(SpMV<true>(B->csr, B->shape, HaloGhosts(H), P->y, P->y));
   }
+  PetscCall(PetscLogFlops(2.0 * (PetscLogDouble)(P->nzcut[P->nsub] + (B ? B->val.extent(0) : 0)) - (add ? 0 : P->m)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static void EnsureZ(GSStreamPlan P)
+{
+  if (P->z.extent(0) != (size_t)P->m) P->z = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::stream_z"), P->m);
+}
+
+PetscErrorCode GSStreamPlanMult(GSStreamPlan P, GSDeviceMat B, GSHalo H, const PetscScalar x[], const PetscScalar z[], PetscScalar y[])
+{
+  const PetscInt m = P->m, n = P->n;
+
+  PetscFunctionBegin;
+  GSCallKokkos({
+    if (z) EnsureZ(P);
+    Kokkos::deep_copy(P->x, HostUnmanaged<const PetscScalar>(x, n));
+    if (z) Kokkos::deep_copy(P->z, HostUnmanaged<const PetscScalar>(z, m));
+  });
+  PetscCall(PlanMult(P, B, H, z != nullptr));
   GSCallKokkos(Kokkos::deep_copy(HostUnmanaged<PetscScalar>(y, m), P->y));
-  PetscCall(PetscLogFlops(2.0 * (PetscLogDouble)(P->nzcut[P->nsub] + (B ? B->val.extent(0) : 0)) - (z ? 0 : m)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The subdivisions run on the plan's own streams: the input is copied into P's vectors on the default one, which the
+   caller ordered after the vectors' producer, and finished before they start */
+PetscErrorCode GSStreamPlanMultInPlace(GSStreamPlan P, GSDeviceMat B, GSHalo H, const PetscScalar x[], const PetscScalar z[], PetscScalar y[])
+{
+  const PetscInt m = P->m, n = P->n;
+
+  PetscFunctionBegin;
+  GSCallKokkos({
+    if (z) EnsureZ(P);
+    Kokkos::deep_copy(Exec(), P->x, DView<PetscScalar>(const_cast<PetscScalar *>(x), n));
+    if (z) Kokkos::deep_copy(Exec(), P->z, DView<PetscScalar>(const_cast<PetscScalar *>(z), m));
+    Exec().fence();
+  });
+  PetscCall(PlanMult(P, B, H, z != nullptr));
+  GSCallKokkos(Kokkos::deep_copy(Exec(), DView<PetscScalar>(y, m), P->y));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

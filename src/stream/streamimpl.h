@@ -53,6 +53,8 @@ PETSC_INTERN PetscErrorCode GSStreamPlanDestroy(GSStreamPlan *);
 PETSC_INTERN PetscErrorCode GSStreamPlanGetInfo(GSStreamPlan, GSStreamInfo *);
 /* y = A x (+ z) with host arrays; on several ranks B is the (resident) off-diagonal block and H the halo */
 PETSC_INTERN PetscErrorCode GSStreamPlanMult(GSStreamPlan, GSDeviceMat, GSHalo, const PetscScalar[], const PetscScalar[], PetscScalar[]);
+/* The same with arrays in the memory of the execution space (device vectors; z may be y) */
+PETSC_INTERN PetscErrorCode GSStreamPlanMultInPlace(GSStreamPlan, GSDeviceMat, GSHalo, const PetscScalar[], const PetscScalar[], PetscScalar[]);
 /* Y = A X for k columns (column-major, leading dimensions ldx >= n, ldy >= m), each subdivision streamed once
    for all k: host arrays (on several ranks with the off-diagonal block B and the halo H, else NULL), or device
    arrays of one rank's product (for solvers that keep their block vectors on the device) */

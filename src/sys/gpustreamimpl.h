@@ -49,6 +49,34 @@ PETSC_INTERN PetscLogEvent SGF_Update, SGF_SpMVDot, SGF_Reduce, SGF_Iterations;
    before they go on to collective calls */
 PETSC_INTERN PetscErrorCode GSAllOK(MPI_Comm, PetscErrorCode);
 
+/* The vector-access layer: a PETSc vector's array where the plugin's kernels read or write it. With a CUDA build of the
+   plugin inside a PETSc with CUDA (3.20 or later), a vector whose current data is in device memory (VECCUDA,
+   VECMPICUDA, or any vector PETSc reports as such) gives its device array, and the plugin's stream is ordered after
+   PETSc's current stream on get and PETSc's after the plugin's on restore (events, no synchronization); PETSc keeps
+   the offload state (a write leaves the device copy current). Any other vector gives its host array. */
+typedef enum { GS_ACCESS_READ, GS_ACCESS_WRITE, GS_ACCESS_READWRITE } GSAccess;
+typedef struct {
+  PetscScalar *array;
+  PetscBool    device; /* array is in device memory */
+  GSAccess     access;
+  PetscBool    memtype; /* got through VecGetArray...AndMemType() */
+} GSVecArray;
+PETSC_INTERN PetscErrorCode GSVecGetArray(Vec, GSAccess, GSVecArray *);
+PETSC_INTERN PetscErrorCode GSVecRestoreArray(Vec, GSVecArray *);
+/* The arrays of an operation on several vectors: all in device memory, or all on the host when some are there */
+PETSC_INTERN PetscErrorCode GSVecGetArrays(PetscInt, const Vec[], const GSAccess[], GSVecArray[]);
+PETSC_INTERN PetscErrorCode GSVecRestoreArrays(PetscInt, const Vec[], GSVecArray[]);
+/* The vector type MatCreateVecs() of a gpustream matrix gives by default: PETSc's CUDA vectors where device arrays are
+   read in place (above), else NULL (the AIJ default) */
+PETSC_INTERN const char *GSDeviceVecType(void);
+
+/* The device work of a solver (opaque to C): GSWorkLoad() copies a PETSc vector into the work vector the solver
+   numbers v, GSWorkStore() the work vector into the PETSc vector; on the device for device arrays, else between host
+   and device (counted in the copies -ksp_view reports) */
+typedef struct _n_GSWork   *GSWork;
+PETSC_INTERN PetscErrorCode GSWorkLoad(GSWork, PetscInt, Vec);
+PETSC_INTERN PetscErrorCode GSWorkStore(GSWork, PetscInt, Vec);
+
 /* Kokkos lifetime: initialized on first use unless the program did it, finalized in PetscFinalize() */
 PETSC_INTERN PetscErrorCode PetscGPUStreamKokkosInitialize(void);
 PETSC_INTERN const char    *PetscGPUStreamExecutionSpace(void);
@@ -93,6 +121,9 @@ PETSC_INTERN PetscErrorCode GSDeviceMatGetBlockSize(GSDeviceMat, PetscInt *);
 PETSC_INTERN PetscErrorCode GSDeviceMatSetValues(GSDeviceMat, const PetscScalar[]);
 PETSC_INTERN PetscErrorCode GSDeviceMatDestroy(GSDeviceMat *);
 PETSC_INTERN PetscErrorCode GSDeviceMatMult(GSDeviceMat, GSDeviceMat, GSHalo, const PetscScalar[], const PetscScalar[], PetscScalar[]);
+/* The same with arrays in the memory of the execution space (device vectors): read and written in place, queued on
+   the execution space's stream with nothing waiting for it (z may be y) */
+PETSC_INTERN PetscErrorCode GSDeviceMatMultInPlace(GSDeviceMat, GSDeviceMat, GSHalo, const PetscScalar[], const PetscScalar[], PetscScalar[]);
 PETSC_INTERN PetscErrorCode GSDeviceMatGetLaunchShape(GSDeviceMat, PetscInt *, PetscInt *, PetscInt *);
 PETSC_INTERN PetscErrorCode GSDeviceMatSetLaunchShape(GSDeviceMat, PetscInt, PetscInt, PetscInt);
 PETSC_INTERN PetscErrorCode GSDeviceMatSetKernel(GSDeviceMat, GSSpMVKernel);

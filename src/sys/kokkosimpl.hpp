@@ -526,26 +526,37 @@ private:
 #endif
 };
 
-/* Host to device (a NULL array zeroes the vector) and device to host, under the copy event; copies counts them */
-inline PetscErrorCode CopyIn(DView<PetscScalar> &d, const PetscScalar a[], PetscInt *copies)
+/* A work vector from a PETSc vector's array and back (gpustreamimpl.h's GSVecArray): a copy on the device, ordered
+   on the execution space's stream, when the array is in device memory; else one host-device copy, counted in copies
+   and in -log_view's CPU-to-GPU and GPU-to-CPU counts. A NULL array zeroes the work vector. */
+inline PetscErrorCode CopyIn(const DView<PetscScalar> &d, const PetscScalar a[], PetscBool device, PetscInt *copies)
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(GPUS_CopyVec, 0, 0, 0, 0));
-  if (a) {
+  if (!a)
+    GSCallKokkos(Kokkos::deep_copy(d, PetscScalar(0)));
+  else if (device)
+    GSCallKokkos(Kokkos::deep_copy(Exec(), d, DView<PetscScalar>(const_cast<PetscScalar *>(a), d.extent(0))));
+  else {
     GSCallKokkos(Kokkos::deep_copy(d, HostUnmanaged<const PetscScalar>(a, d.extent(0))));
     (*copies)++;
-  } else
-    GSCallKokkos(Kokkos::deep_copy(d, PetscScalar(0)));
+    if (OnDevice()) PetscCall(PetscLogCpuToGpu((PetscLogDouble)(d.extent(0) * sizeof(PetscScalar))));
+  }
   PetscCall(PetscLogEventEnd(GPUS_CopyVec, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-inline PetscErrorCode CopyOut(const DView<PetscScalar> &d, PetscScalar a[], PetscInt *copies)
+inline PetscErrorCode CopyOut(const DView<PetscScalar> &d, PetscScalar a[], PetscBool device, PetscInt *copies)
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(GPUS_CopyVec, 0, 0, 0, 0));
-  GSCallKokkos(Kokkos::deep_copy(HostUnmanaged<PetscScalar>(a, d.extent(0)), d));
-  (*copies)++;
+  if (device)
+    GSCallKokkos(Kokkos::deep_copy(Exec(), DView<PetscScalar>(a, d.extent(0)), d));
+  else {
+    GSCallKokkos(Kokkos::deep_copy(HostUnmanaged<PetscScalar>(a, d.extent(0)), d));
+    (*copies)++;
+    if (OnDevice()) PetscCall(PetscLogGpuToCpu((PetscLogDouble)(d.extent(0) * sizeof(PetscScalar))));
+  }
   PetscCall(PetscLogEventEnd(GPUS_CopyVec, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -557,7 +568,15 @@ inline PetscErrorCode LoadInverseBlocks(DView<PetscScalar> &d, const char *label
   PetscFunctionBegin;
   PetscCheck(bs >= 1 && bs <= maxbs && n % bs == 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Block size %" PetscInt_FMT " must be in 1..%d and divide the local size %" PetscInt_FMT, bs, maxbs, n);
   if (d.extent(0) != (size_t)(n * bs)) GSCallKokkos(d = DView<PetscScalar>(std::string(label), n * bs));
-  PetscCall(CopyIn(d, blocks, copies));
+  PetscCall(CopyIn(d, blocks, PETSC_FALSE, copies));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 } // namespace gpustream
+
+/* What the three solvers' device work shares: the counts -ksp_view reports and the table of work vectors by the
+   solver's own ids, through which GSWorkLoad() and GSWorkStore() move them from and to PETSc vectors */
+struct _n_GSWork {
+  virtual ~_n_GSWork()                                   = default;
+  virtual gpustream::DView<PetscScalar> Vector(PetscInt) = 0;
+  PetscInt                              launches = 0, transfers = 0, copies = 0;
+};

@@ -31,28 +31,6 @@ static PetscErrorCode KSPSetUp_PIPEBCGSF(KSP ksp)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode KSPPIPEBCGSFLoad_Private(PBFWork work, PBFVec v, Vec x)
-{
-  const PetscScalar *a;
-
-  PetscFunctionBegin;
-  PetscCall(VecGetArrayRead(x, &a));
-  PetscCall(PBFWorkSetVec(work, v, a));
-  PetscCall(VecRestoreArrayRead(x, &a));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode KSPPIPEBCGSFStore_Private(PBFWork work, PBFVec v, Vec x)
-{
-  PetscScalar *a;
-
-  PetscFunctionBegin;
-  PetscCall(VecGetArrayWrite(x, &a));
-  PetscCall(PBFWorkGetVec(work, v, a));
-  PetscCall(VecRestoreArrayWrite(x, &a));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* Work sized for the operator; D^{-1} from the PC itself when Jacobi or point-block Jacobi (blocks of up to
    PBF_MAX_BS rows) is fused */
 static PetscErrorCode KSPPIPEBCGSFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat)
@@ -118,14 +96,14 @@ static PetscErrorCode KSPPIPEBCGSFHostSpMV_Private(KSP ksp, Mat Amat, PBFVec in,
   Vec            X = ksp->work[0], XH = ksp->work[1], Y = ksp->work[2];
 
   PetscFunctionBegin;
-  PetscCall(KSPPIPEBCGSFStore_Private(bf->work, in, X));
+  PetscCall(GSWorkStore(PBFWorkBase(bf->work), in, X));
   if (bf->pc == PBF_PC_APPLY) {
     PetscCall(PCApply(ksp->pc, X, XH));
-    PetscCall(KSPPIPEBCGSFLoad_Private(bf->work, inh, XH));
+    PetscCall(GSWorkLoad(PBFWorkBase(bf->work), inh, XH));
     PetscCall(KSP_MatMult(ksp, Amat, XH, Y));
   } else
     PetscCall(KSP_MatMult(ksp, Amat, X, Y));
-  PetscCall(KSPPIPEBCGSFLoad_Private(bf->work, out, Y));
+  PetscCall(GSWorkLoad(PBFWorkBase(bf->work), out, Y));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -268,8 +246,8 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
     PetscCall(VecAYPX(R, -1.0, B));
   }
   PetscCall(VecNorm(R, NORM_2, &dp));
-  PetscCall(KSPPIPEBCGSFLoad_Private(bf->work, PBF_X, X));
-  for (PBFVec v = PBF_R; v <= PBF_P; v = (PBFVec)(v + 1)) PetscCall(KSPPIPEBCGSFLoad_Private(bf->work, v, R));
+  PetscCall(GSWorkLoad(PBFWorkBase(bf->work), PBF_X, X));
+  for (PBFVec v = PBF_R; v <= PBF_P; v = (PBFVec)(v + 1)) PetscCall(GSWorkLoad(PBFWorkBase(bf->work), v, R));
   PetscCall(PBFRDot(bf->work));
   bf->solving       = PETSC_TRUE;
   bf->allreduces    = 0;
@@ -331,15 +309,15 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
       /* r = b - A x, and p = r + beta (p - omega v) moved by the same correction so that it stays built on the
          new r (replacing r alone slowed Pe-100 convection-diffusion by 25%); the sums of r need redoing */
       Vec D = ksp->work[0], P = ksp->work[1];
-      PetscCall(KSPPIPEBCGSFStore_Private(bf->work, PBF_X, X));
+      PetscCall(GSWorkStore(PBFWorkBase(bf->work), PBF_X, X));
       PetscCall(KSP_MatMult(ksp, Amat, X, R));
       PetscCall(VecAYPX(R, -1.0, B));
-      PetscCall(KSPPIPEBCGSFStore_Private(bf->work, PBF_R, D));
+      PetscCall(GSWorkStore(PBFWorkBase(bf->work), PBF_R, D));
       PetscCall(VecAYPX(D, -1.0, R));
-      PetscCall(KSPPIPEBCGSFStore_Private(bf->work, PBF_P, P));
+      PetscCall(GSWorkStore(PBFWorkBase(bf->work), PBF_P, P));
       PetscCall(VecAXPY(P, 1.0, D));
-      PetscCall(KSPPIPEBCGSFLoad_Private(bf->work, PBF_R, R));
-      PetscCall(KSPPIPEBCGSFLoad_Private(bf->work, PBF_P, P));
+      PetscCall(GSWorkLoad(PBFWorkBase(bf->work), PBF_R, R));
+      PetscCall(GSWorkLoad(PBFWorkBase(bf->work), PBF_P, P));
       PetscCall(PBFRDot(bf->work));
       bf->replacements++;
     }
@@ -354,7 +332,7 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
     bf->transfers = t1 - t0;
     bf->copies    = c1 - c0;
   }
-  PetscCall(KSPPIPEBCGSFStore_Private(bf->work, PBF_X, X));
+  PetscCall(GSWorkStore(PBFWorkBase(bf->work), PBF_X, X));
   bf->solving = PETSC_FALSE;
   if (bf->gap.check && ksp->reason > 0 && ksp->normtype != KSP_NORM_NONE) { /* right preconditioning: ||b - A x|| */
     PetscCall(KSP_MatMult(ksp, Amat, X, R));
@@ -369,7 +347,7 @@ static PetscErrorCode KSPBuildSolution_PIPEBCGSF(KSP ksp, Vec v, Vec *V)
   KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
 
   PetscFunctionBegin;
-  if (bf->solving) PetscCall(KSPPIPEBCGSFStore_Private(bf->work, PBF_X, ksp->vec_sol));
+  if (bf->solving) PetscCall(GSWorkStore(PBFWorkBase(bf->work), PBF_X, ksp->vec_sol));
   if (v) {
     PetscCall(VecCopy(ksp->vec_sol, v));
     if (V) *V = v;

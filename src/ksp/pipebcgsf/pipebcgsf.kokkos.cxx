@@ -11,7 +11,10 @@ using namespace gpustream;
    T <t,s>, <t,t>, <t,r0*> */
 enum { SLOT_R = PBF_RR0, SLOT_A = PBF_VR0, SLOT_S = PBF_SS, SLOT_T = PBF_TS, NSLOTS = PBF_NSUMS };
 
-struct _n_PBFWork {
+static DView<PetscScalar> &Vec_(PBFWork, PBFVec);
+
+struct _n_PBFWork : _n_GSWork {
+  DView<PetscScalar>                       Vector(PetscInt v) override;
   PetscInt                                 n = 0;
   PBFPC                                    pc;
   DView<PetscScalar>                       x, r, r0, p, v, s, t, dinv, ph, sh; /* dinv: n / bs inverse blocks, row-major */
@@ -20,7 +23,6 @@ struct _n_PBFWork {
   DView<PetscScalar>                       partials;
   Kokkos::View<PetscScalar *, PinnedSpace> hpartials;
   int                                      tu = 1, lu = 1;
-  PetscInt                                 launches = 0, transfers = 0, copies = 0;
   /* device scalars (PBFWorkSetDeviceScalars()): omega, beta and whether the Update may move x; SpMVDot3's teams done;
      the finished sums of the last two iterations in pinned host memory */
   DView<PetscScalar>                       scal;
@@ -79,18 +81,28 @@ static DView<PetscScalar> &Vec_(PBFWork W, PBFVec v)
   return *all[v];
 }
 
+DView<PetscScalar> _n_PBFWork::Vector(PetscInt v)
+{
+  return Vec_(this, (PBFVec)v);
+}
+
+GSWork PBFWorkBase(PBFWork W)
+{
+  return W;
+}
+
 /* Host to device; a NULL array sets the vector to zero */
 PetscErrorCode PBFWorkSetVec(PBFWork W, PBFVec v, const PetscScalar a[])
 {
   PetscFunctionBegin;
-  PetscCall(CopyIn(Vec_(W, v), a, &W->copies));
+  PetscCall(CopyIn(Vec_(W, v), a, PETSC_FALSE, &W->copies));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode PBFWorkGetVec(PBFWork W, PBFVec v, PetscScalar a[])
 {
   PetscFunctionBegin;
-  PetscCall(CopyOut(Vec_(W, v), a, &W->copies));
+  PetscCall(CopyOut(Vec_(W, v), a, PETSC_FALSE, &W->copies));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

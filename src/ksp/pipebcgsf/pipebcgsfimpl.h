@@ -49,6 +49,7 @@ typedef struct _n_PBFWork *PBFWork;
 
 PETSC_INTERN PetscErrorCode PBFWorkCreate(PetscInt, PBFPC, PBFWork *);
 PETSC_INTERN PetscErrorCode PBFWorkDestroy(PBFWork *);
+PETSC_INTERN GSWork         PBFWorkBase(PBFWork); /* for GSWorkLoad() and GSWorkStore() */
 PETSC_INTERN PetscErrorCode PBFWorkSetVec(PBFWork, PBFVec, const PetscScalar[]);
 PETSC_INTERN PetscErrorCode PBFWorkGetVec(PBFWork, PBFVec, PetscScalar[]);
 PETSC_INTERN PetscErrorCode PBFWorkGetCounts(PBFWork, PetscInt *, PetscInt *, PetscInt *);

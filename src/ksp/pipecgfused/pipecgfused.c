@@ -49,28 +49,6 @@ static PetscErrorCode KSPSetUp_PIPECGFUSED(KSP ksp)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode KSPPIPECGFUSEDLoad_Private(PCGFWork work, PCGFVec v, Vec x)
-{
-  const PetscScalar *a;
-
-  PetscFunctionBegin;
-  PetscCall(VecGetArrayRead(x, &a));
-  PetscCall(PCGFWorkSetVec(work, v, a));
-  PetscCall(VecRestoreArrayRead(x, &a));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode KSPPIPECGFUSEDStore_Private(PCGFWork work, PCGFVec v, Vec x)
-{
-  PetscScalar *a;
-
-  PetscFunctionBegin;
-  PetscCall(VecGetArrayWrite(x, &a));
-  PetscCall(PCGFWorkGetVec(work, v, a));
-  PetscCall(VecRestoreArrayWrite(x, &a));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* Device work sized for the operator, and D^{-1} taken from the PC itself so PCJACOBI's and PCPBJACOBI's own options
    hold. Point-block Jacobi is fused on one process for blocks of up to PCGF_MAX_BS rows; elsewhere it is applied on
    the host like any PC. With a null space on the operator the PC goes through KSP_PCApply(), which projects it out
@@ -235,7 +213,7 @@ static PetscErrorCode KSPPIPECGFUSEDAutoCheck_Private(KSP ksp, Mat Amat, PCGFAut
 
   PetscFunctionBegin;
   if (ksp->normtype == KSP_NORM_NONE) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(KSPPIPECGFUSEDStore_Private(cg->work, PCGF_X, ksp->vec_sol));
+  PetscCall(GSWorkStore(PCGFWorkBase(cg->work), PCGF_X, ksp->vec_sol));
   PetscCall(KSPPIPECGFUSEDTrueNorm_Private(ksp, Amat, &tn));
   ksp->reason = KSP_CONVERGED_ITERATING;
   PetscCall((*ksp->converged)(ksp, k, tn, &ksp->reason, ksp->cnvP));
@@ -267,7 +245,7 @@ static PetscErrorCode KSPPIPECGFUSEDFinish_Private(KSP ksp, Mat Amat, PetscInt l
   cg->launches  = l1 - l0 - cg->discarded;
   cg->transfers = t1 - t0;
   cg->copies    = c1 - c0;
-  if (cg->solving) PetscCall(KSPPIPECGFUSEDStore_Private(cg->work, PCGF_X, ksp->vec_sol));
+  if (cg->solving) PetscCall(GSWorkStore(PCGFWorkBase(cg->work), PCGF_X, ksp->vec_sol));
   cg->solving = PETSC_FALSE;
   if (cg->gap.check && ksp->reason > 0 && ksp->normtype != KSP_NORM_NONE && cg->gap.truenorm < 0) PetscCall(KSPPIPECGFUSEDTrueNorm_Private(ksp, Amat, &cg->gap.truenorm));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -325,12 +303,12 @@ static PetscErrorCode KSPPIPECGFUSEDSolveOverlap_Private(KSP ksp, Mat Amat, GSDe
   }
   PetscCall(KSP_PCApply(ksp, W, M));
   PetscCall(KSP_MatMult(ksp, Amat, M, N));
-  PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_X, X));
-  PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_R, R));
-  PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_U, U));
-  PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_W, W));
-  PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_M, M));
-  PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_N, N));
+  PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_X, X));
+  PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_R, R));
+  PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_U, U));
+  PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_W, W));
+  PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_M, M));
+  PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_N, N));
   for (PCGFVec v = PCGF_Z; v <= PCGF_S; v = (PCGFVec)(v + 1))
     if (v == PCGF_Z || v == PCGF_Q || v == PCGF_S) PetscCall(PCGFWorkSetVec(cg->work, v, NULL));
   PetscCall(PCGFWorkSetVec(cg->work, PCGF_P, NULL));
@@ -380,16 +358,16 @@ static PetscErrorCode KSPPIPECGFUSEDSolveOverlap_Private(KSP ksp, Mat Amat, GSDe
         cg->allreduces++;
       }
       if (cg->pc == PCGF_PC_APPLY) { /* m = M^{-1} w on the host */
-        PetscCall(KSPPIPECGFUSEDStore_Private(cg->work, PCGF_W, W));
+        PetscCall(GSWorkStore(PCGFWorkBase(cg->work), PCGF_W, W));
         PetscCall(KSP_PCApply(ksp, W, M));
-        PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_M, M));
+        PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_M, M));
       }
       if (dA)
         PetscCall(PCGFSpMVN(cg->work, dA, dB, halo));
       else {
-        PetscCall(KSPPIPECGFUSEDStore_Private(cg->work, PCGF_M, M));
+        PetscCall(GSWorkStore(PCGFWorkBase(cg->work), PCGF_M, M));
         PetscCall(KSP_MatMult(ksp, Amat, M, N));
-        PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_N, N));
+        PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_N, N));
       }
       PetscCallMPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
     }
@@ -536,17 +514,17 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   /* r = b - A x on the host, once; then everything moves to the device */
   if (ksp->guess_zero) {
     PetscCall(VecSet(X, 0.0));
-    PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_R, B));
+    PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_R, B));
     PetscCall(PCGFWorkSetVec(cg->work, PCGF_X, NULL));
   } else {
     PetscCall(KSP_MatMult(ksp, Amat, X, R));
     PetscCall(VecAYPX(R, -1.0, B));
-    PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_R, R));
-    PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_X, X));
+    PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_R, R));
+    PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_X, X));
   }
   if (cg->pc == PCGF_PC_APPLY) { /* z = M^{-1} r; its recurrence then needs q = M^{-1} w every iteration */
     PetscCall(KSP_PCApply(ksp, ksp->guess_zero ? B : R, Q));
-    PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_Z, Q));
+    PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_Z, Q));
     PetscCall(PCGFWorkSetVec(cg->work, PCGF_Q, NULL));
   }
   PetscCall(PCGFWorkSetVec(cg->work, PCGF_P, NULL));
@@ -574,13 +552,13 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
          beta = <r_k,z_k> / <r_{k-1},z_{k-1}>: the recurrence for beta assumes r_k = r_{k-1} - alpha w_{k-1}, which
          the replacement breaks by as much as r_k itself late in the solve */
       PetscCall(PCGFUpdateX(cg->work, alpha));
-      PetscCall(KSPPIPECGFUSEDStore_Private(cg->work, PCGF_X, X));
+      PetscCall(GSWorkStore(PCGFWorkBase(cg->work), PCGF_X, X));
       PetscCall(KSP_MatMult(ksp, Amat, X, R));
       PetscCall(VecAYPX(R, -1.0, B));
-      PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_R, R));
+      PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_R, R));
       if (cg->pc == PCGF_PC_APPLY) {
         PetscCall(KSP_PCApply(ksp, R, Q));
-        PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_Z, Q));
+        PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_Z, Q));
       }
       PetscCall(PCGFSums(cg->work, KSP_NORM_NONE));
       PetscCall(PCGFReduce(cg->work, s));
@@ -596,14 +574,14 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
       if (dA)
         PetscCall(PCGFSpMVDot(cg->work, dA, dB, halo));
       else {
-        PetscCall(KSPPIPECGFUSEDStore_Private(cg->work, PCGF_P, P));
+        PetscCall(GSWorkStore(PCGFWorkBase(cg->work), PCGF_P, P));
         PetscCall(KSP_MatMult(ksp, Amat, P, W));
-        PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_W, W));
+        PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_W, W));
       }
       if (cg->pc == PCGF_PC_APPLY) { /* q = M^{-1} w on the host */
-        if (dA) PetscCall(KSPPIPECGFUSEDStore_Private(cg->work, PCGF_W, W));
+        if (dA) PetscCall(GSWorkStore(PCGFWorkBase(cg->work), PCGF_W, W));
         PetscCall(KSP_PCApply(ksp, W, Q));
-        PetscCall(KSPPIPECGFUSEDLoad_Private(cg->work, PCGF_Q, Q));
+        PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_Q, Q));
       }
       if (!dA || cg->pc == PCGF_PC_APPLY) PetscCall(PCGFDot(cg->work));
     }
@@ -827,7 +805,7 @@ static PetscErrorCode KSPBuildSolution_PIPECGFUSED(KSP ksp, Vec v, Vec *V)
   KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
 
   PetscFunctionBegin;
-  if (cg->solving) PetscCall(KSPPIPECGFUSEDStore_Private(cg->work, cg->ahead ? PCGF_XPREV : PCGF_X, ksp->vec_sol));
+  if (cg->solving) PetscCall(GSWorkStore(PCGFWorkBase(cg->work), cg->ahead ? PCGF_XPREV : PCGF_X, ksp->vec_sol));
   if (v) {
     PetscCall(VecCopy(ksp->vec_sol, v));
     if (V) *V = v;

@@ -8,7 +8,10 @@
 
 using namespace gpustream;
 
-struct _n_PCGFWork {
+static DView<PetscScalar> &Vec_(PCGFWork, PCGFVec);
+
+struct _n_PCGFWork : _n_GSWork {
+  DView<PetscScalar>                       Vector(PetscInt v) override;
   PetscInt                                 n = 0;
   DView<PetscScalar>                       x, r, p, w, dinv; /* dinv: n / bs inverse bs x bs blocks, row-major */
   int                                      bs = 1;
@@ -18,10 +21,9 @@ struct _n_PCGFWork {
   DView<PetscScalar>                       partials; /* [Update: nu x lu][SpMVDot or Dot: 2 x ls][off-diagonal: 2 x lb] */
   Kokkos::View<PetscScalar *, PinnedSpace> hpartials;
   int                                      tu = 1, lu = 1; /* launch shape of the vector kernels */
-  int                                      nu       = 2;   /* sums of an Update: 2, or 6 with the norms (PCGFWorkSetNorms()) */
-  int                                      ls       = 0;   /* teams of the last SpMVDot/Dot, 0 if none since Reduce */
-  int                                      lb       = 0;   /* teams of the last off-diagonal kernel (several ranks) */
-  PetscInt                                 launches = 0, transfers = 0, copies = 0;
+  int                                      nu = 2;         /* sums of an Update: 2, or 6 with the norms (PCGFWorkSetNorms()) */
+  int                                      ls = 0;         /* teams of the last SpMVDot/Dot, 0 if none since Reduce */
+  int                                      lb = 0;         /* teams of the last off-diagonal kernel (several ranks) */
   /* device scalars (PCGFWorkSetDeviceScalars()): alpha and beta of the next Update, the count of SpMVDot's teams done,
      the finished sums of the last two iterations in pinned host memory, the other x the Update writes */
   DView<PetscScalar>                       scal;
@@ -139,18 +141,28 @@ static DView<PetscScalar> &Vec_(PCGFWork W, PCGFVec v)
   }
 }
 
+DView<PetscScalar> _n_PCGFWork::Vector(PetscInt v)
+{
+  return Vec_(this, (PCGFVec)v);
+}
+
+GSWork PCGFWorkBase(PCGFWork W)
+{
+  return W;
+}
+
 /* Host to device; a NULL array sets the vector to zero */
 PetscErrorCode PCGFWorkSetVec(PCGFWork W, PCGFVec v, const PetscScalar a[])
 {
   PetscFunctionBegin;
-  PetscCall(CopyIn(Vec_(W, v), a, &W->copies));
+  PetscCall(CopyIn(Vec_(W, v), a, PETSC_FALSE, &W->copies));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode PCGFWorkGetVec(PCGFWork W, PCGFVec v, PetscScalar a[])
 {
   PetscFunctionBegin;
-  PetscCall(CopyOut(Vec_(W, v), a, &W->copies));
+  PetscCall(CopyOut(Vec_(W, v), a, PETSC_FALSE, &W->copies));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -98,7 +98,7 @@ PetscErrorCode PCGFBlockSetVec(PCGFBlock B, PCGFVec v, const PetscScalar a[])
 {
   PetscFunctionBegin;
   PetscCall(BlockVecCheck(B, v));
-  PetscCall(CopyIn(BlockVec(B, v), a, &B->copies));
+  PetscCall(CopyIn(BlockVec(B, v), a, PETSC_FALSE, &B->copies));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -106,7 +106,7 @@ PetscErrorCode PCGFBlockGetVec(PCGFBlock B, PCGFVec v, PetscScalar a[])
 {
   PetscFunctionBegin;
   PetscCall(BlockVecCheck(B, v));
-  PetscCall(CopyOut(BlockVec(B, v), a, &B->copies));
+  PetscCall(CopyOut(BlockVec(B, v), a, PETSC_FALSE, &B->copies));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

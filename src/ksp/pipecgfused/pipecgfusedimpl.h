@@ -59,6 +59,7 @@ typedef struct _n_PCGFWork *PCGFWork; /* device vectors and reduction buffers of
 
 PETSC_INTERN PetscErrorCode PCGFWorkCreate(PetscInt, PCGFPC, PCGFWork *);
 PETSC_INTERN PetscErrorCode PCGFWorkDestroy(PCGFWork *);
+PETSC_INTERN GSWork         PCGFWorkBase(PCGFWork); /* for GSWorkLoad() and GSWorkStore() */
 PETSC_INTERN PetscErrorCode PCGFWorkSetVec(PCGFWork, PCGFVec, const PetscScalar[]);
 PETSC_INTERN PetscErrorCode PCGFWorkGetVec(PCGFWork, PCGFVec, PetscScalar[]);
 PETSC_INTERN PetscErrorCode PCGFWorkGetCounts(PCGFWork, PetscInt *, PetscInt *, PetscInt *);

@@ -39,50 +39,6 @@ static PetscErrorCode KSPSetUp_SGMRESF(KSP ksp)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode KSPSGMRESFLoad_Private(SGFWork work, SGFVec v, Vec x)
-{
-  const PetscScalar *a;
-
-  PetscFunctionBegin;
-  PetscCall(VecGetArrayRead(x, &a));
-  PetscCall(SGFWorkSetVec(work, v, a));
-  PetscCall(VecRestoreArrayRead(x, &a));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode KSPSGMRESFStore_Private(SGFWork work, SGFVec v, Vec x)
-{
-  PetscScalar *a;
-
-  PetscFunctionBegin;
-  PetscCall(VecGetArrayWrite(x, &a));
-  PetscCall(SGFWorkGetVec(work, v, a));
-  PetscCall(VecRestoreArrayWrite(x, &a));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode KSPSGMRESFLoadColumn_Private(SGFWork work, PetscInt j, Vec x)
-{
-  const PetscScalar *a;
-
-  PetscFunctionBegin;
-  PetscCall(VecGetArrayRead(x, &a));
-  PetscCall(SGFWorkSetColumn(work, j, a));
-  PetscCall(VecRestoreArrayRead(x, &a));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode KSPSGMRESFStoreColumn_Private(SGFWork work, PetscInt j, Vec x)
-{
-  PetscScalar *a;
-
-  PetscFunctionBegin;
-  PetscCall(VecGetArrayWrite(x, &a));
-  PetscCall(SGFWorkGetColumn(work, j, a));
-  PetscCall(VecRestoreArrayWrite(x, &a));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* Work sized for the operator and the restart; D^{-1} (or the inverse diagonal blocks) from the PC itself when
    (point-block) Jacobi is fused */
 static PetscErrorCode KSPSGMRESFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat)
@@ -172,11 +128,11 @@ static PetscErrorCode KSPSGMRESFHostSpMV_Private(KSP ksp, Mat Amat, PetscInt k, 
   Vec          X = ksp->work[0], XH = ksp->work[1], Y = ksp->work[2];
 
   PetscFunctionBegin;
-  PetscCall(KSPSGMRESFStoreColumn_Private(sg->work, k - 1, X));
+  PetscCall(GSWorkStore(SGFWorkBase(sg->work), SGF_COLUMN(k - 1), X));
   PetscCall(KSP_PCApply(ksp, X, XH));
   PetscCall(KSP_MatMult(ksp, Amat, XH, Y));
   if (scale != 1.0) PetscCall(VecScale(Y, scale));
-  PetscCall(KSPSGMRESFLoadColumn_Private(sg->work, k, Y));
+  PetscCall(GSWorkLoad(SGFWorkBase(sg->work), SGF_COLUMN(k), Y));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -336,7 +292,7 @@ static PetscErrorCode KSPSGMRESFUpdateSolution_Private(KSP ksp, PetscInt kk)
     PetscCall(SGFUpdateSolution(sg->work, kk, PETSC_FALSE));
   else {
     PetscCall(SGFUpdateSolution(sg->work, kk, PETSC_TRUE));
-    PetscCall(KSPSGMRESFStore_Private(sg->work, SGF_U, ksp->work[0]));
+    PetscCall(GSWorkStore(SGFWorkBase(sg->work), SGF_U, ksp->work[0]));
     PetscCall(KSP_PCApply(ksp, ksp->work[0], ksp->work[1]));
     PetscCall(VecAXPY(ksp->vec_sol, 1.0, ksp->work[1]));
   }
@@ -364,7 +320,7 @@ static PetscErrorCode KSPSGMRESFResidual_Private(KSP ksp, Mat Amat, GSDeviceMat 
     PetscCall(KSP_MatMult(ksp, Amat, ksp->vec_sol, R));
     PetscCall(VecAYPX(R, -1.0, ksp->vec_rhs));
     PetscCall(VecNorm(R, NORM_2, rho));
-    PetscCall(KSPSGMRESFLoadColumn_Private(sg->work, 0, R));
+    PetscCall(GSWorkLoad(SGFWorkBase(sg->work), SGF_COLUMN(0), R));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -398,10 +354,10 @@ static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
   PetscCall(VecNorm(R, NORM_2, &rho));
   sg->rho0 = rho;
   if (sg->fused) {
-    PetscCall(KSPSGMRESFLoad_Private(sg->work, SGF_X, X));
-    PetscCall(KSPSGMRESFLoad_Private(sg->work, SGF_B, B));
+    PetscCall(GSWorkLoad(SGFWorkBase(sg->work), SGF_X, X));
+    PetscCall(GSWorkLoad(SGFWorkBase(sg->work), SGF_B, B));
   }
-  PetscCall(KSPSGMRESFLoadColumn_Private(sg->work, 0, R));
+  PetscCall(GSWorkLoad(SGFWorkBase(sg->work), SGF_COLUMN(0), R));
   sg->solving       = PETSC_TRUE;
   sg->kk            = 0;
   sg->first         = 0;
@@ -541,7 +497,7 @@ static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
     sg->transfers = t1 - t0;
     sg->copies    = c1 - c0;
   }
-  if (sg->fused) PetscCall(KSPSGMRESFStore_Private(sg->work, SGF_X, X));
+  if (sg->fused) PetscCall(GSWorkStore(SGFWorkBase(sg->work), SGF_X, X));
   sg->solving = PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -559,19 +515,19 @@ static PetscErrorCode KSPBuildSolution_SGMRESF(KSP ksp, Vec v, Vec *V)
   }
   if (v) {
     if (sg->solving && sg->fused)
-      PetscCall(KSPSGMRESFStore_Private(sg->work, SGF_X, v));
+      PetscCall(GSWorkStore(SGFWorkBase(sg->work), SGF_X, v));
     else
       PetscCall(VecCopy(ksp->vec_sol, v));
     if (sg->solving && sg->kk) {
       PetscCall(KSPSGMRESFCoefficients_Private(ksp, sg->kk));
       PetscCall(SGFUpdateSolution(sg->work, sg->kk, PETSC_TRUE));
-      PetscCall(KSPSGMRESFStore_Private(sg->work, SGF_U, ksp->work[0]));
+      PetscCall(GSWorkStore(SGFWorkBase(sg->work), SGF_U, ksp->work[0]));
       PetscCall(KSP_PCApply(ksp, ksp->work[0], ksp->work[1]));
       PetscCall(VecAXPY(v, 1.0, ksp->work[1]));
     }
     if (V) *V = v;
   } else {
-    if (sg->solving && sg->fused) PetscCall(KSPSGMRESFStore_Private(sg->work, SGF_X, ksp->vec_sol));
+    if (sg->solving && sg->fused) PetscCall(GSWorkStore(SGFWorkBase(sg->work), SGF_X, ksp->vec_sol));
     if (V) *V = ksp->vec_sol;
   }
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -4,6 +4,7 @@
    team in its own slot of one device buffer. Inner products against the basis go in chunks of CH sums, one team
    reduction per chunk, through one reused scratch buffer. */
 #include <cmath>
+#include <stdexcept>
 #include "../../mat/gpustream/devicemat.hpp"
 #include "sgmresfimpl.h"
 
@@ -22,7 +23,10 @@ using Basis = Kokkos::View<PetscScalar **, Kokkos::LayoutLeft, Mem>;
 
 /* partials: pass 1 (np slots: 0 <w,w>, j <v_j,w>; delayed: the pairs of PairDots()), pass 2 (np slots: 0 <w',w'>,
    j <v_j,w'>), then the SGF_NREC record; np rounds 2m up to whole chunks */
-struct _n_SGFWork {
+static DView<PetscScalar> &Vec_(SGFWork, SGFVec);
+
+struct _n_SGFWork : _n_GSWork {
+  DView<PetscScalar>                       Vector(PetscInt v) override;
   PetscInt                                 n = 0, m = 0, bs = 1; /* bs: of PCPBJACOBI's blocks */
   SGFPC                                    pc;
   Basis                                    V;
@@ -36,8 +40,7 @@ struct _n_SGFWork {
   Kokkos::View<PetscScalar *, PinnedSpace> hpartials, hR;
   Kokkos::View<PetscScalar *, PinnedSpace> hxi;                             /* two slots of xi partials and record, so one can be read while the next is written */
   int                                      tu = 1, lu = 1, np = CH, xs = 0; /* xs: the slot of hxi the last xi went to */
-  PetscInt                                 launches = 0, transfers = 0, copies = 0;
-  SlotEvents                               done; /* recorded after each slot's kernel: the host waits for it alone */
+  SlotEvents                               done;                            /* recorded after each slot's kernel: the host waits for it alone */
 };
 
 PetscErrorCode SGFWorkCreate(PetscInt n, PetscInt m, SGFPC pc, PetscInt bs, SGFWork *work)
@@ -89,6 +92,11 @@ static DView<PetscScalar> &Vec_(SGFWork W, SGFVec v)
   return *all[v];
 }
 
+GSWork SGFWorkBase(SGFWork W)
+{
+  return W;
+}
+
 /* The record of a step, after the two passes in the partials buffer */
 static PetscScalar *Record(SGFWork W)
 {
@@ -121,17 +129,27 @@ static DView<PetscScalar> Column(SGFWork W, PetscInt j)
   return DView<PetscScalar>(W->V.data() + (size_t)j * W->V.stride(1), W->n);
 }
 
+DView<PetscScalar> _n_SGFWork::Vector(PetscInt v)
+{
+  if (v >= SGF_COLUMN(0)) {
+    PetscInt j = v - SGF_COLUMN(0);
+    if (j > m) throw std::out_of_range("SGFWork: column " + std::to_string(j) + " of a basis of " + std::to_string(m + 1));
+    return Column(this, j);
+  }
+  return Vec_(this, (SGFVec)v);
+}
+
 PetscErrorCode SGFWorkSetVec(SGFWork W, SGFVec v, const PetscScalar a[])
 {
   PetscFunctionBegin;
-  PetscCall(CopyIn(Vec_(W, v), a, &W->copies));
+  PetscCall(CopyIn(Vec_(W, v), a, PETSC_FALSE, &W->copies));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode SGFWorkGetVec(SGFWork W, SGFVec v, PetscScalar a[])
 {
   PetscFunctionBegin;
-  PetscCall(CopyOut(Vec_(W, v), a, &W->copies));
+  PetscCall(CopyOut(Vec_(W, v), a, PETSC_FALSE, &W->copies));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -142,7 +160,7 @@ PetscErrorCode SGFWorkSetColumn(SGFWork W, PetscInt j, const PetscScalar a[])
   PetscFunctionBegin;
   PetscCheck(j >= 0 && j <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Column %" PetscInt_FMT " of a basis of %" PetscInt_FMT, j, W->m + 1);
   GSCallKokkos(c = Column(W, j));
-  PetscCall(CopyIn(c, a, &W->copies));
+  PetscCall(CopyIn(c, a, PETSC_FALSE, &W->copies));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -153,7 +171,7 @@ PetscErrorCode SGFWorkGetColumn(SGFWork W, PetscInt j, PetscScalar a[])
   PetscFunctionBegin;
   PetscCheck(j >= 0 && j <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Column %" PetscInt_FMT " of a basis of %" PetscInt_FMT, j, W->m + 1);
   GSCallKokkos(c = Column(W, j));
-  PetscCall(CopyOut(c, a, &W->copies));
+  PetscCall(CopyOut(c, a, PETSC_FALSE, &W->copies));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

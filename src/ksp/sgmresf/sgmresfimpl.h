@@ -54,6 +54,7 @@ typedef enum { SGF_REFINE_NEVER, SGF_REFINE_IFNEEDED, SGF_REFINE_ALWAYS, SGF_REF
 typedef enum { SGF_PC_NONE, SGF_PC_JACOBI, SGF_PC_PBJACOBI, SGF_PC_APPLY } SGFPC;
 
 typedef enum { SGF_X, SGF_B, SGF_DINV, SGF_U } SGFVec;
+#define SGF_COLUMN(j) (SGF_U + 1 + (j)) /* the work vector of the basis column j, for GSWorkLoad() and GSWorkStore() */
 
 /* Which partial sums a reduction copies: the first-stage sums of SpMVDot/Dot, of Orthogonalize */
 typedef enum { SGF_PASS1, SGF_PASS2 } SGFPass;
@@ -70,6 +71,7 @@ typedef struct _n_SGFWork *SGFWork;
 
 PETSC_INTERN PetscErrorCode SGFWorkCreate(PetscInt, PetscInt, SGFPC, PetscInt, SGFWork *);
 PETSC_INTERN PetscErrorCode SGFWorkDestroy(SGFWork *);
+PETSC_INTERN GSWork         SGFWorkBase(SGFWork); /* for GSWorkLoad() and GSWorkStore() */
 PETSC_INTERN PetscErrorCode SGFWorkSetVec(SGFWork, SGFVec, const PetscScalar[]);
 PETSC_INTERN PetscErrorCode SGFWorkGetVec(SGFWork, SGFVec, PetscScalar[]);
 PETSC_INTERN PetscErrorCode SGFWorkSetColumn(SGFWork, PetscInt, const PetscScalar[]);

@@ -5,6 +5,7 @@
    unchanged on them. The device copy is refreshed lazily, when a device operation finds that the host changed:
    the whole CSR when the nonzero pattern changed, the values alone (no reallocation) otherwise. */
 #include <petsc/private/matimpl.h>
+#include <petsc/private/vecimpl.h> /* VecRegisterAll(), for -mat_gpustream_vec_type */
 #include "../../stream/streamimpl.h"
 
 /* in PETSc's aij.h and mpiaij.h, which PETSc does not install */
@@ -17,6 +18,7 @@ typedef struct {
   GSStreamPlan     plan; /* the diagonal block when it streams (then dA is NULL) */
   GSStreamOptions  opts;
   GSDeviceMPI      devicempi;                 /* -mat_gpustream_device_mpi */
+  char             vectype[64];               /* -mat_gpustream_vec_type: auto or a VecType */
   PetscObjectState nzstate, state, bstate[2]; /* host states the device copy reflects (bstate: MPIAIJ's blocks) */
   /* SeqAIJ's operations that ours wrap, restored when converting back to AIJ */
   PetscErrorCode (*mult)(Mat, Vec, Vec);
@@ -229,34 +231,34 @@ PetscErrorCode MatGPUStreamGetStreamPlan(Mat A, GSStreamPlan *plan)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Device vectors are read and written in place (when x, y and z all have their data on the device), host vectors
+   staged through the device */
 static PetscErrorCode MatMultAdd_GPUStream(Mat A, Vec x, Vec z, Vec y)
 {
-  Mat_GPUStream     *gs = (Mat_GPUStream *)A->spptr;
-  const PetscScalar *xa, *za = NULL, *zy;
-  PetscScalar       *ya;
+  Mat_GPUStream     *gs        = (Mat_GPUStream *)A->spptr;
+  Vec                v[3]      = {x, y, z};
+  GSAccess           access[3] = {GS_ACCESS_READ, z == y ? GS_ACCESS_READWRITE : GS_ACCESS_WRITE, GS_ACCESS_READ};
+  GSVecArray         a[3];
+  const PetscInt     nv = (z && z != y) ? 3 : 2; /* y = A x + y: y read before it is overwritten */
+  const PetscScalar *za;
 
   PetscFunctionBegin;
   PetscCall(MatGPUStreamSync_Private(A));
   PetscCall(PetscLogEventBegin(GPUS_MatMult, A, x, y, 0));
-  PetscCall(VecGetArrayRead(x, &xa));
-  if (z) PetscCall(VecGetArrayRead(z, &za));
-  if (z == y) { /* y = A x + y: read y before overwriting it */
-    PetscCall(VecGetArray(y, &ya));
-    zy = ya;
+  PetscCall(GSVecGetArrays(nv, v, access, a));
+  za = z ? a[nv - 1].array : NULL; /* y's own array when z is y */
+  if (a[0].device) {
+    if (gs->plan)
+      PetscCall(GSStreamPlanMultInPlace(gs->plan, gs->dB, gs->halo, a[0].array, za, a[1].array));
+    else
+      PetscCall(GSDeviceMatMultInPlace(gs->dA, gs->dB, gs->halo, a[0].array, za, a[1].array));
   } else {
-    PetscCall(VecGetArrayWrite(y, &ya));
-    zy = za;
+    if (gs->plan)
+      PetscCall(GSStreamPlanMult(gs->plan, gs->dB, gs->halo, a[0].array, za, a[1].array));
+    else
+      PetscCall(GSDeviceMatMult(gs->dA, gs->dB, gs->halo, a[0].array, za, a[1].array));
   }
-  if (gs->plan)
-    PetscCall(GSStreamPlanMult(gs->plan, gs->dB, gs->halo, xa, zy, ya));
-  else
-    PetscCall(GSDeviceMatMult(gs->dA, gs->dB, gs->halo, xa, zy, ya));
-  if (z == y)
-    PetscCall(VecRestoreArray(y, &ya));
-  else
-    PetscCall(VecRestoreArrayWrite(y, &ya));
-  if (z) PetscCall(VecRestoreArrayRead(z, &za));
-  PetscCall(VecRestoreArrayRead(x, &xa));
+  PetscCall(GSVecRestoreArrays(nv, v, a));
   PetscCall(PetscLogEventEnd(GPUS_MatMult, A, x, y, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -383,6 +385,7 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
       PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: mode %s, device budget %s (-mat_gpustream_max_device_bytes)\n", GSStreamModes[gs->opts.mode], b));
     } else
       PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: mode %s, device budget %s\n", GSStreamModes[gs->opts.mode], OnDeviceBudgetName()));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: MatCreateVecs() gives %s vectors (-mat_gpustream_vec_type %s)%s\n", A->defaultvectype, gs->vectype, GSDeviceVecType() ? "; device arrays are read and written in place" : ""));
     if (gs->plan) PetscCall(MatViewStreamPlan_Private(gs->plan, dB, halo, gs->devicempi, comm, viewer));
     if (!dA) PetscFunctionReturn(PETSC_SUCCESS);
     PetscCall(GSDeviceMatGetLaunchShape(dA, &vlen, &team, &league));
@@ -463,15 +466,32 @@ PetscErrorCode MatSolverTypeRegister_GPUStream(void)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* MatCreateVecs()'s type: the one asked for, or by default the device vectors the plugin reads in place */
+static PetscErrorCode MatGPUStreamSetVecType_Private(Mat A)
+{
+  Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
+  PetscBool      isauto;
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrcmp(gs->vectype, "auto", &isauto));
+  if (!isauto)
+    PetscCall(MatSetVecType(A, gs->vectype));
+  else
+    PetscCall(MatSetVecType(A, GSDeviceVecType() ? GSDeviceVecType() : VECSTANDARD));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOptionsObject)
 {
   Mat_GPUStream  *gs        = (Mat_GPUStream *)A->spptr;
   GSStreamOptions o         = gs->opts;
   GSDeviceMPI     devicempi = gs->devicempi;
   PetscBool       flg;
+  char            vectype[64];
 
   PetscFunctionBegin;
   if (gs->setfromoptions) PetscCall((*gs->setfromoptions)(A, PetscOptionsObject));
+  PetscCall(PetscStrncpy(vectype, gs->vectype, sizeof(vectype)));
   PetscOptionsHeadBegin(PetscOptionsObject, "MATGPUSTREAM options");
   {
     static const struct {
@@ -508,7 +528,24 @@ static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOpti
     if (ierr) PetscCall(GSOptionsAbandon(PetscOptionsObject));
     PetscCall(ierr);
   }
+  PetscCall(
+      PetscOptionsString("-mat_gpustream_vec_type", "Vector type MatCreateVecs() gives: auto (the GPU vectors of this PETSc that the plugin reads in place, else standard) or a VecType", "MatSetVecType", vectype, vectype, sizeof(vectype), &flg));
+  if (flg) {
+    PetscBool isauto;
+    PetscCall(PetscStrcmp(vectype, "auto", &isauto));
+    if (!isauto) {
+      PetscErrorCode (*create)(Vec) = NULL;
+      PetscCall(VecRegisterAll());
+      PetscCall(PetscFunctionListFind(VecList, vectype, &create));
+      GSOptionsCheck(PetscOptionsObject, create, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "-%smat_gpustream_vec_type %s: give auto or a vector type (standard, cuda, ...)", ((PetscObject)A)->prefix ? ((PetscObject)A)->prefix : "",
+                     vectype);
+    }
+  }
   PetscOptionsHeadEnd();
+  if (flg) {
+    PetscCall(PetscStrncpy(gs->vectype, vectype, sizeof(gs->vectype)));
+    PetscCall(MatGPUStreamSetVecType_Private(A));
+  }
   if (devicempi != gs->devicempi) {
     gs->devicempi = devicempi; /* the next device operation makes a new halo */
     PetscCall(GSDeviceMatDestroy(&gs->dA));
@@ -535,6 +572,8 @@ static PetscErrorCode MatDuplicate_GPUStream(Mat A, MatDuplicateOption op, Mat *
   if (same) {
     ((Mat_GPUStream *)(*B)->spptr)->opts      = gs->opts;
     ((Mat_GPUStream *)(*B)->spptr)->devicempi = gs->devicempi;
+    PetscCall(PetscStrncpy(((Mat_GPUStream *)(*B)->spptr)->vectype, gs->vectype, sizeof(gs->vectype)));
+    PetscCall(MatGPUStreamSetVecType_Private(*B));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -699,6 +738,7 @@ static PetscErrorCode MatGPUStreamToAIJ_Private(Mat A)
   PetscCall(GSDeviceMatDestroy(&gs->dB));
   PetscCall(GSStreamPlanDestroy(&gs->plan));
   PetscCall(GSHaloDestroy(&gs->halo));
+  PetscCall(MatSetVecType(A, VECSTANDARD));
   A->ops->mult                  = gs->mult;
   A->ops->multadd               = gs->multadd;
   A->ops->view                  = gs->view;
@@ -733,16 +773,17 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   PetscFunctionBegin;
   PetscCall(PetscGPUStreamKokkosInitialize());
   PetscCall(PetscNew(&gs));
-  gs->opts.mode             = GS_STREAM_AUTO;
-  gs->opts.budget           = -1;
-  gs->opts.buffers          = 2;
-  gs->opts.subdivisions     = 0;
-  gs->opts.overlap          = PETSC_TRUE;
-  gs->opts.inplace          = PETSC_FALSE;
-  gs->opts.kernel           = GS_KERNEL_AUTO;
-  gs->opts.tile             = -1;
-  gs->opts.format           = GS_FORMAT_AUTO;
-  gs->devicempi             = GS_DEVICE_MPI_AUTO;
+  gs->opts.mode         = GS_STREAM_AUTO;
+  gs->opts.budget       = -1;
+  gs->opts.buffers      = 2;
+  gs->opts.subdivisions = 0;
+  gs->opts.overlap      = PETSC_TRUE;
+  gs->opts.inplace      = PETSC_FALSE;
+  gs->opts.kernel       = GS_KERNEL_AUTO;
+  gs->opts.tile         = -1;
+  gs->opts.format       = GS_FORMAT_AUTO;
+  gs->devicempi         = GS_DEVICE_MPI_AUTO;
+  PetscCall(PetscStrncpy(gs->vectype, "auto", sizeof(gs->vectype)));
   gs->mult                  = A->ops->mult;
   gs->multadd               = A->ops->multadd;
   gs->view                  = A->ops->view;
@@ -764,6 +805,8 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamConverters[i], i < 2 ? MatConvert_GPUStream_AIJ : MatConvert_AIJ_GPUStream));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_seqdense_C", MatProductSetFromOptions_GPUStream_Dense));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_mpidense_C", MatProductSetFromOptions_GPUStream_Dense));
+  PetscCall(MatGPUStreamSetVecType_Private(A));
+  PetscCall(MatGPUStreamSetVecType_Private(A));
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

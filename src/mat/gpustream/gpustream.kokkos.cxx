@@ -260,6 +260,19 @@ PetscErrorCode GSDeviceMatMult(GSDeviceMat A, GSDeviceMat B, GSHalo H, const Pet
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode GSDeviceMatMultInPlace(GSDeviceMat A, GSDeviceMat B, GSHalo H, const PetscScalar x[], const PetscScalar z[], PetscScalar y[])
+{
+  const PetscInt m = A->csr.m, n = A->csr.n;
+
+  PetscFunctionBegin;
+  {
+    const DView<PetscScalar> dx(const_cast<PetscScalar *>(x), n), dy(y, m), dz(const_cast<PetscScalar *>(z), z ? m : 0);
+    PetscCall(DeviceSpMV(A, B, H, dx, z ? &dz : nullptr, dy, nullptr));
+  }
+  PetscCall(PetscLogFlops(2.0 * (PetscLogDouble)(A->val.extent(0) + (B ? B->val.extent(0) : 0)) - (z ? 0 : m)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Y = A X for k columns with host arrays, staged through device blocks: MatMatMult with a dense matrix. On several
    ranks A is the diagonal block, B the off-diagonal one and H the halo, which brings the ghost rows of X. */
 PetscErrorCode GSDeviceMatMultBlock(GSDeviceMat A, GSDeviceMat B, GSHalo H, PetscInt k, const PetscScalar X[], PetscInt ldx, PetscScalar Y[], PetscInt ldy)

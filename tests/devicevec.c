@@ -1,0 +1,371 @@
+static char help[] = "Vectors of any type with a gpustream matrix: the type MatCreateVecs() gives, MatMult() and MatMultAdd()\n\
+on these vectors and on host vectors against AIJ, the three solvers on them against the same solve on host vectors,\n\
+and what the host and PETSc's own vector operations see afterwards.\n\
+  -m <24>                     : grid edge of the 2D Laplacian\n\
+  -expect_vec_type <standard> : the type MatCreateVecs() must give (standard or cuda); the tested vectors take\n\
+                                -vec_type (default: that type)\n\n";
+
+#include <petscgpustream.h>
+
+/* The 2D 5-point Laplacian on an m x m grid, with the diagonal raised a little on every seventh row */
+static PetscErrorCode Laplacian(MatType type, PetscInt m, Mat *A)
+{
+  PetscInt rstart, rend, n = m * m;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatCreate(PETSC_COMM_WORLD, A));
+  PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, n, n));
+  PetscCall(MatSetType(*A, type));
+  PetscCall(MatSeqAIJSetPreallocation(*A, 5, NULL));
+  PetscCall(MatMPIAIJSetPreallocation(*A, 5, NULL, 2, NULL));
+  PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
+  for (PetscInt row = rstart; row < rend; row++) {
+    const PetscInt    i = row % m, j = row / m, cols[4] = {row - 1, row + 1, row - m, row + m};
+    const PetscBool   in[4] = {i > 0, i<m - 1, j> 0, j < m - 1};
+    const PetscScalar diag = row % 7 ? 4.0 : 4.5, off = -1.0;
+    PetscCall(MatSetValues(*A, 1, &row, 1, &row, &diag, INSERT_VALUES));
+    for (int k = 0; k < 4; k++)
+      if (in[k]) PetscCall(MatSetValues(*A, 1, &row, 1, &cols[k], &off, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+/* A vector like A's of the given type (NULL: -vec_type's, else the one MatCreateVecs() gives) */
+static PetscErrorCode NewVec(Mat A, VecType type, Vec *v)
+{
+  Vec         l;
+  PetscLayout map;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatCreateVecs(A, &l, NULL));
+  PetscCall(VecGetLayout(l, &map));
+  PetscCall(VecCreate(PETSC_COMM_WORLD, v));
+  PetscCall(VecSetLayout(*v, map));
+  if (type)
+    PetscCall(VecSetType(*v, type));
+  else {
+    VecType t;
+    PetscCall(VecGetType(l, &t));
+    PetscCall(VecSetType(*v, t));
+    PetscCall(VecSetFromOptions(*v));
+  }
+  PetscCall(VecDestroy(&l));
+  PetscFunctionReturn(0);
+}
+
+/* v(i) = 1 + sin(i + shift) from the host; then scaled there and back by PETSc, which moves the data of a device
+   vector to the device */
+static PetscErrorCode Fill(Vec v, PetscReal shift)
+{
+  PetscScalar *a;
+  PetscInt     lo, hi;
+
+  PetscFunctionBeginUser;
+  PetscCall(VecGetOwnershipRange(v, &lo, &hi));
+  PetscCall(VecGetArrayWrite(v, &a));
+  for (PetscInt i = lo; i < hi; i++) a[i - lo] = 1.0 + PetscSinReal((PetscReal)i + shift);
+  PetscCall(VecRestoreArrayWrite(v, &a));
+  PetscCall(VecScale(v, 2.0));
+  PetscCall(VecScale(v, 0.5));
+  PetscFunctionReturn(0);
+}
+
+/* max |u_i - v_i| / max |v_i|, from the host arrays of both */
+static PetscErrorCode RelDiff(Vec u, Vec v, PetscReal *d)
+{
+  const PetscScalar *a, *b;
+  PetscInt           n;
+  PetscReal          num = 0, den = 0;
+
+  PetscFunctionBeginUser;
+  PetscCall(VecGetLocalSize(u, &n));
+  PetscCall(VecGetArrayRead(u, &a));
+  PetscCall(VecGetArrayRead(v, &b));
+  for (PetscInt i = 0; i < n; i++) {
+    num = PetscMax(num, PetscAbsScalar(a[i] - b[i]));
+    den = PetscMax(den, PetscAbsScalar(b[i]));
+  }
+  PetscCall(VecRestoreArrayRead(u, &a));
+  PetscCall(VecRestoreArrayRead(v, &b));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &num, 1, MPIU_REAL, MPIU_MAX, PETSC_COMM_WORLD));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &den, 1, MPIU_REAL, MPIU_MAX, PETSC_COMM_WORLD));
+  *d = den > 0 ? num / den : num;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode Report(const char what[], PetscReal d, PetscReal tol)
+{
+  PetscFunctionBeginUser;
+  if (d <= tol)
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: matches\n", what));
+  else
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: DIFFERS, relative difference %g > %g\n", what, (double)d, (double)tol));
+  PetscFunctionReturn(0);
+}
+
+/* MatMult() and MatMultAdd() (y distinct from z, and y = A x + y) on vectors of type t (x and z of type tx) against
+   AIJ on host vectors; then PETSc's own operations on the result, in the order they were queued */
+static PetscErrorCode Products(Mat A, Mat Aaij, VecType t, VecType tx, const char tag[])
+{
+  Vec       x, y, z, xh, yh, zh;
+  PetscReal d, n1, n2;
+  char      what[128];
+
+  PetscFunctionBeginUser;
+  PetscCall(NewVec(A, tx, &x));
+  PetscCall(NewVec(A, tx, &z));
+  PetscCall(NewVec(A, t, &y));
+  PetscCall(NewVec(Aaij, VECSTANDARD, &xh));
+  PetscCall(NewVec(Aaij, VECSTANDARD, &yh));
+  PetscCall(NewVec(Aaij, VECSTANDARD, &zh));
+  PetscCall(Fill(x, 0.0));
+  PetscCall(Fill(xh, 0.0));
+  PetscCall(Fill(z, 1.0));
+  PetscCall(Fill(zh, 1.0));
+
+  PetscCall(MatMult(A, x, y));
+  PetscCall(MatMult(Aaij, xh, yh));
+  PetscCall(RelDiff(y, yh, &d));
+  PetscCall(PetscSNPrintf(what, sizeof(what), "%s MatMult", tag));
+  PetscCall(Report(what, d, 1e-14));
+
+  PetscCall(MatMultAdd(A, x, z, y));
+  PetscCall(MatMultAdd(Aaij, xh, zh, yh));
+  PetscCall(RelDiff(y, yh, &d));
+  PetscCall(PetscSNPrintf(what, sizeof(what), "%s MatMultAdd", tag));
+  PetscCall(Report(what, d, 1e-14));
+
+  PetscCall(MatMultAdd(A, x, y, y));
+  PetscCall(MatMultAdd(Aaij, xh, yh, yh));
+  PetscCall(RelDiff(y, yh, &d));
+  PetscCall(PetscSNPrintf(what, sizeof(what), "%s MatMultAdd in place", tag));
+  PetscCall(Report(what, d, 1e-14));
+
+  /* a chain of PETSc's operations and products with nothing read on the host in between: each must see the last */
+  for (int k = 0; k < 20; k++) {
+    PetscCall(VecAXPY(x, 0.25, y));
+    PetscCall(MatMult(A, x, y));
+    PetscCall(VecScale(y, 0.125));
+    PetscCall(VecAXPY(xh, 0.25, yh));
+    PetscCall(MatMult(Aaij, xh, yh));
+    PetscCall(VecScale(yh, 0.125));
+  }
+  PetscCall(VecNorm(y, NORM_2, &n1));
+  PetscCall(VecNorm(yh, NORM_2, &n2));
+  PetscCall(PetscSNPrintf(what, sizeof(what), "%s 20 products between vector operations, norm", tag));
+  PetscCall(Report(what, PetscAbsReal(n1 - n2) / n2, 1e-12));
+
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y));
+  PetscCall(VecDestroy(&z));
+  PetscCall(VecDestroy(&xh));
+  PetscCall(VecDestroy(&yh));
+  PetscCall(VecDestroy(&zh));
+  PetscFunctionReturn(0);
+}
+
+/* A Laplacian-like matrix assembled from coordinates (each diagonal entry given twice, which COO assembly adds), as
+   gpustream and as AIJ: products on the tested vectors equal AIJ's, also after new values on the same pattern */
+static PetscErrorCode Coordinates(PetscInt m)
+{
+  Mat          A[2];
+  MatType      types[2] = {"gpustream", MATAIJ};
+  PetscInt     rstart, rend, ncoo = 0, *ci, *cj, n = m * m;
+  PetscScalar *cv;
+  Vec          x[2], y[2];
+  PetscReal    d;
+
+  PetscFunctionBeginUser;
+  for (int t = 0; t < 2; t++) {
+    PetscCall(MatCreate(PETSC_COMM_WORLD, &A[t]));
+    PetscCall(MatSetSizes(A[t], PETSC_DECIDE, PETSC_DECIDE, n, n));
+    PetscCall(MatSetType(A[t], types[t]));
+  }
+  PetscCall(MatSetUp(A[1]));
+  PetscCall(MatGetOwnershipRange(A[1], &rstart, &rend));
+  PetscCall(PetscMalloc3(6 * (rend - rstart), &ci, 6 * (rend - rstart), &cj, 6 * (rend - rstart), &cv));
+  for (PetscInt row = rstart; row < rend; row++) {
+    const PetscInt  i = row % m, j = row / m, cols[4] = {row - 1, row + 1, row - m, row + m};
+    const PetscBool in[4] = {i > 0, i<m - 1, j> 0, j < m - 1};
+    for (int h = 0; h < 2; h++) ci[ncoo] = row, cj[ncoo] = row, cv[ncoo++] = 2.0 + 0.25 * (row % 3);
+    for (int k = 0; k < 4; k++)
+      if (in[k]) ci[ncoo] = row, cj[ncoo] = cols[k], cv[ncoo++] = -1.0 - 0.125 * k;
+  }
+  for (int round = 0; round < 2; round++) {
+    for (int t = 0; t < 2; t++) {
+      if (!round) { /* PETSc may change the index arrays it is given */
+        PetscInt *i, *j;
+        PetscCall(PetscMalloc2(ncoo, &i, ncoo, &j));
+        PetscCall(PetscArraycpy(i, ci, ncoo));
+        PetscCall(PetscArraycpy(j, cj, ncoo));
+        PetscCall(MatSetPreallocationCOO(A[t], ncoo, i, j));
+        PetscCall(PetscFree2(i, j));
+      }
+      PetscCall(MatSetValuesCOO(A[t], cv, INSERT_VALUES));
+    }
+    PetscCall(NewVec(A[0], NULL, &x[0]));
+    PetscCall(NewVec(A[0], NULL, &y[0]));
+    PetscCall(NewVec(A[1], VECSTANDARD, &x[1]));
+    PetscCall(NewVec(A[1], VECSTANDARD, &y[1]));
+    for (int t = 0; t < 2; t++) {
+      PetscCall(Fill(x[t], 0.5));
+      PetscCall(MatMult(A[t], x[t], y[t]));
+    }
+    PetscCall(RelDiff(y[0], y[1], &d));
+    PetscCall(Report(round ? "MatSetValuesCOO, new values on the same pattern, MatMult" : "MatSetPreallocationCOO and MatSetValuesCOO, MatMult", d, 1e-14));
+    for (int t = 0; t < 2; t++) {
+      PetscCall(VecDestroy(&x[t]));
+      PetscCall(VecDestroy(&y[t]));
+    }
+    for (PetscInt k = 0; k < ncoo; k++) cv[k] *= 1.5 + 0.001 * (k % 5);
+  }
+  PetscCall(PetscFree3(ci, cj, cv));
+  for (int t = 0; t < 2; t++) PetscCall(MatDestroy(&A[t]));
+  PetscFunctionReturn(0);
+}
+
+/* One solve of b = (1, ..., 1), from zero or from a nonzero guess */
+static PetscErrorCode Solve(Mat A, KSPType ktype, PCType ptype, PetscBool guess, Vec b, Vec x, PetscInt *its, PetscReal *rnorm, KSPConvergedReason *reason)
+{
+  KSP ksp;
+  PC  pc;
+
+  PetscFunctionBeginUser;
+  PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(KSPSetType(ksp, ktype));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PCSetType(pc, ptype));
+  PetscCall(KSPSetTolerances(ksp, 1e-9, PETSC_DEFAULT, PETSC_DEFAULT, 500));
+  PetscCall(VecSet(b, 1.0));
+  if (guess) {
+    PetscCall(Fill(x, 2.0));
+    PetscCall(KSPSetInitialGuessNonzero(ksp, PETSC_TRUE));
+  }
+  PetscCall(KSPSolve(ksp, b, x));
+  PetscCall(KSPGetIterationNumber(ksp, its));
+  PetscCall(KSPGetResidualNorm(ksp, rnorm));
+  PetscCall(KSPGetConvergedReason(ksp, reason));
+  PetscCall(KSPDestroy(&ksp));
+  PetscFunctionReturn(0);
+}
+
+/* The solver on vectors of the tested type against the same solver on host vectors: the same iterations and
+   residual norm, the same solution seen from the host, then a write from the host that PETSc's norm sees */
+static PetscErrorCode Solvers(Mat A, KSPType ktype, PCType ptype, PetscBool guess)
+{
+  PetscBool          host;
+  const char        *pname;
+  Vec                b, x, bh, xh;
+  PetscInt           its, itsh, n;
+  PetscReal          r, rh, d, nrm;
+  KSPConvergedReason reason, reasonh;
+  PetscScalar       *a;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscStrcmp(ptype, PCSOR, &host));
+  if (!host) PetscCall(PetscStrcmp(ptype, PCBJACOBI, &host));
+  pname = host ? "a host PC" : ptype; /* SOR on one process, block Jacobi on several */
+  PetscCall(NewVec(A, NULL, &b));
+  PetscCall(NewVec(A, NULL, &x));
+  PetscCall(NewVec(A, VECSTANDARD, &bh));
+  PetscCall(NewVec(A, VECSTANDARD, &xh));
+  PetscCall(Solve(A, ktype, ptype, guess, b, x, &its, &r, &reason));
+  PetscCall(Solve(A, ktype, ptype, guess, bh, xh, &itsh, &rh, &reasonh));
+  PetscCall(RelDiff(x, xh, &d));
+  if (its == itsh && reason == reasonh && reason > 0 && PetscAbsReal(r - rh) <= 1e-12 * rh && d <= 1e-12)
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s %s%s: converged, same iterations, residual and solution as on host vectors\n", ktype, pname, guess ? " from a guess" : ""));
+  else
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s %s%s: DIFFERS: %" PetscInt_FMT " and %" PetscInt_FMT " iterations, reasons %s and %s, residuals %g and %g, solutions %g apart\n", ktype, pname, guess ? " from a guess" : "", its, itsh,
+                          KSPConvergedReasons[reason], KSPConvergedReasons[reasonh], (double)r, (double)rh, (double)d));
+  /* the host's write is what PETSc's next operation sees */
+  PetscCall(VecGetLocalSize(x, &n));
+  PetscCall(VecGetArray(x, &a));
+  for (PetscInt i = 0; i < n; i++) a[i] = 3.0;
+  PetscCall(VecRestoreArray(x, &a));
+  PetscCall(VecGetSize(x, &n));
+  PetscCall(VecNorm(x, NORM_1, &nrm));
+  if (nrm != 3.0 * n) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s %s: the host's write after the solve is not seen: norm %g\n", ktype, pname, (double)nrm));
+  PetscCall(VecDestroy(&b));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&bh));
+  PetscCall(VecDestroy(&xh));
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv)
+{
+  Mat         A, Aaij;
+  Vec         v;
+  PetscInt    m          = 24;
+  char        expect[64] = "standard";
+  PetscBool   ok;
+  PetscMPIInt size;
+  const char *ktypes[] = {"pipecgfused", "pipebcgsf", "sgmresf"};
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(PetscGPUStreamInitializePackage());
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-m", &m, NULL));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-expect_vec_type", expect, sizeof(expect), NULL));
+  PetscCall(Laplacian("gpustream", m, &A));
+  PetscCall(MatSetFromOptions(A));
+  PetscCall(Laplacian(MATAIJ, m, &Aaij));
+
+  PetscCall(MatCreateVecs(A, &v, NULL));
+  PetscCall(PetscStrcmp(expect, "cuda", &ok));
+  if (ok)
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)v, &ok, VECSEQCUDA, VECMPICUDA, ""));
+  else
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)v, &ok, VECSEQ, VECMPI, ""));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "MatCreateVecs: %s\n", ok ? "the expected type" : "NOT the expected type"));
+  PetscCall(VecDestroy(&v));
+
+  PetscCall(Products(A, Aaij, NULL, NULL, "tested vectors:"));
+  PetscCall(Products(A, Aaij, VECSTANDARD, NULL, "host y, tested x and z:"));
+  PetscCall(Coordinates(m));
+  for (int k = 0; k < 3; k++) {
+    PetscCall(Solvers(A, ktypes[k], PCNONE, PETSC_FALSE));
+    PetscCall(Solvers(A, ktypes[k], PCJACOBI, PETSC_TRUE));
+    PetscCall(Solvers(A, ktypes[k], size == 1 ? PCSOR : PCBJACOBI, PETSC_FALSE)); /* applied on the host */
+  }
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&Aaij));
+  PetscCall(PetscFinalize());
+  return 0;
+}
+
+/*TEST
+
+   test:
+      suffix: host
+      args: -malloc_dump
+
+   test:
+      suffix: host_2
+      nsize: 2
+      output_file: output/devicevec_host.out
+      args: -m 21
+
+   test:
+      suffix: host_3
+      nsize: 3
+      output_file: output/devicevec_host.out
+      args: -m 17
+
+   test:
+      suffix: host_4
+      nsize: 4
+      output_file: output/devicevec_host.out
+      args: -m 19
+
+   test:
+      suffix: bad_vec_type
+      args: -mat_gpustream_vec_type nosuchtype
+      error: 1
+      filter: grep -o "mat_gpustream_vec_type nosuchtype: give auto or a vector type" | sort -u
+
+TEST*/
