@@ -1,6 +1,7 @@
 # Builds libpetscgpustream.so the PETSc way: compilers, flags and libraries come from PETSc's conf/variables.
 #   Debian 12 stack (PETSc 3.18, Trilinos' Kokkos, Serial):  make
-#   GPU stack (Kokkos CUDA, static):  source /work/shared/gpu-stack/build-env.sh
+#   GPU stack (Kokkos CUDA, static):  source <gpu-stack>/build-env.sh   (the stack's build environment, as
+#                                     scripts/build-gpu.sh sources it), then, with the stack unpacked in /opt/gpu-stack:
 #                                     make KOKKOS_DIR=/opt/gpu-stack/kokkos [KOKKOSKERNELS_DIR=/opt/gpu-stack/kokkos-kernels]
 # Objects, library and ex2 go to $(BUILD); `make clean` removes it, `make test-make` runs PETSc's KSP ex2 with the plugin.
 PETSC_DIR ?= /usr/lib/petsc
