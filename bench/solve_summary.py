@@ -49,8 +49,8 @@ for ours, (peer, target) in TARGET.items():
         ratio, fixed = o / p, (o - lo) / o
         hfixed = (h - hl) * its
         move = 2 * 8 * n / (pinned * 1e3) if pinned == pinned else float("nan")  # b in, x out, microseconds
-        ok = ratio <= target and (n < 1e6 or fixed <= 0.05) and (not 5e4 < n < 2e5 or o <= 15)
+        ok = ratio <= target and (n < 1e6 or fixed <= 0.05) and (ours != "pipecgfused" or not 5e4 < n < 2e5 or o <= 15)
         fails += 0 if ok else 1
         print("%-11s %9d %9.1f %9.1f %9.1f %7.3f %7.3f %9.1f %5.1f%% %6s | %9.1f %9.0f %7.2fx" % (ours, n, p, ps, o, ratio, o / ps, lo, 100 * fixed, "met" if ok else "MISSED", h, hfixed, hfixed / move))
-print("targets: ours / PETSc <= 0.5 (CG), 0.55 (BiCGStab), 0.6 (GMRES(30)); fixed <= 5%% from 1e6 on; <= 15 us at 1e5; %d missed" % fails)
+print("targets: ours / PETSc <= 0.5 (CG), 0.55 (BiCGStab), 0.6 (GMRES(30)); fixed <= 5%% from 1e6 on; pipecgfused <= 15 us at 1e5; %d missed" % fails)
 print("host vectors: fixed cost of a solve against moving b and x at %.1f GB/s pinned (target <= 1.25x)" % pinned)

@@ -3,7 +3,8 @@ on these vectors and on host vectors against AIJ, the three solvers on them agai
 and what the host and PETSc's own vector operations see afterwards.\n\
   -m <24>                     : grid edge of the 2D Laplacian\n\
   -expect_vec_type <standard> : the type MatCreateVecs() must give (standard or cuda); the tested vectors take\n\
-                                -vec_type (default: that type)\n\n";
+                                -vec_type (default: that type), the tested dense matrices of KSPMatSolve() the\n\
+                                dense type of the same kind\n\n";
 
 #include <petscgpustream.h>
 
@@ -295,6 +296,70 @@ static PetscErrorCode Solvers(Mat A, KSPType ktype, PCType ptype, PetscBool gues
   PetscFunctionReturn(0);
 }
 
+/* KSPMatSolve() with pipecgfused on dense matrices of the given type (the device's with device vectors) against host
+   dense matrices: the same iterations and solution */
+static PetscErrorCode MatSolveBlock(Mat A, MatType dtype, PCType ptype)
+{
+  Mat       B[2], X[2];
+  MatType   types[2] = {dtype, MATDENSE};
+  PetscInt  n, N, its[2], k = 3;
+  KSP       ksp;
+  PC        pc;
+  PetscReal d = 0;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatGetLocalSize(A, &n, NULL));
+  PetscCall(MatGetSize(A, &N, NULL));
+  for (int t = 0; t < 2; t++) {
+    for (int w = 0; w < 2; w++) {
+      Mat *M = w ? &X[t] : &B[t];
+      PetscCall(MatCreate(PETSC_COMM_WORLD, M));
+      PetscCall(MatSetSizes(*M, n, PETSC_DECIDE, N, k));
+      PetscCall(MatSetType(*M, types[t]));
+      PetscCall(MatSetUp(*M));
+    }
+    for (PetscInt j = 0; j < k; j++) {
+      Vec c;
+      PetscCall(MatDenseGetColumnVecWrite(B[t], j, &c));
+      PetscCall(Fill(c, 3.0 * j));
+      PetscCall(MatDenseRestoreColumnVecWrite(B[t], j, &c));
+    }
+    PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+    PetscCall(KSPSetOperators(ksp, A, A));
+    PetscCall(KSPSetType(ksp, "pipecgfused"));
+    PetscCall(KSPGetPC(ksp, &pc));
+    PetscCall(PCSetType(pc, ptype));
+    PetscCall(KSPSetTolerances(ksp, 1e-9, PETSC_DEFAULT, PETSC_DEFAULT, 500));
+    PetscCall(KSPMatSolve(ksp, B[t], X[t]));
+    PetscCall(KSPGetIterationNumber(ksp, &its[t]));
+    PetscCall(KSPDestroy(&ksp));
+  }
+  {
+    const PetscScalar *a, *b;
+    PetscReal          num = 0, den = 0;
+    PetscCall(MatDenseGetArrayRead(X[0], &a));
+    PetscCall(MatDenseGetArrayRead(X[1], &b));
+    for (PetscInt i = 0; i < n * k; i++) {
+      num = PetscMax(num, PetscAbsScalar(a[i] - b[i]));
+      den = PetscMax(den, PetscAbsScalar(b[i]));
+    }
+    PetscCall(MatDenseRestoreArrayRead(X[0], &a));
+    PetscCall(MatDenseRestoreArrayRead(X[1], &b));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &num, 1, MPIU_REAL, MPIU_MAX, PETSC_COMM_WORLD));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &den, 1, MPIU_REAL, MPIU_MAX, PETSC_COMM_WORLD));
+    d = num / den;
+  }
+  if (its[0] == its[1] && d <= 1e-12)
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "KSPMatSolve pipecgfused %s, %" PetscInt_FMT " columns: same iterations and solution as on host dense matrices\n", ptype, k));
+  else
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "KSPMatSolve pipecgfused %s: DIFFERS: %" PetscInt_FMT " and %" PetscInt_FMT " iterations, solutions %g apart\n", ptype, its[0], its[1], (double)d));
+  for (int t = 0; t < 2; t++) {
+    PetscCall(MatDestroy(&B[t]));
+    PetscCall(MatDestroy(&X[t]));
+  }
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   Mat         A, Aaij;
@@ -331,6 +396,12 @@ int main(int argc, char **argv)
     PetscCall(Solvers(A, ktypes[k], PCNONE, PETSC_FALSE));
     PetscCall(Solvers(A, ktypes[k], PCJACOBI, PETSC_TRUE));
     PetscCall(Solvers(A, ktypes[k], size == 1 ? PCSOR : PCBJACOBI, PETSC_FALSE)); /* applied on the host */
+  }
+  {
+    PetscBool cuda;
+    PetscCall(PetscStrcmp(expect, "cuda", &cuda));
+    PetscCall(MatSolveBlock(A, cuda ? MATDENSECUDA : MATDENSE, PCNONE));
+    PetscCall(MatSolveBlock(A, cuda ? MATDENSECUDA : MATDENSE, PCJACOBI));
   }
   PetscCall(MatDestroy(&A));
   PetscCall(MatDestroy(&Aaij));

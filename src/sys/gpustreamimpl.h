@@ -76,6 +76,9 @@ PETSC_INTERN const char *GSDeviceVecType(void);
 typedef struct _n_GSWork   *GSWork;
 PETSC_INTERN PetscErrorCode GSWorkLoad(GSWork, PetscInt, Vec);
 PETSC_INTERN PetscErrorCode GSWorkStore(GSWork, PetscInt, Vec);
+/* The same for the block of a dense matrix's local rows, column-major without padding (MATDENSECUDA in place) */
+PETSC_INTERN PetscErrorCode GSWorkLoadDense(GSWork, PetscInt, Mat);
+PETSC_INTERN PetscErrorCode GSWorkStoreDense(GSWork, PetscInt, Mat);
 
 /* Kokkos lifetime: initialized on first use unless the program did it, finalized in PetscFinalize() */
 PETSC_INTERN PetscErrorCode PetscGPUStreamKokkosInitialize(void);

@@ -533,8 +533,8 @@ inline PetscErrorCode CopyIn(const DView<PetscScalar> &d, const PetscScalar a[],
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(GPUS_CopyVec, 0, 0, 0, 0));
-  if (!a)
-    GSCallKokkos(Kokkos::deep_copy(d, PetscScalar(0)));
+  if (!a) /* queued, as the kernels that read it */
+    GSCallKokkos(Kokkos::deep_copy(Exec(), d, PetscScalar(0)));
   else if (device)
     GSCallKokkos(Kokkos::deep_copy(Exec(), d, DView<PetscScalar>(const_cast<PetscScalar *>(a), d.extent(0))));
   else {

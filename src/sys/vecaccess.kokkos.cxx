@@ -180,6 +180,86 @@ PetscErrorCode GSVecRestoreArrays(PetscInt n, const Vec v[], GSVecArray a[])
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A dense matrix's array (its local rows, column-major): in device memory for a device matrix (MATDENSECUDA), as
+   GetArray() does for vectors */
+static PetscErrorCode GetDenseArray(Mat M, GSAccess access, GSVecArray *a)
+{
+  PetscMemType mtype = PETSC_MEMTYPE_HOST;
+
+  PetscFunctionBegin;
+  a->access  = access;
+  a->memtype = PETSC_FALSE;
+#if defined(GS_DEVICE_VECTORS)
+  a->memtype = PETSC_TRUE;
+  if (access == GS_ACCESS_READ)
+    PetscCall(MatDenseGetArrayReadAndMemType(M, (const PetscScalar **)&a->array, &mtype));
+  else if (access == GS_ACCESS_WRITE)
+    PetscCall(MatDenseGetArrayWriteAndMemType(M, &a->array, &mtype));
+  else
+    PetscCall(MatDenseGetArrayAndMemType(M, &a->array, &mtype));
+#else
+  if (access == GS_ACCESS_READ)
+    PetscCall(MatDenseGetArrayRead(M, (const PetscScalar **)&a->array));
+  else if (access == GS_ACCESS_WRITE)
+    PetscCall(MatDenseGetArrayWrite(M, &a->array));
+  else
+    PetscCall(MatDenseGetArray(M, &a->array));
+#endif
+  a->device = PetscMemTypeDevice(mtype) ? PETSC_TRUE : PETSC_FALSE;
+#if defined(GS_DEVICE_VECTORS)
+  if (a->device) PetscCall(OursAfterPetsc());
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode RestoreDenseArray(Mat M, GSVecArray *a)
+{
+  PetscFunctionBegin;
+#if defined(GS_DEVICE_VECTORS)
+  if (a->device) PetscCall(PetscAfterOurs());
+  if (a->access == GS_ACCESS_READ)
+    PetscCall(MatDenseRestoreArrayReadAndMemType(M, (const PetscScalar **)&a->array));
+  else if (a->access == GS_ACCESS_WRITE)
+    PetscCall(MatDenseRestoreArrayWriteAndMemType(M, &a->array));
+  else
+    PetscCall(MatDenseRestoreArrayAndMemType(M, &a->array));
+#else
+  if (a->access == GS_ACCESS_READ)
+    PetscCall(MatDenseRestoreArrayRead(M, (const PetscScalar **)&a->array));
+  else if (a->access == GS_ACCESS_WRITE)
+    PetscCall(MatDenseRestoreArrayWrite(M, &a->array));
+  else
+    PetscCall(MatDenseRestoreArray(M, &a->array));
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSWorkLoadDense(GSWork W, PetscInt v, Mat M)
+{
+  DView<PetscScalar> d;
+  GSVecArray         a;
+
+  PetscFunctionBegin;
+  GSCallKokkos(d = W->Vector(v));
+  PetscCall(GetDenseArray(M, GS_ACCESS_READ, &a));
+  PetscCall(CopyIn(d, a.array, a.device, &W->copies));
+  PetscCall(RestoreDenseArray(M, &a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSWorkStoreDense(GSWork W, PetscInt v, Mat M)
+{
+  DView<PetscScalar> d;
+  GSVecArray         a;
+
+  PetscFunctionBegin;
+  GSCallKokkos(d = W->Vector(v));
+  PetscCall(GetDenseArray(M, GS_ACCESS_WRITE, &a));
+  PetscCall(CopyOut(d, a.array, a.device, &W->copies));
+  PetscCall(RestoreDenseArray(M, &a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode GSWorkLoad(GSWork W, PetscInt v, Vec x)
 {
   DView<PetscScalar> d;

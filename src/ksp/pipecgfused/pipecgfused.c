@@ -606,29 +606,6 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The block v of the device to the dense matrix M on the host, and back */
-static PetscErrorCode KSPPIPECGFUSEDBlockStore_Private(PCGFBlock blk, PCGFVec v, Mat M)
-{
-  PetscScalar *a;
-
-  PetscFunctionBegin;
-  PetscCall(MatDenseGetArrayWrite(M, &a));
-  PetscCall(PCGFBlockGetVec(blk, v, a));
-  PetscCall(MatDenseRestoreArrayWrite(M, &a));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode KSPPIPECGFUSEDBlockLoad_Private(PCGFBlock blk, PCGFVec v, Mat M)
-{
-  const PetscScalar *a;
-
-  PetscFunctionBegin;
-  PetscCall(MatDenseGetArrayRead(M, &a));
-  PetscCall(PCGFBlockSetVec(blk, v, a));
-  PetscCall(MatDenseRestoreArrayRead(M, &a));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* Several right-hand sides: all columns advance together in the block kernels when the operator is a gpustream
    matrix (resident, or streamed: each subdivision then serves every column), with one MPI_Allreduce
    of every column's sums per iteration on several processes; otherwise (and with a null space) one KSPSolve() per
@@ -712,13 +689,13 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
     PetscCall(MatMatMult(Amat, X, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &R));
     PetscCall(MatAYPX(R, -1.0, B, SAME_NONZERO_PATTERN));
   }
-  PetscCall(KSPPIPECGFUSEDBlockLoad_Private(blk, PCGF_R, R ? R : B));
-  PetscCall(KSPPIPECGFUSEDBlockLoad_Private(blk, PCGF_X, X));
+  PetscCall(GSWorkLoadDense(PCGFBlockBase(blk), PCGF_R, R ? R : B));
+  PetscCall(GSWorkLoadDense(PCGFBlockBase(blk), PCGF_X, X));
   if (pc == PCGF_PC_APPLY) { /* Z = M^{-1} R; its recurrence then needs Q = M^{-1} W every iteration */
     PetscCall(MatDuplicate(B, MAT_DO_NOT_COPY_VALUES, &Wh));
     PetscCall(MatDuplicate(B, MAT_DO_NOT_COPY_VALUES, &Qh));
     PetscCall(PCMatApply(ksp->pc, R ? R : B, Qh));
-    PetscCall(KSPPIPECGFUSEDBlockLoad_Private(blk, PCGF_Z, Qh));
+    PetscCall(GSWorkLoadDense(PCGFBlockBase(blk), PCGF_Z, Qh));
     PetscCall(PCGFBlockSetVec(blk, PCGF_Q, NULL));
   }
   PetscCall(MatDestroy(&R));
@@ -738,9 +715,9 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
     if (it < ksp->max_it) {
       PetscCall(PCGFBlockSpMVDot(blk, dA, dB, halo, plan));
       if (pc == PCGF_PC_APPLY) { /* Q = M^{-1} W for all columns on the host, frozen ones too (their alpha is 0) */
-        PetscCall(KSPPIPECGFUSEDBlockStore_Private(blk, PCGF_W, Wh));
+        PetscCall(GSWorkStoreDense(PCGFBlockBase(blk), PCGF_W, Wh));
         PetscCall(PCMatApply(ksp->pc, Wh, Qh));
-        PetscCall(KSPPIPECGFUSEDBlockLoad_Private(blk, PCGF_Q, Qh));
+        PetscCall(GSWorkLoadDense(PCGFBlockBase(blk), PCGF_Q, Qh));
         PetscCall(PCGFBlockDot(blk));
       }
     }
@@ -792,7 +769,7 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   cg->blocklaunches  = l1 - l0;
   cg->blocktransfers = t1 - t0;
   cg->blockcopies    = c1 - c0;
-  PetscCall(KSPPIPECGFUSEDBlockStore_Private(blk, PCGF_X, X));
+  PetscCall(GSWorkStoreDense(PCGFBlockBase(blk), PCGF_X, X));
   PetscCall(MatDestroy(&Wh));
   PetscCall(MatDestroy(&Qh));
   PetscCall(PetscFree5(sums, alpha, beta, dp0, done));

@@ -14,7 +14,10 @@ namespace
 constexpr int KC = 8; /* columns per team */
 } // namespace
 
-struct _n_PCGFBlock {
+static DView<PetscScalar> &BlockVec(PCGFBlock, PCGFVec);
+
+struct _n_PCGFBlock : _n_GSWork {
+  DView<PetscScalar>                       Vector(PetscInt v) override;
   PetscInt                                 n = 0, k = 0, nch = 0; /* rows, columns, chunks of KC columns */
   PCGFPC                                   pc = PCGF_PC_NONE;
   DView<PetscScalar>                       x, r, p, w, dinv, z, q; /* n x k column-major; dinv: n; z, q: PC applied on the host */
@@ -24,7 +27,6 @@ struct _n_PCGFBlock {
   DView<PetscScalar>                       ghosts;   /* the ghost rows of P on several processes */
   Kokkos::View<PetscScalar *, PinnedSpace> hpartials;
   int                                      tu = 1, lu = 1;
-  PetscInt                                 launches = 0, transfers = 0, copies = 0;
 };
 
 PetscErrorCode PCGFBlockCreate(PetscInt n, PetscInt k, PCGFPC pc, PCGFBlock *block)
@@ -84,6 +86,16 @@ static DView<PetscScalar> &BlockVec(PCGFBlock B, PCGFVec v)
   default:
     return B->dinv;
   }
+}
+
+DView<PetscScalar> _n_PCGFBlock::Vector(PetscInt v)
+{
+  return BlockVec(this, (PCGFVec)v);
+}
+
+GSWork PCGFBlockBase(PCGFBlock B)
+{
+  return B;
 }
 
 static PetscErrorCode BlockVecCheck(PCGFBlock B, PCGFVec v)

@@ -110,6 +110,7 @@ typedef struct _n_PCGFBlock *PCGFBlock;
 
 PETSC_INTERN PetscErrorCode PCGFBlockCreate(PetscInt, PetscInt, PCGFPC, PCGFBlock *);
 PETSC_INTERN PetscErrorCode PCGFBlockDestroy(PCGFBlock *);
+PETSC_INTERN GSWork         PCGFBlockBase(PCGFBlock); /* for GSWorkLoadDense() and GSWorkStoreDense() */
 PETSC_INTERN PetscErrorCode PCGFBlockSetVec(PCGFBlock, PCGFVec, const PetscScalar[]);
 PETSC_INTERN PetscErrorCode PCGFBlockGetVec(PCGFBlock, PCGFVec, PetscScalar[]);
 PETSC_INTERN PetscErrorCode PCGFBlockGetCounts(PCGFBlock, PetscInt *, PetscInt *, PetscInt *); /* launches, reductions, vector block copies */
