@@ -169,7 +169,7 @@ static PetscErrorCode Products(Mat A, Mat Aaij, VecType t, VecType tx, const cha
 
 /* A Laplacian-like matrix assembled from coordinates (each diagonal entry given twice, which COO assembly adds), as
    gpustream and as AIJ: products on the tested vectors equal AIJ's, also after new values on the same pattern */
-static PetscErrorCode Coordinates(PetscInt m)
+static PetscErrorCode Coordinates(PetscInt m, VecType vtype)
 {
   Mat          A[2];
   MatType      types[2] = {"gpustream", MATAIJ};
@@ -204,7 +204,30 @@ static PetscErrorCode Coordinates(PetscInt m)
         PetscCall(MatSetPreallocationCOO(A[t], ncoo, i, j));
         PetscCall(PetscFree2(i, j));
       }
-      PetscCall(MatSetValuesCOO(A[t], cv, INSERT_VALUES));
+      if (round && t == 0) { /* gpustream's second values from a vector's array: in device memory for device vectors */
+        Vec                vv;
+        const PetscScalar *va;
+        PetscMemType       mtype;
+        PetscCall(VecCreate(PETSC_COMM_SELF, &vv));
+        PetscCall(VecSetSizes(vv, ncoo, ncoo));
+        PetscCall(VecSetType(vv, vtype));
+        PetscCall(VecPlaceArray(vv, cv)); /* then a copy owned by the vector, where PETSc keeps it */
+        {
+          Vec vc;
+          PetscCall(VecDuplicate(vv, &vc));
+          PetscCall(VecCopy(vv, vc));
+          PetscCall(VecResetArray(vv));
+          PetscCall(VecDestroy(&vv));
+          vv = vc;
+        }
+        PetscCall(VecScale(vv, 2.0)); /* by PETSc, on the device for device vectors */
+        PetscCall(VecScale(vv, 0.5));
+        PetscCall(VecGetArrayReadAndMemType(vv, &va, &mtype));
+        PetscCall(MatSetValuesCOO(A[t], va, INSERT_VALUES));
+        PetscCall(VecRestoreArrayReadAndMemType(vv, &va));
+        PetscCall(VecDestroy(&vv));
+      } else
+        PetscCall(MatSetValuesCOO(A[t], cv, INSERT_VALUES));
     }
     PetscCall(NewVec(A[0], NULL, &x[0]));
     PetscCall(NewVec(A[0], NULL, &y[0]));
@@ -215,7 +238,7 @@ static PetscErrorCode Coordinates(PetscInt m)
       PetscCall(MatMult(A[t], x[t], y[t]));
     }
     PetscCall(RelDiff(y[0], y[1], &d));
-    PetscCall(Report(round ? "MatSetValuesCOO, new values on the same pattern, MatMult" : "MatSetPreallocationCOO and MatSetValuesCOO, MatMult", d, 1e-14));
+    PetscCall(Report(round ? "MatSetValuesCOO, new values on the same pattern from a tested vector's array, MatMult" : "MatSetPreallocationCOO and MatSetValuesCOO, MatMult", d, 1e-14));
     for (int t = 0; t < 2; t++) {
       PetscCall(VecDestroy(&x[t]));
       PetscCall(VecDestroy(&y[t]));
@@ -391,7 +414,14 @@ int main(int argc, char **argv)
 
   PetscCall(Products(A, Aaij, NULL, NULL, "tested vectors:"));
   PetscCall(Products(A, Aaij, VECSTANDARD, NULL, "host y, tested x and z:"));
-  PetscCall(Coordinates(m));
+  {
+    Vec       t;
+    PetscBool iscuda;
+    PetscCall(NewVec(A, NULL, &t));
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)t, &iscuda, VECSEQCUDA, VECMPICUDA, ""));
+    PetscCall(Coordinates(m, iscuda ? VECCUDA : VECSTANDARD)); /* values of the tested kind */
+    PetscCall(VecDestroy(&t));
+  }
   for (int k = 0; k < 3; k++) {
     PetscCall(Solvers(A, ktypes[k], PCNONE, PETSC_FALSE));
     PetscCall(Solvers(A, ktypes[k], PCJACOBI, PETSC_TRUE));

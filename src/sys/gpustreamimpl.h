@@ -66,6 +66,8 @@ PETSC_INTERN PetscErrorCode GSVecRestoreArray(Vec, GSVecArray *);
 /* The arrays of an operation on several vectors: all in device memory, or all on the host when some are there */
 PETSC_INTERN PetscErrorCode GSVecGetArrays(PetscInt, const Vec[], const GSAccess[], GSVecArray[]);
 PETSC_INTERN PetscErrorCode GSVecRestoreArrays(PetscInt, const Vec[], GSVecArray[]);
+/* n scalars from device memory (after PETSc's current stream's work) to a host array; counted in -log_view */
+PETSC_INTERN PetscErrorCode GSCopyToHost(const PetscScalar[], PetscScalar[], PetscCount);
 /* The vector type MatCreateVecs() of a gpustream matrix gives by default: PETSc's CUDA vectors where device arrays are
    read in place (above), else NULL (the AIJ default) */
 PETSC_INTERN const char *GSDeviceVecType(void);

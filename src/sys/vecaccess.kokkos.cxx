@@ -260,6 +260,17 @@ PetscErrorCode GSWorkStoreDense(GSWork W, PetscInt v, Mat M)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode GSCopyToHost(const PetscScalar d[], PetscScalar h[], PetscCount n)
+{
+  PetscFunctionBegin;
+#if defined(GS_DEVICE_VECTORS)
+  PetscCall(OursAfterPetsc());
+#endif
+  GSCallKokkos(Kokkos::deep_copy(HostUnmanaged<PetscScalar>(h, (size_t)n), Kokkos::View<const PetscScalar *, Mem, Kokkos::MemoryUnmanaged>(d, (size_t)n)));
+  if (OnDevice()) PetscCall(PetscLogGpuToCpu((PetscLogDouble)n * sizeof(PetscScalar)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode GSWorkLoad(GSWork W, PetscInt v, Vec x)
 {
   DView<PetscScalar> d;

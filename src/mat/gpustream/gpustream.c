@@ -6,6 +6,7 @@
    the whole CSR when the nonzero pattern changed, the values alone (no reallocation) otherwise. */
 #include <petsc/private/matimpl.h>
 #include <petsc/private/vecimpl.h> /* VecRegisterAll(), for -mat_gpustream_vec_type */
+#include <petscdevice.h>           /* PetscGetMemType() */
 #include "../../stream/streamimpl.h"
 
 /* in PETSc's aij.h and mpiaij.h, which PETSc does not install */
@@ -29,6 +30,9 @@ typedef struct {
   PetscErrorCode (*duplicate)(Mat, MatDuplicateOption, Mat *);
   GSCreateGraphFn *creategraph;
   PetscErrorCode (*productsetfromoptions)(Mat);
+  PetscErrorCode (*setpreallocationcoo)(Mat, PetscCount, PetscInt[], PetscInt[]);
+  PetscErrorCode (*setvaluescoo)(Mat, const PetscScalar[], InsertMode);
+  PetscCount ncoo; /* entries of the last MatSetPreallocationCOO() */
 } Mat_GPUStream;
 
 const char *const GSSpMVKernels[] = {"auto", "thread", "warp", "GSSpMVKernel", "GS_KERNEL_", NULL};
@@ -228,6 +232,37 @@ PetscErrorCode MatGPUStreamGetStreamPlan(Mat A, GSStreamPlan *plan)
   PetscFunctionBegin;
   PetscCall(MatGPUStreamSync_Private(A));
   *plan = gs->plan;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* AIJ's coordinate assembly, recording the number of entries */
+static PetscErrorCode MatSetPreallocationCOO_GPUStream(Mat A, PetscCount n, PetscInt i[], PetscInt j[])
+{
+  Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
+
+  PetscFunctionBegin;
+  PetscCall((*gs->setpreallocationcoo)(A, n, i, j));
+  gs->ncoo = n;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Values in device memory are copied to the host once (AIJ's code reads them there), then the device CSR is refreshed
+   from the host as after any change of values */
+static PetscErrorCode MatSetValuesCOO_GPUStream(Mat A, const PetscScalar v[], InsertMode imode)
+{
+  Mat_GPUStream *gs    = (Mat_GPUStream *)A->spptr;
+  PetscMemType   mtype = PETSC_MEMTYPE_HOST;
+
+  PetscFunctionBegin;
+  if (v && gs->ncoo) PetscCall(PetscGetMemType(v, &mtype));
+  if (PetscMemTypeDevice(mtype)) {
+    PetscScalar *h;
+    PetscCall(PetscMalloc1(gs->ncoo, &h));
+    PetscCall(GSCopyToHost(v, h, gs->ncoo));
+    PetscCall((*gs->setvaluescoo)(A, h, imode));
+    PetscCall(PetscFree(h));
+  } else
+    PetscCall((*gs->setvaluescoo)(A, v, imode));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -739,6 +774,10 @@ static PetscErrorCode MatGPUStreamToAIJ_Private(Mat A)
   PetscCall(GSStreamPlanDestroy(&gs->plan));
   PetscCall(GSHaloDestroy(&gs->halo));
   PetscCall(MatSetVecType(A, VECSTANDARD));
+  if (gs->setpreallocationcoo && gs->setvaluescoo) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", gs->setpreallocationcoo));
+    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetValuesCOO_C", gs->setvaluescoo));
+  }
   A->ops->mult                  = gs->mult;
   A->ops->multadd               = gs->multadd;
   A->ops->view                  = gs->view;
@@ -805,6 +844,12 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamConverters[i], i < 2 ? MatConvert_GPUStream_AIJ : MatConvert_AIJ_GPUStream));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_seqdense_C", MatProductSetFromOptions_GPUStream_Dense));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_mpidense_C", MatProductSetFromOptions_GPUStream_Dense));
+  PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatSetPreallocationCOO_C", &gs->setpreallocationcoo));
+  PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatSetValuesCOO_C", &gs->setvaluescoo));
+  if (gs->setpreallocationcoo && gs->setvaluescoo) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", MatSetPreallocationCOO_GPUStream));
+    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetValuesCOO_C", MatSetValuesCOO_GPUStream));
+  }
   PetscCall(MatGPUStreamSetVecType_Private(A));
   PetscCall(MatGPUStreamSetVecType_Private(A));
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM));
