@@ -299,7 +299,8 @@ static PetscErrorCode Solvers(Mat A, KSPType ktype, PCType ptype, PetscBool gues
   PetscCall(Solve(A, ktype, ptype, guess, b, x, &its, &r, &reason));
   PetscCall(Solve(A, ktype, ptype, guess, bh, xh, &itsh, &rh, &reasonh));
   PetscCall(RelDiff(x, xh, &d));
-  if (its == itsh && reason == reasonh && reason > 0 && PetscAbsReal(r - rh) <= 1e-12 * rh && d <= 1e-12)
+  /* PETSc's own vector operations (r = b - A x from a guess, the PC's) round differently on the device and the host */
+  if (its == itsh && reason == reasonh && reason > 0 && PetscAbsReal(r - rh) <= 1e-8 * rh && d <= 1e-10)
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s %s%s: converged, same iterations, residual and solution as on host vectors\n", ktype, pname, guess ? " from a guess" : ""));
   else
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s %s%s: DIFFERS: %" PetscInt_FMT " and %" PetscInt_FMT " iterations, reasons %s and %s, residuals %g and %g, solutions %g apart\n", ktype, pname, guess ? " from a guess" : "", its, itsh,
@@ -341,11 +342,16 @@ static PetscErrorCode MatSolveBlock(Mat A, MatType dtype, PCType ptype)
       PetscCall(MatSetType(*M, types[t]));
       PetscCall(MatSetUp(*M));
     }
-    for (PetscInt j = 0; j < k; j++) {
-      Vec c;
-      PetscCall(MatDenseGetColumnVecWrite(B[t], j, &c));
-      PetscCall(Fill(c, 3.0 * j));
-      PetscCall(MatDenseRestoreColumnVecWrite(B[t], j, &c));
+    { /* written on the host, then scaled there and back by PETSc (on the device for a device matrix) */
+      PetscScalar *b;
+      PetscInt     lo;
+      PetscCall(MatGetOwnershipRange(B[t], &lo, NULL));
+      PetscCall(MatDenseGetArrayWrite(B[t], &b));
+      for (PetscInt j = 0; j < k; j++)
+        for (PetscInt i = 0; i < n; i++) b[i + j * n] = 1.0 + PetscSinReal((PetscReal)(lo + i) + 3.0 * j);
+      PetscCall(MatDenseRestoreArrayWrite(B[t], &b));
+      PetscCall(MatScale(B[t], 2.0));
+      PetscCall(MatScale(B[t], 0.5));
     }
     PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
     PetscCall(KSPSetOperators(ksp, A, A));
