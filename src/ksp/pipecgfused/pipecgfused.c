@@ -755,7 +755,7 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   ksp->reason = KSP_CONVERGED_ITERATING;
   PetscCall(PetscLogEventBegin(PCGF_Iterations, ksp, 0, 0, 0));
   for (it = 0;; it++) {
-    PetscBool all = PETSC_TRUE;
+    PetscBool all = PETSC_TRUE, nan = PETSC_FALSE;
     PetscCall(PCGFBlockUpdate(blk, alpha, beta, ksp->normtype));
     if (it < ksp->max_it) {
       PetscCall(PCGFBlockSpMVDot(blk, dA, dB, halo, plan));
@@ -772,7 +772,7 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
     for (PetscInt j = 0; j < k; j++) {
       const PetscScalar *sj = sums + j * PCGF_NSUMS;
       const PetscReal    dp = ksp->normtype == KSP_NORM_NONE ? 0.0 : PetscSqrtReal(PetscAbsReal(PetscRealPart(sj[PCGF_NRM])));
-      if (PetscIsInfOrNanScalar(sj[PCGF_RZ]) || PetscIsInfOrNanScalar(sj[PCGF_NRM])) ksp->reason = KSP_DIVERGED_NANORINF;
+      if (PetscIsInfOrNanScalar(sj[PCGF_RZ]) || PetscIsInfOrNanScalar(sj[PCGF_NRM])) nan = PETSC_TRUE;
       if (it == 0) dp0[j] = dp;
       if (!done[j] && ksp->normtype != KSP_NORM_NONE && (dp <= PetscMax(ksp->rtol * dp0[j], ksp->abstol) || sj[PCGF_RZ] == 0.0)) done[j] = PETSC_TRUE;
       all   = (PetscBool)(all && done[j]);
@@ -781,8 +781,11 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
     ksp->its   = it;
     ksp->rnorm = dpmax;
     PetscCall(KSPLogResidualHistory(ksp, dpmax));
-    PetscCall(KSPMonitor(ksp, it, dpmax));
-    if (ksp->reason) break;
+    PetscCall(KSPMonitor(ksp, it, dpmax)); /* before the reason is set, as in the single solves */
+    if (nan) {
+      ksp->reason = KSP_DIVERGED_NANORINF;
+      break;
+    }
     if (all) {
       ksp->reason = KSP_CONVERGED_RTOL;
       break;
