@@ -308,7 +308,7 @@ static PetscErrorCode MatViewStreamPlan_Private(GSStreamPlan plan, GSDeviceMat d
 {
   GSStreamInfo   info;
   PetscInt       counts[3];
-  PetscLogDouble sums[4], mins[2], maxs[2], b[2] = {0, 0};
+  PetscLogDouble sums[4], mins[2], maxs[3], b[2] = {0, 0};
   PetscMPIInt    size;
   char           s[3][32];
 
@@ -327,10 +327,11 @@ static PetscErrorCode MatViewStreamPlan_Private(GSStreamPlan plan, GSDeviceMat d
   mins[1]   = info.copyrate;
   maxs[0]   = info.maxbytes;
   maxs[1]   = info.modeltime;
+  maxs[2]   = (PetscLogDouble)info.tilecap;
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, counts, 3, MPIU_INT, MPI_SUM, comm));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sums, 4, MPIU_PETSCLOGDOUBLE, MPI_SUM, comm));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, mins, 2, MPIU_PETSCLOGDOUBLE, MPI_MIN, comm));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, maxs, 2, MPIU_PETSCLOGDOUBLE, MPI_MAX, comm));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, maxs, 3, MPIU_PETSCLOGDOUBLE, MPI_MAX, comm));
   if (!counts[0]) mins[0] = 0;
   PetscCall(FormatBytes(sums[0], s[0]));
   PetscCall(FormatBytes(mins[0], s[1]));
@@ -350,6 +351,7 @@ static PetscErrorCode MatViewStreamPlan_Private(GSStreamPlan plan, GSDeviceMat d
     PetscCall(GSHaloGetSizes(halo, &ns, &ng, &nb, &devicempi));
     PetscCall(MatViewDeviceMPI_Private(opt, devicempi, viewer));
   }
+  if (maxs[2] > 0) PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: the subdivisions' SpMVs by tiles of up to %d entries (-mat_gpustream_tile_size)\n", (int)maxs[2]));
   PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: model: copy %.4g GB/s, SpMV %.4g GB/s of CSR, %.4g ms per product\n", mins[1] / 1e9, info.computerate / 1e9, maxs[1] * 1e3));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
