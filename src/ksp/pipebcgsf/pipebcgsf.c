@@ -475,7 +475,7 @@ static PetscErrorCode KSPDestroy_PIPEBCGSF(KSP ksp)
 .  -ksp_pipebcgsf_replace_every <0> - replace the recursive residual by b - A x every N iterations (0: never)
 .  -ksp_pipebcgsf_check_true_residual <true> - compute b - A x once at convergence
 -  -ksp_pipebcgsf_residual_gap_factor <10> - report, under -ksp_view and -ksp_converged_reason, a true residual this
-   many times larger than the recursive one
+   many times larger than the recursive one and above the tolerance (-ksp_view says so also when it is below)
 
    Level: intermediate
 

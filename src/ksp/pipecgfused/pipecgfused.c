@@ -977,7 +977,7 @@ static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
    into the SpMV; auto: for local sizes up to 2e6 rows (see Notes)
 .  -ksp_pipecgfused_check_true_residual <true> - compute the true residual once at convergence
 -  -ksp_pipecgfused_residual_gap_factor <10> - report, under -ksp_view and -ksp_converged_reason, a true residual
-   this many times larger than the recursive one
+   this many times larger than the recursive one and above the tolerance (-ksp_view says so also when it is below)
 
    Level: intermediate
 
