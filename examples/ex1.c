@@ -118,7 +118,7 @@ int main(int argc, char **argv)
    test:
       suffix: 3d
       args: -dim 3 -m 12 -n 10 -p 9 -ksp_converged_reason -pc_type jacobi -ksp_view -mat_view ::ascii_info
-      filter: grep -v "Kokkos\|resident on\|device budget\|lanes per row\|true residual norm at" | sed -E "s/reduction buffer [0-9.e+-]+ KB/reduction buffer/"
+      filter: grep -v "Kokkos\|resident on\|device budget\|SpMV kernel\|true residual norm at" | sed -E "s/reduction buffer [0-9.e+-]+ KB/reduction buffer/"
 
    test:
       suffix: 3d_cg_aij
@@ -130,11 +130,12 @@ int main(int argc, char **argv)
       args: -dim 3 -m 12 -n 10 -p 9 -ksp_type pipebcgsf -pc_type jacobi -ksp_converged_reason -ksp_view
       filter: grep "converged\|per iteration\|SpMV:\|Relative"
 
-   # the SpMV kernel choice, shown by -mat_view ::ascii_info (host backends run a thread per row whatever it is)
+   # the SpMV kernel choice, shown by -mat_view ::ascii_info: a warp per row on a device; host backends run one lane
+   # per row whatever it is, and the view says so
    test:
       suffix: kernel_option
       args: -m 8 -n 8 -mat_view ::ascii_info -mat_gpustream_kernel warp
-      filter: grep -o "mat_gpustream_kernel warp" | sort -u
+      filter: grep -o "SpMV kernel [a-z ]* per row (-mat_gpustream_kernel warp[^)]*)" | sed -E -e "s/SpMV kernel warp per row \(-mat_gpustream_kernel warp\)/a warp per row on a device, one lane per row said on a host backend/" -e "s/SpMV kernel thread per row \(-mat_gpustream_kernel warp: one lane per row on the host backend [A-Za-z]+\)/a warp per row on a device, one lane per row said on a host backend/" | sort -u
 
    test:
       suffix: kernel_option_bad

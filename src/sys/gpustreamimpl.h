@@ -52,9 +52,11 @@ PETSC_INTERN PetscErrorCode GSAllOK(MPI_Comm, PetscErrorCode);
 /* Kokkos lifetime: initialized on first use unless the program did it, finalized in PetscFinalize() */
 PETSC_INTERN PetscErrorCode PetscGPUStreamKokkosInitialize(void);
 PETSC_INTERN const char    *PetscGPUStreamExecutionSpace(void);
+/* Whether the execution space runs on a device with memory of its own (else a host backend: Serial, OpenMP, ...) */
+PETSC_INTERN PetscBool PetscGPUStreamOnDevice(void);
 
 /* The SpMV kernel (-mat_gpustream_kernel): a thread per row, a warp (32 vector lanes) per row, or chosen from the
-   mean row length (a warp from 12 entries on); host backends always run a thread per row */
+   mean row length (a warp from 12 entries on); host backends always run one lane (a thread) per row */
 typedef enum { GS_KERNEL_AUTO, GS_KERNEL_THREAD, GS_KERNEL_WARP } GSSpMVKernel;
 PETSC_INTERN const char *const GSSpMVKernels[];
 
