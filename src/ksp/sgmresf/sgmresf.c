@@ -623,13 +623,15 @@ static PetscErrorCode KSPView_SGMRESF(KSP ksp, PetscViewer viewer)
                                    sg->pc == SGF_PC_JACOBI ? "jacobi fused into the kernels" : (sg->pc == SGF_PC_PBJACOBI ? "point-block jacobi fused into the kernels" : (sg->pc == SGF_PC_NONE ? "none" : "applied on the host"))));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  kernel launches: %.3g in the first iteration of a cycle, %.3g in later ones; %.3g per iteration with the cycle ends\n", (double)sg->lfirst / (double)sg->first,
                                    sg->later ? (double)sg->llater / (double)sg->later : 0.0, (double)sg->launches / (double)(sg->first + sg->later)));
-  PetscCall(
-      PetscViewerASCIIPrintf(viewer, "  per iteration: %.3g small host-device transfers (sums, R, coefficients), %.3g vector copies\n", (double)sg->transfers / (double)(sg->first + sg->later), (double)sg->copies / (double)(sg->first + sg->later)));
+  {
+    const double t = (double)sg->transfers / (double)(sg->first + sg->later), c = (double)sg->copies / (double)(sg->first + sg->later);
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  per iteration: %.3g %s (sums, R, coefficients), %.3g %s\n", t, GSNounReal(t, 3, "small host-device transfer", "small host-device transfers"), c, GSNounReal(c, 3, "vector copy", "vector copies")));
+  }
   if (sg->size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  MPI_Allreduce calls per iteration: %.3g\n", (double)sg->allreduces / (double)(sg->first + sg->later)));
-  PetscCall(PetscViewerASCIIPrintf(viewer,
-                                   "  last solve: %" PetscInt_FMT " cycles, %" PetscInt_FMT " refined orthogonalizations, %" PetscInt_FMT " happy breakdowns, %" PetscInt_FMT " convergence claims checked, %" PetscInt_FMT " rejected, %" PetscInt_FMT
-                                   " cycles ended at the estimate's rounding floor\n",
-                                   sg->cycles, sg->refinements, sg->breakdowns, sg->confirmations, sg->rejections, sg->floors));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %" PetscInt_FMT " %s, %" PetscInt_FMT " %s, %" PetscInt_FMT " %s, %" PetscInt_FMT " %s, %" PetscInt_FMT " rejected, %" PetscInt_FMT " %s at the estimate's rounding floor\n", sg->cycles,
+                                   GSNoun(sg->cycles, "cycle", "cycles"), sg->refinements, GSNoun(sg->refinements, "refined orthogonalization", "refined orthogonalizations"), sg->breakdowns,
+                                   GSNoun(sg->breakdowns, "happy breakdown", "happy breakdowns"), sg->confirmations, GSNoun(sg->confirmations, "convergence claim checked", "convergence claims checked"), sg->rejections, sg->floors,
+                                   GSNoun(sg->floors, "cycle ended", "cycles ended")));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
