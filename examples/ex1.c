@@ -17,6 +17,7 @@ int main(int argc, char **argv)
   KSP       ksp;
   PetscInt  m = 32, n = 32, p = 1, dim = 2, Istart, Iend, its;
   PetscReal jump = 1.0, err, unorm;
+  PetscBool typeset;
 
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
@@ -33,7 +34,11 @@ int main(int argc, char **argv)
 
   PetscCall(MatCreate(PETSC_COMM_WORLD, &A));
   PetscCall(MatSetSizes(A, PETSC_DECIDE, PETSC_DECIDE, m * n * p, m * n * p));
-  PetscCall(MatSetType(A, MATGPUSTREAM));
+  /* gpustream unless -mat_type says otherwise, the type set by MatSetFromOptions() so that -help lists its options:
+     MatSetType() first would print the group "Matrix (Mat) options" (AIJ's -mat_seqaij_type), and -help prints a
+     group of a given title and prefix once, so it would skip MatSetFromOptions()' group and the type's options */
+  PetscCall(PetscOptionsHasName(NULL, NULL, "-mat_type", &typeset));
+  if (!typeset) PetscCall(PetscOptionsSetValue(NULL, "-mat_type", MATGPUSTREAM));
   PetscCall(MatSetFromOptions(A));
   PetscCall(MatSeqAIJSetPreallocation(A, 2 * dim + 1, NULL));
   PetscCall(MatMPIAIJSetPreallocation(A, 2 * dim + 1, NULL, 2 * dim, NULL));
@@ -118,7 +123,7 @@ int main(int argc, char **argv)
    test:
       suffix: 3d
       args: -dim 3 -m 12 -n 10 -p 9 -ksp_converged_reason -pc_type jacobi -ksp_view -mat_view ::ascii_info
-      filter: grep -v "Kokkos\|resident on\|device budget\|lanes per row\|true residual norm at" | sed -E "s/reduction buffer [0-9.e+-]+ KB/reduction buffer/"
+      filter: grep -v "Kokkos\|resident on\|device budget\|SpMV kernel\|true residual norm at" | sed -E "s/reduction buffer [0-9.e+-]+ KB/reduction buffer/"
 
    test:
       suffix: 3d_cg_aij
@@ -130,11 +135,13 @@ int main(int argc, char **argv)
       args: -dim 3 -m 12 -n 10 -p 9 -ksp_type pipebcgsf -pc_type jacobi -ksp_converged_reason -ksp_view
       filter: grep "converged\|per iteration\|SpMV:\|Relative"
 
-   # the SpMV kernel choice, shown by -mat_view ::ascii_info (host backends run a thread per row whatever it is)
+   # the SpMV kernel choice, shown by -mat_view ::ascii_info: a warp per row on a device; host backends run one lane
+   # per row whatever it is, and the view says so
    test:
       suffix: kernel_option
       args: -m 8 -n 8 -mat_view ::ascii_info -mat_gpustream_kernel warp
-      filter: grep -o "mat_gpustream_kernel warp" | sort -u
+      filter: grep -o "SpMV kernel [a-z ]* per row (-mat_gpustream_kernel warp[^)]*)" | sed -E -e "s/SpMV kernel warp per row \(-mat_gpustream_kernel warp\)/a warp per row on a device, one lane per row said on a host backend/" -e "s/SpMV kernel
+thread per row \(-mat_gpustream_kernel warp: one lane per row on the host backend [A-Za-z]+\)/a warp per row on a device, one lane per row said on a host backend/" | sort -u
 
    test:
       suffix: kernel_option_bad
@@ -146,6 +153,12 @@ int main(int argc, char **argv)
       suffix: residual_gap
       args: -m 64 -n 64 -coef_jump 1e6 -pc_type jacobi -ksp_norm_type unpreconditioned -ksp_rtol 1e-15 -ksp_converged_reason -ksp_pipecgfused_residual_gap_factor 1.5
       filter: grep -c "times the recursive one at convergence; -ksp_pipecgfused_replace_every N keeps them together"
+
+   # -help lists the options of the matrix type
+   test:
+      suffix: help
+      args: -m 8 -n 8 -help
+      filter: grep -o -e "-mat_gpustream_kernel <now auto : formerly auto>" | sort -u
 
    # a factorization of the whole gpustream matrix needs one process (block Jacobi and ASM factor blocks)
    test:

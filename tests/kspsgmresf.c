@@ -187,34 +187,53 @@ static PetscErrorCode CompareAll(const char *what, Mat A, PCType pc, Vec b, Pets
 }
 
 typedef struct {
-  Vec       t, r;  /* work of KSPBuildResidual() */
-  PetscReal worst; /* largest |true - estimate| / estimate */
+  Vec       t, r;      /* work of KSPBuildResidual() */
+  PetscReal worst;     /* largest |true - estimate| / estimate */
+  PetscInt  nlast;     /* monitor calls with the reason set */
+  PetscReal worstlast; /* largest |true - estimate| / estimate of those, with x = the KSP's solution vector */
 } TrueCtx;
 
-/* b - A x of the solution built mid-cycle (KSPBuildSolution()), against the estimate the monitor receives */
+/* b - A x of the solution built mid-cycle (KSPBuildSolution()), against the estimate the monitor receives. Once the
+   reason is set, KSPBuildSolution() of newer PETSc (3.21.2 and later) gives the KSP's solution vector without asking
+   the type: that vector must then hold the final x, which is checked here the same way. */
 static PetscErrorCode TrueMonitor(KSP ksp, PetscInt it, PetscReal rnorm, void *ctx)
 {
-  TrueCtx  *c = (TrueCtx *)ctx;
-  Vec       r;
-  PetscReal tn;
+  TrueCtx           *c = (TrueCtx *)ctx;
+  Vec                r, x, b;
+  Mat                A;
+  PetscReal          tn;
+  KSPConvergedReason reason;
 
   PetscFunctionBeginUser;
   (void)it;
   PetscCall(KSPBuildResidual(ksp, c->t, c->r, &r));
   PetscCall(VecNorm(r, NORM_2, &tn));
   c->worst = PetscMax(c->worst, PetscAbsReal(tn - rnorm) / rnorm);
+  PetscCall(KSPGetConvergedReason(ksp, &reason));
+  if (reason != KSP_CONVERGED_ITERATING) {
+    PetscCall(KSPGetSolution(ksp, &x));
+    PetscCall(KSPGetRhs(ksp, &b));
+    PetscCall(KSPGetOperators(ksp, &A, NULL));
+    PetscCall(MatMult(A, x, c->r));
+    PetscCall(VecAYPX(c->r, -1.0, b));
+    PetscCall(VecNorm(c->r, NORM_2, &tn));
+    c->worstlast = PetscMax(c->worstlast, PetscAbsReal(tn - rnorm) / rnorm);
+    c->nlast++;
+  }
   PetscFunctionReturn(0);
 }
 
 /* The true residual of KSPBuildSolution() mid-cycle agrees with the estimate at every iteration, to 1e-4 (seen: 5e-11
    with Jacobi, 2.4e-6 with SOR near the tolerance 1e-6, where the estimate loses digits; a wrong solution is off by
-   O(1)) */
-static PetscErrorCode CheckMidCycle(const char *what, Mat A, PCType pc, Vec b)
+   O(1)); so does the true residual of the KSP's solution vector at the one monitor call that comes with the reason
+   set (the last iteration, converged or at the iteration limit maxit) */
+static PetscErrorCode CheckMidCycle(const char *what, Mat A, PCType pc, Vec b, PetscInt maxit)
 {
-  KSP     ksp;
-  PC      p;
-  Vec     x;
-  TrueCtx c = {NULL, NULL, 0};
+  KSP                ksp;
+  PC                 p;
+  Vec                x;
+  TrueCtx            c = {NULL, NULL, 0, 0, 0};
+  KSPConvergedReason reason;
 
   PetscFunctionBeginUser;
   PetscCall(VecDuplicate(b, &x));
@@ -225,13 +244,17 @@ static PetscErrorCode CheckMidCycle(const char *what, Mat A, PCType pc, Vec b)
   PetscCall(KSPSetType(ksp, KSPSGMRESF));
   PetscCall(KSPGetPC(ksp, &p));
   PetscCall(PCSetType(p, pc));
-  PetscCall(KSPSetTolerances(ksp, 1e-6, PETSC_DEFAULT, PETSC_DEFAULT, 1000));
+  PetscCall(KSPSetTolerances(ksp, 1e-6, PETSC_DEFAULT, PETSC_DEFAULT, maxit));
   PetscCall(KSPGMRESSetRestart(ksp, 10));
   PetscCall(KSPMonitorSet(ksp, TrueMonitor, &c, NULL));
   PetscCall(KSPSetFromOptions(ksp));
   PetscCall(KSPSolve(ksp, b, x));
+  PetscCall(KSPGetConvergedReason(ksp, &reason));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s pc=%s: sgmresf %s\n", what, pc, KSPConvergedReasons[reason]));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s pc=%s: the true residual of the solution built mid-cycle %s the estimate\n", what, pc, c.worst < 1e-4 ? "agrees with" : "DIFFERS FROM"));
-  if (verbose) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  largest relative difference %g\n", (double)c.worst));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s pc=%s: %s\n", what, pc,
+                        c.nlast == 1 && c.worstlast < 1e-4 ? "the last monitor call has the reason set and the final solution in the solution vector" : "THE LAST MONITOR CALL LACKS THE REASON OR THE SOLUTION"));
+  if (verbose) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  largest relative difference %g; with the reason set %g in %" PetscInt_FMT " calls\n", (double)c.worst, (double)c.worstlast, c.nlast));
   PetscCall(KSPDestroy(&ksp));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&c.t));
@@ -326,8 +349,10 @@ int main(int argc, char **argv)
     PetscCall(VecSetRandom(x0, rnd));
     PetscCall(Compare("nonzero initial guess", A, PCJACOBI, b, x0, 30));
     PetscCall(VecDestroy(&x0));
-    PetscCall(CheckMidCycle("monitor", A, PCJACOBI, b));
-    PetscCall(CheckMidCycle("monitor", A, PCSOR, b));
+    PetscCall(CheckMidCycle("monitor", A, PCJACOBI, b, 1000));
+    PetscCall(CheckMidCycle("monitor", A, PCSOR, b, 1000));
+    PetscCall(CheckMidCycle("monitor, iteration limit 15", A, PCJACOBI, b, 15));
+    PetscCall(CheckMidCycle("monitor, iteration limit 7", A, PCSOR, b, 7));
 
     /* zero and NaN right-hand sides, the iteration limit */
     PetscCall(VecSet(b, 0.0));

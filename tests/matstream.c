@@ -2,8 +2,11 @@ static char help[] = "Tests the streaming engine of MATGPUSTREAM: streamed MatMu
 equal to AIJ to rounding, for several plans (uneven subdivisions, one row per subdivision, a resident prefix, overlap off,\n\
 three buffers, the automatic count), empty rows and a matrix with no rows; values and patterns changed after assembly;\n\
 MatMatMult with 1, 4 and 16 columns against AIJ; pipecgfused, pipebcgsf and sgmresf on a streamed matrix against resident;\n\
-bad options and budgets. On several processes the rows are split unevenly and the diagonal blocks stream.\n";
+bad options and budgets. On several processes the rows are split unevenly and the diagonal blocks stream.\n\
+  -check_tiles <n> : check that the resident matrix and every plan report tiles of up to n entries\n";
 
+#include <stdio.h>
+#include <string.h>
 #include <petscgpustream.h>
 #include "vecdiff.h"
 
@@ -123,6 +126,54 @@ static PetscErrorCode CompareMatMult(Mat S, Mat R, Mat B, PetscInt k, PetscRando
   PetscFunctionReturn(0);
 }
 
+/* Whether -mat_view ::ascii_info of A (as the first process prints it) contains the text given */
+static PetscErrorCode ViewHas(Mat A, const char *what, PetscBool *has)
+{
+  PetscViewer v;
+  FILE       *f;
+  char        text[16384];
+  PetscMPIInt rank, found;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscMemzero(text, sizeof(text)));
+  f = fmemopen(text, sizeof(text) - 1, "w");
+  PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_SYS, "fmemopen() failed");
+  PetscCall(PetscViewerASCIIOpenWithFILE(PetscObjectComm((PetscObject)A), f, &v));
+  PetscCall(PetscViewerPushFormat(v, PETSC_VIEWER_ASCII_INFO));
+  PetscCall(MatView(A, v));
+  PetscCall(PetscViewerPopFormat(v));
+  PetscCall(PetscViewerDestroy(&v));
+  fclose(f);
+  PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)A), &rank));
+  found = (PetscMPIInt)(!rank && strstr(text, what));
+  PetscCallMPI(MPI_Bcast(&found, 1, MPI_INT, 0, PetscObjectComm((PetscObject)A)));
+  *has = found ? PETSC_TRUE : PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+/* -check_tiles n: the resident matrix R and every plan S[] report tiles of up to n entries in -mat_view ::ascii_info */
+static PetscErrorCode CheckTiles(PetscInt tile, Mat R, PetscInt ns, Mat S[], const char *names[])
+{
+  char      what[64], missing[256] = "";
+  PetscBool has;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscSNPrintf(what, sizeof(what), "tiles of up to %" PetscInt_FMT " entries", tile));
+  PetscCall(ViewHas(R, what, &has));
+  if (!has) PetscCall(PetscStrlcat(missing, " resident", sizeof(missing)));
+  for (PetscInt p = 0; p < ns; p++) {
+    PetscCall(ViewHas(S[p], what, &has));
+    if (has) continue;
+    PetscCall(PetscStrlcat(missing, " ", sizeof(missing)));
+    PetscCall(PetscStrlcat(missing, names[p], sizeof(missing)));
+  }
+  if (missing[0])
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  NO %s in:%s\n", what, missing));
+  else
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s in the resident matrix and in every plan\n", what));
+  PetscFunctionReturn(0);
+}
+
 /* A gpustream matrix reading the options prefix given: the plan under test */
 static PetscErrorCode CreateGPUStream(PetscInt mloc, const char *prefix, Mat *A)
 {
@@ -143,7 +194,7 @@ static PetscInt LocalRows(PetscInt m)
 }
 
 /* The plans of one size. Budgets are in bytes of this size's CSR and vectors, so every plan below streams. */
-static PetscErrorCode TestSize(PetscInt m, PetscInt maxlen, PetscBool view, PetscRandom rnd)
+static PetscErrorCode TestSize(PetscInt m, PetscInt maxlen, PetscBool view, PetscInt tile, PetscRandom rnd)
 {
   const char *plans[][2] = {
       {"uneven", "-s_mat_gpustream_mode stream -s_mat_gpustream_subdivisions 3 -s_mat_gpustream_max_device_bytes %g"},
@@ -202,6 +253,11 @@ static PetscErrorCode TestSize(PetscInt m, PetscInt maxlen, PetscBool view, Pets
       PetscCall(MatView(S[p], PETSC_VIEWER_STDOUT_WORLD));
       PetscCall(PetscViewerPopFormat(PETSC_VIEWER_STDOUT_WORLD));
     }
+  }
+  if (tile > 0) {
+    const char *names[6];
+    for (int p = 0; p < 6; p++) names[p] = plans[p][0];
+    PetscCall(CheckTiles(tile, R, 6, S, names));
   }
 
   if (view) { /* a duplicate keeps the options: the same plan */
@@ -360,6 +416,7 @@ int main(int argc, char **argv)
 {
   PetscRandom rnd;
   PetscBool   view = PETSC_FALSE, bad = PETSC_FALSE, solvers = PETSC_FALSE;
+  PetscInt    tile = 0;
 
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
@@ -367,6 +424,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-view", &view, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-bad", &bad, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-solvers", &solvers, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-check_tiles", &tile, NULL));
   PetscCall(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
   PetscCall(PetscRandomSetInterval(rnd, -1.0, 1.0));
   if (bad)
@@ -374,12 +432,12 @@ int main(int argc, char **argv)
   else if (solvers)
     PetscCall(TestSolvers(20));
   else if (view)
-    PetscCall(TestSize(50, 6, PETSC_TRUE, rnd));
+    PetscCall(TestSize(50, 6, PETSC_TRUE, tile, rnd));
   else {
-    PetscCall(TestSize(0, 3, PETSC_FALSE, rnd));
-    PetscCall(TestSize(1, 3, PETSC_FALSE, rnd));
-    PetscCall(TestSize(17, 4, PETSC_FALSE, rnd));
-    PetscCall(TestSize(1000, 30, PETSC_FALSE, rnd));
+    PetscCall(TestSize(0, 3, PETSC_FALSE, tile, rnd));
+    PetscCall(TestSize(1, 3, PETSC_FALSE, tile, rnd));
+    PetscCall(TestSize(17, 4, PETSC_FALSE, tile, rnd));
+    PetscCall(TestSize(1000, 30, PETSC_FALSE, tile, rnd));
   }
   PetscCall(PetscRandomDestroy(&rnd));
   PetscCall(PetscFinalize());
@@ -406,17 +464,17 @@ int main(int argc, char **argv)
       nsize: 4
       output_file: output/matstream_ops.out
 
-   # tiles of 4 entries, rows longer than that in pieces: streamed still bitwise equal to resident
+   # tiles of 4 entries, rows longer than that in pieces: streamed still bitwise equal to resident (the resident
+   # matrix reads the prefix r_, the plans s_; -check_tiles checks that every one of them reports the tiles)
    test:
       suffix: ops_tiles
-      args: -mat_gpustream_tile_size 4
-      output_file: output/matstream_ops.out
+      args: -r_mat_gpustream_tile_size 4 -s_mat_gpustream_tile_size 4 -check_tiles 4
 
    test:
       suffix: ops_tiles_2
       nsize: 2
-      args: -mat_gpustream_tile_size 4
-      output_file: output/matstream_ops.out
+      args: -r_mat_gpustream_tile_size 4 -s_mat_gpustream_tile_size 4 -check_tiles 4
+      output_file: output/matstream_ops_tiles.out
 
    test:
       suffix: view

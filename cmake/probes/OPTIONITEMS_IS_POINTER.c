@@ -1,4 +1,6 @@
-/* Newer PETSc made PetscOptionItems a pointer type, which changes the signature of XXXSetFromOptions_ implementations */
+/* Newer PETSc made PetscOptionItems a pointer type, which changes the signature of XXXSetFromOptions_ implementations
+   (petscsys.h first: PETSc's headers expect it before petscoptions.h) */
+#include <petscsys.h>
 #include <petscoptions.h>
 int main(void)
 {

@@ -476,6 +476,7 @@ PetscErrorCode GSStreamPlanGetInfo(GSStreamPlan P, GSStreamInfo *info)
   info->copyrate    = P->copyrate;
   info->computerate = P->computerate;
   info->modeltime   = P->modeltime;
+  info->tilecap     = P->shape.tiles.cap;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -34,6 +34,7 @@ typedef struct {
   PetscLogDouble bufferbytes;                /* each device buffer */
   PetscLogDouble copyrate, computerate;      /* bytes per second the model assumed */
   PetscLogDouble modeltime;                  /* modelled time of one product, seconds */
+  PetscInt       tilecap;                    /* entries a tile of the subdivisions' SpMVs stages; 0: no tiles */
 } GSStreamInfo;
 
 typedef struct _n_GSStreamPlan *GSStreamPlan;

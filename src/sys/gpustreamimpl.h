@@ -45,6 +45,19 @@ PETSC_INTERN PetscLogEvent PBF_Update, PBF_SpMVDot, PBF_Reduce, PBF_Iterations;
 PETSC_INTERN PetscLogEvent GPUS_StreamCopy, GPUS_MatMatMult;
 PETSC_INTERN PetscLogEvent SGF_Update, SGF_SpMVDot, SGF_Reduce, SGF_Iterations;
 
+/* The noun after a count in views: singular where the count is 1, GSNoun(n, "copy", "copies"). GSNounReal() for a
+   value printed with %.<digits>g, singular where that prints 1 (0.9996 and 1.004 with 3 digits). PETSc's %g prints an
+   integral value as "1.": views print such values with %.3g, or %.6g for %g's digits. */
+static inline const char *GSNoun(PetscInt n, const char *one, const char *many)
+{
+  return n == 1 ? one : many;
+}
+static inline const char *GSNounReal(double x, int digits, const char *one, const char *many)
+{
+  const double h = 0.5 * PetscPowReal(10.0, (PetscReal)(1 - digits));
+  return x >= 1.0 - 0.1 * h && x < 1.0 + h ? one : many;
+}
+
 /* PetscCall(ierr) on every process of comm: an error on one (an allocation that failed there) becomes an error on all,
    before they go on to collective calls */
 PETSC_INTERN PetscErrorCode GSAllOK(MPI_Comm, PetscErrorCode);
@@ -85,9 +98,11 @@ PETSC_INTERN PetscErrorCode GSWorkStoreDense(GSWork, PetscInt, Mat);
 /* Kokkos lifetime: initialized on first use unless the program did it, finalized in PetscFinalize() */
 PETSC_INTERN PetscErrorCode PetscGPUStreamKokkosInitialize(void);
 PETSC_INTERN const char    *PetscGPUStreamExecutionSpace(void);
+/* Whether the execution space runs on a device with memory of its own (else a host backend: Serial, OpenMP, ...) */
+PETSC_INTERN PetscBool PetscGPUStreamOnDevice(void);
 
 /* The SpMV kernel (-mat_gpustream_kernel): a thread per row, a warp (32 vector lanes) per row, or chosen from the
-   mean row length (a warp from 12 entries on); host backends always run a thread per row */
+   mean row length (a warp from 12 entries on); host backends always run one lane (a thread) per row */
 typedef enum { GS_KERNEL_AUTO, GS_KERNEL_THREAD, GS_KERNEL_WARP } GSSpMVKernel;
 PETSC_INTERN const char *const GSSpMVKernels[];
 

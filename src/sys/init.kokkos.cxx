@@ -63,3 +63,8 @@ const char *PetscGPUStreamExecutionSpace(void)
 {
   return gpustream::Exec::name();
 }
+
+PetscBool PetscGPUStreamOnDevice(void)
+{
+  return gpustream::OnDevice() ? PETSC_TRUE : PETSC_FALSE;
+}

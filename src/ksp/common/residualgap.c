@@ -23,7 +23,7 @@ PetscErrorCode GSResidualGapSetFromOptions(GSResidualGap *g, KSP ksp, GSOptionIt
   PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)ksp, check, GS_OPTION_BOOL, NULL, 0));
   PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)ksp, factor, GS_OPTION_REAL, NULL, 0));
   PetscCall(PetscOptionsBool(check, "Compute the true residual once at convergence and compare it with the recursive one", "KSPSolve", g->check, &g->check, NULL));
-  PetscCall(PetscOptionsReal(factor, "Report when the true and recursive residual norms differ by more than this factor", "KSPSolve", g->factor, &f, &set));
+  PetscCall(PetscOptionsReal(factor, "Report when the true and recursive residual norms differ by more than this factor and the true one is above the tolerance", "KSPSolve", g->factor, &f, &set));
   if (set) {
     GSOptionsCheck(PetscOptionsObject, f >= 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "%s must be at least 1, not %g", factor, (double)f);
     g->factor = f;
@@ -38,40 +38,69 @@ PetscReal GSResidualGapRatio(const GSResidualGap *g, PetscReal rnorm)
   return g->truenorm / PetscMax(rnorm, PETSC_SMALL * g->truenorm);
 }
 
+/* Whether the true norm meets the tolerance the solve stopped at: 1 yes, 0 no, -1 unknown (a convergence test other
+   than KSPConvergedDefault(), whose tolerance max(rtol ||r_0||, abstol) is ksp->ttol) */
+static int GSResidualGapMet(const GSResidualGap *g, KSP ksp)
+{
+  if (g->truenorm < 0 || ksp->converged != KSPConvergedDefault) return -1;
+  return g->truenorm <= ksp->ttol ? 1 : 0;
+}
+
+/* "2.5 times", or "equal to" where the ratio prints as 1 */
+static PetscErrorCode GSResidualGapRatioText(PetscReal gap, char text[], size_t len)
+{
+  PetscFunctionBegin;
+  if (GSNounReal(gap, 6, "", "s")[0])
+    PetscCall(PetscSNPrintf(text, len, "%.6g times", (double)gap));
+  else
+    PetscCall(PetscStrncpy(text, "equal to", len));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode GSResidualGapView(const GSResidualGap *g, KSP ksp, PetscViewer viewer)
 {
   PetscFunctionBegin;
   if (g->check)
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  true residual checked at convergence, reported beyond a factor %g\n", (double)g->factor));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  true residual checked at convergence, reported beyond a factor %.6g unless it meets the tolerance\n", (double)g->factor));
   else
     PetscCall(PetscViewerASCIIPrintf(viewer, "  true residual not checked at convergence\n"));
   if (g->truenorm >= 0) {
     const PetscReal gap = GSResidualGapRatio(g, ksp->rnorm);
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  true residual norm at convergence %g, %g times the recursive one%s%s%s\n", (double)g->truenorm, (double)gap, gap > g->factor ? ": ABOVE THE FACTOR, consider -ksp_" : "",
-                                     gap > g->factor ? g->prefix : "", gap > g->factor ? "_replace_every" : ""));
+    const int       met = GSResidualGapMet(g, ksp);
+    char            ratio[64];
+    PetscCall(GSResidualGapRatioText(gap, ratio, sizeof(ratio)));
+    if (gap <= g->factor)
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  true residual norm at convergence %.6g, %s the recursive one\n", (double)g->truenorm, ratio));
+    else if (met == 1)
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  true residual norm at convergence %.6g, %s the recursive one, below the tolerance %.6g\n", (double)g->truenorm, ratio, (double)ksp->ttol));
+    else
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  true residual norm at convergence %.6g, %s the recursive one: ABOVE THE FACTOR, consider -ksp_%s_replace_every\n", (double)g->truenorm, ratio, g->prefix));
   }
-  if (g->stalled >= 0) PetscCall(PetscViewerASCIIPrintf(viewer, "  stopped at the attainable accuracy: the true residual norm %g stagnated above the tolerance\n", (double)g->stalled));
+  if (g->stalled >= 0) PetscCall(PetscViewerASCIIPrintf(viewer, "  stopped at the attainable accuracy: the true residual norm %.6g stagnated above the tolerance\n", (double)g->stalled));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* Called after every solve (KSPConvergedReasonViewSet()); speaks under -ksp_converged_reason only when the residuals
-   disagree. ctx: the GSResidualGap. */
+   disagree and the true one does not meet the tolerance (or the convergence test is not PETSc's default, whose
+   tolerance it knows). ctx: the GSResidualGap. */
 PetscErrorCode GSResidualGapReasonView(KSP ksp, void *ctx)
 {
   const GSResidualGap *g = (const GSResidualGap *)ctx;
   PetscBool            flg;
   KSPType              type;
+  char                 ratio[64];
 
   PetscFunctionBegin;
-  if (g->stalled < 0 && (g->truenorm < 0 || GSResidualGapRatio(g, ksp->rnorm) <= g->factor)) PetscFunctionReturn(PETSC_SUCCESS);
+  if (g->stalled < 0 && (g->truenorm < 0 || GSResidualGapRatio(g, ksp->rnorm) <= g->factor || GSResidualGapMet(g, ksp) == 1)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscOptionsHasName(((PetscObject)ksp)->options, ((PetscObject)ksp)->prefix, "-ksp_converged_reason", &flg));
   PetscCall(KSPGetType(ksp, &type));
   if (flg && g->stalled >= 0)
-    PetscCall(PetscPrintf(PetscObjectComm((PetscObject)ksp), "KSP %s: stopped at the attainable accuracy: the true residual norm %g stagnated above the tolerance over residual replacements (%s); the recursive one reached %g\n", type,
+    PetscCall(PetscPrintf(PetscObjectComm((PetscObject)ksp), "KSP %s: stopped at the attainable accuracy: the true residual norm %.6g stagnated above the tolerance over residual replacements (%s); the recursive one reached %.6g\n", type,
                           (double)g->stalled, KSPConvergedReasons[ksp->reason], (double)ksp->rnorm));
-  else if (flg)
-    PetscCall(PetscPrintf(PetscObjectComm((PetscObject)ksp), "KSP %s: the true residual norm %g is %g times the recursive one at convergence; -ksp_%s_replace_every N keeps them together\n", type, (double)g->truenorm,
-                          (double)GSResidualGapRatio(g, ksp->rnorm), g->prefix));
+  else if (flg) {
+    PetscCall(GSResidualGapRatioText(GSResidualGapRatio(g, ksp->rnorm), ratio, sizeof(ratio)));
+    PetscCall(PetscPrintf(PetscObjectComm((PetscObject)ksp), "KSP %s: the true residual norm %.6g is %s the recursive one at convergence; -ksp_%s_replace_every N keeps them together\n", type, (double)g->truenorm, ratio, g->prefix));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

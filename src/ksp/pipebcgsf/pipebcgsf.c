@@ -366,7 +366,7 @@ static PetscErrorCode KSPView_PIPEBCGSF(KSP ksp, PetscViewer viewer)
   if (!isascii) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerASCIIPrintf(viewer, "  fused kernels on Kokkos %s\n", PetscGPUStreamExecutionSpace()));
   if (bf->replace_every)
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replacement every %" PetscInt_FMT " iterations (%" PetscInt_FMT " in the last solve)\n", bf->replace_every, bf->replacements));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replacement every %" PetscInt_FMT " %s (%" PetscInt_FMT " in the last solve)\n", bf->replace_every, GSNoun(bf->replace_every, "iteration", "iterations"), bf->replacements));
   else
     PetscCall(PetscViewerASCIIPrintf(viewer, "  no residual replacement\n"));
   PetscCall(GSResidualGapView(&bf->gap, ksp, viewer));
@@ -374,10 +374,15 @@ static PetscErrorCode KSPView_PIPEBCGSF(KSP ksp, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPrintf(viewer, "  SpMV: %s; preconditioner: %s\n",
                                    bf->fused ? "fused gpustream device kernels" : (bf->halo ? "fused gpustream device kernels, the halo exchange overlapping the diagonal block" : "MatMult of the operator, vectors staged through the host"),
                                    bf->pc == PBF_PC_JACOBI ? "jacobi fused into the kernels" : (bf->pc == PBF_PC_PBJACOBI ? "point-block jacobi fused into the kernels" : (bf->pc == PBF_PC_NONE ? "none" : "applied on the host to p and s"))));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  per iteration: %.3g kernel launches, %.3g device-to-host reductions, %.3g vector copies\n", (double)bf->launches / (double)bf->passes, (double)bf->transfers / (double)bf->passes,
-                                   (double)bf->copies / (double)bf->passes));
+  {
+    const double l = (double)bf->launches / (double)bf->passes, t = (double)bf->transfers / (double)bf->passes, c = (double)bf->copies / (double)bf->passes;
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  per iteration: %.3g %s, %.3g %s, %.3g %s\n", l, GSNounReal(l, 3, "kernel launch", "kernel launches"), t, GSNounReal(t, 3, "device-to-host reduction", "device-to-host reductions"), c,
+                                     GSNounReal(c, 3, "vector copy", "vector copies")));
+  }
   if (bf->size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  MPI_Allreduce calls per iteration: %.3g\n", (double)bf->allreduces / (double)bf->passes));
-  if (bf->ranahead) PetscCall(PetscViewerASCIIPrintf(viewer, "  omega and beta computed on the device, the host testing convergence while the next SpMVs run; %" PetscInt_FMT " launches begun after the last iteration were dropped\n", bf->discarded));
+  if (bf->ranahead)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  omega and beta computed on the device, the host testing convergence while the next SpMVs run; %" PetscInt_FMT " %s begun after the last iteration %s dropped\n", bf->discarded,
+                                     GSNoun(bf->discarded, "launch", "launches"), GSNoun(bf->discarded, "was", "were")));
   if (bf->ranahead)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  s = r - alpha v %s (-ksp_pipebcgsf_s_in_spmv %s)\n", bf->folded ? "formed inside the second SpMV (s of each column from r and v)" : "formed by its own kernel before the second SpMV",
                                      bf->sinspmvset ? (bf->sinspmv ? "true" : "false") : "auto"));
@@ -453,7 +458,7 @@ static PetscErrorCode KSPDestroy_PIPEBCGSF(KSP ksp)
 .  -ksp_pipebcgsf_replace_every <0> - replace the recursive residual by b - A x every N iterations (0: never)
 .  -ksp_pipebcgsf_check_true_residual <true> - compute b - A x once at convergence
 -  -ksp_pipebcgsf_residual_gap_factor <10> - report, under -ksp_view and -ksp_converged_reason, a true residual this
-   many times larger than the recursive one
+   many times larger than the recursive one and above the tolerance (-ksp_view says so also when it is below)
 
    Level: intermediate
 

@@ -710,7 +710,7 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   ksp->reason = KSP_CONVERGED_ITERATING;
   PetscCall(PetscLogEventBegin(PCGF_Iterations, ksp, 0, 0, 0));
   for (it = 0;; it++) {
-    PetscBool all = PETSC_TRUE;
+    PetscBool all = PETSC_TRUE, nan = PETSC_FALSE;
     PetscCall(PCGFBlockUpdate(blk, alpha, beta, ksp->normtype));
     if (it < ksp->max_it) {
       PetscCall(PCGFBlockSpMVDot(blk, dA, dB, halo, plan));
@@ -727,7 +727,7 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
     for (PetscInt j = 0; j < k; j++) {
       const PetscScalar *sj = sums + j * PCGF_NSUMS;
       const PetscReal    dp = ksp->normtype == KSP_NORM_NONE ? 0.0 : PetscSqrtReal(PetscAbsReal(PetscRealPart(sj[PCGF_NRM])));
-      if (PetscIsInfOrNanScalar(sj[PCGF_RZ]) || PetscIsInfOrNanScalar(sj[PCGF_NRM])) ksp->reason = KSP_DIVERGED_NANORINF;
+      if (PetscIsInfOrNanScalar(sj[PCGF_RZ]) || PetscIsInfOrNanScalar(sj[PCGF_NRM])) nan = PETSC_TRUE;
       if (it == 0) dp0[j] = dp;
       if (!done[j] && ksp->normtype != KSP_NORM_NONE && (dp <= PetscMax(ksp->rtol * dp0[j], ksp->abstol) || sj[PCGF_RZ] == 0.0)) done[j] = PETSC_TRUE;
       all   = (PetscBool)(all && done[j]);
@@ -736,8 +736,11 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
     ksp->its   = it;
     ksp->rnorm = dpmax;
     PetscCall(KSPLogResidualHistory(ksp, dpmax));
-    PetscCall(KSPMonitor(ksp, it, dpmax));
-    if (ksp->reason) break;
+    PetscCall(KSPMonitor(ksp, it, dpmax)); /* before the reason is set, as in the single solves */
+    if (nan) {
+      ksp->reason = KSP_DIVERGED_NANORINF;
+      break;
+    }
     if (all) {
       ksp->reason = KSP_CONVERGED_RTOL;
       break;
@@ -807,18 +810,20 @@ static PetscErrorCode KSPView_PIPECGFUSED(KSP ksp, PetscViewer viewer)
   if (cg->replace_auto)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replacement: automatic, when the estimated gap crosses sqrt(eps) ||r||; convergence claims checked against the true residual\n"));
   else if (cg->replace_every)
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replacement every %" PetscInt_FMT " iterations\n", cg->replace_every));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replacement every %" PetscInt_FMT " %s\n", cg->replace_every, GSNoun(cg->replace_every, "iteration", "iterations")));
   else
     PetscCall(PetscViewerASCIIPrintf(viewer, "  no residual replacement\n"));
   PetscCall(GSResidualGapView(&cg->gap, ksp, viewer));
   if (cg->blockcolumns) {
     if (cg->blockfused) {
-      PetscCall(PetscViewerASCIIPrintf(viewer, "  last KSPMatSolve: %" PetscInt_FMT " columns together in the block kernels, %" PetscInt_FMT " iterations, %.3g kernel launches and %.3g device-to-host reductions per iteration\n", cg->blockcolumns,
-                                       cg->blockpasses - 1, (double)cg->blocklaunches / (double)cg->blockpasses, (double)cg->blocktransfers / (double)cg->blockpasses));
+      const double l = (double)cg->blocklaunches / (double)cg->blockpasses, t = (double)cg->blocktransfers / (double)cg->blockpasses, c = (double)cg->blockcopies / (double)cg->blockpasses;
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  last KSPMatSolve: %" PetscInt_FMT " %s in the block kernels, %" PetscInt_FMT " %s, %.3g %s and %.3g %s per iteration\n", cg->blockcolumns, GSNoun(cg->blockcolumns, "column", "columns together"),
+                                       cg->blockpasses - 1, GSNoun(cg->blockpasses - 1, "iteration", "iterations"), l, GSNounReal(l, 3, "kernel launch", "kernel launches"), t,
+                                       GSNounReal(t, 3, "device-to-host reduction", "device-to-host reductions")));
       if (cg->blockpc == PCGF_PC_APPLY)
-        PetscCall(PetscViewerASCIIPrintf(viewer, "  last KSPMatSolve: preconditioner applied on the host to all columns at once (PCMatApply), %.3g block copies per iteration\n", (double)cg->blockcopies / (double)cg->blockpasses));
+        PetscCall(PetscViewerASCIIPrintf(viewer, "  last KSPMatSolve: preconditioner applied on the host to all columns at once (PCMatApply), %.3g %s per iteration\n", c, GSNounReal(c, 3, "block copy", "block copies")));
     } else
-      PetscCall(PetscViewerASCIIPrintf(viewer, "  last KSPMatSolve: %" PetscInt_FMT " columns solved one by one\n", cg->blockcolumns));
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  last KSPMatSolve: %" PetscInt_FMT " %s\n", cg->blockcolumns, GSNoun(cg->blockcolumns, "column solved", "columns solved one by one")));
   }
   if (!cg->work) PetscFunctionReturn(PETSC_SUCCESS);
   {
@@ -832,17 +837,22 @@ static PetscErrorCode KSPView_PIPECGFUSED(KSP ksp, PetscViewer viewer)
   }
   if (cg->passes) {
     PetscCall(PetscViewerASCIIPrintf(viewer, "  SpMV: %s\n", cg->fusedspmv ? "fused gpustream device kernel" : "MatMult of the operator, vectors staged through the host"));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %" PetscInt_FMT " kernel launches, %" PetscInt_FMT " device-to-host reductions and %" PetscInt_FMT " vector copies in %" PetscInt_FMT " iterations (0 to %" PetscInt_FMT ")\n", cg->launches,
-                                     cg->transfers, cg->copies, cg->passes, cg->passes - 1));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  per iteration: %.3g kernel launches, %.3g device-to-host reductions, %.3g vector copies\n", (double)cg->launches / (double)cg->passes, (double)cg->transfers / (double)cg->passes,
-                                     (double)cg->copies / (double)cg->passes));
+    const double l = (double)cg->launches / (double)cg->passes, t = (double)cg->transfers / (double)cg->passes, c = (double)cg->copies / (double)cg->passes;
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %" PetscInt_FMT " %s, %" PetscInt_FMT " %s and %" PetscInt_FMT " %s in %" PetscInt_FMT " %s (0 to %" PetscInt_FMT ")\n", cg->launches,
+                                     GSNoun(cg->launches, "kernel launch", "kernel launches"), cg->transfers, GSNoun(cg->transfers, "device-to-host reduction", "device-to-host reductions"), cg->copies,
+                                     GSNoun(cg->copies, "vector copy", "vector copies"), cg->passes, GSNoun(cg->passes, "iteration", "iterations"), cg->passes - 1));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  per iteration: %.3g %s, %.3g %s, %.3g %s\n", l, GSNounReal(l, 3, "kernel launch", "kernel launches"), t, GSNounReal(t, 3, "device-to-host reduction", "device-to-host reductions"), c,
+                                     GSNounReal(c, 3, "vector copy", "vector copies")));
     if (cg->size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  MPI_Allreduce calls per iteration: %.3g\n", (double)cg->allreduces / (double)cg->passes));
     if (cg->ranahead) {
-      PetscCall(PetscViewerASCIIPrintf(viewer, "  alpha and beta computed on the device, the host one iteration behind; %" PetscInt_FMT " launches of an iteration begun after the last were dropped\n", cg->discarded));
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  alpha and beta computed on the device, the host one iteration behind; %" PetscInt_FMT " %s of an iteration begun after the last %s dropped\n", cg->discarded,
+                                       GSNoun(cg->discarded, "launch", "launches"), GSNoun(cg->discarded, "was", "were")));
       if (cg->stepped) PetscCall(PetscViewerASCIIPrintf(viewer, "  one kernel per iteration: the Update fused into the SpMV (the new p of each column formed from the old r, w, p)\n"));
     }
-    if (cg->replace_every) PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replaced %" PetscInt_FMT " times in the last solve\n", cg->replacements));
-    if (cg->replace_auto) PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replaced %" PetscInt_FMT " times in the last solve, %" PetscInt_FMT " of them after a convergence claim the true residual refuted\n", cg->replacements, cg->refuted));
+    if (cg->replace_every) PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replaced %" PetscInt_FMT " %s in the last solve\n", cg->replacements, GSNoun(cg->replacements, "time", "times")));
+    if (cg->replace_auto)
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replaced %" PetscInt_FMT " %s in the last solve, %" PetscInt_FMT " of them after a convergence claim the true residual refuted\n", cg->replacements, GSNoun(cg->replacements, "time", "times"),
+                                       cg->refuted));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -929,7 +939,7 @@ static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
    into the SpMV; auto: for local sizes up to 2e6 rows (see Notes)
 .  -ksp_pipecgfused_check_true_residual <true> - compute the true residual once at convergence
 -  -ksp_pipecgfused_residual_gap_factor <10> - report, under -ksp_view and -ksp_converged_reason, a true residual
-   this many times larger than the recursive one
+   this many times larger than the recursive one and above the tolerance (-ksp_view says so also when it is below)
 
    Level: intermediate
 

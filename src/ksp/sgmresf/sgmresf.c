@@ -325,6 +325,36 @@ static PetscErrorCode KSPSGMRESFResidual_Private(KSP ksp, Mat Amat, GSDeviceMat 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The solve is over: its counts, and x in ksp->vec_sol. Called before the last monitor call, which comes with the
+   reason set, as in KSPGMRESCycle(): KSPBuildSolution() then (PETSc 3.21.2 and later) gives ksp->vec_sol without
+   asking the type, so it must hold the final x by then. */
+static PetscErrorCode KSPSGMRESFEnd_Private(KSP ksp, PetscInt l0, PetscInt t0, PetscInt c0)
+{
+  KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
+  PetscInt     l1, t1, c1;
+
+  PetscFunctionBegin;
+  if (!sg->solving) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCheck(!sg->kk, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The solution lacks %" PetscInt_FMT " columns of the cycle", sg->kk);
+  PetscCall(SGFWorkGetCounts(sg->work, &l1, &t1, &c1));
+  sg->launches  = l1 - l0;
+  sg->transfers = t1 - t0;
+  sg->copies    = c1 - c0;
+  if (sg->fused) PetscCall(GSWorkStore(SGFWorkBase(sg->work), SGF_X, ksp->vec_sol));
+  sg->solving = PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The last monitor call of the solve: ksp->reason is set and x is final */
+static PetscErrorCode KSPSGMRESFMonitorLast_Private(KSP ksp, PetscInt l0, PetscInt t0, PetscInt c0)
+{
+  PetscFunctionBegin;
+  PetscCall(KSPSGMRESFEnd_Private(ksp, l0, t0, c0));
+  PetscCall(KSPLogResidualHistory(ksp, ksp->rnorm));
+  PetscCall(KSPMonitor(ksp, ksp->its, ksp->rnorm));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
 {
   KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
@@ -377,7 +407,7 @@ static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
   PetscCall(SGFWorkGetCounts(sg->work, &l0, &t0, &c0));
   PetscCall(PetscLogEventBegin(SGF_Iterations, ksp, 0, 0, 0));
   while (!ksp->reason) {
-    PetscBool breakdown = PETSC_FALSE, nan = PETSC_FALSE, atfloor = PETSC_FALSE;
+    PetscBool breakdown = PETSC_FALSE, nan = PETSC_FALSE, atfloor = PETSC_FALSE, last = PETSC_FALSE;
 
     /* as KSPGMRESCycle(): the norm of the cycle's true residual is logged, monitored and tested */
     sg->rho    = rho;
@@ -449,9 +479,11 @@ static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
       atfloor = (PetscBool)(!ksp->reason && k < sg->m && rr <= SGF_FLOOR * rho * rho);
       if (atfloor) sg->floors++;
       /* as KSPGMRESCycle(): the last iteration of a cycle that restarts is reported with the true residual, and so is
-         a convergence claim that the true residual checks */
+         a convergence claim that the true residual checks; the last iteration of the solve once x is updated */
       if (ksp->reason > 0 && sg->confirm && ksp->normtype != KSP_NORM_NONE) continue;
-      if ((k < sg->m && !atfloor) || ksp->reason || ksp->its >= ksp->max_it) {
+      if (ksp->reason || ksp->its >= ksp->max_it)
+        last = PETSC_TRUE;
+      else if (k < sg->m && !atfloor) {
         PetscCall(KSPLogResidualHistory(ksp, ksp->rnorm));
         PetscCall(KSPMonitor(ksp, ksp->its, ksp->rnorm));
       }
@@ -463,14 +495,17 @@ static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
       break;
     }
     if (!ksp->reason && !breakdown && ksp->its >= ksp->max_it) ksp->reason = KSP_DIVERGED_ITS; /* no restart to prepare */
+    if (last) {
+      PetscCall(KSPSGMRESFMonitorLast_Private(ksp, l0, t0, c0));
+      break;
+    }
     if (breakdown || !ksp->reason || (ksp->reason > 0 && sg->confirm && ksp->normtype != KSP_NORM_NONE)) PetscCall(KSPSGMRESFResidual_Private(ksp, Amat, dA, dB, halo, &rho));
     if (breakdown) {
       /* exact to rounding unless the operator is singular: test the true residual */
       ksp->rnorm = ksp->normtype == KSP_NORM_NONE ? 0.0 : rho;
       PetscCall((*ksp->converged)(ksp, ksp->its, ksp->rnorm, &ksp->reason, ksp->cnvP));
       if (ksp->reason <= 0) ksp->reason = (ksp->normtype == KSP_NORM_NONE || rho <= PETSC_SQRT_MACHINE_EPSILON * sg->rho0) ? KSP_CONVERGED_HAPPY_BREAKDOWN : KSP_DIVERGED_BREAKDOWN;
-      PetscCall(KSPLogResidualHistory(ksp, ksp->rnorm));
-      PetscCall(KSPMonitor(ksp, ksp->its, ksp->rnorm));
+      PetscCall(KSPSGMRESFMonitorLast_Private(ksp, l0, t0, c0));
     } else if (ksp->reason > 0 && sg->confirm && ksp->normtype != KSP_NORM_NONE) {
       /* rho^2 - sum xi_i^2 cancels below about sqrt(epsilon) rho: the true residual decides, and a rejected claim
          restarts from it */
@@ -482,23 +517,12 @@ static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
         sg->rejections++;
         if (ksp->its >= ksp->max_it) ksp->reason = KSP_DIVERGED_ITS;
       }
-      if (ksp->reason) { /* else the next cycle reports it */
-        PetscCall(KSPLogResidualHistory(ksp, ksp->rnorm));
-        PetscCall(KSPMonitor(ksp, ksp->its, ksp->rnorm));
-      }
+      if (ksp->reason) PetscCall(KSPSGMRESFMonitorLast_Private(ksp, l0, t0, c0)); /* else the next cycle reports it */
     }
     if (!ksp->reason && ksp->its >= ksp->max_it) ksp->reason = KSP_DIVERGED_ITS;
   }
+  PetscCall(KSPSGMRESFEnd_Private(ksp, l0, t0, c0));
   PetscCall(PetscLogEventEnd(SGF_Iterations, ksp, 0, 0, 0));
-  {
-    PetscInt l1, t1, c1;
-    PetscCall(SGFWorkGetCounts(sg->work, &l1, &t1, &c1));
-    sg->launches  = l1 - l0;
-    sg->transfers = t1 - t0;
-    sg->copies    = c1 - c0;
-  }
-  if (sg->fused) PetscCall(GSWorkStore(SGFWorkBase(sg->work), SGF_X, X));
-  sg->solving = PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -555,13 +579,15 @@ static PetscErrorCode KSPView_SGMRESF(KSP ksp, PetscViewer viewer)
                                    sg->pc == SGF_PC_JACOBI ? "jacobi fused into the kernels" : (sg->pc == SGF_PC_PBJACOBI ? "point-block jacobi fused into the kernels" : (sg->pc == SGF_PC_NONE ? "none" : "applied on the host"))));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  kernel launches: %.3g in the first iteration of a cycle, %.3g in later ones; %.3g per iteration with the cycle ends\n", (double)sg->lfirst / (double)sg->first,
                                    sg->later ? (double)sg->llater / (double)sg->later : 0.0, (double)sg->launches / (double)(sg->first + sg->later)));
-  PetscCall(
-      PetscViewerASCIIPrintf(viewer, "  per iteration: %.3g small host-device transfers (sums, R, coefficients), %.3g vector copies\n", (double)sg->transfers / (double)(sg->first + sg->later), (double)sg->copies / (double)(sg->first + sg->later)));
+  {
+    const double t = (double)sg->transfers / (double)(sg->first + sg->later), c = (double)sg->copies / (double)(sg->first + sg->later);
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  per iteration: %.3g %s (sums, R, coefficients), %.3g %s\n", t, GSNounReal(t, 3, "small host-device transfer", "small host-device transfers"), c, GSNounReal(c, 3, "vector copy", "vector copies")));
+  }
   if (sg->size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  MPI_Allreduce calls per iteration: %.3g\n", (double)sg->allreduces / (double)(sg->first + sg->later)));
-  PetscCall(PetscViewerASCIIPrintf(viewer,
-                                   "  last solve: %" PetscInt_FMT " cycles, %" PetscInt_FMT " refined orthogonalizations, %" PetscInt_FMT " happy breakdowns, %" PetscInt_FMT " convergence claims checked, %" PetscInt_FMT " rejected, %" PetscInt_FMT
-                                   " cycles ended at the estimate's rounding floor\n",
-                                   sg->cycles, sg->refinements, sg->breakdowns, sg->confirmations, sg->rejections, sg->floors));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %" PetscInt_FMT " %s, %" PetscInt_FMT " %s, %" PetscInt_FMT " %s, %" PetscInt_FMT " %s, %" PetscInt_FMT " rejected, %" PetscInt_FMT " %s at the estimate's rounding floor\n", sg->cycles,
+                                   GSNoun(sg->cycles, "cycle", "cycles"), sg->refinements, GSNoun(sg->refinements, "refined orthogonalization", "refined orthogonalizations"), sg->breakdowns,
+                                   GSNoun(sg->breakdowns, "happy breakdown", "happy breakdowns"), sg->confirmations, GSNoun(sg->confirmations, "convergence claim checked", "convergence claims checked"), sg->rejections, sg->floors,
+                                   GSNoun(sg->floors, "cycle ended", "cycles ended")));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

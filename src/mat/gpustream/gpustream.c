@@ -345,7 +345,7 @@ static PetscErrorCode MatViewStreamPlan_Private(GSStreamPlan plan, GSDeviceMat d
 {
   GSStreamInfo   info;
   PetscInt       counts[3];
-  PetscLogDouble sums[4], mins[2], maxs[2], b[2] = {0, 0};
+  PetscLogDouble sums[4], mins[2], maxs[3], b[2] = {0, 0};
   PetscMPIInt    size;
   char           s[3][32];
 
@@ -364,10 +364,11 @@ static PetscErrorCode MatViewStreamPlan_Private(GSStreamPlan plan, GSDeviceMat d
   mins[1]   = info.copyrate;
   maxs[0]   = info.maxbytes;
   maxs[1]   = info.modeltime;
+  maxs[2]   = (PetscLogDouble)info.tilecap;
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, counts, 3, MPIU_INT, MPI_SUM, comm));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sums, 4, MPIU_PETSCLOGDOUBLE, MPI_SUM, comm));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, mins, 2, MPIU_PETSCLOGDOUBLE, MPI_MIN, comm));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, maxs, 2, MPIU_PETSCLOGDOUBLE, MPI_MAX, comm));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, maxs, 3, MPIU_PETSCLOGDOUBLE, MPI_MAX, comm));
   if (!counts[0]) mins[0] = 0;
   PetscCall(FormatBytes(sums[0], s[0]));
   PetscCall(FormatBytes(mins[0], s[1]));
@@ -387,6 +388,7 @@ static PetscErrorCode MatViewStreamPlan_Private(GSStreamPlan plan, GSDeviceMat d
     PetscCall(GSHaloGetSizes(halo, &ns, &ng, &nb, &devicempi));
     PetscCall(MatViewDeviceMPI_Private(opt, devicempi, viewer));
   }
+  if (maxs[2] > 0) PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: the subdivisions' SpMVs by tiles of up to %d entries (-mat_gpustream_tile_size)\n", (int)maxs[2]));
   PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: model: copy %.4g GB/s, SpMV %.4g GB/s of CSR, %.4g ms per product\n", mins[1] / 1e9, info.computerate / 1e9, maxs[1] * 1e3));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -407,6 +409,7 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
     GSDeviceMat    dA = NULL, dB = NULL;
     GSHalo         halo = NULL;
     PetscInt       vlen, team, league, cap, ntiles, bs, sizes[3] = {0, 0, 0};
+    char           kernel[160];
     PetscLogDouble bytes[2], bbytes[2] = {0, 0};
     PetscBool      devicempi = PETSC_FALSE;
     PetscMPIInt    size;
@@ -439,12 +442,15 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
     if (size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: %d processes; each product exchanges %" PetscInt_FMT " ghost values in %" PetscInt_FMT " messages in all\n", (int)size, sizes[1], sizes[2] / 2));
     if (size > 1) PetscCall(MatViewDeviceMPI_Private(gs->devicempi, devicempi, viewer));
     PetscCall(GSDeviceMatGetTileSize(dA, &cap, &ntiles));
+    /* a warp asked for on a host backend runs one lane per row, as every kernel there does */
+    PetscCall(PetscSNPrintf(kernel, sizeof(kernel), "%s (-mat_gpustream_kernel %s%s%s)", vlen > 1 ? "warp per row" : "thread per row", GSSpMVKernels[gs->opts.kernel],
+                            gs->opts.kernel == GS_KERNEL_WARP && !PetscGPUStreamOnDevice() ? ": one lane per row on the host backend " : "", gs->opts.kernel == GS_KERNEL_WARP && !PetscGPUStreamOnDevice() ? PetscGPUStreamExecutionSpace() : ""));
     if (cap)
-      PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: SpMV kernel %s (-mat_gpustream_kernel %s), %" PetscInt_FMT " lanes per row, by %" PetscInt_FMT " tiles of up to %" PetscInt_FMT " entries (-mat_gpustream_tile_size)\n",
-                                       vlen > 1 ? "warp per row" : "thread per row", GSSpMVKernels[gs->opts.kernel], vlen, ntiles, cap));
+      PetscCall(
+          PetscViewerASCIIPrintf(viewer, "GPUStream: SpMV kernel %s, %" PetscInt_FMT " %s per row, by %" PetscInt_FMT " tiles of up to %" PetscInt_FMT " entries (-mat_gpustream_tile_size)\n", kernel, vlen, vlen == 1 ? "lane" : "lanes", ntiles, cap));
     else
-      PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: SpMV kernel %s (-mat_gpustream_kernel %s), %" PetscInt_FMT " lanes per row, %" PetscInt_FMT " rows per team, %" PetscInt_FMT " teams, no tiles\n",
-                                       vlen > 1 ? "warp per row" : "thread per row", GSSpMVKernels[gs->opts.kernel], vlen, team, league));
+      PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: SpMV kernel %s, %" PetscInt_FMT " %s per row, %" PetscInt_FMT " %s per team, %" PetscInt_FMT " %s, no tiles\n", kernel, vlen, vlen == 1 ? "lane" : "lanes", team, team == 1 ? "row" : "rows",
+                                       league, league == 1 ? "team" : "teams"));
   } else
     PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: not assembled, nothing in device memory yet\n"));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -953,8 +959,8 @@ static PetscErrorCode MatConvert_GPUStream_AIJ(Mat A, MatType type, MatReuse reu
 .  -mat_gpustream_subdivisions <n> - number of subdivisions (default: the model's choice)
 .  -mat_gpustream_overlap <true> - overlap copies with SpMVs (off: each copy completes before its SpMV)
 .  -mat_gpustream_kernel <auto,thread,warp> - the SpMV kernel: a thread per row, a warp (32 lanes) per row, or auto:
-      a warp when rows average 12 entries or more (measured in docs/performance.md); host backends run a thread
-      per row whatever the choice
+      a warp when rows average 12 entries or more (measured in docs/performance.md); host backends run one lane (a
+      thread) per row whatever the choice, which -mat_view ::ascii_info says when warp is asked for
 .  -mat_gpustream_tile_size <n> - MatMult's kernel by tiles: each team stages the products of up to n entries (at
       most 2048) of consecutive rows in scratch memory, every thread loading at once, then sums the rows from there
       in the order the kernel above sums them (the same bits: with a warp per row, a thread sums a row of up to 32
