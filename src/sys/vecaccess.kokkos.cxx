@@ -234,32 +234,6 @@ static PetscErrorCode RestoreDenseArray(Mat M, GSVecArray *a)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode GSWorkLoadDense(GSWork W, PetscInt v, Mat M)
-{
-  DView<PetscScalar> d;
-  GSVecArray         a;
-
-  PetscFunctionBegin;
-  GSCallKokkos(d = W->Vector(v));
-  PetscCall(GetDenseArray(M, GS_ACCESS_READ, &a));
-  PetscCall(CopyIn(d, a.array, a.device, &W->copies));
-  PetscCall(RestoreDenseArray(M, &a));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode GSWorkStoreDense(GSWork W, PetscInt v, Mat M)
-{
-  DView<PetscScalar> d;
-  GSVecArray         a;
-
-  PetscFunctionBegin;
-  GSCallKokkos(d = W->Vector(v));
-  PetscCall(GetDenseArray(M, GS_ACCESS_WRITE, &a));
-  PetscCall(CopyOut(d, a.array, a.device, &W->copies));
-  PetscCall(RestoreDenseArray(M, &a));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 PetscErrorCode GSCopyToHost(const PetscScalar d[], PetscScalar h[], PetscCount n)
 {
   PetscFunctionBegin;
@@ -271,28 +245,47 @@ PetscErrorCode GSCopyToHost(const PetscScalar d[], PetscScalar h[], PetscCount n
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode GSWorkLoad(GSWork W, PetscInt v, Vec x)
+/* Work vector v from (in) or to the array of a vector or dense matrix o, which get and restore give and take back */
+template <class Obj, class Get, class Restore> static PetscErrorCode Transfer(GSWork W, PetscInt v, Obj o, bool in, Get get, Restore restore)
 {
   DView<PetscScalar> d;
   GSVecArray         a;
 
   PetscFunctionBegin;
   GSCallKokkos(d = W->Vector(v));
-  PetscCall(GSVecGetArray(x, GS_ACCESS_READ, &a));
-  PetscCall(CopyIn(d, a.array, a.device, &W->copies));
-  PetscCall(GSVecRestoreArray(x, &a));
+  PetscCall(get(o, in ? GS_ACCESS_READ : GS_ACCESS_WRITE, &a));
+  if (in)
+    PetscCall(CopyIn(d, a.array, a.device, &W->copies));
+  else
+    PetscCall(CopyOut(d, a.array, a.device, &W->copies));
+  PetscCall(restore(o, &a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSWorkLoad(GSWork W, PetscInt v, Vec x)
+{
+  PetscFunctionBegin;
+  PetscCall(Transfer(W, v, x, true, GSVecGetArray, GSVecRestoreArray));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode GSWorkStore(GSWork W, PetscInt v, Vec x)
 {
-  DView<PetscScalar> d;
-  GSVecArray         a;
-
   PetscFunctionBegin;
-  GSCallKokkos(d = W->Vector(v));
-  PetscCall(GSVecGetArray(x, GS_ACCESS_WRITE, &a));
-  PetscCall(CopyOut(d, a.array, a.device, &W->copies));
-  PetscCall(GSVecRestoreArray(x, &a));
+  PetscCall(Transfer(W, v, x, false, GSVecGetArray, GSVecRestoreArray));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSWorkLoadDense(GSWork W, PetscInt v, Mat M)
+{
+  PetscFunctionBegin;
+  PetscCall(Transfer(W, v, M, true, GetDenseArray, RestoreDenseArray));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSWorkStoreDense(GSWork W, PetscInt v, Mat M)
+{
+  PetscFunctionBegin;
+  PetscCall(Transfer(W, v, M, false, GetDenseArray, RestoreDenseArray));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
