@@ -29,6 +29,8 @@ typedef struct {
   PetscErrorCode (*duplicate)(Mat, MatDuplicateOption, Mat *);
   GSCreateGraphFn *creategraph;
   PetscErrorCode (*productsetfromoptions)(Mat);
+  PetscErrorCode (*transpose)(Mat, MatReuse, Mat *);
+  PetscErrorCode (*transposesymbolic)(Mat, Mat *);
 } Mat_GPUStream;
 
 const char *const GSSpMVKernels[] = {"auto", "thread", "warp", "GSSpMVKernel", "GS_KERNEL_", NULL};
@@ -37,6 +39,17 @@ const char *const GSDeviceMPIs[]  = {"auto", "false", "true", "GSDeviceMPI", "GS
 
 static PetscErrorCode MatConvert_AIJ_GPUStream(Mat, MatType, MatReuse, Mat *);
 static PetscErrorCode MatConvert_GPUStream_AIJ(Mat, MatType, MatReuse, Mat *);
+static PetscErrorCode MatAIJToGPUStream_Private(Mat);
+static PetscErrorCode MatDestroy_GPUStream(Mat);
+
+/* Whether A is (still) a gpustream matrix. Not after a header replace inside AIJ's code (A is then another type), nor
+   a duplicate made while a gpustream matrix wore its base name (AIJ's ops); nor after a header merge
+   (MatHeaderMerge(), which keeps A's ops, type name and composed functions but takes the other's data): our ops
+   without our data, see MatGPUStreamAdopt_Private() */
+static PetscBool MatGPUStreamIsOurs_Private(Mat A)
+{
+  return (PetscBool)(A->ops->destroy == MatDestroy_GPUStream && A->spptr);
+}
 
 /* ierr is the result of a step that may fail on some processes only (a device allocation): every process learns
    of a failure before the collective calls that follow, which would otherwise wait forever for the failed one */
@@ -560,21 +573,64 @@ static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOpti
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The base type name a gpustream matrix wears for AIJ's code: "seqaij" on one process, "mpiaij" on several */
+static PetscErrorCode MatGPUStreamBaseName_Private(Mat A, MatType *name)
+{
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  *name = size > 1 ? MATMPIAIJ : MATSEQAIJ;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* AIJ's ops where a gpustream matrix has its own (from's saved ones) */
+static void MatGPUStreamRestoreOps_Private(Mat A, const Mat_GPUStream *from)
+{
+  A->ops->mult                  = from->mult;
+  A->ops->multadd               = from->multadd;
+  A->ops->view                  = from->view;
+  A->ops->destroy               = from->destroy;
+  A->ops->setfromoptions        = from->setfromoptions;
+  A->ops->duplicate             = from->duplicate;
+  A->ops->creategraph           = from->creategraph;
+  A->ops->productsetfromoptions = from->productsetfromoptions;
+  A->ops->transpose             = from->transpose;
+  A->ops->transposesymbolic     = from->transposesymbolic;
+}
+
+/* B, made by AIJ's code from a gpustream matrix whose data was `from` (a copy taken before: the matrix may be gone),
+   becomes a gpustream matrix with from's settings (options, vector type). B is a gpustream matrix with nothing on the
+   device yet, or a plain SeqAIJ or MPIAIJ one (made one in place), or a gpustream header that AIJ merged its result
+   into (MatHeaderMerge(): our ops and type name, AIJ's data), whose ops become AIJ's first */
+static PetscErrorCode MatGPUStreamAdopt_Private(Mat B, const Mat_GPUStream *from)
+{
+  Mat_GPUStream *gs;
+
+  PetscFunctionBegin;
+  if (B->ops->destroy == MatDestroy_GPUStream && !B->spptr) {
+    MatType base;
+    MatGPUStreamRestoreOps_Private(B, from);
+    PetscCall(MatGPUStreamBaseName_Private(B, &base));
+    PetscCall(PetscObjectChangeTypeName((PetscObject)B, base));
+  }
+  if (!MatGPUStreamIsOurs_Private(B)) PetscCall(MatAIJToGPUStream_Private(B));
+  gs            = (Mat_GPUStream *)B->spptr;
+  gs->opts      = from->opts;
+  gs->devicempi = from->devicempi;
+  PetscCall(PetscStrncpy(gs->vectype, from->vectype, sizeof(gs->vectype)));
+  PetscCall(MatGPUStreamSetVecType_Private(B));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* AIJ's duplicate makes a gpustream matrix with the default options: it inherits ours */
 static PetscErrorCode MatDuplicate_GPUStream(Mat A, MatDuplicateOption op, Mat *B)
 {
   Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
-  PetscBool      same;
 
   PetscFunctionBegin;
   PetscCall((*gs->duplicate)(A, op, B));
-  PetscCall(PetscObjectTypeCompare((PetscObject)*B, MATGPUSTREAM, &same));
-  if (same) {
-    ((Mat_GPUStream *)(*B)->spptr)->opts      = gs->opts;
-    ((Mat_GPUStream *)(*B)->spptr)->devicempi = gs->devicempi;
-    PetscCall(PetscStrncpy(((Mat_GPUStream *)(*B)->spptr)->vectype, gs->vectype, sizeof(gs->vectype)));
-    PetscCall(MatGPUStreamSetVecType_Private(*B));
-  }
+  if (MatGPUStreamIsOurs_Private(*B)) PetscCall(MatGPUStreamAdopt_Private(*B, gs)); /* not while A wears its base name */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -723,6 +779,66 @@ static PetscErrorCode MatProductSetFromOptions_GPUStream_AIJ(Mat C)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The transpose as AIJ makes it, then a gpustream matrix with A's settings. AIJ's implementations give the transpose
+   the type name of A: a "gpustream" new SeqAIJ would lose the transposed arrays, so A wears its base name for the
+   call and the transpose, a plain AIJ matrix, is made a gpustream one afterwards. In place, A itself is one again
+   after the call replaced its header; reused, B keeps its own settings (the values come into its host arrays and
+   reach the device at its next product). Inside product phases, where A wears its base name already, the transpose
+   is AIJ's, as there. */
+static PetscErrorCode MatTranspose_GPUStream(Mat A, MatReuse reuse, Mat *B)
+{
+  Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr, a = *gs, b;
+  MatType        base;
+  PetscBool      isgs, bgs = PETSC_FALSE;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATGPUSTREAM, &isgs));
+  if (!isgs) {
+    PetscCall((*gs->transpose)(A, reuse, B));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (reuse == MAT_REUSE_MATRIX) {
+    bgs = MatGPUStreamIsOurs_Private(*B);
+    if (bgs) b = *(Mat_GPUStream *)(*B)->spptr;
+  }
+  PetscCall(MatGPUStreamBaseName_Private(A, &base));
+  PetscCall(PetscObjectChangeTypeName((PetscObject)A, base));
+  ierr = (*a.transpose)(A, reuse, B);
+  if (MatGPUStreamIsOurs_Private(A)) PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM)); /* also when it failed */
+  PetscCall(ierr);
+  if (reuse == MAT_INPLACE_MATRIX) { /* AIJ merged the transpose into A's header */
+    if (!MatGPUStreamIsOurs_Private(A)) PetscCall(MatGPUStreamAdopt_Private(A, &a));
+  } else if (reuse == MAT_INITIAL_MATRIX)
+    PetscCall(MatGPUStreamAdopt_Private(*B, &a));
+  else if (bgs && !MatGPUStreamIsOurs_Private(*B)) /* a new nonzero pattern, merged into B's header */
+    PetscCall(MatGPUStreamAdopt_Private(*B, &b));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MatTransposeSymbolic(): the pattern of the transpose, as AIJ makes it (see MatTranspose_GPUStream()) */
+static PetscErrorCode MatTransposeSymbolic_GPUStream(Mat A, Mat *B)
+{
+  Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr, a = *gs;
+  MatType        base;
+  PetscBool      isgs;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATGPUSTREAM, &isgs));
+  if (!isgs) {
+    PetscCall((*gs->transposesymbolic)(A, B));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(MatGPUStreamBaseName_Private(A, &base));
+  PetscCall(PetscObjectChangeTypeName((PetscObject)A, base));
+  ierr = (*gs->transposesymbolic)(A, B);
+  PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM));
+  PetscCall(ierr);
+  PetscCall(MatGPUStreamAdopt_Private(*B, &a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static const char *const MatGPUStreamProductAIJ[] = {"MatProductSetFromOptions_gpustream_seqaij_C", "MatProductSetFromOptions_gpustream_mpiaij_C", "MatProductSetFromOptions_seqaij_gpustream_C", "MatProductSetFromOptions_mpiaij_gpustream_C"};
 
 static const char *const MatGPUStreamConverters[] = {"MatConvert_gpustream_seqaij_C", "MatConvert_gpustream_mpiaij_C", "MatConvert_seqaij_gpustream_C", "MatConvert_mpiaij_gpustream_C"};
@@ -739,14 +855,7 @@ static PetscErrorCode MatGPUStreamToAIJ_Private(Mat A)
   PetscCall(GSStreamPlanDestroy(&gs->plan));
   PetscCall(GSHaloDestroy(&gs->halo));
   PetscCall(MatSetVecType(A, VECSTANDARD));
-  A->ops->mult                  = gs->mult;
-  A->ops->multadd               = gs->multadd;
-  A->ops->view                  = gs->view;
-  A->ops->destroy               = gs->destroy;
-  A->ops->setfromoptions        = gs->setfromoptions;
-  A->ops->duplicate             = gs->duplicate;
-  A->ops->creategraph           = gs->creategraph;
-  A->ops->productsetfromoptions = gs->productsetfromoptions;
+  MatGPUStreamRestoreOps_Private(A, gs);
   PetscCall(PetscFree(A->spptr));
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamProductAIJ[i], NULL));
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamConverters[i], NULL));
@@ -792,6 +901,8 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   gs->duplicate             = A->ops->duplicate;
   gs->creategraph           = A->ops->creategraph;
   gs->productsetfromoptions = A->ops->productsetfromoptions;
+  gs->transpose             = A->ops->transpose;
+  gs->transposesymbolic     = A->ops->transposesymbolic;
   A->spptr                  = gs;
   A->ops->mult              = MatMult_GPUStream;
   A->ops->multadd           = MatMultAdd_GPUStream;
@@ -801,6 +912,8 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   A->ops->duplicate         = MatDuplicate_GPUStream;
   if (gs->creategraph) A->ops->creategraph = MatCreateGraph_GPUStream;
   A->ops->productsetfromoptions = MatProductSetFromOptions_GPUStream_AIJ;
+  if (gs->transpose) A->ops->transpose = MatTranspose_GPUStream;
+  if (gs->transposesymbolic) A->ops->transposesymbolic = MatTransposeSymbolic_GPUStream;
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamProductAIJ[i], MatProductSetFromOptions_GPUStream_AIJ));
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamConverters[i], i < 2 ? MatConvert_GPUStream_AIJ : MatConvert_AIJ_GPUStream));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_seqdense_C", MatProductSetFromOptions_GPUStream_Dense));
