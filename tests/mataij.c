@@ -1,6 +1,7 @@
 static char help[] = "Operations a gpustream matrix takes from AIJ's code, each against the same on the AIJ matrix holding the same\n\
 values: MatTranspose() and MatHermitianTranspose() (initial, reused after a change of values, reused after a change of\n\
-pattern on one process, in place; MatTransposeSymbolic() on one process).\n\
+pattern on one process, in place; MatTransposeSymbolic() on one process), MatConvert() to MATIS (initial, reused, in\n\
+place).\n\
 On several processes the rows are split unevenly.\n";
 
 #include <string.h>
@@ -174,6 +175,41 @@ static PetscErrorCode Transposes(PetscRandom rnd)
   PetscFunctionReturn(0);
 }
 
+/* MatConvert() to MATIS, as from the AIJ matrix: the MATIS multiplies as AIJ's, its local matrix can be viewed; reused
+   after new values; in place */
+static PetscErrorCode ToIS(PetscRandom rnd)
+{
+  Mat         A, B, IA, IB, L;
+  PetscViewer viewer;
+
+  PetscFunctionBeginUser;
+  PetscCall(Pair(6, rnd, &A, &B));
+  PetscCall(MatConvert(A, MATIS, MAT_INITIAL_MATRIX, &IA));
+  PetscCall(MatConvert(B, MATIS, MAT_INITIAL_MATRIX, &IB));
+  PetscCall(Report("MatConvert to MATIS, MAT_INITIAL_MATRIX", IA, IB, MATIS, rnd));
+  PetscCall(Report("  the gpustream matrix after it", A, B, MATGPUSTREAM, rnd));
+  PetscCall(MatISGetLocalMat(IA, &L));
+  PetscCall(PetscViewerASCIIOpen(PETSC_COMM_WORLD, "/dev/null", &viewer));
+  PetscCall(MatView(IA, viewer)); /* the local matrix, a duplicate made while A wore its base name, views as SeqAIJ */
+  PetscCall(PetscViewerDestroy(&viewer));
+  PetscCall(MatISRestoreLocalMat(IA, &L));
+  for (int k = 0; k < 2; k++) {
+    PetscCall(MatScale(k ? B : A, 3.0));
+    PetscCall(MatShift(k ? B : A, -0.5));
+  }
+  PetscCall(MatConvert(A, MATIS, MAT_REUSE_MATRIX, &IA));
+  PetscCall(MatConvert(B, MATIS, MAT_REUSE_MATRIX, &IB));
+  PetscCall(Report("MatConvert to MATIS, MAT_REUSE_MATRIX after new values", IA, IB, MATIS, rnd));
+  PetscCall(MatConvert(A, MATIS, MAT_INPLACE_MATRIX, &A));
+  PetscCall(MatConvert(B, MATIS, MAT_INPLACE_MATRIX, &B));
+  PetscCall(Report("MatConvert to MATIS, MAT_INPLACE_MATRIX", A, B, MATIS, rnd));
+  PetscCall(MatDestroy(&IA));
+  PetscCall(MatDestroy(&IB));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&B));
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   PetscRandom rnd;
@@ -184,6 +220,7 @@ int main(int argc, char **argv)
   PetscCall(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
   PetscCall(PetscRandomSetFromOptions(rnd));
   PetscCall(Transposes(rnd));
+  PetscCall(ToIS(rnd));
   PetscCall(PetscRandomDestroy(&rnd));
   PetscCall(PetscFinalize());
   return 0;

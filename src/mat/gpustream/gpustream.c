@@ -369,6 +369,9 @@ static PetscErrorCode MatViewStreamPlan_Private(GSStreamPlan plan, GSDeviceMat d
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* SeqAIJ's and MPIAIJ's views, as the first matrix of each converted to gpustream had them */
+static PetscErrorCode (*MatViewBase[2])(Mat, PetscViewer);
+
 static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
 {
   Mat_GPUStream    *gs = (Mat_GPUStream *)A->spptr;
@@ -376,6 +379,14 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
   PetscViewerFormat format;
 
   PetscFunctionBegin;
+  if (!MatGPUStreamIsOurs_Private(A)) { /* a plain AIJ duplicate made while a gpustream matrix wore its base name
+                                            (MATIS's local matrix ...): MatDuplicate() gave it the view of the original */
+    PetscMPIInt size;
+    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+    A->ops->view = MatViewBase[size > 1];
+    PetscCall((*A->ops->view)(A, viewer));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(gs->view(A, viewer));
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
   if (!isascii) PetscFunctionReturn(PETSC_SUCCESS);
@@ -839,6 +850,23 @@ static PetscErrorCode MatTransposeSymbolic_GPUStream(Mat A, Mat *B)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* To MATIS (PCMG's GDSW coarse spaces, PCBDDC): AIJ's converter, which the host arrays carry ("MatConvert_seqaij_is_C",
+   "MatConvert_mpiaij_is_C"), found by MatConvert() while the matrix wears its base name; the local matrices are plain
+   SeqAIJ, as from an AIJ matrix. In place, the matrix is a MATIS afterwards */
+static PetscErrorCode MatConvert_GPUStream_IS(Mat A, MatType type, MatReuse reuse, Mat *B)
+{
+  MatType        base;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  PetscCall(MatGPUStreamBaseName_Private(A, &base));
+  PetscCall(PetscObjectChangeTypeName((PetscObject)A, base));
+  ierr = MatConvert(A, type, reuse, B);
+  if (MatGPUStreamIsOurs_Private(A)) PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM)); /* also when it failed */
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static const char *const MatGPUStreamProductAIJ[] = {"MatProductSetFromOptions_gpustream_seqaij_C", "MatProductSetFromOptions_gpustream_mpiaij_C", "MatProductSetFromOptions_seqaij_gpustream_C", "MatProductSetFromOptions_mpiaij_gpustream_C"};
 
 static const char *const MatGPUStreamConverters[] = {"MatConvert_gpustream_seqaij_C", "MatConvert_gpustream_mpiaij_C", "MatConvert_seqaij_gpustream_C", "MatConvert_mpiaij_gpustream_C"};
@@ -861,6 +889,7 @@ static PetscErrorCode MatGPUStreamToAIJ_Private(Mat A)
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamConverters[i], NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_seqdense_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_mpidense_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_gpustream_is_C", NULL));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, size > 1 ? MATMPIAIJ : MATSEQAIJ));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -903,13 +932,18 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   gs->productsetfromoptions = A->ops->productsetfromoptions;
   gs->transpose             = A->ops->transpose;
   gs->transposesymbolic     = A->ops->transposesymbolic;
-  A->spptr                  = gs;
-  A->ops->mult              = MatMult_GPUStream;
-  A->ops->multadd           = MatMultAdd_GPUStream;
-  A->ops->view              = MatView_GPUStream;
-  A->ops->destroy           = MatDestroy_GPUStream;
-  A->ops->setfromoptions    = MatSetFromOptions_GPUStream;
-  A->ops->duplicate         = MatDuplicate_GPUStream;
+  {
+    PetscMPIInt size;
+    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+    if (!MatViewBase[size > 1]) MatViewBase[size > 1] = A->ops->view;
+  }
+  A->spptr               = gs;
+  A->ops->mult           = MatMult_GPUStream;
+  A->ops->multadd        = MatMultAdd_GPUStream;
+  A->ops->view           = MatView_GPUStream;
+  A->ops->destroy        = MatDestroy_GPUStream;
+  A->ops->setfromoptions = MatSetFromOptions_GPUStream;
+  A->ops->duplicate      = MatDuplicate_GPUStream;
   if (gs->creategraph) A->ops->creategraph = MatCreateGraph_GPUStream;
   A->ops->productsetfromoptions = MatProductSetFromOptions_GPUStream_AIJ;
   if (gs->transpose) A->ops->transpose = MatTranspose_GPUStream;
@@ -918,6 +952,7 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamConverters[i], i < 2 ? MatConvert_GPUStream_AIJ : MatConvert_AIJ_GPUStream));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_seqdense_C", MatProductSetFromOptions_GPUStream_Dense));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_mpidense_C", MatProductSetFromOptions_GPUStream_Dense));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_gpustream_is_C", MatConvert_GPUStream_IS));
   PetscCall(MatGPUStreamSetVecType_Private(A));
   PetscCall(MatGPUStreamSetVecType_Private(A));
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM));
