@@ -1,11 +1,14 @@
 static char help[] = "Operations a gpustream matrix takes from AIJ's code, each against the same on the AIJ matrix holding the same\n\
 values: MatTranspose() and MatHermitianTranspose() (initial, reused after a change of values, reused after a change of\n\
 pattern on one process, in place; MatTransposeSymbolic() on one process), MatConvert() to MATIS (initial, reused, in\n\
-place).\n\
+place), and PCMG's Galerkin coarse operators (MatPtAP() with the MAIJ interpolation of a DMDA with 2 and 3 unknowns\n\
+per node) in KSPCG and KSPGMRES.\n\
 On several processes the rows are split unevenly.\n";
 
 #include <string.h>
 #include <petscgpustream.h>
+#include <petscdmda.h>
+#include <petscksp.h>
 #include "vecdiff.h"
 
 /* The same nonsymmetric matrix as gpustream (A) and AIJ (B): m rows on each process but the last, which has m + 3;
@@ -210,6 +213,130 @@ static PetscErrorCode ToIS(PetscRandom rnd)
   PetscFunctionReturn(0);
 }
 
+/* dof unknowns per node of the DMDA's grid: the 5-point Laplacian on each, plus 1 + c on the diagonal of component c
+   and 0.3 between the unknowns of a node (SPD: the node's block is diagonally dominant) */
+static PetscErrorCode Operator(KSP ksp, Mat J, Mat A, void *ctx)
+{
+  DM            dm;
+  DMDALocalInfo info;
+
+  PetscFunctionBeginUser;
+  PetscCall(KSPGetDM(ksp, &dm));
+  PetscCall(DMDAGetLocalInfo(dm, &info));
+  for (PetscInt j = info.ys; j < info.ys + info.ym; j++)
+    for (PetscInt i = info.xs; i < info.xs + info.xm; i++)
+      for (PetscInt c = 0; c < info.dof; c++) {
+        MatStencil  row = {0}, col[8];
+        PetscScalar v[8];
+        PetscInt    n = 0;
+        row.i         = i;
+        row.j         = j;
+        row.c         = c;
+        col[n]        = row;
+        v[n++]        = 5.0 + c;
+        for (int d = 0; d < 4; d++) {
+          const PetscInt ni = i + (d == 0 ? -1 : d == 1 ? 1 : 0), nj = j + (d == 2 ? -1 : d == 3 ? 1 : 0);
+          if (ni < 0 || ni >= info.mx || nj < 0 || nj >= info.my) continue;
+          col[n]   = row;
+          col[n].i = ni;
+          col[n].j = nj;
+          v[n++]   = -1.0;
+        }
+        for (PetscInt e = 0; e < info.dof; e++) {
+          if (e == c) continue;
+          col[n]   = row;
+          col[n].c = e;
+          v[n++]   = 0.3;
+        }
+        PetscCall(MatSetValuesStencil(A, 1, &row, n, col, v, INSERT_VALUES));
+      }
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode RHS(KSP ksp, Vec b, void *ctx)
+{
+  PetscFunctionBeginUser;
+  PetscCall(VecSet(b, 1.0));
+  PetscFunctionReturn(0);
+}
+
+/* A solve with PCMG, 3 levels, Galerkin coarse operators (MatPtAP() with the DMDA's interpolation, MAIJ for dof > 1),
+   on a DMDA whose operator has the type mattype (typed: it has); the iterations, the reason, the solution and the
+   coarse operators */
+static PetscErrorCode SolveMG(PetscInt dof, KSPType type, MatType mattype, PetscInt *its, KSPConvergedReason *reason, Vec *x, Mat coarse[2], PetscBool *typed)
+{
+  DM  da;
+  KSP ksp;
+  PC  pc;
+  Mat A;
+
+  PetscFunctionBeginUser;
+  PetscCall(DMDACreate2d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, 17, 17, PETSC_DECIDE, PETSC_DECIDE, dof, 1, NULL, NULL, &da));
+  PetscCall(DMSetMatType(da, mattype));
+  PetscCall(DMSetUp(da));
+  PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+  PetscCall(KSPSetDM(ksp, da));
+  PetscCall(KSPSetType(ksp, type));
+  PetscCall(KSPSetComputeOperators(ksp, Operator, NULL));
+  PetscCall(KSPSetComputeRHS(ksp, RHS, NULL));
+  PetscCall(KSPSetTolerances(ksp, 1e-10, PETSC_DEFAULT, PETSC_DEFAULT, 200));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PCSetType(pc, PCMG));
+  PetscCall(PCMGSetLevels(pc, 3, NULL));
+  PetscCall(PCMGSetGalerkin(pc, PC_MG_GALERKIN_PMAT));
+  PetscCall(KSPSetFromOptions(ksp));
+  PetscCall(KSPSolve(ksp, NULL, NULL));
+  PetscCall(KSPGetIterationNumber(ksp, its));
+  PetscCall(KSPGetConvergedReason(ksp, reason));
+  PetscCall(KSPGetOperators(ksp, &A, NULL));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)A, typed, mattype, MATSEQAIJ, MATMPIAIJ, ""));
+  if (!strcmp(mattype, MATGPUSTREAM)) PetscCall(PetscObjectTypeCompare((PetscObject)A, MATGPUSTREAM, typed)); /* the fine operator */
+  {
+    Vec s;
+    PetscCall(KSPGetSolution(ksp, &s));
+    PetscCall(VecDuplicate(s, x));
+    PetscCall(VecCopy(s, *x));
+  }
+  for (PetscInt l = 0; l < 2; l++) {
+    KSP smoother;
+    PetscCall(PCMGGetSmoother(pc, l, &smoother));
+    PetscCall(KSPGetOperators(smoother, NULL, &coarse[l]));
+    PetscCall(PetscObjectReference((PetscObject)coarse[l]));
+  }
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(DMDestroy(&da));
+  PetscFunctionReturn(0);
+}
+
+/* PCMG with Galerkin coarse operators on a gpustream operator against an AIJ one: the same iterations and reason,
+   solutions within 1e-10, and coarse operators (plain AIJ) that multiply alike */
+static PetscErrorCode Galerkin(PetscInt dof, KSPType type, PetscRandom rnd)
+{
+  PetscInt           its[2];
+  KSPConvergedReason reason[2];
+  Vec                x[2];
+  Mat                coarse[2][2];
+  PetscReal          d;
+  PetscBool          ok[2], typed[2];
+
+  PetscFunctionBeginUser;
+  PetscCall(SolveMG(dof, type, MATGPUSTREAM, &its[0], &reason[0], &x[0], coarse[0], &typed[0]));
+  PetscCall(SolveMG(dof, type, MATAIJ, &its[1], &reason[1], &x[1], coarse[1], &typed[1]));
+  PetscCall(VecRelDiff(x[0], x[1], &d));
+  for (int l = 0; l < 2; l++) PetscCall(Same(coarse[0][l], coarse[1][l], MATAIJ, rnd, &ok[l]));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "PCMG, Galerkin coarse operators, DMDA with %" PetscInt_FMT " unknowns per node, %s: %s\n", dof, type,
+                        typed[0] && typed[1] && reason[0] > 0 && reason[0] == reason[1] && its[0] == its[1] && d < 1e-10 && ok[0] && ok[1] ? "as with -dm_mat_type aij: the same iterations, solution and coarse operators" : "UNLIKE WITH AIJ"));
+  if (its[0] != its[1] || reason[0] != reason[1] || reason[0] <= 0 || d >= 1e-10)
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  gpustream: %s in %" PetscInt_FMT "; aij: %s in %" PetscInt_FMT "; solutions %g apart\n", KSPConvergedReasons[reason[0]], its[0], KSPConvergedReasons[reason[1]], its[1], (double)d));
+  for (int k = 0; k < 2; k++) {
+    PetscCall(VecDestroy(&x[k]));
+    for (int l = 0; l < 2; l++) PetscCall(MatDestroy(&coarse[k][l]));
+  }
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   PetscRandom rnd;
@@ -221,6 +348,10 @@ int main(int argc, char **argv)
   PetscCall(PetscRandomSetFromOptions(rnd));
   PetscCall(Transposes(rnd));
   PetscCall(ToIS(rnd));
+  for (PetscInt dof = 2; dof <= 3; dof++) {
+    PetscCall(Galerkin(dof, KSPCG, rnd));
+    PetscCall(Galerkin(dof, KSPGMRES, rnd));
+  }
   PetscCall(PetscRandomDestroy(&rnd));
   PetscCall(PetscFinalize());
   return 0;

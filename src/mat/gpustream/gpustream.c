@@ -767,6 +767,18 @@ static PetscErrorCode MatProductSymbolic_GPUStream_AIJ(Mat C)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The symbolic phase an AIJ implementation set runs with the operands wearing their base names (and so does the
+   numeric phase it sets) */
+static PetscErrorCode MatProductWrapSymbolic_Private(Mat C)
+{
+  PetscFunctionBegin;
+  if (C->ops->productsymbolic && C->ops->productsymbolic != MatProductSymbolic_GPUStream_AIJ) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)C, "MatProductSymbolic_GPUStream_AIJ_C", C->ops->productsymbolic));
+    C->ops->productsymbolic = MatProductSymbolic_GPUStream_AIJ;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* MatProductSetFromOptions() calls this as the operands' common op when they are all gpustream, else through the
    names "MatProductSetFromOptions_<A type>_<B type>_C" composed on the gpustream one for (MPI/Seq)AIJ partners */
 static PetscErrorCode MatProductSetFromOptions_GPUStream_AIJ(Mat C)
@@ -783,10 +795,57 @@ static PetscErrorCode MatProductSetFromOptions_GPUStream_AIJ(Mat C)
   ierr = (*((Mat_GPUStream *)G->spptr)->productsetfromoptions)(C);
   PetscCall(MatProductWearAIJ_Private(C, PETSC_FALSE, was));
   PetscCall(ierr);
-  if (C->ops->productsymbolic) {
-    PetscCall(PetscObjectComposeFunction((PetscObject)C, "MatProductSymbolic_GPUStream_AIJ_C", C->ops->productsymbolic));
-    C->ops->productsymbolic = MatProductSymbolic_GPUStream_AIJ;
+  PetscCall(MatProductWrapSymbolic_Private(C));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The implementation that the operands' current type names select, composed on one of them as
+   "MatProductSetFromOptions_<A type>_<B type>[_<C type>]_C" (the name MatProductSetFromOptions() looks up), if any */
+static PetscErrorCode MatProductSetFromOptionsByName_Private(Mat C)
+{
+  Mat_Product *product = C->product;
+  Mat          X[3]    = {product->A, product->B, product->type == MATPRODUCT_ABC ? product->C : NULL};
+  char         name[256];
+  PetscErrorCode (*f)(Mat) = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrncpy(name, "MatProductSetFromOptions", sizeof(name)));
+  for (int i = 0; i < 3; i++) {
+    if (!X[i]) continue;
+    PetscCall(PetscStrlcat(name, "_", sizeof(name)));
+    PetscCall(PetscStrlcat(name, ((PetscObject)X[i])->type_name, sizeof(name)));
   }
+  PetscCall(PetscStrlcat(name, "_C", sizeof(name)));
+  for (int i = 0; i < 3 && !f; i++)
+    if (X[i]) PetscCall(PetscObjectQueryFunction((PetscObject)X[i], name, &f));
+  if (f) PetscCall((*f)(C));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Products with any other partner that AIJ's product code takes: MAIJ (PCMG's Galerkin operators on a DMDA with several
+   unknowns per node), and whatever composes "MatProductSetFromOptions_seqaij_<its type>_C" or the like. MatProductSetFromOptions()
+   asks the operands for "MatProductSetFromOptions_anytype_C" when nothing else served: the gpustream operands wear
+   their base names, the implementation those names select is set up, and its phases run so; the result is what
+   AIJ operands give. Nothing to do when no operand is named gpustream (they already wear their base names) */
+static PetscErrorCode MatProductSetFromOptions_GPUStream_Any(Mat C)
+{
+  Mat_Product   *product = C->product;
+  Mat            X[3]    = {product->A, product->B, product->C};
+  PetscBool      isgs, any = PETSC_FALSE, was[3] = {PETSC_FALSE, PETSC_FALSE, PETSC_FALSE};
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  for (int i = 0; i < 3; i++) {
+    if (!X[i]) continue;
+    PetscCall(PetscObjectTypeCompare((PetscObject)X[i], MATGPUSTREAM, &isgs));
+    any = (PetscBool)(any || isgs);
+  }
+  if (!any) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatProductWearAIJ_Private(C, PETSC_TRUE, was));
+  ierr = MatProductSetFromOptionsByName_Private(C);
+  PetscCall(MatProductWearAIJ_Private(C, PETSC_FALSE, was));
+  PetscCall(ierr);
+  PetscCall(MatProductWrapSymbolic_Private(C));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -889,6 +948,7 @@ static PetscErrorCode MatGPUStreamToAIJ_Private(Mat A)
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamConverters[i], NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_seqdense_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_mpidense_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_anytype_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_gpustream_is_C", NULL));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, size > 1 ? MATMPIAIJ : MATSEQAIJ));
@@ -952,6 +1012,7 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamConverters[i], i < 2 ? MatConvert_GPUStream_AIJ : MatConvert_AIJ_GPUStream));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_seqdense_C", MatProductSetFromOptions_GPUStream_Dense));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_mpidense_C", MatProductSetFromOptions_GPUStream_Dense));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_anytype_C", MatProductSetFromOptions_GPUStream_Any));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_gpustream_is_C", MatConvert_GPUStream_IS));
   PetscCall(MatGPUStreamSetVecType_Private(A));
   PetscCall(MatGPUStreamSetVecType_Private(A));
