@@ -25,7 +25,7 @@ PetscErrorCode GSResidualGapSetFromOptions(GSResidualGap *g, KSP ksp, GSOptionIt
   PetscCall(PetscOptionsBool(check, "Compute the true residual once at convergence and compare it with the recursive one", "KSPSolve", g->check, &g->check, NULL));
   PetscCall(PetscOptionsReal(factor, "Report when the true and recursive residual norms differ by more than this factor", "KSPSolve", g->factor, &f, &set));
   if (set) {
-    GSOptionsCheck(PetscOptionsObject, f >= 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "%s must be at least 1, not %g", factor, (double)f);
+    GSOptionsCheck(PetscOptionsObject, f >= 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-%s%s must be at least 1, not %g", GSPrefix((PetscObject)ksp), factor + 1, (double)f);
     g->factor = f;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -47,8 +47,10 @@ PetscErrorCode GSResidualGapView(const GSResidualGap *g, KSP ksp, PetscViewer vi
     PetscCall(PetscViewerASCIIPrintf(viewer, "  true residual not checked at convergence\n"));
   if (g->truenorm >= 0) {
     const PetscReal gap = GSResidualGapRatio(g, ksp->rnorm);
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  true residual norm at convergence %g, %g times the recursive one%s%s%s\n", (double)g->truenorm, (double)gap, gap > g->factor ? ": ABOVE THE FACTOR, consider -ksp_" : "",
-                                     gap > g->factor ? g->prefix : "", gap > g->factor ? "_replace_every" : ""));
+    if (gap > g->factor)
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  true residual norm at convergence %g, %g times the recursive one: ABOVE THE FACTOR, consider -%sksp_%s_replace_every\n", (double)g->truenorm, (double)gap, GSPrefix((PetscObject)ksp), g->prefix));
+    else
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  true residual norm at convergence %g, %g times the recursive one\n", (double)g->truenorm, (double)gap));
   }
   if (g->stalled >= 0) PetscCall(PetscViewerASCIIPrintf(viewer, "  stopped at the attainable accuracy: the true residual norm %g stagnated above the tolerance\n", (double)g->stalled));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -70,8 +72,8 @@ PetscErrorCode GSResidualGapReasonView(KSP ksp, void *ctx)
     PetscCall(PetscPrintf(PetscObjectComm((PetscObject)ksp), "KSP %s: stopped at the attainable accuracy: the true residual norm %g stagnated above the tolerance over residual replacements (%s); the recursive one reached %g\n", type,
                           (double)g->stalled, KSPConvergedReasons[ksp->reason], (double)ksp->rnorm));
   else if (flg)
-    PetscCall(PetscPrintf(PetscObjectComm((PetscObject)ksp), "KSP %s: the true residual norm %g is %g times the recursive one at convergence; -ksp_%s_replace_every N keeps them together\n", type, (double)g->truenorm,
-                          (double)GSResidualGapRatio(g, ksp->rnorm), g->prefix));
+    PetscCall(PetscPrintf(PetscObjectComm((PetscObject)ksp), "KSP %s: the true residual norm %g is %g times the recursive one at convergence; -%sksp_%s_replace_every N keeps them together\n", type, (double)g->truenorm,
+                          (double)GSResidualGapRatio(g, ksp->rnorm), GSPrefix((PetscObject)ksp), g->prefix));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

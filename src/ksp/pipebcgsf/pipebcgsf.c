@@ -404,7 +404,7 @@ static PetscErrorCode KSPSetFromOptions_PIPEBCGSF(KSP ksp, GSOptionItems PetscOp
   bf->sinspmvset = (PetscBool)(bf->sinspmvset || set);
   PetscCall(PetscOptionsInt("-ksp_pipebcgsf_replace_every", "Replace the recursive residual by b - A x every this many iterations (0: never)", "KSPPIPEBCGSF", bf->replace_every, &every, &set));
   if (set) {
-    GSOptionsCheck(PetscOptionsObject, every >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_pipebcgsf_replace_every must be 0 (never) or positive, not %" PetscInt_FMT, every);
+    GSOptionsCheck(PetscOptionsObject, every >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-%sksp_pipebcgsf_replace_every must be 0 (never) or positive, not %" PetscInt_FMT, GSPrefix((PetscObject)ksp), every);
     bf->replace_every = every;
   }
   PetscCall(GSResidualGapSetFromOptions(&bf->gap, ksp, PetscOptionsObject));

@@ -515,8 +515,9 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   cg->gap.truenorm = -1;
   cg->gap.stalled  = -1;
   if (cg->overlap) {
-    PetscCheck(!cg->replace_every, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-ksp_pipecgfused_replace_every needs -ksp_pipecgfused_overlap_reduction 0");
-    PetscCheck(!cg->replace_auto, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-ksp_pipecgfused_replace auto needs -ksp_pipecgfused_overlap_reduction 0");
+    const char *pre = GSPrefix((PetscObject)ksp);
+    PetscCheck(!cg->replace_every, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-%sksp_pipecgfused_replace_every needs -%sksp_pipecgfused_overlap_reduction 0", pre, pre);
+    PetscCheck(!cg->replace_auto, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-%sksp_pipecgfused_replace auto needs -%sksp_pipecgfused_overlap_reduction 0", pre, pre);
     PetscCall(KSPPIPECGFUSEDSolveOverlap_Private(ksp, Amat, dA, dB, halo, &l0, &t0, &c0));
     PetscCall(KSPPIPECGFUSEDFinish_Private(ksp, Amat, l0, t0, c0));
     PetscFunctionReturn(PETSC_SUCCESS);
@@ -890,6 +891,7 @@ static PetscErrorCode KSPSetFromOptions_PIPECGFUSED(KSP ksp, GSOptionItems Petsc
   static const char *const onek[]  = {"never", "always", "auto"};
   PetscInt                 every, mode = cg->replace_auto ? 2 : (cg->replace_every ? 1 : 0);
   PetscBool                set, mset;
+  const char              *pre = GSPrefix((PetscObject)ksp);
 
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "KSP pipelined CG with fused kernels options");
@@ -901,13 +903,13 @@ static PetscErrorCode KSPSetFromOptions_PIPECGFUSED(KSP ksp, GSOptionItems Petsc
   PetscCall(PetscOptionsEList("-ksp_pipecgfused_replace", "Residual replacement: never, every N iterations (N from -ksp_pipecgfused_replace_every), or auto", "KSPPIPECGFUSED", modes, 3, modes[mode], &mode, &mset));
   PetscCall(PetscOptionsInt("-ksp_pipecgfused_replace_every", "Replace the recursive residual by b - A x every this many iterations (0: never)", "KSPPIPECGFUSED", cg->replace_every, &every, &set));
   if (set) {
-    GSOptionsCheck(PetscOptionsObject, every >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_pipecgfused_replace_every must be 0 (never) or positive, not %" PetscInt_FMT, every);
+    GSOptionsCheck(PetscOptionsObject, every >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-%sksp_pipecgfused_replace_every must be 0 (never) or positive, not %" PetscInt_FMT, pre, every);
     cg->replace_every = every;
     if (every) cg->replace_auto = PETSC_FALSE;
   }
   if (mset) {
-    GSOptionsCheck(PetscOptionsObject, mode == 1 || !set || !every, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_INCOMP, "-ksp_pipecgfused_replace %s contradicts -ksp_pipecgfused_replace_every %" PetscInt_FMT, modes[mode], every);
-    GSOptionsCheck(PetscOptionsObject, mode != 1 || cg->replace_every, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_WRONG, "-ksp_pipecgfused_replace every needs -ksp_pipecgfused_replace_every N with N > 0");
+    GSOptionsCheck(PetscOptionsObject, mode == 1 || !set || !every, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_INCOMP, "-%sksp_pipecgfused_replace %s contradicts -%sksp_pipecgfused_replace_every %" PetscInt_FMT, pre, modes[mode], pre, every);
+    GSOptionsCheck(PetscOptionsObject, mode != 1 || cg->replace_every, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_WRONG, "-%sksp_pipecgfused_replace every needs -%sksp_pipecgfused_replace_every N with N > 0", pre, pre);
     cg->replace_auto = (PetscBool)(mode == 2);
     if (mode != 1) cg->replace_every = 0;
   }

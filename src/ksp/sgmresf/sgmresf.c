@@ -579,7 +579,7 @@ static PetscErrorCode KSPSetFromOptions_SGMRESF(KSP ksp, GSOptionItems PetscOpti
   PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)ksp, "-ksp_sgmresf_teams", GS_OPTION_INT, NULL, 0));
   PetscCall(PetscOptionsInt("-ksp_gmres_restart", "Number of Krylov vectors before a restart", "KSPSGMRESF", sg->m, &m, &set));
   if (set) {
-    GSOptionsCheck(PetscOptionsObject, m >= 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_gmres_restart must be positive, not %" PetscInt_FMT, m);
+    GSOptionsCheck(PetscOptionsObject, m >= 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-%sksp_gmres_restart must be positive, not %" PetscInt_FMT, GSPrefix((PetscObject)ksp), m);
     sg->m = m;
   }
   r = sg->refine;
@@ -588,7 +588,7 @@ static PetscErrorCode KSPSetFromOptions_SGMRESF(KSP ksp, GSOptionItems PetscOpti
   PetscCall(PetscOptionsBool("-ksp_sgmresf_check_true_residual", "Confirm a convergence the estimate claims with the true residual", "KSPSGMRESF", sg->confirm, &sg->confirm, NULL));
   PetscCall(PetscOptionsInt("-ksp_sgmresf_teams", "Teams of 256 threads of every kernel (0: 4 per multiprocessor, at most one per 256 rows)", "KSPSGMRESF", sg->teams, &teams, &set));
   if (set) {
-    GSOptionsCheck(PetscOptionsObject, teams >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_sgmresf_teams must be 0 (automatic) or positive, not %" PetscInt_FMT, teams);
+    GSOptionsCheck(PetscOptionsObject, teams >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-%sksp_sgmresf_teams must be 0 (automatic) or positive, not %" PetscInt_FMT, GSPrefix((PetscObject)ksp), teams);
     sg->teams = teams;
   }
   PetscOptionsHeadEnd();

@@ -95,7 +95,8 @@ static PetscErrorCode MatGPUStreamSyncBlock_Private(Mat S, PetscBool valuesonly,
    quarter to a third at block sizes 3 and 6 (docs/performance.md); tiles, which uneven rows need, read CSR. */
 static PetscErrorCode MatGPUStreamFormatBlockSize_Private(Mat S, PetscInt m, const PetscInt ia[], const PetscInt ja[], const GSStreamOptions *o, PetscInt *bs)
 {
-  PetscInt rbs, cbs, bad;
+  PetscInt    rbs, cbs, bad;
+  const char *pre = o->prefix ? o->prefix : "";
 
   PetscFunctionBegin;
   *bs = 1;
@@ -103,28 +104,30 @@ static PetscErrorCode MatGPUStreamFormatBlockSize_Private(Mat S, PetscInt m, con
   PetscCall(MatGetBlockSizes(S, &rbs, &cbs));
   if (o->format == GS_FORMAT_AUTO && (rbs < 2 || rbs > GS_MAX_FORMAT_BS || rbs != cbs || o->tile > 0)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCheck(rbs > 1 && rbs <= GS_MAX_FORMAT_BS && rbs == cbs, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG,
-             "-mat_gpustream_format block needs equal row and column block sizes of 2 to %d (MatSetBlockSize() or -mat_block_size); the matrix has %" PetscInt_FMT " and %" PetscInt_FMT, GS_MAX_FORMAT_BS, rbs, cbs);
-  PetscCheck(o->tile <= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "-mat_gpustream_format block has no tiles: leave out -mat_gpustream_tile_size %" PetscInt_FMT " or use -mat_gpustream_format csr", o->tile);
+             "-%smat_gpustream_format block needs equal row and column block sizes of 2 to %d (MatSetBlockSize() or -%smat_block_size); the matrix has %" PetscInt_FMT " and %" PetscInt_FMT, pre, GS_MAX_FORMAT_BS, pre, rbs, cbs);
+  PetscCheck(o->tile <= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "-%smat_gpustream_format block has no tiles: leave out -%smat_gpustream_tile_size %" PetscInt_FMT " or use -%smat_gpustream_format csr", pre, pre, o->tile, pre);
   bad = GSBlockPatternRow(m, S->cmap->n, ia, ja, rbs);
   PetscCheck(bad < 0 || o->format == GS_FORMAT_AUTO, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG,
-             "-mat_gpustream_format block: local row %" PetscInt_FMT " is not made of full %" PetscInt_FMT " x %" PetscInt_FMT " blocks at aligned columns, alike in its block row; use -mat_gpustream_format csr or auto", bad, rbs, rbs);
+             "-%smat_gpustream_format block: local row %" PetscInt_FMT " is not made of full %" PetscInt_FMT " x %" PetscInt_FMT " blocks at aligned columns, alike in its block row; use -%smat_gpustream_format csr or auto", pre, bad, rbs, rbs, pre);
   if (bad < 0) *bs = rbs;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* The diagonal block (or the whole matrix) of S on the device: resident, or streamed when the options say so or, in
-   auto mode, when its CSR and vectors exceed the budget */
-static PetscErrorCode MatGPUStreamSyncDiag_Private(MPI_Comm comm, Mat S, PetscBool valuesonly, Mat_GPUStream *gs)
+   auto mode, when its CSR and vectors exceed the budget. prefix: the gpustream matrix's options prefix */
+static PetscErrorCode MatGPUStreamSyncDiag_Private(MPI_Comm comm, Mat S, const char prefix[], PetscBool valuesonly, Mat_GPUStream *gs)
 {
   const PetscInt    *ia, *ja;
   const PetscScalar *a;
   PetscInt           m, bs        = 1;
   PetscBool          done, stream = (PetscBool)(gs->opts.mode == GS_STREAM_STREAM);
+  GSStreamOptions    o      = gs->opts;
   PetscLogDouble     budget = gs->opts.budget, need;
   int                over;
   PetscErrorCode     ierr;
 
   PetscFunctionBegin;
+  o.prefix = prefix; /* for the option names of the errors below */
   if (valuesonly) {
     if (gs->plan) {
       PetscCall(MatSeqAIJGetArrayRead(S, &a));
@@ -147,14 +150,15 @@ static PetscErrorCode MatGPUStreamSyncDiag_Private(MPI_Comm comm, Mat S, PetscBo
       stream = (PetscBool)over;
     else
       PetscCheck(!over, comm, PETSC_ERR_ARG_OUTOFRANGE,
-                 "-mat_gpustream_mode resident: the matrix needs %g bytes of device memory on this process, the budget is %g bytes (-mat_gpustream_max_device_bytes), and a process is over it; use -mat_gpustream_mode auto or stream", need, budget);
+                 "-%smat_gpustream_mode resident: the matrix needs %g bytes of device memory on this process, the budget is %g bytes (-%smat_gpustream_max_device_bytes), and a process is over it; use -%smat_gpustream_mode auto or stream", prefix,
+                 need, budget, prefix, prefix);
   }
   PetscCall(MatSeqAIJGetArrayRead(S, &a));
   /* a plan that does not fit, or an allocation that fails, fails on its own process: see GSAllOK() */
   if (stream)
-    ierr = GSStreamPlanCreate(m, S->cmap->n, ia, ja, a, &gs->opts, &gs->plan);
+    ierr = GSStreamPlanCreate(m, S->cmap->n, ia, ja, a, &o, &gs->plan);
   else {
-    ierr = MatGPUStreamFormatBlockSize_Private(S, m, ia, ja, &gs->opts, &bs);
+    ierr = MatGPUStreamFormatBlockSize_Private(S, m, ia, ja, &o, &bs);
     if (!ierr) ierr = GSDeviceMatCreate(m, S->cmap->n, ia, ja, a, PETSC_FALSE, bs, gs->opts.tile, &gs->dA);
   }
   if (!ierr && gs->dA && gs->opts.kernel != GS_KERNEL_AUTO) ierr = GSDeviceMatSetKernel(gs->dA, gs->opts.kernel);
@@ -199,14 +203,14 @@ static PetscErrorCode MatGPUStreamSync_Private(Mat A)
 
     PetscCall(PetscLogEventBegin(GPUS_MatSync, A, 0, 0, 0));
     if (size == 1)
-      PetscCall(MatGPUStreamSyncDiag_Private(PETSC_COMM_SELF, A, valuesonly, gs));
+      PetscCall(MatGPUStreamSyncDiag_Private(PETSC_COMM_SELF, A, GSPrefix((PetscObject)A), valuesonly, gs));
     else {
-      PetscCall(MatGPUStreamSyncDiag_Private(PetscObjectComm((PetscObject)A), Ad, valuesonly, gs));
+      PetscCall(MatGPUStreamSyncDiag_Private(PetscObjectComm((PetscObject)A), Ad, GSPrefix((PetscObject)A), valuesonly, gs));
       PetscCall(GSAllOK(PetscObjectComm((PetscObject)A), MatGPUStreamSyncBlock_Private(Ao, valuesonly, PETSC_TRUE, gs->opts.kernel, gs->opts.tile, &gs->dB)));
       if (!valuesonly) { /* collective, its allocations last */
         PetscBool   devicempi;
         const char *why;
-        PetscCall(GSHaloUseDeviceMPI(gs->devicempi, &devicempi, &why));
+        PetscCall(GSHaloUseDeviceMPI(gs->devicempi, GSPrefix((PetscObject)A), &devicempi, &why));
         PetscCall(GSHaloDestroy(&gs->halo));
         PetscCall(GSAllOK(PetscObjectComm((PetscObject)A), GSHaloCreate(PetscObjectComm((PetscObject)A), A->cmap->n, A->cmap->range, Ao->cmap->n, garray, devicempi, &gs->halo)));
       }
@@ -313,7 +317,7 @@ static PetscErrorCode MatViewDeviceMPI_Private(GSDeviceMPI opt, PetscBool device
   const char *why;
 
   PetscFunctionBegin;
-  PetscCall(GSHaloUseDeviceMPI(opt, &use, &why));
+  PetscCall(GSHaloUseDeviceMPI(opt, NULL, &use, &why));
   PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: halo messages %s (-mat_gpustream_device_mpi %s: %s)\n", devicempi ? "between the device buffers themselves" : "staged through pinned host buffers", GSDeviceMPIs[opt], why));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -531,24 +535,25 @@ static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOpti
   }
   PetscCall(PetscOptionsEnum("-mat_gpustream_mode", "Device storage: auto (stream when the matrix exceeds the budget), resident, stream", "MATGPUSTREAM", GSStreamModes, (PetscEnum)o.mode, (PetscEnum *)&o.mode, NULL));
   PetscCall(PetscOptionsReal("-mat_gpustream_max_device_bytes", "Device memory the matrix may use, bytes (default: free device memory less a reserve)", "MATGPUSTREAM", o.budget, &o.budget, &flg));
-  GSOptionsCheck(PetscOptionsObject, !flg || o.budget > 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_max_device_bytes %g must be positive", o.budget);
+  GSOptionsCheck(PetscOptionsObject, !flg || o.budget > 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_gpustream_max_device_bytes %g must be positive", GSPrefix((PetscObject)A), o.budget);
   PetscCall(PetscOptionsInt("-mat_gpustream_buffers", "Device buffers streamed subdivisions rotate through (at least 2)", "MATGPUSTREAM", o.buffers, &o.buffers, NULL));
-  GSOptionsCheck(PetscOptionsObject, o.buffers >= 2, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_buffers %" PetscInt_FMT " must be at least 2", o.buffers);
+  GSOptionsCheck(PetscOptionsObject, o.buffers >= 2, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_gpustream_buffers %" PetscInt_FMT " must be at least 2", GSPrefix((PetscObject)A), o.buffers);
   PetscCall(PetscOptionsInt("-mat_gpustream_subdivisions", "Number of row subdivisions of a streamed matrix (default: chosen by a model)", "MATGPUSTREAM", o.subdivisions, &o.subdivisions, &flg));
-  GSOptionsCheck(PetscOptionsObject, !flg || o.subdivisions >= 1, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_subdivisions %" PetscInt_FMT " must be at least 1 (leave it out for the automatic choice)", o.subdivisions);
+  GSOptionsCheck(PetscOptionsObject, !flg || o.subdivisions >= 1, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_gpustream_subdivisions %" PetscInt_FMT " must be at least 1 (leave it out for the automatic choice)",
+                 GSPrefix((PetscObject)A), o.subdivisions);
   PetscCall(PetscOptionsBool("-mat_gpustream_overlap", "Overlap the copies of streamed subdivisions with the SpMVs", "MATGPUSTREAM", o.overlap, &o.overlap, NULL));
   PetscCall(PetscOptionsEnum("-mat_gpustream_kernel", "SpMV kernel: auto (from the mean row length), thread (a thread per row), warp (32 lanes per row)", "MATGPUSTREAM", GSSpMVKernels, (PetscEnum)o.kernel, (PetscEnum *)&o.kernel, NULL));
   PetscCall(PetscOptionsEnum("-mat_gpustream_format", "Device storage: auto (block column indices where the block size and pattern allow and MatMult uses no tiles), csr, block", "MATGPUSTREAM", GSFormats, (PetscEnum)o.format, (PetscEnum *)&o.format,
                              NULL));
   PetscCall(PetscOptionsInt("-mat_gpustream_tile_size", "Entries a team of MatMult's kernel stages in scratch memory before summing its rows (0: no tiles; default: chosen from the row lengths)", "MATGPUSTREAM", o.tile, &o.tile, &flg));
-  GSOptionsCheck(PetscOptionsObject, !flg || (o.tile >= 0 && o.tile <= GS_MAX_TILE_SIZE), PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_tile_size %" PetscInt_FMT " must be in 0..%d (0: no tiles)", o.tile,
-                 GS_MAX_TILE_SIZE);
+  GSOptionsCheck(PetscOptionsObject, !flg || (o.tile >= 0 && o.tile <= GS_MAX_TILE_SIZE), PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_gpustream_tile_size %" PetscInt_FMT " must be in 0..%d (0: no tiles)",
+                 GSPrefix((PetscObject)A), o.tile, GS_MAX_TILE_SIZE);
   PetscCall(PetscOptionsEnum("-mat_gpustream_device_mpi", "Halo messages between device buffers: auto (when MPI reports CUDA support, or on host backends), true, false (pinned host buffers)", "MATGPUSTREAM", GSDeviceMPIs, (PetscEnum)devicempi,
                              (PetscEnum *)&devicempi, NULL));
   {
     PetscBool      use;
     const char    *why;
-    PetscErrorCode ierr = GSHaloUseDeviceMPI(devicempi, &use, &why); /* true where the MPI says it cannot is an error now */
+    PetscErrorCode ierr = GSHaloUseDeviceMPI(devicempi, GSPrefix((PetscObject)A), &use, &why); /* true where the MPI says it cannot is an error now */
     if (ierr) PetscCall(GSOptionsAbandon(PetscOptionsObject));
     PetscCall(ierr);
   }
@@ -561,8 +566,7 @@ static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOpti
       PetscErrorCode (*create)(Vec) = NULL;
       PetscCall(VecRegisterAll());
       PetscCall(PetscFunctionListFind(VecList, vectype, &create));
-      GSOptionsCheck(PetscOptionsObject, create, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "-%smat_gpustream_vec_type %s: give auto or a vector type (standard, cuda, ...)", ((PetscObject)A)->prefix ? ((PetscObject)A)->prefix : "",
-                     vectype);
+      GSOptionsCheck(PetscOptionsObject, create, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "-%smat_gpustream_vec_type %s: give auto or a vector type (standard, cuda, ...)", GSPrefix((PetscObject)A), vectype);
     }
   }
   PetscOptionsHeadEnd();
