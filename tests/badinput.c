@@ -474,6 +474,45 @@ static PetscErrorCode OverlapReplace(KSPType type)
   PetscFunctionReturn(0);
 }
 
+/* A side or norm that a solver preconditioning from the right only (pipebcgsf, sgmresf) does not have, given by the
+   option (value) to a KSP with the prefix inner_: refused by KSPSetFromOptions with a message that says so, and by
+   KSPSetUp when set by KSPSetPCSide() alone (PETSc's own check, as for KSPPIPEBCGS); then the same KSP on the right */
+static PetscErrorCode RightOnly(KSPType type, const char *option, const char *value, const char *text)
+{
+  Mat    A, B;
+  KSP    ksp;
+  Caught c;
+  char   label[128];
+
+  PetscFunctionBeginUser;
+  PetscCall(Pair(PETSC_TRUE, &A, &B));
+  PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+  PetscCall(KSPSetType(ksp, type));
+  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(KSPSetOptionsPrefix(ksp, "inner_"));
+  PetscCall(PetscOptionsSetValue(NULL, option, value));
+  CATCH(&c, KSPSetFromOptions(ksp));
+  PetscCall(PetscOptionsClearValue(NULL, option));
+  PetscCall(PetscSNPrintf(label, sizeof(label), "%s, %s %s", type, option, value));
+  PetscCall(Expect(label, &c, PETSC_ERR_SUP, text));
+  Say("\n");
+  if (!strcmp(value, "left")) { /* the side set in the code, no options read */
+    PetscCall(KSPSetPCSide(ksp, PC_LEFT));
+    CATCH(&c, KSPSetUp(ksp));
+    PetscCall(PetscSNPrintf(label, sizeof(label), "%s, KSPSetPCSide(PC_LEFT), KSPSetUp", type));
+    PetscCall(Expect(label, &c, PETSC_ERR_SUP, "does not support preconditioner side LEFT"));
+    Say("\n");
+  }
+  PetscCall(KSPSetPCSide(ksp, PC_RIGHT));
+  PetscCall(KSPSetNormType(ksp, KSP_NORM_UNPRECONDITIONED));
+  PetscCall(KSPSetFromOptions(ksp));
+  PetscCall(PetscSNPrintf(label, sizeof(label), "%s, then on the right", type));
+  Say("%s", label);
+  PetscCall(GoodAfterAndDestroy(&A, &B, ksp, type));
+  PetscCall(KSPDestroy(&ksp));
+  PetscFunctionReturn(0);
+}
+
 /* ---- option values: each set, refused by the object's SetFromOptions, cleared, and the same object used ---- */
 
 typedef struct {
@@ -627,6 +666,13 @@ int main(int argc, char **argv)
   TWICE(Budget("prefix a_, resident mode over the budget", "a_", "resident", "100", NULL, "(-a_mat_gpustream_max_device_bytes), and a process is over it; use -a_mat_gpustream_mode auto or stream"));
   TWICE(FormatBlock());
   TWICE(OverlapReplace(KSPPIPECGFUSED));
+  TWICE(
+      RightOnly(KSPPIPEBCGSF, "-inner_ksp_pc_side", "left", "KSPPIPEBCGSF preconditions from the right only, not from the left (-inner_ksp_pc_side left or KSPSetPCSide()): leave the side out or give right, or use KSPBCGS for left preconditioning"));
+  TWICE(RightOnly(KSPPIPEBCGSF, "-inner_ksp_pc_side", "symmetric", "KSPPIPEBCGSF preconditions from the right only, not from the two sides (-inner_ksp_pc_side symmetric or KSPSetPCSide())"));
+  TWICE(RightOnly(KSPPIPEBCGSF, "-inner_ksp_norm_type", "preconditioned",
+                  "KSPPIPEBCGSF preconditions from the right only: it tests the unpreconditioned residual norm (or none), not the preconditioned one (-inner_ksp_norm_type or KSPSetNormType()); use KSPBCGS for it"));
+  TWICE(RightOnly(KSPSGMRESF, "-inner_ksp_pc_side", "left", "KSPSGMRESF preconditions from the right only, not from the left (-inner_ksp_pc_side left or KSPSetPCSide()): leave the side out or give right, or use KSPGMRES for left preconditioning"));
+  TWICE(RightOnly(KSPSGMRESF, "-inner_ksp_norm_type", "natural", "KSPSGMRESF preconditions from the right only: it tests the unpreconditioned residual norm (or none), not the natural one"));
   for (size_t i = 0; i < sizeof(optioncases) / sizeof(optioncases[0]); i++) TWICE(BadOption(&optioncases[i]));
   PetscCall(PetscFinalize());
   return 0;

@@ -4,6 +4,7 @@
 #include <petsc/private/kspimpl.h>
 #include "pipebcgsfimpl.h"
 #include "../common/residualgap.h"
+#include "../common/rightpc.h"
 #include "../common/pcblocks.h"
 
 typedef struct {
@@ -365,6 +366,7 @@ static PetscErrorCode KSPView_PIPEBCGSF(KSP ksp, PetscViewer viewer)
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
   if (!isascii) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerASCIIPrintf(viewer, "  fused kernels on Kokkos %s\n", PetscGPUStreamExecutionSpace()));
+  PetscCall(GSRightPCView(ksp, viewer, "KSPBCGS"));
   if (bf->replace_every)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replacement every %" PetscInt_FMT " iterations (%" PetscInt_FMT " in the last solve)\n", bf->replace_every, bf->replacements));
   else
@@ -408,6 +410,7 @@ static PetscErrorCode KSPSetFromOptions_PIPEBCGSF(KSP ksp, GSOptionItems PetscOp
     bf->replace_every = every;
   }
   PetscCall(GSResidualGapSetFromOptions(&bf->gap, ksp, PetscOptionsObject));
+  PetscCall(GSRightPCSetFromOptions(ksp, PetscOptionsObject, "KSPPIPEBCGSF", "KSPBCGS"));
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -493,6 +496,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PIPEBCGSF(KSP ksp)
   ksp->data = (void *)bf;
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_RIGHT, 2));
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NONE, PC_RIGHT, 1));
+  PetscCall(GSRightPCCreate(ksp));
   ksp->ops->setup          = KSPSetUp_PIPEBCGSF;
   ksp->ops->solve          = KSPSolve_PIPEBCGSF;
   ksp->ops->destroy        = KSPDestroy_PIPEBCGSF;

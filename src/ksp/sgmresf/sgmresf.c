@@ -4,6 +4,7 @@
 #include <petsc/private/kspimpl.h>
 #include "sgmresfimpl.h"
 #include "../common/pcblocks.h"
+#include "../common/rightpc.h"
 
 /* The squared relative residual below which rho^2 - sum xi_i^2 is too close to its rounding (a few epsilon rho^2 on
    the tests) to go on: a relative residual of 4.7e-7 */
@@ -543,6 +544,7 @@ static PetscErrorCode KSPView_SGMRESF(KSP ksp, PetscViewer viewer)
   if (!isascii) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerASCIIPrintf(viewer, "  restart=%" PetscInt_FMT ", classical Gram-Schmidt, refinement %s; fused kernels on Kokkos %s\n", sg->m, SGFRefineTypes[sg->refine], PetscGPUStreamExecutionSpace()));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  a convergence the estimate claims is %s\n", sg->confirm ? "confirmed with the true residual" : "not checked"));
+  PetscCall(GSRightPCView(ksp, viewer, "KSPGMRES"));
   if (!sg->work) PetscFunctionReturn(PETSC_SUCCESS);
   {
     PetscLogDouble basis, other;
@@ -591,6 +593,7 @@ static PetscErrorCode KSPSetFromOptions_SGMRESF(KSP ksp, GSOptionItems PetscOpti
     GSOptionsCheck(PetscOptionsObject, teams >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-%sksp_sgmresf_teams must be 0 (automatic) or positive, not %" PetscInt_FMT, GSPrefix((PetscObject)ksp), teams);
     sg->teams = teams;
   }
+  PetscCall(GSRightPCSetFromOptions(ksp, PetscOptionsObject, "KSPSGMRESF", "KSPGMRES"));
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -705,6 +708,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_SGMRESF(KSP ksp)
   sg->confirm = PETSC_TRUE;
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_RIGHT, 2));
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NONE, PC_RIGHT, 1));
+  PetscCall(GSRightPCCreate(ksp));
   ksp->ops->setup          = KSPSetUp_SGMRESF;
   ksp->ops->solve          = KSPSolve_SGMRESF;
   ksp->ops->destroy        = KSPDestroy_SGMRESF;
