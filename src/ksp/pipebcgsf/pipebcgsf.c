@@ -461,7 +461,9 @@ static PetscErrorCode KSPDestroy_PIPEBCGSF(KSP ksp)
    Level: intermediate
 
    Notes:
-   Right preconditioning only, as `KSPPIPEBCGS`. `PCJACOBI`, and `PCPBJACOBI` with blocks of up to 8 rows, are fused
+   Right preconditioning only, as `KSPPIPEBCGS` (`KSPBCGS` preconditions from the left by default): a left or
+   symmetric side, or a preconditioned or natural norm, is refused (`PETSC_ERR_SUP`) by `KSPSetFromOptions()` and
+   `KSPSetUp()`. `PCJACOBI`, and `PCPBJACOBI` with blocks of up to 8 rows, are fused
    into the SpMV gathers and the x update (D^{-1} is taken from the PC once per operator state); any other PC is
    applied on the host to p and s each iteration. On several processes a `MATGPUSTREAM` operator
    (resident, PCNONE or PCJACOBI) keeps the SpMVs fused with their sums on the device: a kernel over the diagonal

@@ -661,9 +661,11 @@ static PetscErrorCode KSPDestroy_SGMRESF(KSP ksp)
    Level: intermediate
 
    Notes:
-   Right preconditioning only. `PCJACOBI` and `PCPBJACOBI` (its inverse diagonal blocks, taken from the PC applied to
-   bs vectors once per operator) are fused into the SpMV gather and the x update; any other PC is applied on the
-   host to every basis vector and once per cycle to the solution update. On several processes a resident
+   Right preconditioning only, unlike `KSPGMRES`'s default (left): a left or symmetric side, or a preconditioned or
+   natural norm, is refused (`PETSC_ERR_SUP`) by `KSPSetFromOptions()` and `KSPSetUp()`. `PCJACOBI` and `PCPBJACOBI`
+   (its inverse diagonal blocks, taken from the PC applied to bs vectors once per operator) are fused into the SpMV
+   gather and the x update; any other PC is applied on the host to every basis vector and once per cycle to the
+   solution update. On several processes a resident
    `MATGPUSTREAM` operator with PCNONE or PCJACOBI keeps x and the SpMVs on the device (Jacobi scaling, the halo
    exchange overlapping the diagonal block, the off-diagonal block, then the sums in a separate kernel); other `Mat`
    types, streamed operators and other PCs run the SpMVs through `MatMult()` with vectors staged through the host. On

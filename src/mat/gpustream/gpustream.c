@@ -1101,7 +1101,11 @@ static PetscErrorCode MatConvert_GPUStream_AIJ(Mat A, MatType type, MatReuse reu
    Galerkin products with AIJ's code: `MatCreateGraph()` and products with AIJ matrices (`MatMatMult()`, `MatPtAP()`)
    run while the matrix wears its base type name ("seqaij" or "mpiaij", which those implementations check), so the
    coarse operators are plain AIJ and the preconditioner is the one an AIJ operator gets (tests/kspgpustream.c
-   checks PCApply() against AIJ's); the finest level's smoother multiplies on the device. Other solver packages
+   checks PCApply() against AIJ's); the finest level's smoother multiplies on the device. So do products with any
+   other partner AIJ's product code takes (MAIJ: `PCMG`'s Galerkin coarse operators on a `DMDA` with several unknowns
+   per node), `MatConvert()` to `MATIS` (AIJ's converter; local matrices plain `MATSEQAIJ`) and `MatTranspose()`,
+   `MatHermitianTranspose()` and `MatTransposeSymbolic()`, whose result is made a gpustream matrix with the
+   options of the original (tests/mataij.c compares them with AIJ's). Other solver packages
    (`-pc_factor_mat_solver_type mumps` ...) are not registered for this type: `MatConvert()` the matrix to `MATAIJ`
    for them.
 
