@@ -32,6 +32,7 @@ SOURCES = petsc-registration.c \
           src/ksp/sgmresf/sgmresf.kokkos.cxx \
           src/ksp/sgmresf/sgmresfref.c \
           src/ksp/common/residualgap.c \
+          src/ksp/common/rightpc.c \
           src/ksp/common/pcblocks.c
 OBJS = $(SOURCES:%=$(BUILD)/%.o)
 LIB  = $(BUILD)/libpetscgpustream.so

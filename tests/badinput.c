@@ -370,9 +370,24 @@ static PetscErrorCode DependentLaunch(void)
   PetscFunctionReturn(0);
 }
 
-/* A device-memory budget the matrix cannot use (mode, budget and subdivisions as given): MatMult refuses it; then a
-   budget of 1 MB, which streams the same matrix in mode stream, and holds it whole otherwise */
-static PetscErrorCode Budget(const char *label, const char *mode, const char *budget, const char *subdivisions, const char *text)
+/* The option -<prefix><name> set to value (value NULL: cleared) */
+static PetscErrorCode SetOption(const char *prefix, const char *name, const char *value)
+{
+  char full[128];
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscSNPrintf(full, sizeof(full), "-%s%s", prefix ? prefix : "", name + 1));
+  if (value)
+    PetscCall(PetscOptionsSetValue(NULL, full, value));
+  else
+    PetscCall(PetscOptionsClearValue(NULL, full));
+  PetscFunctionReturn(0);
+}
+
+/* A device-memory budget the matrix (with the options prefix given, or none) cannot use (mode, budget and
+   subdivisions as given): MatMult refuses it; then a budget of 1 MB, which streams the same matrix in mode stream, and
+   holds it whole otherwise */
+static PetscErrorCode Budget(const char *label, const char *prefix, const char *mode, const char *budget, const char *subdivisions, const char *text)
 {
   Mat    A, B;
   Vec    x, y;
@@ -380,22 +395,121 @@ static PetscErrorCode Budget(const char *label, const char *mode, const char *bu
 
   PetscFunctionBeginUser;
   PetscCall(Pair(PETSC_TRUE, &A, &B));
-  PetscCall(PetscOptionsSetValue(NULL, "-mat_gpustream_mode", mode));
-  PetscCall(PetscOptionsSetValue(NULL, "-mat_gpustream_max_device_bytes", budget));
-  if (subdivisions) PetscCall(PetscOptionsSetValue(NULL, "-mat_gpustream_subdivisions", subdivisions));
+  PetscCall(MatSetOptionsPrefix(A, prefix));
+  PetscCall(SetOption(prefix, "-mat_gpustream_mode", mode));
+  PetscCall(SetOption(prefix, "-mat_gpustream_max_device_bytes", budget));
+  if (subdivisions) PetscCall(SetOption(prefix, "-mat_gpustream_subdivisions", subdivisions));
   PetscCall(MatSetFromOptions(A));
   PetscCall(MatCreateVecs(A, &x, &y));
   PetscCall(VecSet(x, 1.0));
   CATCH(&c, MatMult(A, x, y));
   PetscCall(Expect(label, &c, PETSC_ERR_ARG_OUTOFRANGE, text));
-  PetscCall(PetscOptionsSetValue(NULL, "-mat_gpustream_max_device_bytes", "1e6"));
+  PetscCall(SetOption(prefix, "-mat_gpustream_max_device_bytes", "1e6"));
   PetscCall(MatSetFromOptions(A));
-  PetscCall(PetscOptionsClearValue(NULL, "-mat_gpustream_mode"));
-  PetscCall(PetscOptionsClearValue(NULL, "-mat_gpustream_max_device_bytes"));
-  PetscCall(PetscOptionsClearValue(NULL, "-mat_gpustream_subdivisions"));
+  PetscCall(SetOption(prefix, "-mat_gpustream_mode", NULL));
+  PetscCall(SetOption(prefix, "-mat_gpustream_max_device_bytes", NULL));
+  PetscCall(SetOption(prefix, "-mat_gpustream_subdivisions", NULL));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&y));
   PetscCall(GoodAfterAndDestroy(&A, &B, NULL, KSPSGMRESF));
+  PetscFunctionReturn(0);
+}
+
+/* -a_mat_gpustream_format block on a matrix without a block size: refused where the device copy is made, naming the
+   options with the matrix's prefix */
+static PetscErrorCode FormatBlock(void)
+{
+  Mat    A, B;
+  Vec    x, y;
+  Caught c;
+
+  PetscFunctionBeginUser;
+  PetscCall(Pair(PETSC_TRUE, &A, &B));
+  PetscCall(MatSetOptionsPrefix(A, "a_"));
+  PetscCall(PetscOptionsSetValue(NULL, "-a_mat_gpustream_format", "block"));
+  PetscCall(MatSetFromOptions(A));
+  PetscCall(MatCreateVecs(A, &x, &y));
+  PetscCall(VecSet(x, 1.0));
+  CATCH(&c, MatMult(A, x, y));
+  PetscCall(Expect("prefix a_, -a_mat_gpustream_format block without a block size", &c, PETSC_ERR_ARG_WRONG, "-a_mat_gpustream_format block needs equal row and column block sizes of 2 to 6 (MatSetBlockSize() or -a_mat_block_size)"));
+  PetscCall(PetscOptionsSetValue(NULL, "-a_mat_gpustream_format", "auto"));
+  PetscCall(MatSetFromOptions(A));
+  PetscCall(PetscOptionsClearValue(NULL, "-a_mat_gpustream_format"));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y));
+  PetscCall(GoodAfterAndDestroy(&A, &B, NULL, KSPPIPECGFUSED));
+  PetscFunctionReturn(0);
+}
+
+/* Residual replacement with the overlapped reduction, given to a KSP with the prefix inner_: refused by KSPSolve, naming
+   both options with the prefix; then the same KSP without them */
+static PetscErrorCode OverlapReplace(KSPType type)
+{
+  Mat    A, B;
+  KSP    ksp;
+  Vec    x, b;
+  Caught c;
+
+  PetscFunctionBeginUser;
+  PetscCall(Pair(PETSC_TRUE, &A, &B));
+  PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+  PetscCall(KSPSetType(ksp, type));
+  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(KSPSetOptionsPrefix(ksp, "inner_"));
+  PetscCall(PetscOptionsSetValue(NULL, "-inner_ksp_pipecgfused_overlap_reduction", "1"));
+  PetscCall(PetscOptionsSetValue(NULL, "-inner_ksp_pipecgfused_replace_every", "5"));
+  PetscCall(KSPSetFromOptions(ksp));
+  PetscCall(MatCreateVecs(A, &x, &b));
+  PetscCall(VecSet(b, 1.0));
+  CATCH(&c, KSPSolve(ksp, b, x));
+  PetscCall(Expect("prefix inner_, replacement with the overlapped reduction", &c, PETSC_ERR_SUP, "-inner_ksp_pipecgfused_replace_every needs -inner_ksp_pipecgfused_overlap_reduction 0"));
+  PetscCall(PetscOptionsSetValue(NULL, "-inner_ksp_pipecgfused_overlap_reduction", "0"));
+  PetscCall(KSPSetFromOptions(ksp));
+  PetscCall(PetscOptionsClearValue(NULL, "-inner_ksp_pipecgfused_overlap_reduction"));
+  PetscCall(PetscOptionsClearValue(NULL, "-inner_ksp_pipecgfused_replace_every"));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&b));
+  PetscCall(GoodAfterAndDestroy(&A, &B, ksp, type));
+  PetscCall(KSPDestroy(&ksp));
+  PetscFunctionReturn(0);
+}
+
+/* A side or norm that a solver preconditioning from the right only (pipebcgsf, sgmresf) does not have, given by the
+   option (value) to a KSP with the prefix inner_: refused by KSPSetFromOptions with a message that says so, and by
+   KSPSetUp when set by KSPSetPCSide() alone (PETSc's own check, as for KSPPIPEBCGS); then the same KSP on the right */
+static PetscErrorCode RightOnly(KSPType type, const char *option, const char *value, const char *text)
+{
+  Mat    A, B;
+  KSP    ksp;
+  Caught c;
+  char   label[128];
+
+  PetscFunctionBeginUser;
+  PetscCall(Pair(PETSC_TRUE, &A, &B));
+  PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+  PetscCall(KSPSetType(ksp, type));
+  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(KSPSetOptionsPrefix(ksp, "inner_"));
+  PetscCall(PetscOptionsSetValue(NULL, option, value));
+  CATCH(&c, KSPSetFromOptions(ksp));
+  PetscCall(PetscOptionsClearValue(NULL, option));
+  PetscCall(PetscSNPrintf(label, sizeof(label), "%s, %s %s", type, option, value));
+  PetscCall(Expect(label, &c, PETSC_ERR_SUP, text));
+  Say("\n");
+  if (!strcmp(value, "left")) { /* the side set in the code, no options read */
+    PetscCall(KSPSetPCSide(ksp, PC_LEFT));
+    CATCH(&c, KSPSetUp(ksp));
+    PetscCall(PetscSNPrintf(label, sizeof(label), "%s, KSPSetPCSide(PC_LEFT), KSPSetUp", type));
+    PetscCall(Expect(label, &c, PETSC_ERR_SUP, "does not support preconditioner side LEFT"));
+    Say("\n");
+  }
+  PetscCall(KSPSetPCSide(ksp, PC_RIGHT));
+  PetscCall(KSPSetNormType(ksp, KSP_NORM_UNPRECONDITIONED));
+  PetscCall(KSPSetFromOptions(ksp));
+  PetscCall(PetscSNPrintf(label, sizeof(label), "%s, then on the right", type));
+  Say("%s", label);
+  PetscCall(GoodAfterAndDestroy(&A, &B, ksp, type));
+  PetscCall(KSPDestroy(&ksp));
   PetscFunctionReturn(0);
 }
 
@@ -446,6 +560,19 @@ static const OptionCase optioncases[] = {
     {KSPSGMRESF, NULL, "-ksp_sgmresf_teams", "all", PETSC_ERR_ARG_WRONG, "-ksp_sgmresf_teams all: give an integer"},
     {KSPSGMRESF, "inner_", "-inner_ksp_sgmresf_teams", "all", PETSC_ERR_ARG_WRONG, "-inner_ksp_sgmresf_teams all: give an integer"},
     {"mat", "a_", "-a_mat_gpustream_overlap", "maybe", PETSC_ERR_ARG_WRONG, "-a_mat_gpustream_overlap maybe: give true or false"},
+    /* the range checks with an options prefix */
+    {"mat", "a_", "-a_mat_gpustream_max_device_bytes", "-5", PETSC_ERR_ARG_OUTOFRANGE, "-a_mat_gpustream_max_device_bytes -5. must be positive"},
+    {"mat", "a_", "-a_mat_gpustream_buffers", "1", PETSC_ERR_ARG_OUTOFRANGE, "-a_mat_gpustream_buffers 1 must be at least 2"},
+    {"mat", "a_", "-a_mat_gpustream_subdivisions", "0", PETSC_ERR_ARG_OUTOFRANGE, "-a_mat_gpustream_subdivisions 0 must be at least 1"},
+    {"mat", "a_", "-a_mat_gpustream_tile_size", "4096", PETSC_ERR_ARG_OUTOFRANGE, "-a_mat_gpustream_tile_size 4096 must be in 0..2048"},
+    {"mat", "a_", "-a_mat_gpustream_vec_type", "bogus", PETSC_ERR_ARG_WRONG, "-a_mat_gpustream_vec_type bogus: give auto or a vector type"},
+    {KSPPIPECGFUSED, "inner_", "-inner_ksp_pipecgfused_replace", "every", PETSC_ERR_ARG_WRONG, "-inner_ksp_pipecgfused_replace every needs -inner_ksp_pipecgfused_replace_every N with N > 0"},
+    {KSPPIPECGFUSED, "inner_", "-inner_ksp_pipecgfused_replace_every", "-1", PETSC_ERR_ARG_OUTOFRANGE, "-inner_ksp_pipecgfused_replace_every must be 0 (never) or positive, not -1"},
+    {KSPPIPECGFUSED, "inner_", "-inner_ksp_pipecgfused_residual_gap_factor", "0.5", PETSC_ERR_ARG_OUTOFRANGE, "-inner_ksp_pipecgfused_residual_gap_factor must be at least 1, not 0.5"},
+    {KSPPIPEBCGSF, "inner_", "-inner_ksp_pipebcgsf_replace_every", "-3", PETSC_ERR_ARG_OUTOFRANGE, "-inner_ksp_pipebcgsf_replace_every must be 0 (never) or positive, not -3"},
+    {KSPPIPEBCGSF, "inner_", "-inner_ksp_pipebcgsf_residual_gap_factor", "0.5", PETSC_ERR_ARG_OUTOFRANGE, "-inner_ksp_pipebcgsf_residual_gap_factor must be at least 1, not 0.5"},
+    {KSPSGMRESF, "inner_", "-inner_ksp_gmres_restart", "0", PETSC_ERR_ARG_OUTOFRANGE, "-inner_ksp_gmres_restart must be positive, not 0"},
+    {KSPSGMRESF, "inner_", "-inner_ksp_sgmresf_teams", "-2", PETSC_ERR_ARG_OUTOFRANGE, "-inner_ksp_sgmresf_teams must be 0 (automatic) or positive, not -2"},
 };
 
 static PetscErrorCode BadOption(const OptionCase *o)
@@ -530,9 +657,22 @@ int main(int argc, char **argv)
     TWICE(Shape(KSPSGMRESF, KSPGMRES, cols));
   }
   TWICE(DependentLaunch());
-  TWICE(Budget("a budget below one row and the vectors", "stream", "100", NULL, "is too small: even with one row per subdivision"));
-  TWICE(Budget("a budget too small for 2 subdivisions", "stream", "400", "2", "is too small for 2 subdivisions"));
-  TWICE(Budget("resident mode over the budget", "resident", "100", NULL, "-mat_gpustream_mode resident: the matrix needs"));
+  TWICE(Budget("a budget below one row and the vectors", NULL, "stream", "100", NULL, "is too small: even with one row per subdivision"));
+  TWICE(Budget("a budget too small for 2 subdivisions", NULL, "stream", "400", "2", "is too small for 2 subdivisions"));
+  TWICE(Budget("resident mode over the budget", NULL, "resident", "100", NULL, "-mat_gpustream_mode resident: the matrix needs"));
+  /* the same with an options prefix: every option the messages name carries it */
+  TWICE(Budget("prefix a_, a budget below one row and the vectors", "a_", "stream", "100", NULL, "Device budget 100. bytes (-a_mat_gpustream_max_device_bytes) is too small: even with one row per subdivision, 2 buffers of row"));
+  TWICE(Budget("prefix a_, a budget too small for 2 subdivisions", "a_", "stream", "400", "2", "use a larger -a_mat_gpustream_max_device_bytes or more -a_mat_gpustream_subdivisions"));
+  TWICE(Budget("prefix a_, resident mode over the budget", "a_", "resident", "100", NULL, "(-a_mat_gpustream_max_device_bytes), and a process is over it; use -a_mat_gpustream_mode auto or stream"));
+  TWICE(FormatBlock());
+  TWICE(OverlapReplace(KSPPIPECGFUSED));
+  TWICE(
+      RightOnly(KSPPIPEBCGSF, "-inner_ksp_pc_side", "left", "KSPPIPEBCGSF preconditions from the right only, not from the left (-inner_ksp_pc_side left or KSPSetPCSide()): leave the side out or give right, or use KSPBCGS for left preconditioning"));
+  TWICE(RightOnly(KSPPIPEBCGSF, "-inner_ksp_pc_side", "symmetric", "KSPPIPEBCGSF preconditions from the right only, not from the two sides (-inner_ksp_pc_side symmetric or KSPSetPCSide())"));
+  TWICE(RightOnly(KSPPIPEBCGSF, "-inner_ksp_norm_type", "preconditioned",
+                  "KSPPIPEBCGSF preconditions from the right only: it tests the unpreconditioned residual norm (or none), not the preconditioned one (-inner_ksp_norm_type or KSPSetNormType()); use KSPBCGS for it"));
+  TWICE(RightOnly(KSPSGMRESF, "-inner_ksp_pc_side", "left", "KSPSGMRESF preconditions from the right only, not from the left (-inner_ksp_pc_side left or KSPSetPCSide()): leave the side out or give right, or use KSPGMRES for left preconditioning"));
+  TWICE(RightOnly(KSPSGMRESF, "-inner_ksp_norm_type", "natural", "KSPSGMRESF preconditions from the right only: it tests the unpreconditioned residual norm (or none), not the natural one"));
   for (size_t i = 0; i < sizeof(optioncases) / sizeof(optioncases[0]); i++) TWICE(BadOption(&optioncases[i]));
   PetscCall(PetscFinalize());
   return 0;

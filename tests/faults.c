@@ -393,7 +393,8 @@ static PetscErrorCode Cases(int t, PetscRandom rnd)
   PetscCall(Fault(t, ksp, "Inf in A", Abad, b, NULL, rtol, 0.0, 1e5, 1000, rnd));
   PetscCall(MatDestroy(&Abad));
 
-  /* CG with Jacobi on a negative diagonal entry and b there: <r,z> < 0 at once (KSP_DIVERGED_INDEFINITE_PC) */
+  /* CG with Jacobi on a negative diagonal entry and b there: <r,z> < 0 at once, positive at the next iteration; the
+     change of sign is KSP_DIVERGED_INDEFINITE_PC, as in KSPCG (a sign alone is not: a negative definite PC converges) */
   if (t == 0) {
     PetscCall(Poisoned(A, N / 2, -4.0, &Abad));
     PetscCall(VecDuplicate(b, &bad));

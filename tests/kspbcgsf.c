@@ -3,7 +3,8 @@ problems: convection-diffusion on the unit cube with centred differences at Pecl
 PCNONE, PCJACOBI, PCSOR, PCPBJACOBI; gpustream and AIJ operators; breakdown, NaN and zero right-hand sides.\n\
   -v : print the iteration counts\n\
   -host_pcs : only ILU, LU, GAMG, block Jacobi and ASM on a gpustream operator against BCGS on AIJ\n\
-  -ahead : only device scalars against the default loop (one process)\n\n";
+  -ahead : only device scalars against the default loop (one process)\n\
+  -view_before_setup : only the view of a pipebcgsf KSP not yet set up\n\n";
 
 #include <math.h>
 #include <petscgpustream.h>
@@ -191,6 +192,23 @@ static PetscErrorCode AheadCases(PetscRandom rnd)
   PetscFunctionReturn(0);
 }
 
+/* -ksp_view of a KSP of the given type before it is set up (its preconditioner side must already be the right) */
+static PetscErrorCode ViewBeforeSetUp(KSPType type)
+{
+  KSP ksp;
+  Mat A;
+
+  PetscFunctionBeginUser;
+  PetscCall(ConvDiff(MATGPUSTREAM, 4, 1.0, &A));
+  PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+  PetscCall(KSPSetType(ksp, type));
+  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(KSPView(ksp, PETSC_VIEWER_STDOUT_WORLD));
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   const MatType types[2] = {MATGPUSTREAM, MATAIJ};
@@ -198,7 +216,7 @@ int main(int argc, char **argv)
   PetscRandom   rnd;
   Mat           A;
   Vec           b;
-  PetscBool     hostpcs = PETSC_FALSE, ahead = PETSC_FALSE;
+  PetscBool     hostpcs = PETSC_FALSE, ahead = PETSC_FALSE, viewpre = PETSC_FALSE;
 
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
@@ -208,9 +226,11 @@ int main(int argc, char **argv)
   PetscCall(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-host_pcs", &hostpcs, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-ahead", &ahead, NULL));
-  if (hostpcs || ahead) {
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-view_before_setup", &viewpre, NULL));
+  if (hostpcs || ahead || viewpre) {
     if (hostpcs) PetscCall(CompareHostPCs(rnd));
     if (ahead) PetscCall(AheadCases(rnd));
+    if (viewpre) PetscCall(ViewBeforeSetUp(KSPPIPEBCGSF));
     PetscCall(PetscRandomDestroy(&rnd));
     PetscCall(PetscFinalize());
     return 0;
@@ -291,6 +311,19 @@ int main(int argc, char **argv)
    test:
       suffix: cmp_replace
       args: -ksp_pipebcgsf_replace_every 40 -its_slack 0.2
+
+   # right preconditioning, said before the KSP is set up as after a solve, with the difference from KSPBCGS
+   test:
+      suffix: right_view
+      args: -view_before_setup
+      filter: awk '/type: pipebcgsf/ {f = 1} f && /preconditioning$/ {print; f = 0} /right preconditioning only/ {print}' | sort -u
+      output_file: output/kspbcgsf_right_view.out
+
+   test:
+      suffix: right_view_solve
+      args: -ksp_view
+      filter: awk '/type: pipebcgsf/ {f = 1} f && /preconditioning$/ {print; f = 0} /right preconditioning only/ {print}' | sort -u
+      output_file: output/kspbcgsf_right_view.out
 
    # the one-process gpustream solves take the fused point-block kernels
    test:

@@ -1,7 +1,7 @@
 static char help[] = "Tests KSPPIPECGFUSED against PETSc's KSPCG on the same problems: every norm type, PCNONE and PCJACOBI,\n\
 gpustream and AIJ operators, initial guesses, zero and NaN right-hand sides, indefinite operators, iteration limits,\n\
 repeated solves with changed operators, other PCs applied on the host, residual replacement.\n\
-  -scenario <all,single,replacement,blocks,matsolve,matsolvepc,cycles,empty,nonsquare,nullspace,hostpcs,ahead,laplace1d>\n\
+  -scenario <all,single,replacement,blocks,matsolve,matsolvepc,cycles,empty,nonsquare,nullspace,hostpcs,ahead,laplace1d,negative>\n\
   -n <256> : the unknowns of the laplace1d scenario\n\
   -ks <1,3,8,11,20> : the numbers of right-hand sides of the matsolve scenario\n\
   -v : print the iteration counts\n\n";
@@ -279,6 +279,102 @@ static PetscErrorCode ReuseGAMG(Mat A, Mat Aij, Vec b)
   PetscCall(VecDestroy(&x));
   PetscCall(MatDestroy(&Ac[0]));
   PetscCall(MatDestroy(&Ac[1]));
+  PetscFunctionReturn(0);
+}
+
+/* The negated Laplacian -L, negative definite: KSPCG converges on it, as it stops where <r,z> or <p,Ap> changes sign
+   between iterations, not where it is negative. Each fused solver (pipecgfused in each of its loops), with PCNONE,
+   PCJACOBI (fused) and PCSOR (applied on the host), must take on -L exactly the iterations it takes on L (every sum
+   and step changes sign exactly, the residuals are the same numbers) and give x negated, and stop for the same
+   reason as its PETSc twin on -L (KSPCG also within max(2, 5%) of its iterations); then KSPMatSolve's block loop
+   likewise. */
+static PetscErrorCode Negative(PetscRandom rnd)
+{
+  const struct {
+    KSPType     type, twin;
+    const char *label, *options;
+  } cases[] = {
+      {KSPPIPECGFUSED, KSPCG, "pipecgfused, host scalars", "-ksp_pipecgfused_device_scalars 0"},
+      {KSPPIPECGFUSED, KSPCG, "pipecgfused, device scalars", "-ksp_pipecgfused_device_scalars 1"},
+      {KSPPIPECGFUSED, KSPCG, "pipecgfused, overlapped reduction", "-ksp_pipecgfused_overlap_reduction"},
+      {KSPPIPECGFUSED, KSPCG, "pipecgfused, residual replacement", "-ksp_pipecgfused_replace_every 10"},
+      {KSPPIPEBCGSF, KSPBCGS, "pipebcgsf", ""},
+      {KSPSGMRESF, KSPGMRES, "sgmresf", ""},
+  };
+  const PCType pcs[3] = {PCNONE, PCJACOBI, PCSOR};
+  Mat          L, N;
+  Vec          b, x[3], nx;
+
+  PetscFunctionBeginUser;
+  PetscCall(Poisson(MATGPUSTREAM, 20, 1.0, 0.0, &L));
+  PetscCall(MatDuplicate(L, MAT_COPY_VALUES, &N));
+  PetscCall(MatScale(N, -1.0));
+  PetscCall(MatCreateVecs(L, &x[0], &b));
+  PetscCall(VecDuplicate(b, &x[1]));
+  PetscCall(VecDuplicate(b, &x[2]));
+  PetscCall(VecDuplicate(b, &nx));
+  PetscCall(VecSetRandom(b, rnd));
+  for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+    for (int p = 0; p < 3; p++) {
+      PetscInt           its[3];
+      KSPConvergedReason reason[3];
+      PetscReal          res[3], d;
+      PetscBool          ok, cg;
+      PetscCall(PetscOptionsInsertString(NULL, cases[c].options));
+      PetscCall(Solve(cases[c].type, L, pcs[p], KSP_NORM_DEFAULT, b, NULL, 10000, &its[0], &reason[0], &res[0], x[0]));
+      PetscCall(Solve(cases[c].type, N, pcs[p], KSP_NORM_DEFAULT, b, NULL, 10000, &its[1], &reason[1], &res[1], x[1]));
+      PetscCall(PetscOptionsClearValue(NULL, "-ksp_pipecgfused_device_scalars"));
+      PetscCall(PetscOptionsClearValue(NULL, "-ksp_pipecgfused_overlap_reduction"));
+      PetscCall(PetscOptionsClearValue(NULL, "-ksp_pipecgfused_replace_every"));
+      PetscCall(Solve(cases[c].twin, N, pcs[p], KSP_NORM_DEFAULT, b, NULL, 10000, &its[2], &reason[2], &res[2], x[2]));
+      PetscCall(VecAXPBY(nx, -1.0, 0.0, x[0]));
+      PetscCall(VecRelDiff(x[1], nx, &d));
+      PetscCall(PetscStrcmp(cases[c].twin, KSPCG, &cg));
+      ok = (PetscBool)(reason[1] > 0 && reason[1] == reason[2] && its[1] == its[0] && d < 1e-10 && res[1] < 1e-6 && (!cg || PetscAbsInt(its[1] - its[2]) <= PetscMax(2, its[2] / 20)));
+      if (verbose)
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  iterations: on L %" PetscInt_FMT ", on -L %" PetscInt_FMT ", %s on -L %" PetscInt_FMT " (%s); x on -L and -x on L %g apart\n", its[0], its[1], cases[c].twin, its[2], KSPConvergedReasons[reason[2]],
+                              (double)d));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "negated Laplacian, %s pc=%s: %s%s\n", cases[c].label, pcs[p], KSPConvergedReasons[reason[1]],
+                            ok ? (cg ? ", as cg, in cg's iterations and in those on the Laplacian, x negated" : ", as its twin, in the iterations on the Laplacian, x negated") : ", UNLIKE THE TWIN OR THE LAPLACIAN"));
+    }
+  for (int p = 0; p < 2; p++) { /* the block loop: three right-hand sides at once */
+    Mat                B, X[2];
+    KSP                ksp;
+    PC                 pc;
+    PetscInt           nloc, n, its[2];
+    KSPConvergedReason reason[2];
+    PetscReal          d;
+    PetscCall(MatGetLocalSize(L, &nloc, NULL));
+    PetscCall(MatGetSize(L, &n, NULL));
+    PetscCall(MatCreateDense(PETSC_COMM_WORLD, nloc, PETSC_DECIDE, n, 3, NULL, &B));
+    PetscCall(MatSetRandom(B, rnd));
+    for (int k = 0; k < 2; k++) {
+      PetscCall(MatDuplicate(B, MAT_DO_NOT_COPY_VALUES, &X[k]));
+      PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+      PetscCall(KSPSetOperators(ksp, k ? N : L, k ? N : L));
+      PetscCall(KSPSetType(ksp, KSPPIPECGFUSED));
+      PetscCall(KSPGetPC(ksp, &pc));
+      PetscCall(PCSetType(pc, pcs[p]));
+      PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_DEFAULT, PETSC_DEFAULT, 10000));
+      PetscCall(KSPMatSolve(ksp, B, X[k]));
+      PetscCall(KSPGetIterationNumber(ksp, &its[k]));
+      PetscCall(KSPGetConvergedReason(ksp, &reason[k]));
+      PetscCall(KSPDestroy(&ksp));
+    }
+    PetscCall(MatAXPY(X[1], 1.0, X[0], SAME_NONZERO_PATTERN));
+    PetscCall(MatNorm(X[1], NORM_FROBENIUS, &d));
+    if (verbose) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  iterations: on L %" PetscInt_FMT ", on -L %" PetscInt_FMT "; |X on -L + X on L| %g\n", its[0], its[1], (double)d));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "negated Laplacian, pipecgfused KSPMatSolve of 3 columns pc=%s: %s%s\n", pcs[p], KSPConvergedReasons[reason[1]],
+                          reason[1] > 0 && reason[1] == reason[0] && its[1] == its[0] && d < 1e-10 ? ", in the iterations on the Laplacian, X negated" : ", UNLIKE ON THE LAPLACIAN"));
+    PetscCall(MatDestroy(&X[0]));
+    PetscCall(MatDestroy(&X[1]));
+    PetscCall(MatDestroy(&B));
+  }
+  for (int k = 0; k < 3; k++) PetscCall(VecDestroy(&x[k]));
+  PetscCall(VecDestroy(&nx));
+  PetscCall(VecDestroy(&b));
+  PetscCall(MatDestroy(&N));
+  PetscCall(MatDestroy(&L));
   PetscFunctionReturn(0);
 }
 
@@ -798,6 +894,8 @@ int main(int argc, char **argv)
     PetscCall(PetscOptionsClearValue(NULL, "-pc_asm_type"));
     PetscCall(ReuseGAMG(A, Aij, b));
     PetscCall(MatDestroy(&Aij));
+  } else if (!strcmp(scenario, "negative")) { /* a negative definite operator converges, as with KSPCG */
+    PetscCall(Negative(rnd));
   } else if (!strcmp(scenario, "empty")) { /* a system with no unknowns converges at once */
     Mat Ae;
     Vec be;
@@ -1194,6 +1292,20 @@ int main(int argc, char **argv)
       args: -scenario blocks -ksp_view
       filter: grep -o "preconditioner fused into the kernels: point-block jacobi" | sort -u
 
+   # a negative definite operator (the negated Laplacian): every loop converges as KSPCG does
+   test:
+      suffix: negative
+      args: -scenario negative -malloc_dump
+   test:
+      suffix: negative_2
+      nsize: 2
+      args: -scenario negative
+      output_file: output/kspgpustream_negative.out
+   test:
+      suffix: negative_3
+      nsize: 3
+      args: -scenario negative
+      output_file: output/kspgpustream_negative.out
    test:
       suffix: cycles
       args: -scenario cycles -malloc_debug -malloc_dump

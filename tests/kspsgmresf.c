@@ -6,7 +6,8 @@ sides, the iteration limit, a happy breakdown, a nonzero initial guess.\n\
   -v : print the iteration counts\n\
   -only_sgmresf : one solve with sgmresf (for the option errors)\n\
   -host_pc <type> : the comparisons with this preconditioner only\n\
-  -host_pcs : only ILU, LU, GAMG, block Jacobi and ASM on a gpustream operator against GMRES on AIJ\n\n";
+  -host_pcs : only ILU, LU, GAMG, block Jacobi and ASM on a gpustream operator against GMRES on AIJ\n\
+  -view_before_setup : only the view of an sgmresf KSP not yet set up\n\n";
 
 #include <math.h>
 #include <petscgpustream.h>
@@ -272,12 +273,29 @@ static PetscErrorCode Report(const char *what, Mat A, Vec b, PetscInt restart, P
   PetscFunctionReturn(0);
 }
 
+/* -ksp_view of a KSP of the given type before it is set up (its preconditioner side must already be the right) */
+static PetscErrorCode ViewBeforeSetUp(KSPType type)
+{
+  KSP ksp;
+  Mat A;
+
+  PetscFunctionBeginUser;
+  PetscCall(ConvDiff(MATGPUSTREAM, 4, 1.0, &A));
+  PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+  PetscCall(KSPSetType(ksp, type));
+  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(KSPView(ksp, PETSC_VIEWER_STDOUT_WORLD));
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   const MatType types[2] = {MATGPUSTREAM, MATAIJ};
   const PCType  pcs[4]   = {PCNONE, PCJACOBI, PCSOR, PCPBJACOBI};
   char          hostpc[64];
-  PetscBool     only = PETSC_FALSE, hashost, hostpcs = PETSC_FALSE;
+  PetscBool     only = PETSC_FALSE, hashost, hostpcs = PETSC_FALSE, viewpre = PETSC_FALSE;
   PetscRandom   rnd;
   Mat           A;
   Vec           b;
@@ -290,8 +308,10 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetString(NULL, NULL, "-host_pc", hostpc, sizeof(hostpc), &hashost));
   PetscCall(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-host_pcs", &hostpcs, NULL));
-  if (hostpcs) {
-    PetscCall(CompareHostPCs(rnd));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-view_before_setup", &viewpre, NULL));
+  if (hostpcs || viewpre) {
+    if (hostpcs) PetscCall(CompareHostPCs(rnd));
+    if (viewpre) PetscCall(ViewBeforeSetUp(KSPSGMRESF));
     PetscCall(PetscRandomDestroy(&rnd));
     PetscCall(PetscFinalize());
     return 0;
@@ -447,6 +467,19 @@ int main(int argc, char **argv)
    test:
       suffix: cmp
       args: -malloc_dump
+
+   # right preconditioning, said before the KSP is set up as after a solve, with the difference from KSPGMRES
+   test:
+      suffix: right_view
+      args: -view_before_setup
+      filter: awk '/type: sgmresf/ {f = 1} f && /preconditioning$/ {print; f = 0} /right preconditioning only/ {print}' | sort -u
+      output_file: output/kspsgmresf_right_view.out
+
+   test:
+      suffix: right_view_solve
+      args: -only_sgmresf -ksp_view
+      filter: awk '/type: sgmresf/ {f = 1} f && /preconditioning$/ {print; f = 0} /right preconditioning only/ {print}' | sort -u
+      output_file: output/kspsgmresf_right_view.out
 
    # PETSc's refinement when needed (the default is the delayed refinement)
    test:

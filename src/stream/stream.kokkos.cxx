@@ -223,7 +223,7 @@ double ModelTime(const Cut &c, PetscInt m, const PetscInt ia[], PetscInt buffers
 }
 } // namespace
 
-static PetscErrorCode TooSmall(PetscInt m, const PetscInt ia[], PetscInt nsub, PetscInt buffers, PetscLogDouble budget, PetscLogDouble vecbytes)
+static PetscErrorCode TooSmall(PetscInt m, const PetscInt ia[], PetscInt nsub, PetscInt buffers, PetscLogDouble budget, PetscLogDouble vecbytes, const char pre[])
 {
   PetscLogDouble maxrow = 0;
   PetscInt       row    = 0;
@@ -236,29 +236,31 @@ static PetscErrorCode TooSmall(PetscInt m, const PetscInt ia[], PetscInt nsub, P
     }
   if (nsub)
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
-            "Device budget %g bytes (-mat_gpustream_max_device_bytes) is too small for %" PetscInt_FMT " subdivisions: %" PetscInt_FMT
-            " buffers of the largest subdivision and %g bytes of vectors do not fit; use a larger -mat_gpustream_max_device_bytes or more -mat_gpustream_subdivisions",
-            budget, nsub, buffers, vecbytes);
+            "Device budget %g bytes (-%smat_gpustream_max_device_bytes) is too small for %" PetscInt_FMT " subdivisions: %" PetscInt_FMT
+            " buffers of the largest subdivision and %g bytes of vectors do not fit; use a larger -%smat_gpustream_max_device_bytes or more -%smat_gpustream_subdivisions",
+            budget, pre, nsub, buffers, vecbytes, pre, pre);
   SETERRQ(PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
-          "Device budget %g bytes (-mat_gpustream_max_device_bytes) is too small: even with one row per subdivision, %" PetscInt_FMT " buffers of row %" PetscInt_FMT
-          " (%g bytes) and %g bytes of vectors do not fit; use a larger -mat_gpustream_max_device_bytes",
-          budget, buffers, row, maxrow, vecbytes);
+          "Device budget %g bytes (-%smat_gpustream_max_device_bytes) is too small: even with one row per subdivision, %" PetscInt_FMT " buffers of row %" PetscInt_FMT
+          " (%g bytes) and %g bytes of vectors do not fit; use a larger -%smat_gpustream_max_device_bytes",
+          budget, pre, buffers, row, maxrow, vecbytes, pre);
 }
 
 /* The number of subdivisions: the one given, else the one of least modelled time among those that fit (all counts
    up to 512, or m) */
 static PetscErrorCode ChoosePlan(PetscInt m, const PetscInt ia[], const GSStreamOptions *o, PetscLogDouble budget, PetscLogDouble vecbytes, double crate, double krate, Cut *best, double *besttime)
 {
+  const char *pre = o->prefix ? o->prefix : "";
+
   PetscFunctionBegin;
   *besttime = 0;
   if (!m) {
     *best = MakeCut(0, ia, 0, o->buffers, budget, vecbytes);
-    PetscCheck(best->fits, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Device budget %g bytes (-mat_gpustream_max_device_bytes) is too small for the %g bytes of vectors", budget, vecbytes);
+    PetscCheck(best->fits, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Device budget %g bytes (-%smat_gpustream_max_device_bytes) is too small for the %g bytes of vectors", budget, pre, vecbytes);
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (o->subdivisions > 0) {
     PetscCallCXX(*best = MakeCut(m, ia, PetscMin(o->subdivisions, m), o->buffers, budget, vecbytes));
-    if (!best->fits) PetscCall(TooSmall(m, ia, best->nsub, o->buffers, budget, vecbytes));
+    if (!best->fits) PetscCall(TooSmall(m, ia, best->nsub, o->buffers, budget, vecbytes, pre));
     *besttime = ModelTime(*best, m, ia, o->buffers, o->overlap, crate, krate);
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -277,7 +279,7 @@ static PetscErrorCode ChoosePlan(PetscInt m, const PetscInt ia[], const GSStream
     PetscCallCXX(*best = MakeCut(m, ia, m, o->buffers, budget, vecbytes));
     if (best->fits) *besttime = ModelTime(*best, m, ia, o->buffers, o->overlap, crate, krate);
   }
-  if (!best->fits) PetscCall(TooSmall(m, ia, 0, o->buffers, budget, vecbytes));
+  if (!best->fits) PetscCall(TooSmall(m, ia, 0, o->buffers, budget, vecbytes, pre));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -303,7 +305,7 @@ PetscErrorCode GSStreamPlanCreate(PetscInt m, PetscInt n, const PetscInt ia[], c
   double         t;
 
   PetscFunctionBegin;
-  PetscCheck(o->buffers >= 2, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_buffers %" PetscInt_FMT " must be at least 2", o->buffers);
+  PetscCheck(o->buffers >= 2, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-%smat_gpustream_buffers %" PetscInt_FMT " must be at least 2", o->prefix ? o->prefix : "", o->buffers);
   PetscCall(PetscGPUStreamKokkosInitialize());
   if (budget < 0) PetscCall(GSStreamDefaultBudget(&budget));
   PetscCall(MeasureRates(&crate, &krate));
@@ -377,7 +379,7 @@ PetscErrorCode GSStreamPlanCreate(PetscInt m, PetscInt n, const PetscInt ia[], c
     ierr = PETSC_ERR_LIB;
   }
   if (ierr) delete P;
-  PetscCheck(ierr != PETSC_ERR_MEM, PETSC_COMM_SELF, PETSC_ERR_MEM, "Out of device or pinned host memory while setting up the streamed matrix (budget %g bytes): lower -mat_gpustream_max_device_bytes", budget);
+  PetscCheck(ierr != PETSC_ERR_MEM, PETSC_COMM_SELF, PETSC_ERR_MEM, "Out of device or pinned host memory while setting up the streamed matrix (budget %g bytes): lower -%smat_gpustream_max_device_bytes", budget, o->prefix ? o->prefix : "");
   PetscCheck(!ierr, PETSC_COMM_SELF, PETSC_ERR_LIB, "Kokkos failed while setting up the streamed matrix");
 #if defined(KOKKOS_ENABLE_CUDA)
   PetscCheck(cudaStreamCreateWithFlags(&P->scopy, cudaStreamNonBlocking) == cudaSuccess && cudaStreamCreateWithFlags(&P->scompute, cudaStreamNonBlocking) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaStreamCreate failed");

@@ -23,6 +23,8 @@ typedef struct {
   GSSpMVKernel kernel;         /* the SpMV kernel of every subdivision (-mat_gpustream_kernel) */
   PetscInt     tile;           /* entries a tile of the SpMV stages (-mat_gpustream_tile_size; 0: none, < 0: chosen) */
   GSFormat     format;         /* device storage of a resident matrix (-mat_gpustream_format); subdivisions are CSR */
+  const char  *prefix;         /* the matrix's options prefix, for the option names of GSStreamPlanCreate()'s errors
+                                  (NULL: none); the plan keeps no pointer to it */
 } GSStreamOptions;
 
 typedef struct {

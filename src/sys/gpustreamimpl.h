@@ -21,6 +21,8 @@ typedef PetscOptionItems *GSOptionItems;
 typedef enum { GS_OPTION_BOOL, GS_OPTION_INT, GS_OPTION_REAL, GS_OPTION_LIST } GSOptionKind;
 PETSC_INTERN PetscErrorCode GSOptionsCheckValue(GSOptionItems, PetscObject, const char[], GSOptionKind, const char *const[], PetscInt);
 PETSC_INTERN PetscErrorCode GSOptionsAbandon(GSOptionItems);
+/* The options prefix of obj, or "" (also for NULL): the option names of messages, "-%smat_gpustream_buffers" */
+PETSC_INTERN const char *GSPrefix(PetscObject);
 #define GSOptionsCheck(items, cond, comm, code, ...)                                                                                                                                                                                                     \
   do {                                                                                                                                                                                                                                                   \
     if (PetscUnlikely(!(cond))) {                                                                                                                                                                                                                        \
@@ -125,7 +127,8 @@ typedef enum { GS_DEVICE_MPI_AUTO, GS_DEVICE_MPI_FALSE, GS_DEVICE_MPI_TRUE } GSD
 PETSC_INTERN const char *const GSDeviceMPIs[];
 typedef enum { GS_MPI_DEVICE_UNKNOWN, GS_MPI_DEVICE_NO, GS_MPI_DEVICE_YES } GSMPIDeviceSupport;
 PETSC_INTERN PetscErrorCode GSHaloMPIDeviceSupport(GSMPIDeviceSupport *);
-PETSC_INTERN PetscErrorCode GSHaloUseDeviceMPI(GSDeviceMPI, PetscBool *, const char **);
+/* the option, its matrix's options prefix (NULL: none), whether the halo hands MPI device buffers, and why */
+PETSC_INTERN PetscErrorCode GSHaloUseDeviceMPI(GSDeviceMPI, const char[], PetscBool *, const char **);
 
 PETSC_INTERN PetscErrorCode GSHaloCreate(MPI_Comm, PetscInt, const PetscInt[], PetscInt, const PetscInt[], PetscBool, GSHalo *);
 PETSC_INTERN PetscErrorCode GSHaloDestroy(GSHalo *);

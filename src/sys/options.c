@@ -3,6 +3,11 @@
 #include <petsc/private/petscimpl.h>
 #include "gpustreamimpl.h"
 
+const char *GSPrefix(PetscObject obj)
+{
+  return obj && obj->prefix ? obj->prefix : "";
+}
+
 PetscErrorCode GSOptionsAbandon(GSOptionItems PetscOptionsObject)
 {
   PetscFunctionBegin;

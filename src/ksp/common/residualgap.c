@@ -25,7 +25,7 @@ PetscErrorCode GSResidualGapSetFromOptions(GSResidualGap *g, KSP ksp, GSOptionIt
   PetscCall(PetscOptionsBool(check, "Compute the true residual once at convergence and compare it with the recursive one", "KSPSolve", g->check, &g->check, NULL));
   PetscCall(PetscOptionsReal(factor, "Report when the true and recursive residual norms differ by more than this factor and the true one is above the tolerance", "KSPSolve", g->factor, &f, &set));
   if (set) {
-    GSOptionsCheck(PetscOptionsObject, f >= 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "%s must be at least 1, not %g", factor, (double)f);
+    GSOptionsCheck(PetscOptionsObject, f >= 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-%s%s must be at least 1, not %g", GSPrefix((PetscObject)ksp), factor + 1, (double)f);
     g->factor = f;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -74,7 +74,7 @@ PetscErrorCode GSResidualGapView(const GSResidualGap *g, KSP ksp, PetscViewer vi
     else if (met == 1)
       PetscCall(PetscViewerASCIIPrintf(viewer, "  true residual norm at convergence %.6g, %s the recursive one, below the tolerance %.6g\n", (double)g->truenorm, ratio, (double)ksp->ttol));
     else
-      PetscCall(PetscViewerASCIIPrintf(viewer, "  true residual norm at convergence %.6g, %s the recursive one: ABOVE THE FACTOR, consider -ksp_%s_replace_every\n", (double)g->truenorm, ratio, g->prefix));
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  true residual norm at convergence %.6g, %s the recursive one: ABOVE THE FACTOR, consider -%sksp_%s_replace_every\n", (double)g->truenorm, ratio, GSPrefix((PetscObject)ksp), g->prefix));
   }
   if (g->stalled >= 0) PetscCall(PetscViewerASCIIPrintf(viewer, "  stopped at the attainable accuracy: the true residual norm %.6g stagnated above the tolerance\n", (double)g->stalled));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -99,7 +99,8 @@ PetscErrorCode GSResidualGapReasonView(KSP ksp, void *ctx)
                           (double)g->stalled, KSPConvergedReasons[ksp->reason], (double)ksp->rnorm));
   else if (flg) {
     PetscCall(GSResidualGapRatioText(GSResidualGapRatio(g, ksp->rnorm), ratio, sizeof(ratio)));
-    PetscCall(PetscPrintf(PetscObjectComm((PetscObject)ksp), "KSP %s: the true residual norm %.6g is %s the recursive one at convergence; -ksp_%s_replace_every N keeps them together\n", type, (double)g->truenorm, ratio, g->prefix));
+    PetscCall(PetscPrintf(PetscObjectComm((PetscObject)ksp), "KSP %s: the true residual norm %.6g is %s the recursive one at convergence; -%sksp_%s_replace_every N keeps them together\n", type, (double)g->truenorm, ratio, GSPrefix((PetscObject)ksp),
+                          g->prefix));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -4,6 +4,7 @@
 #include <petsc/private/kspimpl.h>
 #include "pipebcgsfimpl.h"
 #include "../common/residualgap.h"
+#include "../common/rightpc.h"
 #include "../common/pcblocks.h"
 
 typedef struct {
@@ -365,6 +366,7 @@ static PetscErrorCode KSPView_PIPEBCGSF(KSP ksp, PetscViewer viewer)
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
   if (!isascii) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerASCIIPrintf(viewer, "  fused kernels on Kokkos %s\n", PetscGPUStreamExecutionSpace()));
+  PetscCall(GSRightPCView(ksp, viewer, "KSPBCGS"));
   if (bf->replace_every)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replacement every %" PetscInt_FMT " %s (%" PetscInt_FMT " in the last solve)\n", bf->replace_every, GSNoun(bf->replace_every, "iteration", "iterations"), bf->replacements));
   else
@@ -409,10 +411,11 @@ static PetscErrorCode KSPSetFromOptions_PIPEBCGSF(KSP ksp, GSOptionItems PetscOp
   bf->sinspmvset = (PetscBool)(bf->sinspmvset || set);
   PetscCall(PetscOptionsInt("-ksp_pipebcgsf_replace_every", "Replace the recursive residual by b - A x every this many iterations (0: never)", "KSPPIPEBCGSF", bf->replace_every, &every, &set));
   if (set) {
-    GSOptionsCheck(PetscOptionsObject, every >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_pipebcgsf_replace_every must be 0 (never) or positive, not %" PetscInt_FMT, every);
+    GSOptionsCheck(PetscOptionsObject, every >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-%sksp_pipebcgsf_replace_every must be 0 (never) or positive, not %" PetscInt_FMT, GSPrefix((PetscObject)ksp), every);
     bf->replace_every = every;
   }
   PetscCall(GSResidualGapSetFromOptions(&bf->gap, ksp, PetscOptionsObject));
+  PetscCall(GSRightPCSetFromOptions(ksp, PetscOptionsObject, "KSPPIPEBCGSF", "KSPBCGS"));
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -463,7 +466,9 @@ static PetscErrorCode KSPDestroy_PIPEBCGSF(KSP ksp)
    Level: intermediate
 
    Notes:
-   Right preconditioning only, as `KSPPIPEBCGS`. `PCJACOBI`, and `PCPBJACOBI` with blocks of up to 8 rows, are fused
+   Right preconditioning only, as `KSPPIPEBCGS` (`KSPBCGS` preconditions from the left by default): a left or
+   symmetric side, or a preconditioned or natural norm, is refused (`PETSC_ERR_SUP`) by `KSPSetFromOptions()` and
+   `KSPSetUp()`. `PCJACOBI`, and `PCPBJACOBI` with blocks of up to 8 rows, are fused
    into the SpMV gathers and the x update (D^{-1} is taken from the PC once per operator state); any other PC is
    applied on the host to p and s each iteration. On several processes a `MATGPUSTREAM` operator
    (resident, PCNONE or PCJACOBI) keeps the SpMVs fused with their sums on the device: a kernel over the diagonal
@@ -498,6 +503,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PIPEBCGSF(KSP ksp)
   ksp->data = (void *)bf;
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_RIGHT, 2));
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NONE, PC_RIGHT, 1));
+  PetscCall(GSRightPCCreate(ksp));
   ksp->ops->setup          = KSPSetUp_PIPEBCGSF;
   ksp->ops->solve          = KSPSolve_PIPEBCGSF;
   ksp->ops->destroy        = KSPDestroy_PIPEBCGSF;

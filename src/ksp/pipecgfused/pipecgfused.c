@@ -42,6 +42,13 @@ typedef struct {
   PCGFPC    blockpc;
 } KSP_PIPECGFUSED;
 
+/* Whether a and b, both nonzero, differ in sign: as KSPCG, <r,z> or <p,Ap> changing sign between two iterations is an
+   indefinite PC or operator, while a definite one of either sign (the negated Laplacian) converges */
+static PetscBool KSPPIPECGFUSEDSignChange_Private(PetscScalar a, PetscScalar b)
+{
+  return (PetscBool)((PetscRealPart(a) < 0.0 && PetscRealPart(b) > 0.0) || (PetscRealPart(a) > 0.0 && PetscRealPart(b) < 0.0));
+}
+
 static PetscErrorCode KSPSetUp_PIPECGFUSED(KSP ksp)
 {
   PetscFunctionBegin;
@@ -260,7 +267,7 @@ static PetscErrorCode KSPPIPECGFUSEDSolveOverlap_Private(KSP ksp, Mat Amat, GSDe
   KSP_PIPECGFUSED *cg   = (KSP_PIPECGFUSED *)ksp->data;
   MPI_Comm         comm = PetscObjectComm((PetscObject)ksp);
   Vec              X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[0], U = ksp->work[1], W = ksp->work[2], M = ksp->work[3], N = ksp->work[4];
-  PetscScalar      s[PCGF_NSUMS], gamma, delta, gammaold = 1, alpha = 0, alphaold = 1, beta, den;
+  PetscScalar      s[PCGF_NSUMS], gamma, delta, gammaold = 1, alpha = 0, alphaold = 1, beta, den, denold = 1;
   PetscReal        dp;
   PetscInt         i;
 
@@ -338,17 +345,18 @@ static PetscErrorCode KSPPIPECGFUSEDSolveOverlap_Private(KSP ksp, Mat Amat, GSDe
       ksp->reason = KSP_CONVERGED_ATOL;
       break;
     }
-    if (PetscRealPart(gamma) < 0.0) {
+    if (i > 0 && KSPPIPECGFUSEDSignChange_Private(gamma, gammaold)) {
       ksp->reason = KSP_DIVERGED_INDEFINITE_PC;
       break;
     }
     beta = i ? gamma / gammaold : 0.0;
     den  = i ? delta - beta / alphaold * gamma : delta; /* <p, A p> */
-    if (PetscRealPart(den) <= 0.0) {
+    if (den == 0.0 || (i > 0 && KSPPIPECGFUSEDSignChange_Private(den, denold))) {
       ksp->reason = KSP_DIVERGED_INDEFINITE_MAT;
       break;
     }
-    alpha = gamma / den;
+    denold = den;
+    alpha  = gamma / den;
     PetscCall(PCGFOverlapUpdate(cg->work, alpha, beta, ksp->normtype));
     PetscCall(PCGFReduce(cg->work, s));
     {
@@ -407,18 +415,20 @@ static PetscErrorCode KSPPIPECGFUSEDTest_Private(KSP ksp, PetscInt k, const Pets
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The reasons to stop that the sums of iteration k give once the convergence test has passed over them */
-static void KSPPIPECGFUSEDBreakdown_Private(KSP ksp, PetscInt k, const PetscScalar s[])
+/* The reasons to stop that the sums of iteration k give once the convergence test has passed over them; prev: the
+   sums of iteration k-1 (k > 0). As KSPCG: <r,z> changing sign is an indefinite PC, <p,Ap> changing sign or 0 an
+   indefinite operator */
+static void KSPPIPECGFUSEDBreakdown_Private(KSP ksp, PetscInt k, const PetscScalar s[], const PetscScalar prev[])
 {
   if (k == ksp->max_it)
     ksp->reason = KSP_DIVERGED_ITS;
   else if (s[PCGF_RZ] == 0.0)
     ksp->reason = KSP_CONVERGED_ATOL; /* exactly zero residual */
-  else if (PetscRealPart(s[PCGF_RZ]) < 0.0)
+  else if (k > 0 && KSPPIPECGFUSEDSignChange_Private(s[PCGF_RZ], prev[PCGF_RZ]))
     ksp->reason = KSP_DIVERGED_INDEFINITE_PC;
   else if (PetscIsInfOrNanScalar(s[PCGF_PW]) || PetscIsInfOrNanScalar(s[PCGF_WDW]))
     ksp->reason = KSP_DIVERGED_NANORINF;
-  else if (PetscRealPart(s[PCGF_PW]) <= 0.0)
+  else if (s[PCGF_PW] == 0.0 || (k > 0 && KSPPIPECGFUSEDSignChange_Private(s[PCGF_PW], prev[PCGF_PW])))
     ksp->reason = KSP_DIVERGED_INDEFINITE_MAT;
 }
 
@@ -444,7 +454,7 @@ static PetscErrorCode KSPPIPECGFUSEDIterate_Private(KSP ksp, GSDeviceMat dA, Pet
 static PetscErrorCode KSPPIPECGFUSEDSolveAhead_Private(KSP ksp, GSDeviceMat dA)
 {
   KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
-  PetscScalar      s[PCGF_NSUMS];
+  PetscScalar      s[PCGF_NSUMS], prev[PCGF_NSUMS];
   PetscInt         k, l0, t0, c0, l1;
 
   PetscFunctionBegin;
@@ -461,8 +471,9 @@ static PetscErrorCode KSPPIPECGFUSEDSolveAhead_Private(KSP ksp, GSDeviceMat dA)
     else
       PetscCall(PCGFReduce(cg->work, s)); /* the last Update has no SpMVDot after it */
     PetscCall(KSPPIPECGFUSEDTest_Private(ksp, k, s));
-    if (!ksp->reason) KSPPIPECGFUSEDBreakdown_Private(ksp, k, s);
+    if (!ksp->reason) KSPPIPECGFUSEDBreakdown_Private(ksp, k, s, prev);
     if (ksp->reason) break;
+    PetscCall(PetscArraycpy(prev, s, PCGF_NSUMS));
   }
   if (cg->ahead) { /* drop iteration k+1 */
     PetscCall(PCGFWorkRevertX(cg->work));
@@ -483,8 +494,8 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   GSHalo           halo = NULL;
   /* R (set-up and residual replacement) and P (host staging of p) are never needed at once: one work vector */
   Vec         X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[0], P = ksp->work[0], W = ksp->work[1], Q = ksp->work[2];
-  PetscScalar s[PCGF_NALL], alpha = 0, beta = 0, rzold = 1;
-  PetscInt    k, l0, t0, c0, nsums = cg->replace_auto ? PCGF_NALL : PCGF_NSUMS;
+  PetscScalar s[PCGF_NALL], prev[PCGF_NSUMS], alpha = 0, beta = 0, rzold = 1;
+  PetscInt    k, l0, t0, c0, nsums                                       = cg->replace_auto ? PCGF_NALL : PCGF_NSUMS;
   PCGFAuto    est;
   PetscBool   replace = PETSC_FALSE, restart = PETSC_FALSE, replaced;
 
@@ -504,8 +515,9 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   cg->gap.truenorm = -1;
   cg->gap.stalled  = -1;
   if (cg->overlap) {
-    PetscCheck(!cg->replace_every, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-ksp_pipecgfused_replace_every needs -ksp_pipecgfused_overlap_reduction 0");
-    PetscCheck(!cg->replace_auto, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-ksp_pipecgfused_replace auto needs -ksp_pipecgfused_overlap_reduction 0");
+    const char *pre = GSPrefix((PetscObject)ksp);
+    PetscCheck(!cg->replace_every, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-%sksp_pipecgfused_replace_every needs -%sksp_pipecgfused_overlap_reduction 0", pre, pre);
+    PetscCheck(!cg->replace_auto, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-%sksp_pipecgfused_replace auto needs -%sksp_pipecgfused_overlap_reduction 0", pre, pre);
     PetscCall(KSPPIPECGFUSEDSolveOverlap_Private(ksp, Amat, dA, dB, halo, &l0, &t0, &c0));
     PetscCall(KSPPIPECGFUSEDFinish_Private(ksp, Amat, l0, t0, c0));
     PetscFunctionReturn(PETSC_SUCCESS);
@@ -595,8 +607,9 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
     PetscCall(KSPPIPECGFUSEDTest_Private(ksp, k, s));
     if (ksp->reason > 0 && cg->replace_auto && !replaced) PetscCall(KSPPIPECGFUSEDAutoCheck_Private(ksp, Amat, &est, k, &replace));
     restart = replace;
-    if (!ksp->reason) KSPPIPECGFUSEDBreakdown_Private(ksp, k, s);
+    if (!ksp->reason) KSPPIPECGFUSEDBreakdown_Private(ksp, k, s, prev);
     if (ksp->reason) break;
+    PetscCall(PetscArraycpy(prev, s, PCGF_NSUMS));
     rzold = s[PCGF_RZ];
     alpha = s[PCGF_RZ] / s[PCGF_PW];
     beta  = alpha * alpha * s[PCGF_WDW] / s[PCGF_RZ] - 1.0;
@@ -627,7 +640,7 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   PetscInt         n, k, ldb, ldx, it, l0, t0, c0, l1, t1, c1;
   PCGFBlock        blk;
   Mat              R = NULL, Wh = NULL, Qh = NULL; /* R = B - A X for a nonzero guess; W and Q = M^{-1} W staged on the host */
-  PetscScalar     *sums, *alpha, *beta;
+  PetscScalar     *sums, *alpha, *beta, *prev;
   PetscReal       *dp0, dpmax = 0;
   PetscBool       *done;
 
@@ -701,7 +714,7 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   PetscCall(MatDestroy(&R));
   PetscCall(PCGFBlockSetVec(blk, PCGF_P, NULL));
   PetscCall(PCGFBlockSetVec(blk, PCGF_W, NULL));
-  PetscCall(PetscMalloc5(k * PCGF_NSUMS, &sums, k, &alpha, k, &beta, k, &dp0, k, &done));
+  PetscCall(PetscMalloc6(k * PCGF_NSUMS, &sums, k * PCGF_NSUMS, &prev, k, &alpha, k, &beta, k, &dp0, k, &done));
   for (PetscInt j = 0; j < k; j++) {
     alpha[j] = beta[j] = 0;
     done[j]            = PETSC_FALSE;
@@ -755,9 +768,9 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
         alpha[j] = beta[j] = 0;
         continue;
       }
-      if (PetscRealPart(sj[PCGF_RZ]) < 0.0)
+      if (it > 0 && KSPPIPECGFUSEDSignChange_Private(sj[PCGF_RZ], prev[j * PCGF_NSUMS + PCGF_RZ]))
         ksp->reason = KSP_DIVERGED_INDEFINITE_PC;
-      else if (PetscRealPart(sj[PCGF_PW]) <= 0.0)
+      else if (sj[PCGF_PW] == 0.0 || (it > 0 && KSPPIPECGFUSEDSignChange_Private(sj[PCGF_PW], prev[j * PCGF_NSUMS + PCGF_PW])))
         ksp->reason = KSP_DIVERGED_INDEFINITE_MAT;
       else {
         alpha[j] = sj[PCGF_RZ] / sj[PCGF_PW];
@@ -765,6 +778,7 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
       }
     }
     if (ksp->reason) break;
+    PetscCall(PetscArraycpy(prev, sums, k * PCGF_NSUMS));
   }
   PetscCall(PetscLogEventEnd(PCGF_Iterations, ksp, 0, 0, 0));
   PetscCall(PCGFBlockGetCounts(blk, &l1, &t1, &c1));
@@ -775,7 +789,7 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   PetscCall(GSWorkStoreDense(PCGFBlockBase(blk), PCGF_X, X));
   PetscCall(MatDestroy(&Wh));
   PetscCall(MatDestroy(&Qh));
-  PetscCall(PetscFree5(sums, alpha, beta, dp0, done));
+  PetscCall(PetscFree6(sums, prev, alpha, beta, dp0, done));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -864,6 +878,7 @@ static PetscErrorCode KSPSetFromOptions_PIPECGFUSED(KSP ksp, GSOptionItems Petsc
   static const char *const onek[]  = {"never", "always", "auto"};
   PetscInt                 every, mode = cg->replace_auto ? 2 : (cg->replace_every ? 1 : 0);
   PetscBool                set, mset;
+  const char              *pre = GSPrefix((PetscObject)ksp);
 
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "KSP pipelined CG with fused kernels options");
@@ -875,13 +890,13 @@ static PetscErrorCode KSPSetFromOptions_PIPECGFUSED(KSP ksp, GSOptionItems Petsc
   PetscCall(PetscOptionsEList("-ksp_pipecgfused_replace", "Residual replacement: never, every N iterations (N from -ksp_pipecgfused_replace_every), or auto", "KSPPIPECGFUSED", modes, 3, modes[mode], &mode, &mset));
   PetscCall(PetscOptionsInt("-ksp_pipecgfused_replace_every", "Replace the recursive residual by b - A x every this many iterations (0: never)", "KSPPIPECGFUSED", cg->replace_every, &every, &set));
   if (set) {
-    GSOptionsCheck(PetscOptionsObject, every >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_pipecgfused_replace_every must be 0 (never) or positive, not %" PetscInt_FMT, every);
+    GSOptionsCheck(PetscOptionsObject, every >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-%sksp_pipecgfused_replace_every must be 0 (never) or positive, not %" PetscInt_FMT, pre, every);
     cg->replace_every = every;
     if (every) cg->replace_auto = PETSC_FALSE;
   }
   if (mset) {
-    GSOptionsCheck(PetscOptionsObject, mode == 1 || !set || !every, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_INCOMP, "-ksp_pipecgfused_replace %s contradicts -ksp_pipecgfused_replace_every %" PetscInt_FMT, modes[mode], every);
-    GSOptionsCheck(PetscOptionsObject, mode != 1 || cg->replace_every, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_WRONG, "-ksp_pipecgfused_replace every needs -ksp_pipecgfused_replace_every N with N > 0");
+    GSOptionsCheck(PetscOptionsObject, mode == 1 || !set || !every, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_INCOMP, "-%sksp_pipecgfused_replace %s contradicts -%sksp_pipecgfused_replace_every %" PetscInt_FMT, pre, modes[mode], pre, every);
+    GSOptionsCheck(PetscOptionsObject, mode != 1 || cg->replace_every, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_WRONG, "-%sksp_pipecgfused_replace every needs -%sksp_pipecgfused_replace_every N with N > 0", pre, pre);
     cg->replace_auto = (PetscBool)(mode == 2);
     if (mode != 1) cg->replace_every = 0;
   }
@@ -1006,8 +1021,10 @@ static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
    several processes the ghost rows of all columns travel in one halo exchange and the sums of all columns in one
    `MPI_Allreduce` per iteration. Elsewhere (other operators, a null space, the natural norm) the columns are solved
    one by one.
-   Breakdowns: <p,Ap> <= 0 gives `KSP_DIVERGED_INDEFINITE_MAT`, <r,z> < 0 gives `KSP_DIVERGED_INDEFINITE_PC`, a
-   NaN or Inf gives `KSP_DIVERGED_NANORINF`.
+   Breakdowns, as `KSPCG`: <p,Ap> = 0 or changing sign from one iteration to the next gives
+   `KSP_DIVERGED_INDEFINITE_MAT`, <r,z> changing sign gives `KSP_DIVERGED_INDEFINITE_PC`, a NaN or Inf gives
+   `KSP_DIVERGED_NANORINF`; a definite operator and PC of either sign (a negative definite one, or a negative definite
+   PC with a positive definite operator, as PCJACOBI on the negated Laplacian gives) converge.
 
    Reference:
 .  * - K. Rupp et al., Pipelined Iterative Solvers with Kernel Fusion for Graphics Processing Units, ACM TOMS 43(2), 2016.

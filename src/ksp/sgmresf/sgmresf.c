@@ -4,6 +4,7 @@
 #include <petsc/private/kspimpl.h>
 #include "sgmresfimpl.h"
 #include "../common/pcblocks.h"
+#include "../common/rightpc.h"
 
 /* The squared relative residual below which rho^2 - sum xi_i^2 is too close to its rounding (a few epsilon rho^2 on
    the tests) to go on: a relative residual of 4.7e-7 */
@@ -567,6 +568,7 @@ static PetscErrorCode KSPView_SGMRESF(KSP ksp, PetscViewer viewer)
   if (!isascii) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerASCIIPrintf(viewer, "  restart=%" PetscInt_FMT ", classical Gram-Schmidt, refinement %s; fused kernels on Kokkos %s\n", sg->m, SGFRefineTypes[sg->refine], PetscGPUStreamExecutionSpace()));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  a convergence the estimate claims is %s\n", sg->confirm ? "confirmed with the true residual" : "not checked"));
+  PetscCall(GSRightPCView(ksp, viewer, "KSPGMRES"));
   if (!sg->work) PetscFunctionReturn(PETSC_SUCCESS);
   {
     PetscLogDouble basis, other;
@@ -605,7 +607,7 @@ static PetscErrorCode KSPSetFromOptions_SGMRESF(KSP ksp, GSOptionItems PetscOpti
   PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)ksp, "-ksp_sgmresf_teams", GS_OPTION_INT, NULL, 0));
   PetscCall(PetscOptionsInt("-ksp_gmres_restart", "Number of Krylov vectors before a restart", "KSPSGMRESF", sg->m, &m, &set));
   if (set) {
-    GSOptionsCheck(PetscOptionsObject, m >= 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_gmres_restart must be positive, not %" PetscInt_FMT, m);
+    GSOptionsCheck(PetscOptionsObject, m >= 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-%sksp_gmres_restart must be positive, not %" PetscInt_FMT, GSPrefix((PetscObject)ksp), m);
     sg->m = m;
   }
   r = sg->refine;
@@ -614,9 +616,10 @@ static PetscErrorCode KSPSetFromOptions_SGMRESF(KSP ksp, GSOptionItems PetscOpti
   PetscCall(PetscOptionsBool("-ksp_sgmresf_check_true_residual", "Confirm a convergence the estimate claims with the true residual", "KSPSGMRESF", sg->confirm, &sg->confirm, NULL));
   PetscCall(PetscOptionsInt("-ksp_sgmresf_teams", "Teams of 256 threads of every kernel (0: 4 per multiprocessor, at most one per 256 rows)", "KSPSGMRESF", sg->teams, &teams, &set));
   if (set) {
-    GSOptionsCheck(PetscOptionsObject, teams >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_sgmresf_teams must be 0 (automatic) or positive, not %" PetscInt_FMT, teams);
+    GSOptionsCheck(PetscOptionsObject, teams >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-%sksp_sgmresf_teams must be 0 (automatic) or positive, not %" PetscInt_FMT, GSPrefix((PetscObject)ksp), teams);
     sg->teams = teams;
   }
+  PetscCall(GSRightPCSetFromOptions(ksp, PetscOptionsObject, "KSPSGMRESF", "KSPGMRES"));
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -684,9 +687,11 @@ static PetscErrorCode KSPDestroy_SGMRESF(KSP ksp)
    Level: intermediate
 
    Notes:
-   Right preconditioning only. `PCJACOBI` and `PCPBJACOBI` (its inverse diagonal blocks, taken from the PC applied to
-   bs vectors once per operator) are fused into the SpMV gather and the x update; any other PC is applied on the
-   host to every basis vector and once per cycle to the solution update. On several processes a resident
+   Right preconditioning only, unlike `KSPGMRES`'s default (left): a left or symmetric side, or a preconditioned or
+   natural norm, is refused (`PETSC_ERR_SUP`) by `KSPSetFromOptions()` and `KSPSetUp()`. `PCJACOBI` and `PCPBJACOBI`
+   (its inverse diagonal blocks, taken from the PC applied to bs vectors once per operator) are fused into the SpMV
+   gather and the x update; any other PC is applied on the host to every basis vector and once per cycle to the
+   solution update. On several processes a resident
    `MATGPUSTREAM` operator with PCNONE or PCJACOBI keeps x and the SpMVs on the device (Jacobi scaling, the halo
    exchange overlapping the diagonal block, the off-diagonal block, then the sums in a separate kernel); other `Mat`
    types, streamed operators and other PCs run the SpMVs through `MatMult()` with vectors staged through the host. On
@@ -731,6 +736,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_SGMRESF(KSP ksp)
   sg->confirm = PETSC_TRUE;
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_RIGHT, 2));
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NONE, PC_RIGHT, 1));
+  PetscCall(GSRightPCCreate(ksp));
   ksp->ops->setup          = KSPSetUp_SGMRESF;
   ksp->ops->solve          = KSPSolve_SGMRESF;
   ksp->ops->destroy        = KSPDestroy_SGMRESF;

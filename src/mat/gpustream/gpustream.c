@@ -30,6 +30,8 @@ typedef struct {
   PetscErrorCode (*duplicate)(Mat, MatDuplicateOption, Mat *);
   GSCreateGraphFn *creategraph;
   PetscErrorCode (*productsetfromoptions)(Mat);
+  PetscErrorCode (*transpose)(Mat, MatReuse, Mat *);
+  PetscErrorCode (*transposesymbolic)(Mat, Mat *);
   PetscErrorCode (*setpreallocationcoo)(Mat, PetscCount, PetscInt[], PetscInt[]);
   PetscErrorCode (*setvaluescoo)(Mat, const PetscScalar[], InsertMode);
   PetscCount ncoo; /* entries of the last MatSetPreallocationCOO() */
@@ -41,6 +43,17 @@ const char *const GSDeviceMPIs[]  = {"auto", "false", "true", "GSDeviceMPI", "GS
 
 static PetscErrorCode MatConvert_AIJ_GPUStream(Mat, MatType, MatReuse, Mat *);
 static PetscErrorCode MatConvert_GPUStream_AIJ(Mat, MatType, MatReuse, Mat *);
+static PetscErrorCode MatAIJToGPUStream_Private(Mat);
+static PetscErrorCode MatDestroy_GPUStream(Mat);
+
+/* Whether A is (still) a gpustream matrix. Not after a header replace inside AIJ's code (A is then another type), nor
+   a duplicate made while a gpustream matrix wore its base name (AIJ's ops); nor after a header merge
+   (MatHeaderMerge(), which keeps A's ops, type name and composed functions but takes the other's data): our ops
+   without our data, see MatGPUStreamAdopt_Private() */
+static PetscBool MatGPUStreamIsOurs_Private(Mat A)
+{
+  return (PetscBool)(A->ops->destroy == MatDestroy_GPUStream && A->spptr);
+}
 
 /* ierr is the result of a step that may fail on some processes only (a device allocation): every process learns
    of a failure before the collective calls that follow, which would otherwise wait forever for the failed one */
@@ -86,7 +99,8 @@ static PetscErrorCode MatGPUStreamSyncBlock_Private(Mat S, PetscBool valuesonly,
    quarter to a third at block sizes 3 and 6 (docs/performance.md); tiles, which uneven rows need, read CSR. */
 static PetscErrorCode MatGPUStreamFormatBlockSize_Private(Mat S, PetscInt m, const PetscInt ia[], const PetscInt ja[], const GSStreamOptions *o, PetscInt *bs)
 {
-  PetscInt rbs, cbs, bad;
+  PetscInt    rbs, cbs, bad;
+  const char *pre = o->prefix ? o->prefix : "";
 
   PetscFunctionBegin;
   *bs = 1;
@@ -94,28 +108,30 @@ static PetscErrorCode MatGPUStreamFormatBlockSize_Private(Mat S, PetscInt m, con
   PetscCall(MatGetBlockSizes(S, &rbs, &cbs));
   if (o->format == GS_FORMAT_AUTO && (rbs < 2 || rbs > GS_MAX_FORMAT_BS || rbs != cbs || o->tile > 0)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCheck(rbs > 1 && rbs <= GS_MAX_FORMAT_BS && rbs == cbs, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG,
-             "-mat_gpustream_format block needs equal row and column block sizes of 2 to %d (MatSetBlockSize() or -mat_block_size); the matrix has %" PetscInt_FMT " and %" PetscInt_FMT, GS_MAX_FORMAT_BS, rbs, cbs);
-  PetscCheck(o->tile <= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "-mat_gpustream_format block has no tiles: leave out -mat_gpustream_tile_size %" PetscInt_FMT " or use -mat_gpustream_format csr", o->tile);
+             "-%smat_gpustream_format block needs equal row and column block sizes of 2 to %d (MatSetBlockSize() or -%smat_block_size); the matrix has %" PetscInt_FMT " and %" PetscInt_FMT, pre, GS_MAX_FORMAT_BS, pre, rbs, cbs);
+  PetscCheck(o->tile <= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "-%smat_gpustream_format block has no tiles: leave out -%smat_gpustream_tile_size %" PetscInt_FMT " or use -%smat_gpustream_format csr", pre, pre, o->tile, pre);
   bad = GSBlockPatternRow(m, S->cmap->n, ia, ja, rbs);
   PetscCheck(bad < 0 || o->format == GS_FORMAT_AUTO, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG,
-             "-mat_gpustream_format block: local row %" PetscInt_FMT " is not made of full %" PetscInt_FMT " x %" PetscInt_FMT " blocks at aligned columns, alike in its block row; use -mat_gpustream_format csr or auto", bad, rbs, rbs);
+             "-%smat_gpustream_format block: local row %" PetscInt_FMT " is not made of full %" PetscInt_FMT " x %" PetscInt_FMT " blocks at aligned columns, alike in its block row; use -%smat_gpustream_format csr or auto", pre, bad, rbs, rbs, pre);
   if (bad < 0) *bs = rbs;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* The diagonal block (or the whole matrix) of S on the device: resident, or streamed when the options say so or, in
-   auto mode, when its CSR and vectors exceed the budget */
-static PetscErrorCode MatGPUStreamSyncDiag_Private(MPI_Comm comm, Mat S, PetscBool valuesonly, Mat_GPUStream *gs)
+   auto mode, when its CSR and vectors exceed the budget. prefix: the gpustream matrix's options prefix */
+static PetscErrorCode MatGPUStreamSyncDiag_Private(MPI_Comm comm, Mat S, const char prefix[], PetscBool valuesonly, Mat_GPUStream *gs)
 {
   const PetscInt    *ia, *ja;
   const PetscScalar *a;
   PetscInt           m, bs        = 1;
   PetscBool          done, stream = (PetscBool)(gs->opts.mode == GS_STREAM_STREAM);
+  GSStreamOptions    o      = gs->opts;
   PetscLogDouble     budget = gs->opts.budget, need;
   int                over;
   PetscErrorCode     ierr;
 
   PetscFunctionBegin;
+  o.prefix = prefix; /* for the option names of the errors below */
   if (valuesonly) {
     if (gs->plan) {
       PetscCall(MatSeqAIJGetArrayRead(S, &a));
@@ -138,14 +154,15 @@ static PetscErrorCode MatGPUStreamSyncDiag_Private(MPI_Comm comm, Mat S, PetscBo
       stream = (PetscBool)over;
     else
       PetscCheck(!over, comm, PETSC_ERR_ARG_OUTOFRANGE,
-                 "-mat_gpustream_mode resident: the matrix needs %g bytes of device memory on this process, the budget is %g bytes (-mat_gpustream_max_device_bytes), and a process is over it; use -mat_gpustream_mode auto or stream", need, budget);
+                 "-%smat_gpustream_mode resident: the matrix needs %g bytes of device memory on this process, the budget is %g bytes (-%smat_gpustream_max_device_bytes), and a process is over it; use -%smat_gpustream_mode auto or stream", prefix,
+                 need, budget, prefix, prefix);
   }
   PetscCall(MatSeqAIJGetArrayRead(S, &a));
   /* a plan that does not fit, or an allocation that fails, fails on its own process: see GSAllOK() */
   if (stream)
-    ierr = GSStreamPlanCreate(m, S->cmap->n, ia, ja, a, &gs->opts, &gs->plan);
+    ierr = GSStreamPlanCreate(m, S->cmap->n, ia, ja, a, &o, &gs->plan);
   else {
-    ierr = MatGPUStreamFormatBlockSize_Private(S, m, ia, ja, &gs->opts, &bs);
+    ierr = MatGPUStreamFormatBlockSize_Private(S, m, ia, ja, &o, &bs);
     if (!ierr) ierr = GSDeviceMatCreate(m, S->cmap->n, ia, ja, a, PETSC_FALSE, bs, gs->opts.tile, &gs->dA);
   }
   if (!ierr && gs->dA && gs->opts.kernel != GS_KERNEL_AUTO) ierr = GSDeviceMatSetKernel(gs->dA, gs->opts.kernel);
@@ -190,14 +207,14 @@ static PetscErrorCode MatGPUStreamSync_Private(Mat A)
 
     PetscCall(PetscLogEventBegin(GPUS_MatSync, A, 0, 0, 0));
     if (size == 1)
-      PetscCall(MatGPUStreamSyncDiag_Private(PETSC_COMM_SELF, A, valuesonly, gs));
+      PetscCall(MatGPUStreamSyncDiag_Private(PETSC_COMM_SELF, A, GSPrefix((PetscObject)A), valuesonly, gs));
     else {
-      PetscCall(MatGPUStreamSyncDiag_Private(PetscObjectComm((PetscObject)A), Ad, valuesonly, gs));
+      PetscCall(MatGPUStreamSyncDiag_Private(PetscObjectComm((PetscObject)A), Ad, GSPrefix((PetscObject)A), valuesonly, gs));
       PetscCall(GSAllOK(PetscObjectComm((PetscObject)A), MatGPUStreamSyncBlock_Private(Ao, valuesonly, PETSC_TRUE, gs->opts.kernel, gs->opts.tile, &gs->dB)));
       if (!valuesonly) { /* collective, its allocations last */
         PetscBool   devicempi;
         const char *why;
-        PetscCall(GSHaloUseDeviceMPI(gs->devicempi, &devicempi, &why));
+        PetscCall(GSHaloUseDeviceMPI(gs->devicempi, GSPrefix((PetscObject)A), &devicempi, &why));
         PetscCall(GSHaloDestroy(&gs->halo));
         PetscCall(GSAllOK(PetscObjectComm((PetscObject)A), GSHaloCreate(PetscObjectComm((PetscObject)A), A->cmap->n, A->cmap->range, Ao->cmap->n, garray, devicempi, &gs->halo)));
       }
@@ -335,7 +352,7 @@ static PetscErrorCode MatViewDeviceMPI_Private(GSDeviceMPI opt, PetscBool device
   const char *why;
 
   PetscFunctionBegin;
-  PetscCall(GSHaloUseDeviceMPI(opt, &use, &why));
+  PetscCall(GSHaloUseDeviceMPI(opt, NULL, &use, &why));
   PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: halo messages %s (-mat_gpustream_device_mpi %s: %s)\n", devicempi ? "between the device buffers themselves" : "staged through pinned host buffers", GSDeviceMPIs[opt], why));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -393,6 +410,9 @@ static PetscErrorCode MatViewStreamPlan_Private(GSStreamPlan plan, GSDeviceMat d
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* SeqAIJ's and MPIAIJ's views, as the first matrix of each converted to gpustream had them */
+static PetscErrorCode (*MatViewBase[2])(Mat, PetscViewer);
+
 static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
 {
   Mat_GPUStream    *gs = (Mat_GPUStream *)A->spptr;
@@ -400,6 +420,14 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
   PetscViewerFormat format;
 
   PetscFunctionBegin;
+  if (!MatGPUStreamIsOurs_Private(A)) { /* a plain AIJ duplicate made while a gpustream matrix wore its base name
+                                            (MATIS's local matrix ...): MatDuplicate() gave it the view of the original */
+    PetscMPIInt size;
+    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+    A->ops->view = MatViewBase[size > 1];
+    PetscCall((*A->ops->view)(A, viewer));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(gs->view(A, viewer));
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
   if (!isascii) PetscFunctionReturn(PETSC_SUCCESS);
@@ -548,24 +576,25 @@ static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOpti
   }
   PetscCall(PetscOptionsEnum("-mat_gpustream_mode", "Device storage: auto (stream when the matrix exceeds the budget), resident, stream", "MATGPUSTREAM", GSStreamModes, (PetscEnum)o.mode, (PetscEnum *)&o.mode, NULL));
   PetscCall(PetscOptionsReal("-mat_gpustream_max_device_bytes", "Device memory the matrix may use, bytes (default: free device memory less a reserve)", "MATGPUSTREAM", o.budget, &o.budget, &flg));
-  GSOptionsCheck(PetscOptionsObject, !flg || o.budget > 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_max_device_bytes %g must be positive", o.budget);
+  GSOptionsCheck(PetscOptionsObject, !flg || o.budget > 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_gpustream_max_device_bytes %g must be positive", GSPrefix((PetscObject)A), o.budget);
   PetscCall(PetscOptionsInt("-mat_gpustream_buffers", "Device buffers streamed subdivisions rotate through (at least 2)", "MATGPUSTREAM", o.buffers, &o.buffers, NULL));
-  GSOptionsCheck(PetscOptionsObject, o.buffers >= 2, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_buffers %" PetscInt_FMT " must be at least 2", o.buffers);
+  GSOptionsCheck(PetscOptionsObject, o.buffers >= 2, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_gpustream_buffers %" PetscInt_FMT " must be at least 2", GSPrefix((PetscObject)A), o.buffers);
   PetscCall(PetscOptionsInt("-mat_gpustream_subdivisions", "Number of row subdivisions of a streamed matrix (default: chosen by a model)", "MATGPUSTREAM", o.subdivisions, &o.subdivisions, &flg));
-  GSOptionsCheck(PetscOptionsObject, !flg || o.subdivisions >= 1, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_subdivisions %" PetscInt_FMT " must be at least 1 (leave it out for the automatic choice)", o.subdivisions);
+  GSOptionsCheck(PetscOptionsObject, !flg || o.subdivisions >= 1, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_gpustream_subdivisions %" PetscInt_FMT " must be at least 1 (leave it out for the automatic choice)",
+                 GSPrefix((PetscObject)A), o.subdivisions);
   PetscCall(PetscOptionsBool("-mat_gpustream_overlap", "Overlap the copies of streamed subdivisions with the SpMVs", "MATGPUSTREAM", o.overlap, &o.overlap, NULL));
   PetscCall(PetscOptionsEnum("-mat_gpustream_kernel", "SpMV kernel: auto (from the mean row length), thread (a thread per row), warp (32 lanes per row)", "MATGPUSTREAM", GSSpMVKernels, (PetscEnum)o.kernel, (PetscEnum *)&o.kernel, NULL));
   PetscCall(PetscOptionsEnum("-mat_gpustream_format", "Device storage: auto (block column indices where the block size and pattern allow and MatMult uses no tiles), csr, block", "MATGPUSTREAM", GSFormats, (PetscEnum)o.format, (PetscEnum *)&o.format,
                              NULL));
   PetscCall(PetscOptionsInt("-mat_gpustream_tile_size", "Entries a team of MatMult's kernel stages in scratch memory before summing its rows (0: no tiles; default: chosen from the row lengths)", "MATGPUSTREAM", o.tile, &o.tile, &flg));
-  GSOptionsCheck(PetscOptionsObject, !flg || (o.tile >= 0 && o.tile <= GS_MAX_TILE_SIZE), PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_tile_size %" PetscInt_FMT " must be in 0..%d (0: no tiles)", o.tile,
-                 GS_MAX_TILE_SIZE);
+  GSOptionsCheck(PetscOptionsObject, !flg || (o.tile >= 0 && o.tile <= GS_MAX_TILE_SIZE), PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_gpustream_tile_size %" PetscInt_FMT " must be in 0..%d (0: no tiles)",
+                 GSPrefix((PetscObject)A), o.tile, GS_MAX_TILE_SIZE);
   PetscCall(PetscOptionsEnum("-mat_gpustream_device_mpi", "Halo messages between device buffers: auto (when MPI reports CUDA support, or on host backends), true, false (pinned host buffers)", "MATGPUSTREAM", GSDeviceMPIs, (PetscEnum)devicempi,
                              (PetscEnum *)&devicempi, NULL));
   {
     PetscBool      use;
     const char    *why;
-    PetscErrorCode ierr = GSHaloUseDeviceMPI(devicempi, &use, &why); /* true where the MPI says it cannot is an error now */
+    PetscErrorCode ierr = GSHaloUseDeviceMPI(devicempi, GSPrefix((PetscObject)A), &use, &why); /* true where the MPI says it cannot is an error now */
     if (ierr) PetscCall(GSOptionsAbandon(PetscOptionsObject));
     PetscCall(ierr);
   }
@@ -578,8 +607,7 @@ static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOpti
       PetscErrorCode (*create)(Vec) = NULL;
       PetscCall(VecRegisterAll());
       PetscCall(PetscFunctionListFind(VecList, vectype, &create));
-      GSOptionsCheck(PetscOptionsObject, create, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "-%smat_gpustream_vec_type %s: give auto or a vector type (standard, cuda, ...)", ((PetscObject)A)->prefix ? ((PetscObject)A)->prefix : "",
-                     vectype);
+      GSOptionsCheck(PetscOptionsObject, create, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "-%smat_gpustream_vec_type %s: give auto or a vector type (standard, cuda, ...)", GSPrefix((PetscObject)A), vectype);
     }
   }
   PetscOptionsHeadEnd();
@@ -601,21 +629,70 @@ static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOpti
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The base type name a gpustream matrix wears for AIJ's code: "seqaij" on one process, "mpiaij" on several */
+static PetscErrorCode MatGPUStreamBaseName_Private(Mat A, MatType *name)
+{
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  *name = size > 1 ? MATMPIAIJ : MATSEQAIJ;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* AIJ's ops where a gpustream matrix has its own (from's saved ones) */
+static PetscErrorCode MatGPUStreamRestoreOps_Private(Mat A, const Mat_GPUStream *from)
+{
+  PetscFunctionBegin;
+  A->ops->mult                  = from->mult;
+  A->ops->multadd               = from->multadd;
+  A->ops->view                  = from->view;
+  A->ops->destroy               = from->destroy;
+  A->ops->setfromoptions        = from->setfromoptions;
+  A->ops->duplicate             = from->duplicate;
+  A->ops->creategraph           = from->creategraph;
+  A->ops->productsetfromoptions = from->productsetfromoptions;
+  A->ops->transpose             = from->transpose;
+  A->ops->transposesymbolic     = from->transposesymbolic;
+  if (from->setpreallocationcoo && from->setvaluescoo) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", from->setpreallocationcoo));
+    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetValuesCOO_C", from->setvaluescoo));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* B, made by AIJ's code from a gpustream matrix whose data was `from` (a copy taken before: the matrix may be gone),
+   becomes a gpustream matrix with from's settings (options, vector type). B is a gpustream matrix with nothing on the
+   device yet, or a plain SeqAIJ or MPIAIJ one (made one in place), or a gpustream header that AIJ merged its result
+   into (MatHeaderMerge(): our ops and type name, AIJ's data), whose ops become AIJ's first */
+static PetscErrorCode MatGPUStreamAdopt_Private(Mat B, const Mat_GPUStream *from)
+{
+  Mat_GPUStream *gs;
+
+  PetscFunctionBegin;
+  if (B->ops->destroy == MatDestroy_GPUStream && !B->spptr) {
+    MatType base;
+    PetscCall(MatGPUStreamRestoreOps_Private(B, from));
+    PetscCall(MatGPUStreamBaseName_Private(B, &base));
+    PetscCall(PetscObjectChangeTypeName((PetscObject)B, base));
+  }
+  if (!MatGPUStreamIsOurs_Private(B)) PetscCall(MatAIJToGPUStream_Private(B));
+  gs            = (Mat_GPUStream *)B->spptr;
+  gs->opts      = from->opts;
+  gs->devicempi = from->devicempi;
+  PetscCall(PetscStrncpy(gs->vectype, from->vectype, sizeof(gs->vectype)));
+  PetscCall(MatGPUStreamSetVecType_Private(B));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* AIJ's duplicate makes a gpustream matrix with the default options: it inherits ours */
 static PetscErrorCode MatDuplicate_GPUStream(Mat A, MatDuplicateOption op, Mat *B)
 {
   Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
-  PetscBool      same;
 
   PetscFunctionBegin;
   PetscCall((*gs->duplicate)(A, op, B));
-  PetscCall(PetscObjectTypeCompare((PetscObject)*B, MATGPUSTREAM, &same));
-  if (same) {
-    ((Mat_GPUStream *)(*B)->spptr)->opts      = gs->opts;
-    ((Mat_GPUStream *)(*B)->spptr)->devicempi = gs->devicempi;
-    PetscCall(PetscStrncpy(((Mat_GPUStream *)(*B)->spptr)->vectype, gs->vectype, sizeof(gs->vectype)));
-    PetscCall(MatGPUStreamSetVecType_Private(*B));
-  }
+  if (MatGPUStreamIsOurs_Private(*B)) PetscCall(MatGPUStreamAdopt_Private(*B, gs)); /* not while A wears its base name */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -741,6 +818,18 @@ static PetscErrorCode MatProductSymbolic_GPUStream_AIJ(Mat C)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The symbolic phase an AIJ implementation set runs with the operands wearing their base names (and so does the
+   numeric phase it sets) */
+static PetscErrorCode MatProductWrapSymbolic_Private(Mat C)
+{
+  PetscFunctionBegin;
+  if (C->ops->productsymbolic && C->ops->productsymbolic != MatProductSymbolic_GPUStream_AIJ) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)C, "MatProductSymbolic_GPUStream_AIJ_C", C->ops->productsymbolic));
+    C->ops->productsymbolic = MatProductSymbolic_GPUStream_AIJ;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* MatProductSetFromOptions() calls this as the operands' common op when they are all gpustream, else through the
    names "MatProductSetFromOptions_<A type>_<B type>_C" composed on the gpustream one for (MPI/Seq)AIJ partners */
 static PetscErrorCode MatProductSetFromOptions_GPUStream_AIJ(Mat C)
@@ -757,10 +846,134 @@ static PetscErrorCode MatProductSetFromOptions_GPUStream_AIJ(Mat C)
   ierr = (*((Mat_GPUStream *)G->spptr)->productsetfromoptions)(C);
   PetscCall(MatProductWearAIJ_Private(C, PETSC_FALSE, was));
   PetscCall(ierr);
-  if (C->ops->productsymbolic) {
-    PetscCall(PetscObjectComposeFunction((PetscObject)C, "MatProductSymbolic_GPUStream_AIJ_C", C->ops->productsymbolic));
-    C->ops->productsymbolic = MatProductSymbolic_GPUStream_AIJ;
+  PetscCall(MatProductWrapSymbolic_Private(C));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The implementation that the operands' current type names select, composed on one of them as
+   "MatProductSetFromOptions_<A type>_<B type>[_<C type>]_C" (the name MatProductSetFromOptions() looks up), if any */
+static PetscErrorCode MatProductSetFromOptionsByName_Private(Mat C)
+{
+  Mat_Product *product = C->product;
+  Mat          X[3]    = {product->A, product->B, product->type == MATPRODUCT_ABC ? product->C : NULL};
+  char         name[256];
+  PetscErrorCode (*f)(Mat) = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrncpy(name, "MatProductSetFromOptions", sizeof(name)));
+  for (int i = 0; i < 3; i++) {
+    if (!X[i]) continue;
+    PetscCall(PetscStrlcat(name, "_", sizeof(name)));
+    PetscCall(PetscStrlcat(name, ((PetscObject)X[i])->type_name, sizeof(name)));
   }
+  PetscCall(PetscStrlcat(name, "_C", sizeof(name)));
+  for (int i = 0; i < 3 && !f; i++)
+    if (X[i]) PetscCall(PetscObjectQueryFunction((PetscObject)X[i], name, &f));
+  if (f) PetscCall((*f)(C));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Products with any other partner that AIJ's product code takes: MAIJ (PCMG's Galerkin operators on a DMDA with several
+   unknowns per node), and whatever composes "MatProductSetFromOptions_seqaij_<its type>_C" or the like. MatProductSetFromOptions()
+   asks the operands for "MatProductSetFromOptions_anytype_C" when nothing else served: the gpustream operands wear
+   their base names, the implementation those names select is set up, and its phases run so; the result is what
+   AIJ operands give. Nothing to do when no operand is named gpustream (they already wear their base names) */
+static PetscErrorCode MatProductSetFromOptions_GPUStream_Any(Mat C)
+{
+  Mat_Product   *product = C->product;
+  Mat            X[3]    = {product->A, product->B, product->C};
+  PetscBool      isgs, any = PETSC_FALSE, was[3] = {PETSC_FALSE, PETSC_FALSE, PETSC_FALSE};
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  for (int i = 0; i < 3; i++) {
+    if (!X[i]) continue;
+    PetscCall(PetscObjectTypeCompare((PetscObject)X[i], MATGPUSTREAM, &isgs));
+    any = (PetscBool)(any || isgs);
+  }
+  if (!any) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatProductWearAIJ_Private(C, PETSC_TRUE, was));
+  ierr = MatProductSetFromOptionsByName_Private(C);
+  PetscCall(MatProductWearAIJ_Private(C, PETSC_FALSE, was));
+  PetscCall(ierr);
+  PetscCall(MatProductWrapSymbolic_Private(C));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The transpose as AIJ makes it, then a gpustream matrix with A's settings. AIJ's implementations give the transpose
+   the type name of A: a "gpustream" new SeqAIJ would lose the transposed arrays, so A wears its base name for the
+   call and the transpose, a plain AIJ matrix, is made a gpustream one afterwards. In place, A itself is one again
+   after the call replaced its header; reused, B keeps its own settings (the values come into its host arrays and
+   reach the device at its next product). Inside product phases, where A wears its base name already, the transpose
+   is AIJ's, as there. */
+static PetscErrorCode MatTranspose_GPUStream(Mat A, MatReuse reuse, Mat *B)
+{
+  Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr, a = *gs, b;
+  MatType        base;
+  PetscBool      isgs, bgs = PETSC_FALSE;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATGPUSTREAM, &isgs));
+  if (!isgs) {
+    PetscCall((*gs->transpose)(A, reuse, B));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (reuse == MAT_REUSE_MATRIX) {
+    bgs = MatGPUStreamIsOurs_Private(*B);
+    if (bgs) b = *(Mat_GPUStream *)(*B)->spptr;
+  }
+  PetscCall(MatGPUStreamBaseName_Private(A, &base));
+  PetscCall(PetscObjectChangeTypeName((PetscObject)A, base));
+  ierr = (*a.transpose)(A, reuse, B);
+  if (MatGPUStreamIsOurs_Private(A)) PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM)); /* also when it failed */
+  PetscCall(ierr);
+  if (reuse == MAT_INPLACE_MATRIX) { /* AIJ merged the transpose into A's header */
+    if (!MatGPUStreamIsOurs_Private(A)) PetscCall(MatGPUStreamAdopt_Private(A, &a));
+  } else if (reuse == MAT_INITIAL_MATRIX)
+    PetscCall(MatGPUStreamAdopt_Private(*B, &a));
+  else if (bgs && !MatGPUStreamIsOurs_Private(*B)) /* a new nonzero pattern, merged into B's header */
+    PetscCall(MatGPUStreamAdopt_Private(*B, &b));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MatTransposeSymbolic(): the pattern of the transpose, as AIJ makes it (see MatTranspose_GPUStream()) */
+static PetscErrorCode MatTransposeSymbolic_GPUStream(Mat A, Mat *B)
+{
+  Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr, a = *gs;
+  MatType        base;
+  PetscBool      isgs;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATGPUSTREAM, &isgs));
+  if (!isgs) {
+    PetscCall((*gs->transposesymbolic)(A, B));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(MatGPUStreamBaseName_Private(A, &base));
+  PetscCall(PetscObjectChangeTypeName((PetscObject)A, base));
+  ierr = (*gs->transposesymbolic)(A, B);
+  PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM));
+  PetscCall(ierr);
+  PetscCall(MatGPUStreamAdopt_Private(*B, &a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* To MATIS (PCMG's GDSW coarse spaces, PCBDDC): AIJ's converter, which the host arrays carry ("MatConvert_seqaij_is_C",
+   "MatConvert_mpiaij_is_C"), found by MatConvert() while the matrix wears its base name; the local matrices are plain
+   SeqAIJ, as from an AIJ matrix. In place, the matrix is a MATIS afterwards */
+static PetscErrorCode MatConvert_GPUStream_IS(Mat A, MatType type, MatReuse reuse, Mat *B)
+{
+  MatType        base;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  PetscCall(MatGPUStreamBaseName_Private(A, &base));
+  PetscCall(PetscObjectChangeTypeName((PetscObject)A, base));
+  ierr = MatConvert(A, type, reuse, B);
+  if (MatGPUStreamIsOurs_Private(A)) PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM)); /* also when it failed */
+  PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -780,23 +993,14 @@ static PetscErrorCode MatGPUStreamToAIJ_Private(Mat A)
   PetscCall(GSStreamPlanDestroy(&gs->plan));
   PetscCall(GSHaloDestroy(&gs->halo));
   PetscCall(MatSetVecType(A, VECSTANDARD));
-  if (gs->setpreallocationcoo && gs->setvaluescoo) {
-    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", gs->setpreallocationcoo));
-    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetValuesCOO_C", gs->setvaluescoo));
-  }
-  A->ops->mult                  = gs->mult;
-  A->ops->multadd               = gs->multadd;
-  A->ops->view                  = gs->view;
-  A->ops->destroy               = gs->destroy;
-  A->ops->setfromoptions        = gs->setfromoptions;
-  A->ops->duplicate             = gs->duplicate;
-  A->ops->creategraph           = gs->creategraph;
-  A->ops->productsetfromoptions = gs->productsetfromoptions;
+  PetscCall(MatGPUStreamRestoreOps_Private(A, gs));
   PetscCall(PetscFree(A->spptr));
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamProductAIJ[i], NULL));
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamConverters[i], NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_seqdense_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_mpidense_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_anytype_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_gpustream_is_C", NULL));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, size > 1 ? MATMPIAIJ : MATSEQAIJ));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -837,26 +1041,36 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   gs->duplicate             = A->ops->duplicate;
   gs->creategraph           = A->ops->creategraph;
   gs->productsetfromoptions = A->ops->productsetfromoptions;
-  A->spptr                  = gs;
-  A->ops->mult              = MatMult_GPUStream;
-  A->ops->multadd           = MatMultAdd_GPUStream;
-  A->ops->view              = MatView_GPUStream;
-  A->ops->destroy           = MatDestroy_GPUStream;
-  A->ops->setfromoptions    = MatSetFromOptions_GPUStream;
-  A->ops->duplicate         = MatDuplicate_GPUStream;
+  gs->transpose             = A->ops->transpose;
+  gs->transposesymbolic     = A->ops->transposesymbolic;
+  {
+    PetscMPIInt size;
+    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+    if (!MatViewBase[size > 1]) MatViewBase[size > 1] = A->ops->view;
+  }
+  A->spptr               = gs;
+  A->ops->mult           = MatMult_GPUStream;
+  A->ops->multadd        = MatMultAdd_GPUStream;
+  A->ops->view           = MatView_GPUStream;
+  A->ops->destroy        = MatDestroy_GPUStream;
+  A->ops->setfromoptions = MatSetFromOptions_GPUStream;
+  A->ops->duplicate      = MatDuplicate_GPUStream;
   if (gs->creategraph) A->ops->creategraph = MatCreateGraph_GPUStream;
   A->ops->productsetfromoptions = MatProductSetFromOptions_GPUStream_AIJ;
+  if (gs->transpose) A->ops->transpose = MatTranspose_GPUStream;
+  if (gs->transposesymbolic) A->ops->transposesymbolic = MatTransposeSymbolic_GPUStream;
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamProductAIJ[i], MatProductSetFromOptions_GPUStream_AIJ));
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamConverters[i], i < 2 ? MatConvert_GPUStream_AIJ : MatConvert_AIJ_GPUStream));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_seqdense_C", MatProductSetFromOptions_GPUStream_Dense));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_mpidense_C", MatProductSetFromOptions_GPUStream_Dense));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_anytype_C", MatProductSetFromOptions_GPUStream_Any));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_gpustream_is_C", MatConvert_GPUStream_IS));
   PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatSetPreallocationCOO_C", &gs->setpreallocationcoo));
   PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatSetValuesCOO_C", &gs->setvaluescoo));
   if (gs->setpreallocationcoo && gs->setvaluescoo) {
     PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", MatSetPreallocationCOO_GPUStream));
     PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetValuesCOO_C", MatSetValuesCOO_GPUStream));
   }
-  PetscCall(MatGPUStreamSetVecType_Private(A));
   PetscCall(MatGPUStreamSetVecType_Private(A));
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -939,7 +1153,11 @@ static PetscErrorCode MatConvert_GPUStream_AIJ(Mat A, MatType type, MatReuse reu
    Galerkin products with AIJ's code: `MatCreateGraph()` and products with AIJ matrices (`MatMatMult()`, `MatPtAP()`)
    run while the matrix wears its base type name ("seqaij" or "mpiaij", which those implementations check), so the
    coarse operators are plain AIJ and the preconditioner is the one an AIJ operator gets (tests/kspgpustream.c
-   checks PCApply() against AIJ's); the finest level's smoother multiplies on the device. Other solver packages
+   checks PCApply() against AIJ's); the finest level's smoother multiplies on the device. So do products with any
+   other partner AIJ's product code takes (MAIJ: `PCMG`'s Galerkin coarse operators on a `DMDA` with several unknowns
+   per node), `MatConvert()` to `MATIS` (AIJ's converter; local matrices plain `MATSEQAIJ`) and `MatTranspose()`,
+   `MatHermitianTranspose()` and `MatTransposeSymbolic()`, whose result is made a gpustream matrix with the
+   options of the original (tests/mataij.c compares them with AIJ's). Other solver packages
    (`-pc_factor_mat_solver_type mumps` ...) are not registered for this type: `MatConvert()` the matrix to `MATAIJ`
    for them.
 

@@ -44,7 +44,7 @@ PetscErrorCode GSHaloMPIDeviceSupport(GSMPIDeviceSupport *support)
 /* Whether the halo hands MPI the Kokkos views themselves: -mat_gpustream_device_mpi true, or auto where they are host
    memory (host backends: staging would copy host memory to host memory) or the MPI says it reads device memory.
    true where the MPI says it cannot is an error; where the MPI cannot be asked, true is the user's word. */
-PetscErrorCode GSHaloUseDeviceMPI(GSDeviceMPI opt, PetscBool *use, const char **why)
+PetscErrorCode GSHaloUseDeviceMPI(GSDeviceMPI opt, const char prefix[], PetscBool *use, const char **why)
 {
   GSMPIDeviceSupport support;
 
@@ -52,7 +52,7 @@ PetscErrorCode GSHaloUseDeviceMPI(GSDeviceMPI opt, PetscBool *use, const char **
   PetscCall(GSHaloMPIDeviceSupport(&support));
   if (opt != GS_DEVICE_MPI_AUTO) {
     PetscCheck(opt == GS_DEVICE_MPI_FALSE || !OnDevice() || support != GS_MPI_DEVICE_NO, PETSC_COMM_SELF, PETSC_ERR_SUP,
-               "-mat_gpustream_device_mpi true: this MPI reports no CUDA support (MPIX_Query_cuda_support() is 0), so it cannot read device buffers; use auto or false");
+               "-%smat_gpustream_device_mpi true: this MPI reports no CUDA support (MPIX_Query_cuda_support() is 0), so it cannot read device buffers; use auto or false", prefix ? prefix : "");
     *use = (PetscBool)(opt == GS_DEVICE_MPI_TRUE);
     *why = "as asked";
   } else if (!OnDevice()) {

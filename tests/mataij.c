@@ -1,0 +1,377 @@
+static char help[] = "Operations a gpustream matrix takes from AIJ's code, each against the same on the AIJ matrix holding the same\n\
+values: MatTranspose() and MatHermitianTranspose() (initial, reused after a change of values, reused after a change of\n\
+pattern on one process, in place; MatTransposeSymbolic() on one process), MatConvert() to MATIS (initial, reused, in\n\
+place), and PCMG's Galerkin coarse operators (MatPtAP() with the MAIJ interpolation of a DMDA with 2 and 3 unknowns\n\
+per node) in KSPCG and KSPGMRES.\n\
+On several processes the rows are split unevenly.\n";
+
+#include <string.h>
+#include <petscgpustream.h>
+#include <petscdmda.h>
+#include <petscksp.h>
+#include "vecdiff.h"
+
+/* The same nonsymmetric matrix as gpustream (A) and AIJ (B): m rows on each process but the last, which has m + 3;
+   a tridiagonal band with random values and a random entry per row anywhere */
+static PetscErrorCode Pair(PetscInt m, PetscRandom rnd, Mat *A, Mat *B)
+{
+  PetscMPIInt rank, size;
+  PetscInt    rstart, rend, N;
+  Mat         M[2];
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  for (int k = 0; k < 2; k++) {
+    PetscCall(MatCreate(PETSC_COMM_WORLD, &M[k]));
+    PetscCall(MatSetSizes(M[k], m + (rank == size - 1 ? 3 : 0), m + (rank == size - 1 ? 3 : 0), PETSC_DETERMINE, PETSC_DETERMINE));
+    PetscCall(MatSetType(M[k], k ? MATAIJ : MATGPUSTREAM));
+    PetscCall(MatSeqAIJSetPreallocation(M[k], 4, NULL));
+    PetscCall(MatMPIAIJSetPreallocation(M[k], 4, NULL, 2, NULL));
+  }
+  PetscCall(MatGetOwnershipRange(M[0], &rstart, &rend));
+  PetscCall(MatGetSize(M[0], &N, NULL));
+  for (PetscInt i = rstart; i < rend; i++) {
+    PetscInt    cols[4] = {i, i - 1, i + 1, 0};
+    PetscScalar v[4];
+    PetscReal   r;
+    PetscCall(PetscRandomGetValueReal(rnd, &r));
+    cols[3] = PetscMin(N - 1, (PetscInt)(r * N));
+    for (int c = 0; c < 4; c++) PetscCall(PetscRandomGetValue(rnd, &v[c]));
+    v[0] += 4.0;
+    for (int c = 0; c < 4; c++) {
+      if (cols[c] < 0 || cols[c] >= N) continue;
+      PetscCall(MatSetValues(M[0], 1, &i, 1, &cols[c], &v[c], ADD_VALUES));
+      PetscCall(MatSetValues(M[1], 1, &i, 1, &cols[c], &v[c], ADD_VALUES));
+    }
+  }
+  for (int k = 0; k < 2; k++) {
+    PetscCall(MatAssemblyBegin(M[k], MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(M[k], MAT_FINAL_ASSEMBLY));
+  }
+  *A = M[0];
+  *B = M[1];
+  PetscFunctionReturn(0);
+}
+
+/* Whether A (of type `type`, MATAIJ: seqaij or mpiaij; assembled) multiplies as B: MatMult and MatMultTranspose on a random vector to 1e-14 */
+static PetscErrorCode Same(Mat A, Mat B, MatType type, PetscRandom rnd, PetscBool *ok)
+{
+  Vec       x, ya, yb, u, va, vb;
+  PetscReal d[2];
+  PetscBool istype, assembled;
+  MatType   atype;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatGetType(A, &atype));
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, type, &istype));
+  if (!istype && !strcmp(type, MATAIJ)) PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &istype, MATSEQAIJ, MATMPIAIJ, ""));
+  PetscCall(MatAssembled(A, &assembled));
+  PetscCall(MatCreateVecs(B, &x, &yb));
+  PetscCall(VecDuplicate(yb, &ya));
+  PetscCall(VecDuplicate(yb, &u));
+  PetscCall(VecDuplicate(x, &va));
+  PetscCall(VecDuplicate(x, &vb));
+  PetscCall(VecSetRandom(x, rnd));
+  PetscCall(VecSetRandom(u, rnd));
+  PetscCall(MatMult(A, x, ya));
+  PetscCall(MatMult(B, x, yb));
+  PetscCall(VecRelDiff(ya, yb, &d[0]));
+  PetscCall(MatMultTranspose(A, u, va));
+  PetscCall(MatMultTranspose(B, u, vb));
+  PetscCall(VecRelDiff(va, vb, &d[1]));
+  *ok = (PetscBool)(istype && assembled && d[0] < 1e-14 && d[1] < 1e-14);
+  if (!*ok) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  type %s (expected %s), assembled %d, MatMult differs by %g, MatMultTranspose by %g\n", atype, type, (int)assembled, (double)d[0], (double)d[1]));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&ya));
+  PetscCall(VecDestroy(&yb));
+  PetscCall(VecDestroy(&u));
+  PetscCall(VecDestroy(&va));
+  PetscCall(VecDestroy(&vb));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode Report(const char *what, Mat A, Mat B, MatType type, PetscRandom rnd)
+{
+  PetscBool ok;
+
+  PetscFunctionBeginUser;
+  PetscCall(Same(A, B, type, rnd, &ok));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: %s\n", what, ok ? "multiplies as AIJ's, both ways" : "DIFFERS FROM AIJ'S"));
+  PetscFunctionReturn(0);
+}
+
+/* MatTranspose() and MatHermitianTranspose() of the gpustream matrix: a gpustream matrix, equal to AIJ's transpose,
+   made, reused and made in place */
+static PetscErrorCode Transposes(PetscRandom rnd)
+{
+  Mat         A, B, TA, TB, HA, HB;
+  PetscMPIInt size;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCall(Pair(7, rnd, &A, &B));
+  PetscCall(MatTranspose(A, MAT_INITIAL_MATRIX, &TA));
+  PetscCall(MatTranspose(B, MAT_INITIAL_MATRIX, &TB));
+  PetscCall(Report("MatTranspose, MAT_INITIAL_MATRIX", TA, TB, MATGPUSTREAM, rnd));
+  PetscCall(MatHermitianTranspose(A, MAT_INITIAL_MATRIX, &HA));
+  PetscCall(MatHermitianTranspose(B, MAT_INITIAL_MATRIX, &HB));
+  PetscCall(Report("MatHermitianTranspose, MAT_INITIAL_MATRIX", HA, HB, MATGPUSTREAM, rnd));
+
+  /* new values, same pattern: the transposes reused (their device copies follow) */
+  for (int k = 0; k < 2; k++) {
+    PetscCall(MatScale(k ? B : A, -2.0));
+    PetscCall(MatShift(k ? B : A, 1.5));
+  }
+  PetscCall(MatTranspose(A, MAT_REUSE_MATRIX, &TA));
+  PetscCall(MatTranspose(B, MAT_REUSE_MATRIX, &TB));
+  PetscCall(Report("MatTranspose, MAT_REUSE_MATRIX after new values", TA, TB, MATGPUSTREAM, rnd));
+  PetscCall(MatHermitianTranspose(A, MAT_REUSE_MATRIX, &HA));
+  PetscCall(MatHermitianTranspose(B, MAT_REUSE_MATRIX, &HB));
+  PetscCall(Report("MatHermitianTranspose, MAT_REUSE_MATRIX after new values", HA, HB, MATGPUSTREAM, rnd));
+
+  /* a new nonzero: on one process AIJ's transpose takes the new pattern into the reused matrix (on several it
+     refuses, for AIJ as for gpustream) */
+  if (size == 1) {
+    for (int k = 0; k < 2; k++) {
+      Mat M = k ? B : A;
+      PetscCall(MatSetOption(M, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+      PetscCall(MatSetValue(M, 0, 5, 0.25, ADD_VALUES));
+      PetscCall(MatAssemblyBegin(M, MAT_FINAL_ASSEMBLY));
+      PetscCall(MatAssemblyEnd(M, MAT_FINAL_ASSEMBLY));
+    }
+    PetscCall(MatTranspose(A, MAT_REUSE_MATRIX, &TA));
+    PetscCall(MatTranspose(B, MAT_REUSE_MATRIX, &TB));
+    PetscCall(Report("MatTranspose, MAT_REUSE_MATRIX after a new nonzero (one process)", TA, TB, MATGPUSTREAM, rnd));
+  }
+
+  /* in place: A itself becomes the transpose, still a gpustream matrix */
+  PetscCall(MatTranspose(A, MAT_INPLACE_MATRIX, &A));
+  PetscCall(MatTranspose(B, MAT_INPLACE_MATRIX, &B));
+  PetscCall(Report("MatTranspose, MAT_INPLACE_MATRIX", A, B, MATGPUSTREAM, rnd));
+  PetscCall(MatDestroy(&TA));
+  PetscCall(MatDestroy(&TB));
+  PetscCall(MatDestroy(&HA));
+  PetscCall(MatDestroy(&HB));
+
+  /* MatTransposeSymbolic(): AIJ's on one process only; the pattern, a gpustream matrix */
+  if (size == 1) {
+    const PetscInt *ia[2], *ja[2];
+    PetscInt        n[2];
+    PetscBool       done[2], same;
+    PetscCall(MatTransposeSymbolic(A, &TA));
+    PetscCall(MatTransposeSymbolic(B, &TB));
+    PetscCall(MatGetRowIJ(TA, 0, PETSC_FALSE, PETSC_FALSE, &n[0], &ia[0], &ja[0], &done[0]));
+    PetscCall(MatGetRowIJ(TB, 0, PETSC_FALSE, PETSC_FALSE, &n[1], &ia[1], &ja[1], &done[1]));
+    PetscCall(PetscObjectTypeCompare((PetscObject)TA, MATGPUSTREAM, &same));
+    same = (PetscBool)(same && done[0] && done[1] && n[0] == n[1]);
+    for (PetscInt i = 0; same && i <= n[0]; i++) same = (PetscBool)(ia[0][i] == ia[1][i]);
+    for (PetscInt k = 0; same && k < ia[0][n[0]]; k++) same = (PetscBool)(ja[0][k] == ja[1][k]);
+    PetscCall(MatRestoreRowIJ(TA, 0, PETSC_FALSE, PETSC_FALSE, &n[0], &ia[0], &ja[0], &done[0]));
+    PetscCall(MatRestoreRowIJ(TB, 0, PETSC_FALSE, PETSC_FALSE, &n[1], &ia[1], &ja[1], &done[1]));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "MatTransposeSymbolic (one process): %s\n", same ? "a gpustream matrix with AIJ's pattern" : "DIFFERS FROM AIJ'S"));
+    PetscCall(MatDestroy(&TA));
+    PetscCall(MatDestroy(&TB));
+  }
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&B));
+  PetscFunctionReturn(0);
+}
+
+/* MatConvert() to MATIS, as from the AIJ matrix: the MATIS multiplies as AIJ's, its local matrix can be viewed; reused
+   after new values; in place */
+static PetscErrorCode ToIS(PetscRandom rnd)
+{
+  Mat         A, B, IA, IB, L;
+  PetscViewer viewer;
+
+  PetscFunctionBeginUser;
+  PetscCall(Pair(6, rnd, &A, &B));
+  PetscCall(MatConvert(A, MATIS, MAT_INITIAL_MATRIX, &IA));
+  PetscCall(MatConvert(B, MATIS, MAT_INITIAL_MATRIX, &IB));
+  PetscCall(Report("MatConvert to MATIS, MAT_INITIAL_MATRIX", IA, IB, MATIS, rnd));
+  PetscCall(Report("  the gpustream matrix after it", A, B, MATGPUSTREAM, rnd));
+  PetscCall(MatISGetLocalMat(IA, &L));
+  PetscCall(PetscViewerASCIIOpen(PETSC_COMM_WORLD, "/dev/null", &viewer));
+  PetscCall(MatView(IA, viewer)); /* the local matrix, a duplicate made while A wore its base name, views as SeqAIJ */
+  PetscCall(PetscViewerDestroy(&viewer));
+  PetscCall(MatISRestoreLocalMat(IA, &L));
+  for (int k = 0; k < 2; k++) {
+    PetscCall(MatScale(k ? B : A, 3.0));
+    PetscCall(MatShift(k ? B : A, -0.5));
+  }
+  PetscCall(MatConvert(A, MATIS, MAT_REUSE_MATRIX, &IA));
+  PetscCall(MatConvert(B, MATIS, MAT_REUSE_MATRIX, &IB));
+  PetscCall(Report("MatConvert to MATIS, MAT_REUSE_MATRIX after new values", IA, IB, MATIS, rnd));
+  PetscCall(MatConvert(A, MATIS, MAT_INPLACE_MATRIX, &A));
+  PetscCall(MatConvert(B, MATIS, MAT_INPLACE_MATRIX, &B));
+  PetscCall(Report("MatConvert to MATIS, MAT_INPLACE_MATRIX", A, B, MATIS, rnd));
+  PetscCall(MatDestroy(&IA));
+  PetscCall(MatDestroy(&IB));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&B));
+  PetscFunctionReturn(0);
+}
+
+/* dof unknowns per node of the DMDA's grid: the 5-point Laplacian on each, plus 1 + c on the diagonal of component c
+   and 0.3 between the unknowns of a node (SPD: the node's block is diagonally dominant) */
+static PetscErrorCode Operator(KSP ksp, Mat J, Mat A, void *ctx)
+{
+  DM            dm;
+  DMDALocalInfo info;
+
+  PetscFunctionBeginUser;
+  PetscCall(KSPGetDM(ksp, &dm));
+  PetscCall(DMDAGetLocalInfo(dm, &info));
+  for (PetscInt j = info.ys; j < info.ys + info.ym; j++)
+    for (PetscInt i = info.xs; i < info.xs + info.xm; i++)
+      for (PetscInt c = 0; c < info.dof; c++) {
+        MatStencil  row = {0}, col[8];
+        PetscScalar v[8];
+        PetscInt    n = 0;
+        row.i         = i;
+        row.j         = j;
+        row.c         = c;
+        col[n]        = row;
+        v[n++]        = 5.0 + c;
+        for (int d = 0; d < 4; d++) {
+          const PetscInt ni = i + (d == 0 ? -1 : d == 1 ? 1 : 0), nj = j + (d == 2 ? -1 : d == 3 ? 1 : 0);
+          if (ni < 0 || ni >= info.mx || nj < 0 || nj >= info.my) continue;
+          col[n]   = row;
+          col[n].i = ni;
+          col[n].j = nj;
+          v[n++]   = -1.0;
+        }
+        for (PetscInt e = 0; e < info.dof; e++) {
+          if (e == c) continue;
+          col[n]   = row;
+          col[n].c = e;
+          v[n++]   = 0.3;
+        }
+        PetscCall(MatSetValuesStencil(A, 1, &row, n, col, v, INSERT_VALUES));
+      }
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode RHS(KSP ksp, Vec b, void *ctx)
+{
+  PetscFunctionBeginUser;
+  PetscCall(VecSet(b, 1.0));
+  PetscFunctionReturn(0);
+}
+
+/* A solve with PCMG, 3 levels, Galerkin coarse operators (MatPtAP() with the DMDA's interpolation, MAIJ for dof > 1),
+   on a DMDA whose operator has the type mattype (typed: it has); the iterations, the reason, the solution and the
+   coarse operators */
+static PetscErrorCode SolveMG(PetscInt dof, KSPType type, MatType mattype, PetscInt *its, KSPConvergedReason *reason, Vec *x, Mat coarse[2], PetscBool *typed)
+{
+  DM  da;
+  KSP ksp;
+  PC  pc;
+  Mat A;
+
+  PetscFunctionBeginUser;
+  PetscCall(DMDACreate2d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, 17, 17, PETSC_DECIDE, PETSC_DECIDE, dof, 1, NULL, NULL, &da));
+  PetscCall(DMSetMatType(da, mattype));
+  PetscCall(DMSetUp(da));
+  PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+  PetscCall(KSPSetDM(ksp, da));
+  PetscCall(KSPSetType(ksp, type));
+  PetscCall(KSPSetComputeOperators(ksp, Operator, NULL));
+  PetscCall(KSPSetComputeRHS(ksp, RHS, NULL));
+  PetscCall(KSPSetTolerances(ksp, 1e-10, PETSC_DEFAULT, PETSC_DEFAULT, 200));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PCSetType(pc, PCMG));
+  PetscCall(PCMGSetLevels(pc, 3, NULL));
+  PetscCall(PCMGSetGalerkin(pc, PC_MG_GALERKIN_PMAT));
+  PetscCall(KSPSetFromOptions(ksp));
+  PetscCall(KSPSolve(ksp, NULL, NULL));
+  PetscCall(KSPGetIterationNumber(ksp, its));
+  PetscCall(KSPGetConvergedReason(ksp, reason));
+  PetscCall(KSPGetOperators(ksp, &A, NULL));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)A, typed, mattype, MATSEQAIJ, MATMPIAIJ, ""));
+  if (!strcmp(mattype, MATGPUSTREAM)) PetscCall(PetscObjectTypeCompare((PetscObject)A, MATGPUSTREAM, typed)); /* the fine operator */
+  {
+    Vec s;
+    PetscCall(KSPGetSolution(ksp, &s));
+    PetscCall(VecDuplicate(s, x));
+    PetscCall(VecCopy(s, *x));
+  }
+  for (PetscInt l = 0; l < 2; l++) {
+    KSP smoother;
+    PetscCall(PCMGGetSmoother(pc, l, &smoother));
+    PetscCall(KSPGetOperators(smoother, NULL, &coarse[l]));
+    PetscCall(PetscObjectReference((PetscObject)coarse[l]));
+  }
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(DMDestroy(&da));
+  PetscFunctionReturn(0);
+}
+
+/* PCMG with Galerkin coarse operators on a gpustream operator against an AIJ one: the same iterations and reason,
+   solutions within 1e-10, and coarse operators (plain AIJ) that multiply alike */
+static PetscErrorCode Galerkin(PetscInt dof, KSPType type, PetscRandom rnd)
+{
+  PetscInt           its[2];
+  KSPConvergedReason reason[2];
+  Vec                x[2];
+  Mat                coarse[2][2];
+  PetscReal          d;
+  PetscBool          ok[2], typed[2];
+
+  PetscFunctionBeginUser;
+  PetscCall(SolveMG(dof, type, MATGPUSTREAM, &its[0], &reason[0], &x[0], coarse[0], &typed[0]));
+  PetscCall(SolveMG(dof, type, MATAIJ, &its[1], &reason[1], &x[1], coarse[1], &typed[1]));
+  PetscCall(VecRelDiff(x[0], x[1], &d));
+  for (int l = 0; l < 2; l++) PetscCall(Same(coarse[0][l], coarse[1][l], MATAIJ, rnd, &ok[l]));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "PCMG, Galerkin coarse operators, DMDA with %" PetscInt_FMT " unknowns per node, %s: %s\n", dof, type,
+                        typed[0] && typed[1] && reason[0] > 0 && reason[0] == reason[1] && its[0] == its[1] && d < 1e-10 && ok[0] && ok[1] ? "as with -dm_mat_type aij: the same iterations, solution and coarse operators" : "UNLIKE WITH AIJ"));
+  if (its[0] != its[1] || reason[0] != reason[1] || reason[0] <= 0 || d >= 1e-10)
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  gpustream: %s in %" PetscInt_FMT "; aij: %s in %" PetscInt_FMT "; solutions %g apart\n", KSPConvergedReasons[reason[0]], its[0], KSPConvergedReasons[reason[1]], its[1], (double)d));
+  for (int k = 0; k < 2; k++) {
+    PetscCall(VecDestroy(&x[k]));
+    for (int l = 0; l < 2; l++) PetscCall(MatDestroy(&coarse[k][l]));
+  }
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv)
+{
+  PetscRandom rnd;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(PetscGPUStreamInitializePackage());
+  PetscCall(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
+  PetscCall(PetscRandomSetFromOptions(rnd));
+  PetscCall(Transposes(rnd));
+  PetscCall(ToIS(rnd));
+  for (PetscInt dof = 2; dof <= 3; dof++) {
+    PetscCall(Galerkin(dof, KSPCG, rnd));
+    PetscCall(Galerkin(dof, KSPGMRES, rnd));
+  }
+  PetscCall(PetscRandomDestroy(&rnd));
+  PetscCall(PetscFinalize());
+  return 0;
+}
+
+/*TEST
+
+   test:
+      args: -malloc_debug -malloc_dump
+
+   # the transposes' new-pattern and symbolic cases are AIJ's on one process only
+   test:
+      suffix: 2
+      nsize: 2
+      args: -malloc_dump
+
+   test:
+      suffix: 3
+      nsize: 3
+      args: -malloc_dump
+      output_file: output/mataij_2.out
+
+TEST*/
