@@ -1,7 +1,6 @@
 /* Times our SpMV kernel (MatMult's, on the device CSR) on the matrices of bench/generators.h, with the default
    choice, then direct (no tiles) over vector lengths per row and by tiles of 256 to 2048 entries with a
    thread and a warp per row, for the comparison with cuSPARSE (bench/cusparse_spmv.cu, same matrices, same run).
-   The launch-bound sweeps of the fused kernels that chose FusedTeamsPerSM are in docs/data/spmv-h200-2026-11-21i-ours.csv.
      bench_spmv -mats poisson2d:1e7,cube27:100:3 [-reps 50]
    Matrices of full D x D blocks (cube27:E:D) then run with block column indices (spmv_block_*).
    CSV: kernel,matrix,n,nnz,vlen,team,league,us,GBps   (GBps: the storage's bytes + x read once + y written, over the

@@ -444,9 +444,8 @@ template <bool Add, bool Blk, class XView> void DirectSpMV(const Exec &exec, con
 }
 
 /* y(off + row) = (A x)(row) (+ z(off + row)) on the instance exec; z may be y itself. By tiles when the shape has
-   them; else a thread per row runs without teams, one row per thread: on an H200 the 5-point SpMV ran at 3.7 TB/s so
-   against 2.0 with teams in a grid-stride loop (docs/data/spmv-h200-2026-11-21b-ours.csv). MatMult's product (off
-   0) and each subdivision of a streamed one. */
+   them; else a thread per row runs without teams, one row per thread, which ran the 5-point SpMV much faster than
+   teams in a grid-stride loop. MatMult's product (off 0) and each subdivision of a streamed one. */
 template <bool Add, class XView> void SpMVOn(const Exec &exec, const CSR &A, const LaunchShape &s, PetscInt off, const XView &x, const DView<PetscScalar> &z, const DView<PetscScalar> &y)
 {
   if (s.tiles.cap > 0) {

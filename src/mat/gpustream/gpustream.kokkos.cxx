@@ -7,11 +7,10 @@
 
 using namespace gpustream;
 
-/* Rows shorter than 12 entries on average: a thread per row (MatMult: one row per thread, 3.7 TB/s on the 5-point
-   matrix on an H200; the fused solver kernels: 256 threads per team, 8 teams per multiprocessor, which 2, 4 and 8
-   vector lanes per row ran 2-4x slower, docs/data/spmv-h200-2026-11-21-ours.csv). Longer rows: a warp (32 vector
-   lanes) per row, 8 rows per team, which ran the 27-point matrices with 1, 3 and 6 unknowns per node 5-11x faster
-   than a thread per row and 1.2-1.8x faster than 4-16 lanes. kernel forces either. */
+/* Rows shorter than 12 entries on average: a thread per row (MatMult: one row per thread; the fused solver kernels:
+   256 threads per team, 8 teams per multiprocessor; 2, 4 and 8 vector lanes per row ran slower). Longer rows: a warp
+   (32 vector lanes) per row, 8 rows per team, faster on the 27-point matrices than a thread or 4-16 lanes per row.
+   kernel forces either. */
 LaunchShape gpustream::SpMVShape(PetscInt m, PetscInt nnz, GSSpMVKernel kernel)
 {
   LaunchShape s;
