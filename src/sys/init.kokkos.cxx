@@ -1,5 +1,6 @@
 /* Kokkos lifetime for the plugin: PETSc does not initialize Kokkos, so the plugin does, once, on first use. */
 #include "kokkosimpl.hpp"
+#include <petscdevice.h>
 
 static PetscBool gs_kokkos_ours = PETSC_FALSE; /* we initialized it, so we finalize it */
 
@@ -40,15 +41,29 @@ PetscErrorCode PetscGPUStreamKokkosInitialize(void)
     char *argv[] = {arg0, devarg, nullptr};
     int   argc   = 1;
 #if defined(KOKKOS_ENABLE_CUDA)
-    { /* one GPU per process: the node-local rank picks it */
+    { /* one GPU per process: PETSc's, whose vectors the plugin reads in place, else the node-local rank picks it */
       MPI_Comm    node;
       PetscMPIInt lrank;
-      int         ndev = 0;
+      int         ndev = 0, dev;
       PetscCallMPI(MPI_Comm_split_type(PETSC_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
       PetscCallMPI(MPI_Comm_rank(node, &lrank));
       PetscCallMPI(MPI_Comm_free(&node));
       PetscCheck(cudaGetDeviceCount(&ndev) == cudaSuccess && ndev > 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "No CUDA device found");
-      PetscCall(PetscSNPrintf(devarg, sizeof(devarg), "--kokkos-device-id=%d", (int)(lrank % ndev)));
+      dev = (int)(lrank % ndev);
+#  if defined(GS_DEVICE_VECTORS)
+      {
+        PetscDeviceContext dctx;
+        PetscDevice        pdev;
+        PetscDeviceType    type;
+        PetscInt           id;
+        PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
+        PetscCall(PetscDeviceContextGetDevice(dctx, &pdev));
+        PetscCall(PetscDeviceGetType(pdev, &type));
+        PetscCall(PetscDeviceGetDeviceId(pdev, &id));
+        if (type == PETSC_DEVICE_CUDA && id >= 0 && id < ndev) dev = (int)id;
+      }
+#  endif
+      PetscCall(PetscSNPrintf(devarg, sizeof(devarg), "--kokkos-device-id=%d", dev));
       argc = 2;
     }
 #endif

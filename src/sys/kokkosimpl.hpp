@@ -9,6 +9,12 @@
 #include <string>
 #include "gpustreamimpl.h"
 
+/* A CUDA build in a PETSc with CUDA (3.20 or later) reads PETSc's device vectors in place (vecaccess.kokkos.cxx) and
+   runs on PETSc's GPU */
+#if defined(KOKKOS_ENABLE_CUDA) && defined(PETSC_HAVE_CUDA) && PETSC_VERSION_GE(3, 20, 0)
+#  define GS_DEVICE_VECTORS 1
+#endif
+
 /* Turns a C++ exception from Kokkos into a PETSc error; a failed allocation becomes PETSC_ERR_MEM. Kokkos (3.x and
    4.x) reports a failed View allocation as a std::runtime_error whose text starts with "Kokkos failed to allocate
    memory" (its RawMemoryAllocationFailure, a std::bad_alloc, is caught and rethrown so); plain new throws bad_alloc. */

@@ -2,9 +2,8 @@
    solvers' work vectors loaded from and stored to PETSc vectors. */
 #include "kokkosimpl.hpp"
 
-#if defined(KOKKOS_ENABLE_CUDA) && defined(PETSC_HAVE_CUDA) && PETSC_VERSION_GE(3, 20, 0)
+#if defined(GS_DEVICE_VECTORS)
 #  include <petscdevice_cuda.h>
-#  define GS_DEVICE_VECTORS 1
 #endif
 
 using namespace gpustream;
