@@ -10,7 +10,10 @@ stack=${GPU_STACK_SRC:-$root/../shared/gpu-stack}
 W=${W:-/tmp/p64}
 if [ ! -f /opt/gpu-stack64/petsc/lib/libpetsc.so ]; then
   mkdir -p "$W" && cd "$W"
-  [ -f /etc/apt/sources.list.d/debsrc.sources ] || printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' > /etc/apt/sources.list.d/debsrc.sources
+  if [ ! -f /etc/apt/sources.list.d/debsrc.sources ]; then
+    source "$root/scripts/debian-mirror.sh"
+    printf 'Types: deb-src\nURIs: %s\nSuites: bookworm\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' "$mirror" >/etc/apt/sources.list.d/debsrc.sources
+  fi
   apt-get update -qq && apt-get source --download-only petsc
   mkdir -p petsc && tar xJf petsc_*.orig.tar.xz -C petsc --strip-components=1 && cd petsc
   PATH=/usr/bin:$PATH python3 ./configure --prefix=/opt/gpu-stack64/petsc --with-cc=mpicc --with-cxx=mpicxx --with-fc=0 \

@@ -3,7 +3,8 @@
 # Debian 12's, taken from Debian unstable's packages: PETSc 3.2x with Open MPI 5's headers, and Kokkos 4.x (Trilinos
 # 16's Kokkos and Kokkos-Kernels, C++17) or Kokkos 5.x (standalone, C++20, OpenMP). The packages are downloaded and
 # unpacked under $CACHE (default /tmp/gpustream-compat), never installed: their libraries need a newer C library, so
-# this checks that the code compiles, not that it runs. Needs network access to deb.debian.org; not part of CI
+# this checks that the code compiles, not that it runs. Needs network access to the Debian mirror this machine's apt
+# uses (scripts/debian-mirror.sh); not part of CI
 # (unstable moves). Any error, or any warning in the repository's own files (-Wall), fails the check.
 #   bash scripts/compat-check.sh            # both Kokkos versions
 #   KOKKOS="4" bash scripts/compat-check.sh
@@ -11,7 +12,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${CACHE:-/tmp/gpustream-compat}
 mkdir -p "$cache/lists/partial" "$cache/archives/partial" "$cache/debs"
-echo "deb http://deb.debian.org/debian sid main" >"$cache/sources.list"
+source "$root/scripts/debian-mirror.sh"
+echo "deb $mirror sid main" >"$cache/sources.list"
 apt_opts=(-o "Dir::Etc::sourcelist=$cache/sources.list" -o Dir::Etc::sourceparts=- -o "Dir::State::Lists=$cache/lists" -o "Dir::Cache=$cache"
   -o Debug::NoLocking=1)
 apt-get "${apt_opts[@]}" update -qq
