@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Summary of bench_stream's CSV (scripts/gpu-run.sh, stream step) against the targets of issue 5:
+"""Summary of bench_stream's CSV (scripts/gpu-run.sh, stream step) against the streaming targets:
   single-vector streamed SpMV at >= 90% of the pinned bandwidth measured in the same run;
   k vectors per pass within 1.1x of max(transfer time, compute time);
   overlap on >= 1.6x faster than off where transfer and compute times are about equal.

@@ -28,7 +28,7 @@ cmake -S "$root" -B "$root/.gpu64/build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_CO
   -DCMAKE_CXX_COMPILER=/opt/gpu-stack/kokkos/bin/nvcc_wrapper -DKokkos_ROOT=/opt/gpu-stack/kokkos \
   -DKokkosKernels_ROOT=/opt/gpu-stack/kokkos-kernels -DPETSC_DIR=/opt/gpu-stack64/petsc -DGPUSTREAM_TESTS=ON -DGPUSTREAM_BENCH=ON
 cmake --build "$root/.gpu64/build" --target bench_stream test_kernels -j"$(nproc)"
-# what travels (within the device tool's 64 MiB): the stack, the 64-bit libpetsc, the two stripped programs
+# what travels to the GPU machine (64 MiB at most): the stack, the 64-bit libpetsc, the two stripped programs
 cp -u "$stack/gpu-stack.tar.xz" "$root/.gpu64/"
 tar -cJf "$root/.gpu64/petsc64.tar.xz" -C /opt/gpu-stack64 petsc/lib/libpetsc.so petsc/lib/libpetsc.so.3.18 petsc/lib/libpetsc.so.3.18.5
 mkdir -p "$root/.gpu64/run/bench" "$root/.gpu64/run/tests"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Usage on an H100 (device tool carrying .gpu64/run, .gpu64/gpu-stack.tar.xz, .gpu64/petsc64.tar.xz of scripts/build-gpu64.sh): bash scripts/gpu-larger-than-device.sh
+# Usage on an H100 (with .gpu64/run, .gpu64/gpu-stack.tar.xz, .gpu64/petsc64.tar.xz of scripts/build-gpu64.sh): bash scripts/gpu-larger-than-device.sh
 # A cantilever cube of 94.8 GB CSR (cube 290, 3 dof, 5.9e9 entries) through an 80 GB device: the engine streams from
 # the generated arrays page-locked in place (the host has 128 GB); the unit tests with 64-bit PetscInt first.
 tar -xJf .gpu64/gpu-stack.tar.xz -C /opt && source /opt/gpu-stack/env.sh

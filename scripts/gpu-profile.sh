@@ -1,5 +1,5 @@
 #!/bin/bash
-# Usage on the GPU machine (device tool, .gpu carried): bash scripts/gpu-profile.sh [name:args ...]
+# Usage on the GPU machine (.gpu copied there): bash scripts/gpu-profile.sh [name:args ...]
 # Kernel durations, DRAM bytes and occupancy (ncu) of one stretch of iterations (default: sgmresf at 1e5 and 4e6,
 # pipecgfused and pipebcgsf at 4e6), then a table per kernel: time, GB/s and that over the device-to-device copy
 # rate (hwlimits) of the same call, and tail: how long the busiest multiprocessor ran past the average one (the

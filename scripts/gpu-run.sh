@@ -1,5 +1,5 @@
 #!/bin/bash
-# Runs on the GPU machine (device tool), from the repository root, with .gpu/ carried (gpu-stack.tar.xz and the
+# Runs on the GPU machine, from the repository root, with .gpu/ copied there (gpu-stack.tar.xz and the
 # build of scripts/build-gpu.sh):
 #   scripts/gpu-run.sh [tests] [sanitizer] [spmv] [bench] [mpi] [stream] [benchmarks] [NS="1e4 1e5 1e6 1e7"]
 # tests:     unit tests (kernels vs serial twins), example tests, PETSc tutorials through -dll_append ($TESTS selects
@@ -39,14 +39,14 @@ TEST_TIMEOUT=${TEST_TIMEOUT:-120} # seconds per example test: a hang fails that 
 summary=$OUT/summary.txt
 : >"$summary"
 step=$(mktemp)
-# keeps the last step's log in $step and appends it to $OUT/$1 (few files: the device tool returns at most 8)
+# keeps the last step's log in $step and appends it to $OUT/$1 (few files: fewer are easier to bring back)
 log() { cat "$step" >>"$OUT/$1"; }
 
 if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
   echo "No GPU on this machine: running the CPU comparisons (scripts/cpu-bench.sh) on the CPU build instead"
   exec bash "$root/scripts/cpu-bench.sh"
 fi
-# GPU=H200: run only where the GPU's name says so (the device tool may hand out an H100 for an H200), else stop at once
+# GPU=H200: run only where the GPU's name says so (a machine may come with an H100 where an H200 was asked for), else stop at once
 if [ -n "${GPU:-}" ] && ! nvidia-smi -L | grep -q "$GPU"; then
   echo "Not a $GPU here ($(nvidia-smi -L | head -1)): nothing run" | tee -a "$summary"
   exit 0

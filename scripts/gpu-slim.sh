@@ -1,6 +1,6 @@
 #!/bin/bash
 # Copies what the device calls need from the GPU build (.gpu/build) into .gpu/run/build, stripped, so that it and
-# the stack's tarball fit the device tool's 64 MiB: the plugin, the C tests, examples and bench_poisson, and the
+# the stack's tarball fit in 64 MiB: the plugin, the C tests, examples and bench_poisson, and the
 # Kokkos executables named in $EXTRA (default: tests/test_kernels). On the GPU machine: B=.gpu/run/build with
 # LD_LIBRARY_PATH=$B (the executables' run path names this machine's build folder).
 set -euo pipefail

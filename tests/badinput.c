@@ -1,4 +1,4 @@
-static char help[] = "Issue 9's bad input, option values and budgets caught inside one program. For each case: the exact PETSc\n\
+static char help[] = "Bad input, option values and budgets caught inside one program. For each case: the exact PETSc\n\
 error code and message (the same as AIJ or the PETSc solver gives where they meet the same input), then the same objects\n\
 used on good input, and the memory PETSc's allocator holds (run with -malloc_debug) the same before and after the case.\n\
 Every case runs twice and is reported the second time, so that what PETSc allocates once per program is not counted.\n\

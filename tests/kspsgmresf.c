@@ -273,23 +273,6 @@ static PetscErrorCode Report(const char *what, Mat A, Vec b, PetscInt restart, P
   PetscFunctionReturn(0);
 }
 
-/* -ksp_view of a KSP of the given type before it is set up (its preconditioner side must already be the right) */
-static PetscErrorCode ViewBeforeSetUp(KSPType type)
-{
-  KSP ksp;
-  Mat A;
-
-  PetscFunctionBeginUser;
-  PetscCall(ConvDiff(MATGPUSTREAM, 4, 1.0, &A));
-  PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
-  PetscCall(KSPSetType(ksp, type));
-  PetscCall(KSPSetOperators(ksp, A, A));
-  PetscCall(KSPView(ksp, PETSC_VIEWER_STDOUT_WORLD));
-  PetscCall(KSPDestroy(&ksp));
-  PetscCall(MatDestroy(&A));
-  PetscFunctionReturn(0);
-}
-
 int main(int argc, char **argv)
 {
   const MatType types[2] = {MATGPUSTREAM, MATAIJ};

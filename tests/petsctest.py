@@ -66,9 +66,9 @@ def want_error(t):
     return t["error"] not in ("0", "false", "")
 
 
-def kill_session(sid):
-    """Kills every process of the session: Open MPI puts each rank in a process group of its own, and a rank left
-    running would hold the GPU (and slow every later test) after its mpiexec is gone."""
+def kill_sid(sid):
+    """Kills every process whose POSIX sid is the given one (os.getsid): Open MPI puts each rank in a process group of its own, and a
+    rank left running would hold the GPU (and slow every later test) after its mpiexec is gone."""
     for pid in [int(d) for d in os.listdir("/proc") if d.isdigit()]:
         try:
             if os.getsid(pid) == sid:
@@ -83,12 +83,12 @@ def run_test(t, opts):
     if n > 1 or opts.always_mpiexec:
         cmd = shlex.split(opts.mpiexec) + ["-n", str(n)] + cmd
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1")
-    # its own session, so that a hang is killed with every MPI process and fails this test alone
+    # a POSIX sid of its own (setsid), so that a hang is killed with every MPI process and fails this test alone
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True) as p:
         try:
             out, _ = p.communicate(timeout=opts.timeout)
         except subprocess.TimeoutExpired:
-            kill_session(p.pid)
+            kill_sid(p.pid)
             out, _ = p.communicate()
             return cmd, None, out.decode(errors="replace"), False
     out = out.decode(errors="replace")

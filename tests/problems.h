@@ -1,7 +1,9 @@
-/* The nonsymmetric test problems of the BiCGStab and GMRES tests (tests/kspbcgsf.c, tests/kspsgmresf.c) */
+/* The nonsymmetric test problems of the BiCGStab and GMRES tests (tests/kspbcgsf.c, tests/kspsgmresf.c), and what
+   both check of a solver before set-up */
 #pragma once
 
-#include <petscmat.h>
+#include <petscksp.h>
+#include <petscgpustream.h>
 
 /* -Laplace(u) + Pe (1,1,1).grad(u) on an m^3 grid of the unit cube, centred differences, scaled by h^2 */
 static PetscErrorCode ConvDiff(MatType type, PetscInt m, PetscReal pe, Mat *A)
@@ -62,5 +64,22 @@ static PetscErrorCode Block3(MatType type, PetscInt m, Mat *A)
   }
   PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
   PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+/* -ksp_view of a KSP of the given type before it is set up (its preconditioner side must already be the right) */
+static PetscErrorCode ViewBeforeSetUp(KSPType type)
+{
+  KSP ksp;
+  Mat A;
+
+  PetscFunctionBeginUser;
+  PetscCall(ConvDiff(MATGPUSTREAM, 4, 1.0, &A));
+  PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+  PetscCall(KSPSetType(ksp, type));
+  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(KSPView(ksp, PETSC_VIEWER_STDOUT_WORLD));
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(MatDestroy(&A));
   PetscFunctionReturn(0);
 }
