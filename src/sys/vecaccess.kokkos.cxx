@@ -249,15 +249,14 @@ template <class Obj, class Get, class Restore> static PetscErrorCode Transfer(GS
 {
   DView<PetscScalar> d;
   GSVecArray         a;
+  PetscErrorCode     ierr;
 
   PetscFunctionBegin;
   GSCallKokkos(d = W->Vector(v));
   PetscCall(get(o, in ? GS_ACCESS_READ : GS_ACCESS_WRITE, &a));
-  if (in)
-    PetscCall(CopyIn(d, a.array, a.device, &W->copies));
-  else
-    PetscCall(CopyOut(d, a.array, a.device, &W->copies));
-  PetscCall(restore(o, &a));
+  ierr = in ? CopyIn(d, a.array, a.device, &W->copies) : CopyOut(d, a.array, a.device, &W->copies);
+  PetscCall(restore(o, &a)); /* also after a failed copy: the vector is not left locked */
+  PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -293,24 +293,20 @@ static PetscErrorCode MatMultAdd_GPUStream(Mat A, Vec x, Vec z, Vec y)
   GSVecArray         a[3];
   const PetscInt     nv = (z && z != y) ? 3 : 2; /* y = A x + y: y read before it is overwritten */
   const PetscScalar *za;
+  PetscErrorCode     ierr;
 
   PetscFunctionBegin;
   PetscCall(MatGPUStreamSync_Private(A));
   PetscCall(PetscLogEventBegin(GPUS_MatMult, A, x, y, 0));
   PetscCall(GSVecGetArrays(nv, v, access, a));
   za = z ? a[nv - 1].array : NULL; /* y's own array when z is y */
-  if (a[0].device) {
-    if (gs->plan)
-      PetscCall(GSStreamPlanMultInPlace(gs->plan, gs->dB, gs->halo, a[0].array, za, a[1].array));
-    else
-      PetscCall(GSDeviceMatMultInPlace(gs->dA, gs->dB, gs->halo, a[0].array, za, a[1].array));
-  } else {
-    if (gs->plan)
-      PetscCall(GSStreamPlanMult(gs->plan, gs->dB, gs->halo, a[0].array, za, a[1].array));
-    else
-      PetscCall(GSDeviceMatMult(gs->dA, gs->dB, gs->halo, a[0].array, za, a[1].array));
-  }
+  /* a failed product still gives the arrays back, so the vectors are not left locked for the error's handler */
+  if (a[0].device)
+    ierr = gs->plan ? GSStreamPlanMultInPlace(gs->plan, gs->dB, gs->halo, a[0].array, za, a[1].array) : GSDeviceMatMultInPlace(gs->dA, gs->dB, gs->halo, a[0].array, za, a[1].array);
+  else
+    ierr = gs->plan ? GSStreamPlanMult(gs->plan, gs->dB, gs->halo, a[0].array, za, a[1].array) : GSDeviceMatMult(gs->dA, gs->dB, gs->halo, a[0].array, za, a[1].array);
   PetscCall(GSVecRestoreArrays(nv, v, a));
+  PetscCall(ierr);
   PetscCall(PetscLogEventEnd(GPUS_MatMult, A, x, y, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
