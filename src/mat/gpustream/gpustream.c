@@ -650,9 +650,13 @@ static PetscErrorCode MatGPUStreamRestoreOps_Private(Mat A, const Mat_GPUStream 
   A->ops->productsetfromoptions = from->productsetfromoptions;
   A->ops->transpose             = from->transpose;
   A->ops->transposesymbolic     = from->transposesymbolic;
-  if (from->setpreallocationcoo && from->setvaluescoo) {
-    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", from->setpreallocationcoo));
-    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetValuesCOO_C", from->setvaluescoo));
+  { /* AIJ's coordinate assembly back where ours stands (not on a header whose functions are being destroyed) */
+    PetscErrorCode (*f)(Mat, const PetscScalar[], InsertMode) = NULL;
+    PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatSetValuesCOO_C", &f));
+    if (f == MatSetValuesCOO_GPUStream) {
+      PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", from->setpreallocationcoo));
+      PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetValuesCOO_C", from->setvaluescoo));
+    }
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
