@@ -102,12 +102,12 @@ int main(int argc, char **argv)
 
    test:
       suffix: 2d
-      args: -ksp_converged_reason -ksp_monitor_short -pc_type none
+      args: -ksp_converged_reason -ksp_monitor -pc_type none
       output_file: output/ex1_2d.out
 
    test:
       suffix: 2d_cg_aij
-      args: -ksp_converged_reason -ksp_monitor_short -mat_type aij -ksp_type cg -pc_type none
+      args: -ksp_converged_reason -ksp_monitor -mat_type aij -ksp_type cg -pc_type none
       output_file: output/ex1_2d.out
 
    test:
@@ -158,7 +158,7 @@ thread per row \(-mat_gpustream_kernel warp: one lane per row on the host backen
    test:
       suffix: help
       args: -m 8 -n 8 -help
-      filter: grep -o -e "-mat_gpustream_kernel <now auto : formerly auto>" | sort -u
+      filter: grep -o -e "-mat_gpustream_kernel:\? <now auto : formerly auto>" | sed "s/: </ </" | sort -u
 
    # a factorization of the whole gpustream matrix needs one process (block Jacobi and ASM factor blocks)
    test:

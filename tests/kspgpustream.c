@@ -1093,7 +1093,7 @@ int main(int argc, char **argv)
       args: -scenario replacement -tol 1e-13 -ksp_converged_reason
       # replacement every 50 iterations below the attainable accuracy ends by chance (a false convergence or the
       # iteration limit: the H200 and the CPU differ), so its line is left out
-      filter: grep -v "^Linear solve\|times the recursive one\|^residual replacement:" | sed -E "s/norm [^ ]+/norm N/; s/reached [^ ]+/reached N/"
+      filter: grep -v "^ *Linear solve\|times the recursive one\|^residual replacement:" | sed -E "s/norm [^ ]+/norm N/; s/reached [^ ]+/reached N/"
 
    # the report of a true residual far from the recursive one at convergence: plain pipelined CG reaches
    # 1e-13 recursively while the true residual stalls near 2e-12, over twice the gap factor of 2 here
