@@ -38,7 +38,8 @@ OBJS = $(SOURCES:%=$(BUILD)/%.o)
 LIB  = $(BUILD)/libpetscgpustream.so
 
 # PETSc's variables add these to their own flags. Hidden visibility: only PETSC_EXTERN symbols leave the plugin
-# (Debian's PETSc flags do not hide the rest). PETSc's C++ standard (c++11 on Debian) gives way to C++17.
+# (Debian's PETSc flags do not hide the rest). PETSc's C++ standard (c++11 on Debian) gives way to C++17, or C++20
+# with Kokkos 5 (GS_CXXSTD below).
 # The configure checks of CMakeLists.txt with PETSc's C compiler: -DGPUSTREAM_PETSC_NAME where cmake/probes/NAME.c
 # compiles (signatures newer PETSc changed)
 gs_probe = $(shell $(PCC) $(PCC_FLAGS) $(PETSC_CC_INCLUDES) -Werror=incompatible-pointer-types -c -o /dev/null $(1) \
@@ -47,7 +48,7 @@ GS_DEFS   := $(foreach p,$(wildcard cmake/probes/*.c),$(call gs_probe,$(p)))
 CPPFLAGS   = -Iinclude -Isrc/sys $(GS_DEFS)
 CXXPPFLAGS = $(CPPFLAGS)
 CFLAGS     = -fvisibility=hidden -Wall -Wno-unknown-pragmas
-CXXFLAGS   = -std=c++17 -fvisibility=hidden -fvisibility-inlines-hidden
+CXXFLAGS   = -std=$(GS_CXXSTD) -fvisibility=hidden -fvisibility-inlines-hidden
 CXX_FLAGS := $(filter-out -std=%,$(CXX_FLAGS))
 
 ifdef KOKKOS_DIR
@@ -65,6 +66,9 @@ else
   KOKKOS_INC   ?= /usr/include/trilinos
   KOKKOS_LIBS  ?= -ltrilinos_kokkoscore
 endif
+# The C++ standard: C++20 from Kokkos 5 on (its version from KokkosCore_config.h), else C++17
+GS_KOKKOS_VERSION := $(firstword $(shell sed -n 's/^\#define KOKKOS_VERSION \([0-9]*\).*/\1/p' $(wildcard $(addsuffix /KokkosCore_config.h,$(KOKKOS_INC))) 2>/dev/null))
+GS_CXXSTD         := $(if $(GS_KOKKOS_VERSION),$(shell [ $(GS_KOKKOS_VERSION) -ge 50000 ] && echo c++20 || echo c++17),c++17)
 
 lib: $(LIB)
 

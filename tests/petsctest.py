@@ -93,7 +93,12 @@ def run_test(t, opts):
     n = int(t["nsize"])
     if n > 1 or opts.always_mpiexec:
         cmd = shlex.split(opts.mpiexec) + ["-n", str(n)] + cmd
+    # more ranks than cores: Open MPI 4's variable, and PRRTE's for Open MPI 5 and later; Kokkos' OpenMP backend: threads
+    # that yield and stay unbound (Kokkos' advice for tests), unless the caller chose
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1")
+    env.setdefault("PRTE_MCA_rmaps_default_mapping_policy", ":oversubscribe")
+    env.setdefault("OMP_WAIT_POLICY", "passive")
+    env.setdefault("OMP_PROC_BIND", "false")
     # a POSIX sid of its own (setsid), so that a hang is killed with every MPI process and fails this test alone
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True) as p:
         try:
