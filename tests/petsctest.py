@@ -96,7 +96,7 @@ def run_test(t, opts):
     # more ranks than cores: Open MPI 4's variable, and PRRTE's for Open MPI 5 and later; Kokkos' OpenMP backend: threads
     # that yield and stay unbound (Kokkos' advice for tests), unless the caller chose
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1")
-    env.setdefault("PRTE_MCA_rmaps_default_mapping_policy", ":oversubscribe")
+    env.setdefault("PRTE_MCA_mapby", ":oversubscribe")
     env.setdefault("OMP_WAIT_POLICY", "passive")
     env.setdefault("OMP_PROC_BIND", "false")
     # a POSIX sid of its own (setsid), so that a hang is killed with every MPI process and fails this test alone

@@ -30,7 +30,7 @@ o = ap.parse_args()
 # more ranks than cores: Open MPI 4's variable, and PRRTE's for Open MPI 5 and later; Kokkos' OpenMP backend: threads
 # that yield and stay unbound (Kokkos' advice for tests), unless the caller chose
 env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1")
-env.setdefault("PRTE_MCA_rmaps_default_mapping_policy", ":oversubscribe")
+env.setdefault("PRTE_MCA_mapby", ":oversubscribe")
 env.setdefault("OMP_WAIT_POLICY", "passive")
 env.setdefault("OMP_PROC_BIND", "false")
 
