@@ -63,9 +63,15 @@ ifdef KOKKOS_DIR
   KOKKOS_LIBS  ?= $(if $(KOKKOSKERNELS_DIR),$(wildcard $(KOKKOSKERNELS_DIR)/lib*/libkokkoskernels.a)) \
                   $(wildcard $(KOKKOS_DIR)/lib*/libkokkoscontainers.a $(KOKKOS_DIR)/lib*/libkokkoscore.a) -lcudart -lcuda
 else
-  KOKKOS_INC   ?= /usr/include/trilinos
-  KOKKOS_LIBS  ?= -ltrilinos_kokkoscore
+  # Debian's Kokkos: Trilinos' in include/trilinos with libtrilinos_kokkoscore (Debian 12), or in include/kokkos with
+  # libkokkoscore (newer Trilinos, and the standalone Kokkos)
+  KOKKOS_INC   ?= $(firstword $(patsubst %/Kokkos_Core.hpp,%,$(wildcard /usr/include/trilinos/Kokkos_Core.hpp /usr/include/kokkos/Kokkos_Core.hpp)) /usr/include/trilinos)
+  KOKKOS_LIBS  ?= $(if $(filter /usr/include/kokkos,$(KOKKOS_INC)),-lkokkoscore,-ltrilinos_kokkoscore)
 endif
+# A Kokkos with the OpenMP backend needs it at compile and link time
+GS_KOKKOS_OPENMP := $(shell grep -l '^\#define KOKKOS_ENABLE_OPENMP' $(wildcard $(addsuffix /KokkosCore_config.h,$(KOKKOS_INC))) 2>/dev/null)
+KOKKOS_FLAGS     += $(if $(GS_KOKKOS_OPENMP),-fopenmp)
+KOKKOS_LIBS      += $(if $(GS_KOKKOS_OPENMP),-fopenmp)
 # The C++ standard: C++20 from Kokkos 5 on (its version from KokkosCore_config.h), else C++17
 GS_KOKKOS_VERSION := $(firstword $(shell sed -n 's/^\#define KOKKOS_VERSION \([0-9]*\).*/\1/p' $(wildcard $(addsuffix /KokkosCore_config.h,$(KOKKOS_INC))) 2>/dev/null))
 GS_CXXSTD         := $(if $(GS_KOKKOS_VERSION),$(shell [ $(GS_KOKKOS_VERSION) -ge 50000 ] && echo c++20 || echo c++17),c++17)
