@@ -46,8 +46,16 @@ for k in $what; do
   *) echo "unknown: $k (k4 or k5)" >&2; exit 1 ;;
   esac
   say "$k: $(inroot "dpkg -l | awk '/kokkos/ && /dev/ {print \$2, \$3}' | tr '\n' ' '")"
-  inroot "cmake -S /src/gpustream -B /src/build-$k -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUSTREAM_TESTS=ON -DGPUSTREAM_BENCH=OFF && cmake --build /src/build-$k -j$(nproc)" >"$OUT/build-$k.log" 2>&1 ||
-    { say "$k: build failed (build-$k.log)"; tail -20 "$OUT/build-$k.log"; continue; }
+  cfg="-DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUSTREAM_TESTS=ON -DGPUSTREAM_BENCH=OFF"
+  if ! inroot "cmake -S /src/gpustream -B /src/build-$k $cfg" >"$OUT/build-$k.log" 2>&1; then
+    # a Kokkos CMake package naming files its package lacks: the headers and library directly
+    grep -q "but this file does not exist" "$OUT/build-$k.log" || { say "$k: configure failed (build-$k.log)"; continue; }
+    say "$k: Kokkos' CMake package names files it does not ship: -DCMAKE_DISABLE_FIND_PACKAGE_Kokkos=ON"
+    rm -rf "$R/src/build-$k"
+    cfg="$cfg -DCMAKE_DISABLE_FIND_PACKAGE_Kokkos=ON"
+    inroot "cmake -S /src/gpustream -B /src/build-$k $cfg" >>"$OUT/build-$k.log" 2>&1 || { say "$k: configure failed (build-$k.log)"; continue; }
+  fi
+  inroot "cmake --build /src/build-$k -j$(nproc)" >>"$OUT/build-$k.log" 2>&1 || { say "$k: build failed (build-$k.log)"; tail -20 "$OUT/build-$k.log"; continue; }
   for t in $threads; do
     inroot "cd /src/build-$k && OMP_NUM_THREADS=$t ctest -j$(nproc) --timeout 600" >"$OUT/ctest-$k-$t.log" 2>&1 || true
     say "$k, $t thread(s): $(grep -E 'tests passed' "$OUT/ctest-$k-$t.log" || echo 'no ctest summary')"
