@@ -99,6 +99,7 @@ def run_test(t, opts):
     env.setdefault("PRTE_MCA_mapby", ":oversubscribe")
     env.setdefault("OMP_WAIT_POLICY", "passive")
     env.setdefault("OMP_PROC_BIND", "false")
+    env.setdefault("KOKKOS_DISABLE_WARNINGS", "1")  # Kokkos' start-up advice (more ranks than cores) is not output
     # a POSIX sid of its own (setsid), so that a hang is killed with every MPI process and fails this test alone
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True) as p:
         try:

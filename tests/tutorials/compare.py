@@ -33,6 +33,7 @@ env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 env.setdefault("PRTE_MCA_mapby", ":oversubscribe")
 env.setdefault("OMP_WAIT_POLICY", "passive")
 env.setdefault("OMP_PROC_BIND", "false")
+env.setdefault("KOKKOS_DISABLE_WARNINGS", "1")  # Kokkos' start-up advice (more ranks than cores) is not output
 
 
 def run(extra):
