@@ -19,6 +19,7 @@ SOURCES = petsc-registration.c \
           src/mat/gpustream/gpustream.c \
           src/mat/gpustream/gpustream.kokkos.cxx \
           src/mat/gpustream/halo.kokkos.cxx \
+          src/mat/gpustream/coo.kokkos.cxx \
           src/mat/gpustream/spmvref.c \
           src/stream/stream.kokkos.cxx \
           src/ksp/pipecgfused/pipecgfused.c \

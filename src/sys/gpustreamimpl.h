@@ -46,6 +46,7 @@ PETSC_INTERN PetscLogEvent GPUS_MatMult, GPUS_MatSync, GPUS_CopyVec, PCGF_Update
 PETSC_INTERN PetscLogEvent PBF_Update, PBF_SpMVDot, PBF_Reduce, PBF_Iterations;
 PETSC_INTERN PetscLogEvent GPUS_StreamCopy, GPUS_MatMatMult;
 PETSC_INTERN PetscLogEvent SGF_Update, SGF_SpMVDot, SGF_Reduce, SGF_Iterations;
+PETSC_INTERN PetscLogEvent GPUS_MatSetValuesCOO, GPUS_MatSyncHost;
 
 /* The noun after a count in views: singular where the count is 1, GSNoun(n, "copy", "copies"). GSNounReal() for a
    value printed with %.<digits>g, singular where that prints 1 (0.9996 and 1.004 with 3 digits). PETSc's %g prints an
@@ -83,6 +84,11 @@ PETSC_INTERN PetscErrorCode GSVecGetArrays(PetscInt, const Vec[], const GSAccess
 PETSC_INTERN PetscErrorCode GSVecRestoreArrays(PetscInt, const Vec[], GSVecArray[]);
 /* n scalars from device memory (after PETSc's current stream's work) to a host array; counted in -log_view */
 PETSC_INTERN PetscErrorCode GSCopyToHost(const PetscScalar[], PetscScalar[], PetscCount);
+/* Whether an array the caller hands the plugin is in device memory (PetscGetMemType(), with device vectors only:
+   elsewhere every array is taken as host memory); if so the plugin's stream is ordered after PETSc's before the
+   plugin reads it, and GSDeviceArrayEnd() orders PETSc's stream after the plugin's work on it */
+PETSC_INTERN PetscErrorCode GSDeviceArrayBegin(const void *, PetscBool *);
+PETSC_INTERN PetscErrorCode GSDeviceArrayEnd(PetscBool);
 /* The vector type MatCreateVecs() of a gpustream matrix gives by default: PETSc's CUDA vectors where device arrays are
    read in place (above), else NULL (the AIJ default) */
 PETSC_INTERN const char *GSDeviceVecType(void);
@@ -142,6 +148,41 @@ PETSC_INTERN PetscErrorCode GSDeviceMatCreate(PetscInt, PetscInt, const PetscInt
 PETSC_INTERN PetscInt       GSBlockPatternRow(PetscInt, PetscInt, const PetscInt[], const PetscInt[], PetscInt);
 PETSC_INTERN PetscErrorCode GSDeviceMatGetBlockSize(GSDeviceMat, PetscInt *);
 PETSC_INTERN PetscErrorCode GSDeviceMatSetValues(GSDeviceMat, const PetscScalar[]);
+/* The values of a resident matrix changed on the device. They are in AIJ's order on both storages (CSR and block
+   column indices), so they are addressed as the host arrays are. GetValues copies them into a host array (counted in
+   -log_view); AXPY: Y += a X on the same pattern; the diagonal of the diagonal block (entries at local row = local
+   column): HasDiagonal says whether every row has its entry (then Shift adds to them), GetDiagonal writes them, 0
+   where a row has none, into a host array or, with device true, one in the execution space's memory; DiagonalScale:
+   A = diag(l) A diag(r), l and r host or device arrays (device flags), NULL for none, the off-diagonal block B's
+   columns scaled by the ghost values of r that the halo H brings */
+PETSC_INTERN PetscErrorCode GSDeviceMatGetValues(GSDeviceMat, PetscScalar[]);
+PETSC_INTERN PetscErrorCode GSDeviceMatScale(GSDeviceMat, PetscScalar);
+PETSC_INTERN PetscErrorCode GSDeviceMatZeroValues(GSDeviceMat);
+PETSC_INTERN PetscErrorCode GSDeviceMatAXPY(GSDeviceMat, PetscScalar, GSDeviceMat);
+PETSC_INTERN PetscErrorCode GSDeviceMatGetSizes(GSDeviceMat, PetscInt *, PetscInt *, PetscCount *);
+PETSC_INTERN PetscErrorCode GSDeviceMatHasDiagonal(GSDeviceMat, PetscBool *);
+PETSC_INTERN PetscErrorCode GSDeviceMatShift(GSDeviceMat, PetscScalar);
+PETSC_INTERN PetscErrorCode GSDeviceMatGetDiagonal(GSDeviceMat, PetscScalar[], PetscBool);
+PETSC_INTERN PetscErrorCode GSDeviceMatDiagonalScale(GSDeviceMat, GSDeviceMat, GSHalo, const PetscScalar[], PetscBool, const PetscScalar[], PetscBool);
+
+/* Coordinate (COO) assembly on the device (opaque to C): where each of the n entries (i, j) a process gives goes in
+   the CSR of its matrix, built once per MatSetPreallocationCOO() and kept in device memory. Entries with a negative
+   index are ignored; entries of rows another process owns are sent to it once per MatSetValuesCOO() (their values
+   only: MPI_Alltoallv through host buffers), where they join the sum. Create: comm, n, i, j (global indices), the row
+   and column ownership ranges (size + 1 each), the local rows m, the diagonal block's CSR (ia, ja: local columns),
+   and on several processes the off-diagonal block's (columns: indices into garray, its nghost sorted global
+   columns); NULL there on one process. Collective. */
+typedef struct _n_GSCOOMap *GSCOOMap;
+PETSC_INTERN PetscErrorCode GSCOOMapCreate(MPI_Comm, PetscCount, const PetscInt[], const PetscInt[], const PetscInt[], const PetscInt[], PetscInt, const PetscInt[], const PetscInt[], const PetscInt[], const PetscInt[], PetscInt, const PetscInt[],
+                                           GSCOOMap *);
+PETSC_INTERN PetscErrorCode GSCOOMapDestroy(GSCOOMap *);
+/* The entries' number, the nonzeros of the two blocks it was built for, and its device bytes */
+PETSC_INTERN PetscErrorCode GSCOOMapGetSizes(GSCOOMap, PetscCount *, PetscCount *, PetscCount *, PetscLogDouble *);
+/* The values of the n entries (host or device memory, see GSDeviceArrayBegin()) into the device CSR of the diagonal
+   block A and the off-diagonal block B (NULL on one process): each nonzero becomes the sum of its entries
+   (INSERT_VALUES) or gets it added (ADD_VALUES), as AIJ's MatSetValuesCOO() does. Collective where entries cross
+   processes. */
+PETSC_INTERN PetscErrorCode GSCOOMapSetValues(GSCOOMap, const PetscScalar[], InsertMode, GSDeviceMat, GSDeviceMat);
 PETSC_INTERN PetscErrorCode GSDeviceMatDestroy(GSDeviceMat *);
 PETSC_INTERN PetscErrorCode GSDeviceMatMult(GSDeviceMat, GSDeviceMat, GSHalo, const PetscScalar[], const PetscScalar[], PetscScalar[]);
 /* The same with arrays in the memory of the execution space (device vectors): read and written in place, queued on

@@ -244,6 +244,34 @@ PetscErrorCode GSCopyToHost(const PetscScalar d[], PetscScalar h[], PetscCount n
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode GSDeviceArrayBegin(const void *p, PetscBool *device)
+{
+  PetscFunctionBegin;
+  *device = PETSC_FALSE;
+#if defined(GS_DEVICE_VECTORS)
+  if (p) {
+    PetscMemType mtype = PETSC_MEMTYPE_HOST;
+    PetscCall(PetscGetMemType(p, &mtype));
+    *device = PetscMemTypeDevice(mtype) ? PETSC_TRUE : PETSC_FALSE;
+  }
+  if (*device) PetscCall(OursAfterPetsc());
+#else
+  (void)p;
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSDeviceArrayEnd(PetscBool device)
+{
+  PetscFunctionBegin;
+#if defined(GS_DEVICE_VECTORS)
+  if (device) PetscCall(PetscAfterOurs());
+#else
+  (void)device;
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Work vector v from (in) or to the array of a vector or dense matrix o, which get and restore give and take back */
 template <class Obj, class Get, class Restore> static PetscErrorCode Transfer(GSWork W, PetscInt v, Obj o, bool in, Get get, Restore restore)
 {

@@ -203,6 +203,21 @@ template <bool Blk, class XView> KOKKOS_INLINE_FUNCTION PetscScalar RowProduct(c
   return sum;
 }
 
+/* f(j, col) for the entries of a row: j its index in val, col its column (both storages, in the row's order) */
+template <class F> KOKKOS_INLINE_FUNCTION void ForRowEntries(const CSR &A, const PetscInt row, const F &f)
+{
+  if (A.bs == 1) {
+    for (PetscInt j = A.rowptr(row); j < A.rowptr(row + 1); j++) f(j, A.colidx(j));
+    return;
+  }
+  PetscInt b0, nk, j;
+  BlockRowOf(A, row, &b0, &nk, &j);
+  for (PetscInt k = 0; k < nk; k++) {
+    const PetscInt c0 = A.colidx(b0 + k) * A.bs;
+    for (int c = 0; c < A.bs; c++, j++) f(j, c0 + c);
+  }
+}
+
 /* Calls f(row, (A x)_row) for the rows this thread owns; f runs on every vector lane of the thread, and all
    lanes hold the same sum. Rows (block rows on block storage) go to teams in a grid-stride loop so a fixed number of
    teams covers any size. */
@@ -533,6 +548,9 @@ struct _n_GSDeviceMat {
   bool                          rowlist = false;
   gpustream::DView<PetscScalar> x, y, z; /* staging for MatMult on host vectors, allocated on first use */
   gpustream::LaunchShape        shape;
+  gpustream::DView<PetscInt>    diag; /* where each row's diagonal entry is in val (-1: none), found on first use */
+  bool                          diagknown = false;
+  PetscInt                      nodiag    = 0; /* rows without one */
 };
 
 namespace gpustream

@@ -1,9 +1,14 @@
 /* MATGPUSTREAM: an AIJ matrix (SeqAIJ on one rank, MPIAIJ on several) whose CSR is mirrored in device memory
    (Kokkos views) for SpMV; on several ranks the diagonal and off-diagonal blocks, plus the halo exchange.
 
-   The host AIJ arrays stay the master copy: assembly, preallocation, MatSetValues and every AIJ operation work
-   unchanged on them. The device copy is refreshed lazily, when a device operation finds that the host changed:
-   the whole CSR when the nonzero pattern changed, the values alone (no reallocation) otherwise. */
+   The host AIJ arrays hold the nonzero pattern: assembly, preallocation, MatSetValues and every AIJ operation work
+   unchanged on them. The values live where they last changed. Changed on the host, the device copy is refreshed
+   lazily, when a device operation finds that the host changed: the whole CSR when the nonzero pattern changed, the
+   values alone (no reallocation) otherwise. Changed on the device (MatSetValuesCOO(), MatScale(), MatShift(),
+   MatDiagonalScale(), MatAXPY() and MatZeroEntries() on a resident matrix), the host arrays are marked stale and
+   copied back only when a host operation needs them: every AIJ operation the matrix's ops table holds runs through a
+   wrapper that brings the host up to date first (GSWrappedOps), and so do the products, factorizations, conversions,
+   transposes, views and duplicates that hand the host arrays to PETSc (MatGPUStreamSyncHost_Private()). */
 #include <petsc/private/matimpl.h>
 #include <petsc/private/vecimpl.h> /* VecRegisterAll(), for -mat_gpustream_vec_type */
 #include <petscdevice.h>           /* PetscGetMemType() */
@@ -34,7 +39,16 @@ typedef struct {
   PetscErrorCode (*transposesymbolic)(Mat, Mat *);
   PetscErrorCode (*setpreallocationcoo)(Mat, PetscCount, PetscInt[], PetscInt[]);
   PetscErrorCode (*setvaluescoo)(Mat, const PetscScalar[], InsertMode);
-  PetscCount ncoo; /* entries of the last MatSetPreallocationCOO() */
+  PetscErrorCode (*storevalues)(Mat);
+  PetscErrorCode (*retrievevalues)(Mat);
+  PetscErrorCode (*diagonalscalelocal)(Mat, Vec);
+  struct _MatOps   base;         /* AIJ's operations behind the wrappers of GSWrappedOps */
+  PetscCount       ncoo;         /* entries of the last MatSetPreallocationCOO() */
+  GSCOOMap         coo;          /* where they go in the device CSR */
+  PetscObjectState coostate;     /* the nonzero state the map was found to fit (0: not checked yet) */
+  PetscBool        hoststale;    /* the device's values are newer than the host arrays' */
+  PetscBool        devicemaster; /* the device's values are current whatever the object states say: they changed
+                                    on the device (or on both sides alike) since the host was last accessed */
 } Mat_GPUStream;
 
 const char *const GSSpMVKernels[] = {"auto", "thread", "warp", "GSSpMVKernel", "GS_KERNEL_", NULL};
@@ -45,6 +59,8 @@ static PetscErrorCode MatConvert_AIJ_GPUStream(Mat, MatType, MatReuse, Mat *);
 static PetscErrorCode MatConvert_GPUStream_AIJ(Mat, MatType, MatReuse, Mat *);
 static PetscErrorCode MatAIJToGPUStream_Private(Mat);
 static PetscErrorCode MatDestroy_GPUStream(Mat);
+static void           MatGPUStreamUnwrapOps_Private(Mat, const Mat_GPUStream *);
+static PetscErrorCode MatGPUStreamUnwrapComposed_Private(Mat, const Mat_GPUStream *);
 
 /* Whether A is (still) a gpustream matrix. Not after a header replace inside AIJ's code (A is then another type), nor
    a duplicate made while a gpustream matrix wore its base name (AIJ's ops); nor after a header merge
@@ -196,11 +212,24 @@ static PetscErrorCode MatGPUStreamSync_Private(Mat A)
   PetscCheck(A->assembled, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONGSTATE, "Not for an unassembled matrix: call MatAssemblyBegin/End() first");
   PetscCall(PetscObjectStateGet((PetscObject)A, &state));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
-  if (size > 1) { /* MPIAIJ's MatAXPY() changes its blocks and leaves the matrix's own state as it was; like that state,
-                     the blocks' move in collective operations only, so every process decides alike */
+  if (size > 1) { /* MPIAIJ's MatAXPY() changes its blocks and leaves the matrix's own state as it was. A new nonzero
+                     pattern comes from collective operations only, so every process decides alike to make the device
+                     copy again (collective); new values alone may be found on some processes only (a process whose
+                     values changed on the device since its host last did), and their copy is local. */
     PetscCall(MatGPUStreamGetBlocks_Private(A, &Ad, &Ao, &garray));
     PetscCall(PetscObjectStateGet((PetscObject)Ad, &bstate[0]));
     PetscCall(PetscObjectStateGet((PetscObject)Ao, &bstate[1]));
+  }
+  if (gs->devicemaster && (gs->dA || gs->plan)) {
+    if (gs->nzstate == A->nonzerostate) { /* the states moved with the device's values (or without any change) */
+      gs->state     = state;
+      gs->bstate[0] = bstate[0];
+      gs->bstate[1] = bstate[1];
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+    /* a new nonzero pattern (a preallocation routine, which drops the values): the host's values are the ones */
+    PetscCall(PetscInfo(A, "New nonzero pattern after values changed on the device: the device copy is made again from the host\n"));
+    gs->devicemaster = gs->hoststale = PETSC_FALSE;
   }
   if ((!gs->dA && !gs->plan) || gs->nzstate != A->nonzerostate || gs->state != state || gs->bstate[0] != bstate[0] || gs->bstate[1] != bstate[1]) {
     const PetscBool valuesonly = (PetscBool)((gs->dA || gs->plan) && gs->nzstate == A->nonzerostate);
@@ -210,7 +239,10 @@ static PetscErrorCode MatGPUStreamSync_Private(Mat A)
       PetscCall(MatGPUStreamSyncDiag_Private(PETSC_COMM_SELF, A, GSPrefix((PetscObject)A), valuesonly, gs));
     else {
       PetscCall(MatGPUStreamSyncDiag_Private(PetscObjectComm((PetscObject)A), Ad, GSPrefix((PetscObject)A), valuesonly, gs));
-      PetscCall(GSAllOK(PetscObjectComm((PetscObject)A), MatGPUStreamSyncBlock_Private(Ao, valuesonly, PETSC_TRUE, gs->opts.kernel, gs->opts.tile, &gs->dB)));
+      if (valuesonly) /* allocates nothing: local, as a process whose values changed on the device alone may not come here */
+        PetscCall(MatGPUStreamSyncBlock_Private(Ao, PETSC_TRUE, PETSC_TRUE, gs->opts.kernel, gs->opts.tile, &gs->dB));
+      else
+        PetscCall(GSAllOK(PetscObjectComm((PetscObject)A), MatGPUStreamSyncBlock_Private(Ao, PETSC_FALSE, PETSC_TRUE, gs->opts.kernel, gs->opts.tile, &gs->dB)));
       if (!valuesonly) { /* collective, its allocations last */
         PetscBool   devicempi;
         const char *why;
@@ -225,6 +257,115 @@ static PetscErrorCode MatGPUStreamSync_Private(Mat A)
     gs->bstate[1] = bstate[1];
     PetscCall(PetscLogEventEnd(GPUS_MatSync, A, 0, 0, 0));
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The object states the device copy reflects: the matrix's and, on several processes, its blocks' */
+static PetscErrorCode MatGPUStreamRecordStates_Private(Mat A)
+{
+  Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
+  PetscMPIInt    size;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectStateGet((PetscObject)A, &gs->state));
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  if (size > 1) {
+    Mat             Ad, Ao;
+    const PetscInt *garray;
+    PetscCall(MatGPUStreamGetBlocks_Private(A, &Ad, &Ao, &garray));
+    PetscCall(PetscObjectStateGet((PetscObject)Ad, &gs->bstate[0]));
+    PetscCall(PetscObjectStateGet((PetscObject)Ao, &gs->bstate[1]));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The device values of one block into its host arrays; its object state stays as it was */
+static PetscErrorCode MatGPUStreamBlockToHost_Private(Mat S, GSDeviceMat d)
+{
+  PetscObjectState state;
+  PetscScalar     *a;
+  PetscErrorCode   ierr;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectStateGet((PetscObject)S, &state));
+  PetscCall(MatSeqAIJGetArrayWrite(S, &a));
+  ierr = GSDeviceMatGetValues(d, a);
+  PetscCall(MatSeqAIJRestoreArrayWrite(S, &a));
+  PetscCall(PetscObjectStateSet((PetscObject)S, state));
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The host arrays as current as the device's values, before any host operation reads or writes them: the device
+   values are copied back where a device-side change left the host behind (once, counted in -log_view). The object
+   states stay as they are: the values the host now holds were announced when they changed on the device. Afterwards
+   the host may change the values, so the device copy follows the states again. Local; nothing for a matrix that is
+   not (or no longer) a gpustream one. */
+static PetscErrorCode MatGPUStreamSyncHost_Private(Mat A)
+{
+  Mat_GPUStream *gs;
+
+  PetscFunctionBegin;
+  if (!MatGPUStreamIsOurs_Private(A)) PetscFunctionReturn(PETSC_SUCCESS);
+  gs = (Mat_GPUStream *)A->spptr;
+  if (gs->hoststale) {
+    PetscMPIInt size;
+    PetscCall(PetscLogEventBegin(GPUS_MatSyncHost, A, 0, 0, 0));
+    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+    if (size == 1)
+      PetscCall(MatGPUStreamBlockToHost_Private(A, gs->dA));
+    else {
+      Mat             Ad, Ao;
+      const PetscInt *garray;
+      PetscCall(MatGPUStreamGetBlocks_Private(A, &Ad, &Ao, &garray));
+      PetscCall(MatGPUStreamBlockToHost_Private(Ad, gs->dA));
+      PetscCall(MatGPUStreamBlockToHost_Private(Ao, gs->dB));
+    }
+    gs->hoststale = PETSC_FALSE;
+    PetscCall(PetscLogEventEnd(GPUS_MatSyncHost, A, 0, 0, 0));
+  }
+  if (gs->devicemaster) {
+    PetscCall(MatGPUStreamRecordStates_Private(A));
+    gs->devicemaster = PETSC_FALSE;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* After the values changed on the device: the host arrays are stale, and the object states move on (the matrix's
+   and, on several processes, its blocks', which a PC that holds a block watches: block Jacobi's) */
+static PetscErrorCode MatGPUStreamDeviceChanged_Private(Mat A)
+{
+  Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
+  PetscMPIInt    size;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectStateIncrease((PetscObject)A));
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  if (size > 1) {
+    Mat             Ad, Ao;
+    const PetscInt *garray;
+    PetscCall(MatGPUStreamGetBlocks_Private(A, &Ad, &Ao, &garray));
+    PetscCall(PetscObjectStateIncrease((PetscObject)Ad));
+    PetscCall(PetscObjectStateIncrease((PetscObject)Ao));
+  }
+  PetscCall(MatGPUStreamRecordStates_Private(A));
+  gs->hoststale    = PETSC_TRUE;
+  gs->devicemaster = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Whether value operations run on the device: A is a gpustream matrix whose copy is resident (not streamed), brought
+   up to date with the host first. The same answer on every process (the plan is chosen alike on all). */
+static PetscErrorCode MatGPUStreamValuesOnDevice_Private(Mat A, PetscBool *on)
+{
+  Mat_GPUStream *gs;
+
+  PetscFunctionBegin;
+  *on = PETSC_FALSE;
+  if (!MatGPUStreamIsOurs_Private(A) || !A->assembled) PetscFunctionReturn(PETSC_SUCCESS);
+  gs = (Mat_GPUStream *)A->spptr;
+  PetscCall(MatGPUStreamSync_Private(A));
+  *on = (PetscBool)(gs->dA && !gs->plan);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -252,32 +393,111 @@ PetscErrorCode MatGPUStreamGetStreamPlan(Mat A, GSStreamPlan *plan)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* AIJ's coordinate assembly, recording the number of entries */
+/* AIJ's coordinate preallocation, then the device map of the entries. AIJ leaves the matrix unassembled on several
+   processes (and from PETSc 3.2x on one); it is assembled here, with the zeros AIJ put in, so that the pattern the
+   map is made from is final and the first MatSetValuesCOO() can go to the device. AIJ may change i and j: the map
+   is made from copies. */
 static PetscErrorCode MatSetPreallocationCOO_GPUStream(Mat A, PetscCount n, PetscInt i[], PetscInt j[])
+{
+  Mat_GPUStream  *gs = (Mat_GPUStream *)A->spptr;
+  PetscInt       *ci = NULL, *cj = NULL;
+  PetscMPIInt     size;
+  Mat             Ad = A, Ao = NULL;
+  const PetscInt *garray = NULL, *dia, *dja, *oia = NULL, *oja = NULL;
+  PetscInt        m, mo, nghost = 0;
+  PetscBool       done;
+  PetscErrorCode  ierr;
+
+  PetscFunctionBegin;
+  gs->hoststale = gs->devicemaster = PETSC_FALSE; /* a new pattern: the values so far go */
+  PetscCall(GSCOOMapDestroy(&gs->coo));
+  gs->coostate = 0;
+  gs->ncoo     = 0;
+  PetscCall(PetscMalloc2(n, &ci, n, &cj));
+  PetscCall(PetscArraycpy(ci, i, n));
+  PetscCall(PetscArraycpy(cj, j, n));
+  ierr = (*gs->setpreallocationcoo)(A, n, i, j);
+  if (!ierr && !A->assembled) {
+    ierr = MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY);
+    if (!ierr) ierr = MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY);
+  }
+  if (ierr) PetscCall(PetscFree2(ci, cj));
+  PetscCall(ierr);
+  gs->ncoo = n;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  if (size > 1) {
+    PetscCall(MatGPUStreamGetBlocks_Private(A, &Ad, &Ao, &garray));
+    PetscCall(MatGetSize(Ao, NULL, &nghost));
+    PetscCall(MatGetRowIJ(Ao, 0, PETSC_FALSE, PETSC_FALSE, &mo, &oia, &oja, &done));
+    PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cannot get the CSR of the host matrix");
+  }
+  PetscCall(MatGetRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &m, &dia, &dja, &done));
+  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cannot get the CSR of the host matrix");
+  ierr = GSCOOMapCreate(PetscObjectComm((PetscObject)A), n, ci, cj, A->rmap->range, A->cmap->range, m, dia, dja, oia, oja, nghost, garray, &gs->coo);
+  PetscCall(MatRestoreRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &m, &dia, &dja, &done));
+  if (Ao) PetscCall(MatRestoreRowIJ(Ao, 0, PETSC_FALSE, PETSC_FALSE, &mo, &oia, &oja, &done));
+  PetscCall(PetscFree2(ci, cj));
+  PetscCall(GSAllOK(PetscObjectComm((PetscObject)A), ierr));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Whether the device map of the coordinate entries fits the device copy: made for this nonzero pattern (checked once
+   against the device CSR's sizes, then by the nonzero state) and resident. The same answer on every process. */
+static PetscErrorCode MatGPUStreamCOOOnDevice_Private(Mat A, PetscBool *on)
 {
   Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
 
   PetscFunctionBegin;
-  PetscCall((*gs->setpreallocationcoo)(A, n, i, j));
-  gs->ncoo = n;
+  *on = PETSC_FALSE;
+  if (!gs->coo) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatGPUStreamValuesOnDevice_Private(A, on));
+  if (!*on) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!gs->coostate) {
+    PetscCount na, nb, da, db = 0;
+    int        fits;
+    PetscCall(GSCOOMapGetSizes(gs->coo, NULL, &na, &nb, NULL));
+    PetscCall(GSDeviceMatGetSizes(gs->dA, NULL, NULL, &da));
+    if (gs->dB) PetscCall(GSDeviceMatGetSizes(gs->dB, NULL, NULL, &db));
+    fits = na == da && nb == db;
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &fits, 1, MPI_INT, MPI_MIN, PetscObjectComm((PetscObject)A)));
+    if (fits) gs->coostate = A->nonzerostate;
+  }
+  if (gs->coostate != A->nonzerostate) { /* another pattern since: AIJ's own coordinate assembly, on the host */
+    PetscCall(PetscInfo(A, "The nonzero pattern changed after MatSetPreallocationCOO(): MatSetValuesCOO() runs on the host\n"));
+    PetscCall(GSCOOMapDestroy(&gs->coo));
+    *on = PETSC_FALSE;
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Values in device memory are copied to the host once (AIJ's code reads them there), then the device CSR is refreshed
-   from the host as after any change of values */
+/* On a resident matrix the values go straight into the device CSR (from device memory in place, from the host
+   copied once), and the host arrays become stale. Otherwise AIJ's code sets them on the host, values in device
+   memory copied there first. */
 static PetscErrorCode MatSetValuesCOO_GPUStream(Mat A, const PetscScalar v[], InsertMode imode)
 {
-  Mat_GPUStream *gs    = (Mat_GPUStream *)A->spptr;
-  PetscMemType   mtype = PETSC_MEMTYPE_HOST;
+  Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
+  PetscBool      on, device;
 
   PetscFunctionBegin;
-  if (v && gs->ncoo) PetscCall(PetscGetMemType(v, &mtype));
-  if (PetscMemTypeDevice(mtype)) {
-    PetscScalar *h;
+  PetscCall(MatGPUStreamCOOOnDevice_Private(A, &on));
+  if (on) {
+    PetscCall(PetscLogEventBegin(GPUS_MatSetValuesCOO, A, 0, 0, 0));
+    PetscCall(GSCOOMapSetValues(gs->coo, v, imode, gs->dA, gs->dB));
+    PetscCall(MatGPUStreamDeviceChanged_Private(A));
+    PetscCall(PetscLogEventEnd(GPUS_MatSetValuesCOO, A, 0, 0, 0));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(MatGPUStreamSyncHost_Private(A));
+  PetscCall(GSDeviceArrayBegin(gs->ncoo ? v : NULL, &device));
+  if (device) {
+    PetscScalar   *h;
+    PetscErrorCode ierr;
     PetscCall(PetscMalloc1(gs->ncoo, &h));
-    PetscCall(GSCopyToHost(v, h, gs->ncoo));
-    PetscCall((*gs->setvaluescoo)(A, h, imode));
+    ierr = GSCopyToHost(v, h, gs->ncoo);
+    if (!ierr) ierr = (*gs->setvaluescoo)(A, h, imode);
     PetscCall(PetscFree(h));
+    PetscCall(GSDeviceArrayEnd(device));
+    PetscCall(ierr);
   } else
     PetscCall((*gs->setvaluescoo)(A, v, imode));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -424,10 +644,11 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
     PetscCall((*A->ops->view)(A, viewer));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(gs->view(A, viewer));
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
-  if (!isascii) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerGetFormat(viewer, &format));
+  if (!isascii || (format != PETSC_VIEWER_ASCII_INFO && format != PETSC_VIEWER_ASCII_INFO_DETAIL)) PetscCall(MatGPUStreamSyncHost_Private(A)); /* views of the values */
+  PetscCall(gs->view(A, viewer));
+  if (!isascii) PetscFunctionReturn(PETSC_SUCCESS);
   if (format != PETSC_VIEWER_ASCII_INFO && format != PETSC_VIEWER_ASCII_INFO_DETAIL) PetscFunctionReturn(PETSC_SUCCESS);
   if (A->assembled) {
     GSDeviceMat    dA = NULL, dB = NULL;
@@ -463,6 +684,12 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
                                        PetscGPUStreamExecutionSpace(), bs, bs, GSFormats[gs->opts.format], bytes[0] / 1048576.0, bytes[1] / 1048576.0));
     else
       PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: resident on %s, CSR %.6g MB in device memory (+ %.6g MB staging for host vectors)\n", PetscGPUStreamExecutionSpace(), bytes[0] / 1048576.0, bytes[1] / 1048576.0));
+    if (gs->coo) {
+      PetscLogDouble cb;
+      PetscCall(GSCOOMapGetSizes(gs->coo, NULL, NULL, NULL, &cb));
+      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &cb, 1, MPIU_PETSCLOGDOUBLE, MPI_SUM, comm));
+      PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: MatSetValuesCOO() on the device, through a map of the entries of %.6g MB in device memory\n", cb / 1048576.0));
+    }
     if (size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: %d processes; each product exchanges %" PetscInt_FMT " ghost values in %" PetscInt_FMT " messages in all\n", (int)size, sizes[1], sizes[2] / 2));
     if (size > 1) PetscCall(MatViewDeviceMPI_Private(gs->devicempi, devicempi, viewer));
     PetscCall(GSDeviceMatGetTileSize(dA, &cap, &ntiles));
@@ -494,6 +721,7 @@ static PetscErrorCode MatCreateGraph_GPUStream(Mat A, PetscBool sym, PetscBool s
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
+  PetscCall(MatGPUStreamSyncHost_Private(A));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, size > 1 ? MATMPIAIJ : MATSEQAIJ));
 #if defined(GPUSTREAM_PETSC_CREATEGRAPH_INDEX)
@@ -506,8 +734,100 @@ static PetscErrorCode MatCreateGraph_GPUStream(Mat A, PetscBool sym, PetscBool s
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The factorizations read the host arrays of the matrix they factor, which a factor's phases bring up to date first:
+   AIJ's phases are composed on the factor under these names and called through the wrappers below */
+static const char *const GSFactorPhases[] = {"GSLUFactorSymbolic_C", "GSILUFactorSymbolic_C", "GSCholeskyFactorSymbolic_C", "GSICCFactorSymbolic_C", "GSLUFactorNumeric_C", "GSCholeskyFactorNumeric_C"};
+
+static PetscErrorCode MatFactorPhase_Private(Mat F, Mat A, int phase, void (**f)(void))
+{
+  PetscFunctionBegin;
+  PetscCall(PetscObjectQueryFunction((PetscObject)F, GSFactorPhases[phase], f));
+  PetscCheck(*f, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Missing %s", GSFactorPhases[phase]);
+  PetscCall(MatGPUStreamSyncHost_Private(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatLUFactorNumeric_GPUStream(Mat F, Mat A, const MatFactorInfo *info)
+{
+  PetscErrorCode (*f)(Mat, Mat, const MatFactorInfo *) = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(MatFactorPhase_Private(F, A, 4, (void (**)(void)) & f));
+  PetscCall((*f)(F, A, info));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatCholeskyFactorNumeric_GPUStream(Mat F, Mat A, const MatFactorInfo *info)
+{
+  PetscErrorCode (*f)(Mat, Mat, const MatFactorInfo *) = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(MatFactorPhase_Private(F, A, 5, (void (**)(void)) & f));
+  PetscCall((*f)(F, A, info));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The numeric phases a symbolic phase set run through the wrappers */
+static PetscErrorCode MatFactorWrapNumeric_Private(Mat F)
+{
+  PetscFunctionBegin;
+  if (F->ops->lufactornumeric && F->ops->lufactornumeric != MatLUFactorNumeric_GPUStream) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)F, GSFactorPhases[4], F->ops->lufactornumeric));
+    F->ops->lufactornumeric = MatLUFactorNumeric_GPUStream;
+  }
+  if (F->ops->choleskyfactornumeric && F->ops->choleskyfactornumeric != MatCholeskyFactorNumeric_GPUStream) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)F, GSFactorPhases[5], F->ops->choleskyfactornumeric));
+    F->ops->choleskyfactornumeric = MatCholeskyFactorNumeric_GPUStream;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatLUFactorSymbolic_GPUStream(Mat F, Mat A, IS row, IS col, const MatFactorInfo *info)
+{
+  PetscErrorCode (*f)(Mat, Mat, IS, IS, const MatFactorInfo *) = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(MatFactorPhase_Private(F, A, 0, (void (**)(void)) & f));
+  PetscCall((*f)(F, A, row, col, info));
+  PetscCall(MatFactorWrapNumeric_Private(F));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatILUFactorSymbolic_GPUStream(Mat F, Mat A, IS row, IS col, const MatFactorInfo *info)
+{
+  PetscErrorCode (*f)(Mat, Mat, IS, IS, const MatFactorInfo *) = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(MatFactorPhase_Private(F, A, 1, (void (**)(void)) & f));
+  PetscCall((*f)(F, A, row, col, info));
+  PetscCall(MatFactorWrapNumeric_Private(F));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatCholeskyFactorSymbolic_GPUStream(Mat F, Mat A, IS perm, const MatFactorInfo *info)
+{
+  PetscErrorCode (*f)(Mat, Mat, IS, const MatFactorInfo *) = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(MatFactorPhase_Private(F, A, 2, (void (**)(void)) & f));
+  PetscCall((*f)(F, A, perm, info));
+  PetscCall(MatFactorWrapNumeric_Private(F));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatICCFactorSymbolic_GPUStream(Mat F, Mat A, IS perm, const MatFactorInfo *info)
+{
+  PetscErrorCode (*f)(Mat, Mat, IS, const MatFactorInfo *) = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(MatFactorPhase_Private(F, A, 3, (void (**)(void)) & f));
+  PetscCall((*f)(F, A, perm, info));
+  PetscCall(MatFactorWrapNumeric_Private(F));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* MATSOLVERPETSC's factors of a gpustream matrix are SeqAIJ's (the host arrays are a SeqAIJ): an ordinary host
-   factor, which PCApply() and MatSolve() use on the host */
+   factor, which PCApply() and MatSolve() use on the host; its phases read the host arrays made current */
 static PetscErrorCode MatGetFactor_GPUStream_PETSc(Mat A, MatFactorType ftype, Mat *F)
 {
   PetscErrorCode (*f)(Mat, MatFactorType, Mat *) = NULL;
@@ -519,6 +839,23 @@ static PetscErrorCode MatGetFactor_GPUStream_PETSc(Mat A, MatFactorType ftype, M
   PetscCall(MatSolverTypeGet(MATSOLVERPETSC, MATSEQAIJ, ftype, NULL, NULL, &f));
   PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_SUP, "MATSOLVERPETSC has no %s factorization for MATSEQAIJ", MatFactorTypes[ftype]);
   PetscCall((*f)(A, ftype, F));
+  if ((*F)->ops->lufactorsymbolic) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)*F, GSFactorPhases[0], (*F)->ops->lufactorsymbolic));
+    (*F)->ops->lufactorsymbolic = MatLUFactorSymbolic_GPUStream;
+  }
+  if ((*F)->ops->ilufactorsymbolic) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)*F, GSFactorPhases[1], (*F)->ops->ilufactorsymbolic));
+    (*F)->ops->ilufactorsymbolic = MatILUFactorSymbolic_GPUStream;
+  }
+  if ((*F)->ops->choleskyfactorsymbolic) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)*F, GSFactorPhases[2], (*F)->ops->choleskyfactorsymbolic));
+    (*F)->ops->choleskyfactorsymbolic = MatCholeskyFactorSymbolic_GPUStream;
+  }
+  if ((*F)->ops->iccfactorsymbolic) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)*F, GSFactorPhases[3], (*F)->ops->iccfactorsymbolic));
+    (*F)->ops->iccfactorsymbolic = MatICCFactorSymbolic_GPUStream;
+  }
+  PetscCall(MatFactorWrapNumeric_Private(*F));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -611,6 +948,9 @@ static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOpti
     PetscCall(PetscStrncpy(gs->vectype, vectype, sizeof(gs->vectype)));
     PetscCall(MatGPUStreamSetVecType_Private(A));
   }
+  if (devicempi != gs->devicempi || o.mode != gs->opts.mode || o.budget != gs->opts.budget || o.buffers != gs->opts.buffers || o.subdivisions != gs->opts.subdivisions || o.overlap != gs->opts.overlap || o.kernel != gs->opts.kernel ||
+      o.tile != gs->opts.tile || o.format != gs->opts.format)
+    PetscCall(MatGPUStreamSyncHost_Private(A)); /* the device copy is made again from the host */
   if (devicempi != gs->devicempi) {
     gs->devicempi = devicempi; /* the next device operation makes a new halo */
     PetscCall(GSDeviceMatDestroy(&gs->dA));
@@ -650,6 +990,8 @@ static PetscErrorCode MatGPUStreamRestoreOps_Private(Mat A, const Mat_GPUStream 
   A->ops->productsetfromoptions = from->productsetfromoptions;
   A->ops->transpose             = from->transpose;
   A->ops->transposesymbolic     = from->transposesymbolic;
+  MatGPUStreamUnwrapOps_Private(A, from);
+  PetscCall(MatGPUStreamUnwrapComposed_Private(A, from));
   { /* AIJ's coordinate assembly back where ours stands (not on a header whose functions are being destroyed) */
     PetscErrorCode (*f)(Mat, const PetscScalar[], InsertMode) = NULL;
     PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatSetValuesCOO_C", &f));
@@ -691,6 +1033,7 @@ static PetscErrorCode MatDuplicate_GPUStream(Mat A, MatDuplicateOption op, Mat *
   Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
 
   PetscFunctionBegin;
+  if (op == MAT_COPY_VALUES) PetscCall(MatGPUStreamSyncHost_Private(A));
   PetscCall((*gs->duplicate)(A, op, B));
   if (MatGPUStreamIsOurs_Private(*B)) PetscCall(MatGPUStreamAdopt_Private(*B, gs)); /* not while A wears its base name */
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -742,6 +1085,8 @@ static PetscErrorCode MatProductSymbolic_GPUStream_Dense(Mat C)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+static PetscErrorCode MatProductWrapSymbolic_Private(Mat);
+
 /* A B on the device; other products with a dense matrix (A^T B ...) as (MPI)AIJ does them, on the host arrays */
 static PetscErrorCode MatProductSetFromOptions_GPUStream_Dense(Mat C)
 {
@@ -757,12 +1102,14 @@ static PetscErrorCode MatProductSetFromOptions_GPUStream_Dense(Mat C)
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)product->A), &size));
   PetscCall(PetscObjectQueryFunction((PetscObject)product->A, size > 1 ? "MatProductSetFromOptions_mpiaij_mpidense_C" : "MatProductSetFromOptions_seqaij_seqdense_C", &f));
   if (f) PetscCall((*f)(C));
+  PetscCall(MatProductWrapSymbolic_Private(C)); /* its phases read the host arrays */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Products with AIJ matrices (PCGAMG's A P and P^T A P; MatMatMult(), MatPtAP() ...) are AIJ's, on the host arrays.
-   Their implementations check type names (MatMPIAIJGetLocalMat() ...), so in each phase the gpustream operands wear
-   their base name; the result is then a plain AIJ matrix, the one AIJ operands give. was[]: which operands wear it */
+/* Products with AIJ matrices (PCGAMG's A P and P^T A P; MatMatMult(), MatPtAP() ...) are AIJ's, on the host arrays
+   (made current first). Their implementations check type names (MatMPIAIJGetLocalMat() ...), so in each phase the
+   gpustream operands wear their base name; the result is then a plain AIJ matrix, the one AIJ operands give. was[]:
+   which operands wear it */
 static PetscErrorCode MatProductWearAIJ_Private(Mat C, PetscBool wear, PetscBool was[3])
 {
   Mat_Product *product = C->product;
@@ -775,6 +1122,7 @@ static PetscErrorCode MatProductWearAIJ_Private(Mat C, PetscBool wear, PetscBool
     if (wear) {
       PetscCall(PetscObjectTypeCompare((PetscObject)X[i], MATGPUSTREAM, &was[i])); /* false for a repeated operand */
       if (!was[i]) continue;
+      PetscCall(MatGPUStreamSyncHost_Private(X[i])); /* AIJ's code reads the host arrays */
       PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)X[i]), &size));
       PetscCall(PetscObjectChangeTypeName((PetscObject)X[i], size > 1 ? MATMPIAIJ : MATSEQAIJ));
     } else if (was[i])
@@ -914,6 +1262,7 @@ static PetscErrorCode MatTranspose_GPUStream(Mat A, MatReuse reuse, Mat *B)
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
+  PetscCall(MatGPUStreamSyncHost_Private(A));
   PetscCall(PetscObjectTypeCompare((PetscObject)A, MATGPUSTREAM, &isgs));
   if (!isgs) {
     PetscCall((*gs->transpose)(A, reuse, B));
@@ -969,6 +1318,7 @@ static PetscErrorCode MatConvert_GPUStream_IS(Mat A, MatType type, MatReuse reus
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
+  PetscCall(MatGPUStreamSyncHost_Private(A));
   PetscCall(MatGPUStreamBaseName_Private(A, &base));
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, base));
   ierr = MatConvert(A, type, reuse, B);
@@ -992,6 +1342,7 @@ static PetscErrorCode MatGPUStreamToAIJ_Private(Mat A)
   PetscCall(GSDeviceMatDestroy(&gs->dB));
   PetscCall(GSStreamPlanDestroy(&gs->plan));
   PetscCall(GSHaloDestroy(&gs->halo));
+  PetscCall(GSCOOMapDestroy(&gs->coo));
   PetscCall(MatSetVecType(A, VECSTANDARD));
   PetscCall(MatGPUStreamRestoreOps_Private(A, gs));
   PetscCall(PetscFree(A->spptr));
@@ -1011,6 +1362,518 @@ static PetscErrorCode MatDestroy_GPUStream(Mat A)
   PetscFunctionBegin;
   PetscCall(MatGPUStreamToAIJ_Private(A));
   PetscCall((*A->ops->destroy)(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* AIJ's operations of the first SeqAIJ and MPIAIJ matrices made gpustream ones, for the wrappers' calls on a header
+   that wears our operations without our data (see MatGPUStreamIsOurs_Private()) */
+static struct _MatOps GSAIJOps[2];
+static PetscBool      GSAIJOpsSet[2];
+
+/* The AIJ operations behind A's wrappers */
+static PetscErrorCode MatGPUStreamBaseOps_Private(Mat A, const struct _MatOps **base)
+{
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  if (MatGPUStreamIsOurs_Private(A)) {
+    *base = &((Mat_GPUStream *)A->spptr)->base;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  PetscCheck(GSAIJOpsSet[size > 1], PETSC_COMM_SELF, PETSC_ERR_PLIB, "No AIJ operations recorded");
+  *base = &GSAIJOps[size > 1];
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* An AIJ operation that reads or writes the values on the host, with the host arrays brought up to date first: the
+   matrix it syncs is the parameter named A; a change it makes moves the object state, which the device follows */
+#define GS_HOST_OP(op, params, args)                                                                                                                                                                                                                     \
+  static PetscErrorCode MatHostOp_##op##_GPUStream params                                                                                                                                                                                                \
+  {                                                                                                                                                                                                                                                      \
+    const struct _MatOps *base;                                                                                                                                                                                                                          \
+                                                                                                                                                                                                                                                         \
+    PetscFunctionBegin;                                                                                                                                                                                                                                  \
+    PetscCall(MatGPUStreamSyncHost_Private(A));                                                                                                                                                                                                          \
+    PetscCall(MatGPUStreamBaseOps_Private(A, &base));                                                                                                                                                                                                    \
+    PetscCheck(base->op, PETSC_COMM_SELF, PETSC_ERR_PLIB, "No AIJ operation " #op " behind the gpustream one");                                                                                                                                          \
+    PetscCall((*base->op)args);                                                                                                                                                                                                                          \
+    PetscFunctionReturn(PETSC_SUCCESS);                                                                                                                                                                                                                  \
+  }
+
+GS_HOST_OP(setvalues, (Mat A, PetscInt m, const PetscInt im[], PetscInt n, const PetscInt in[], const PetscScalar v[], InsertMode mode), (A, m, im, n, in, v, mode))
+GS_HOST_OP(getrow, (Mat A, PetscInt row, PetscInt *n, PetscInt *cols[], PetscScalar *vals[]), (A, row, n, cols, vals))
+GS_HOST_OP(getvalues, (Mat A, PetscInt m, const PetscInt im[], PetscInt n, const PetscInt in[], PetscScalar v[]), (A, m, im, n, in, v))
+GS_HOST_OP(multtranspose, (Mat A, Vec x, Vec y), (A, x, y))
+GS_HOST_OP(multtransposeadd, (Mat A, Vec x, Vec z, Vec y), (A, x, z, y))
+GS_HOST_OP(multhermitiantranspose, (Mat A, Vec x, Vec y), (A, x, y))
+GS_HOST_OP(multhermitiantransposeadd, (Mat A, Vec x, Vec z, Vec y), (A, x, z, y))
+GS_HOST_OP(multdiagonalblock, (Mat A, Vec x, Vec y), (A, x, y))
+GS_HOST_OP(lufactor, (Mat A, IS row, IS col, const MatFactorInfo *info), (A, row, col, info))
+GS_HOST_OP(ilufactor, (Mat A, IS row, IS col, const MatFactorInfo *info), (A, row, col, info))
+GS_HOST_OP(sor, (Mat A, Vec b, PetscReal omega, MatSORType flag, PetscReal shift, PetscInt its, PetscInt lits, Vec x), (A, b, omega, flag, shift, its, lits, x))
+GS_HOST_OP(norm, (Mat A, NormType type, PetscReal *nrm), (A, type, nrm))
+GS_HOST_OP(zerorows, (Mat A, PetscInt n, const PetscInt rows[], PetscScalar diag, Vec x, Vec b), (A, n, rows, diag, x, b))
+GS_HOST_OP(zerorowscolumns, (Mat A, PetscInt n, const PetscInt rows[], PetscScalar diag, Vec x, Vec b), (A, n, rows, diag, x, b))
+GS_HOST_OP(createsubmatrices, (Mat A, PetscInt n, const IS irow[], const IS icol[], MatReuse scall, Mat *sub[]), (A, n, irow, icol, scall, sub))
+GS_HOST_OP(createsubmatricesmpi, (Mat A, PetscInt n, const IS irow[], const IS icol[], MatReuse scall, Mat **sub), (A, n, irow, icol, scall, sub))
+GS_HOST_OP(createsubmatrix, (Mat A, IS irow, IS icol, MatReuse scall, Mat *sub), (A, irow, icol, scall, sub))
+GS_HOST_OP(getdiagonalblock, (Mat A, Mat *a), (A, a))
+GS_HOST_OP(diagonalset, (Mat A, Vec d, InsertMode mode), (A, d, mode))
+GS_HOST_OP(permute, (Mat A, IS row, IS col, Mat *B), (A, row, col, B))
+GS_HOST_OP(getrowmax, (Mat A, Vec v, PetscInt idx[]), (A, v, idx))
+GS_HOST_OP(getrowmaxabs, (Mat A, Vec v, PetscInt idx[]), (A, v, idx))
+GS_HOST_OP(getrowmin, (Mat A, Vec v, PetscInt idx[]), (A, v, idx))
+GS_HOST_OP(getrowminabs, (Mat A, Vec v, PetscInt idx[]), (A, v, idx))
+GS_HOST_OP(fdcoloringapply, (Mat A, MatFDColoring c, Vec x, void *ctx), (A, c, x, ctx))
+GS_HOST_OP(setvaluesrow, (Mat A, PetscInt row, const PetscScalar v[]), (A, row, v))
+GS_HOST_OP(conjugate, (Mat A), (A))
+GS_HOST_OP(realpart, (Mat A), (A))
+GS_HOST_OP(imaginarypart, (Mat A), (A))
+GS_HOST_OP(getmultiprocblock, (Mat A, MPI_Comm comm, MatReuse scall, Mat *B), (A, comm, scall, B))
+GS_HOST_OP(getcolumnreductions, (Mat A, PetscInt type, PetscReal *r), (A, type, r))
+GS_HOST_OP(invertblockdiagonal, (Mat A, const PetscScalar **v), (A, v))
+GS_HOST_OP(invertvariableblockdiagonal, (Mat A, PetscInt n, const PetscInt *sizes, PetscScalar *v), (A, n, sizes, v))
+GS_HOST_OP(transcoloringapplysptoden, (MatTransposeColoring c, Mat A, Mat D), (c, A, D))
+GS_HOST_OP(transcoloringapplydentosp, (MatTransposeColoring c, Mat D, Mat A), (c, D, A))
+GS_HOST_OP(findzerodiagonals, (Mat A, IS *is), (A, is))
+GS_HOST_OP(findnonzerorows, (Mat A, IS *is), (A, is))
+GS_HOST_OP(setrandom, (Mat A, PetscRandom r), (A, r))
+GS_HOST_OP(load, (Mat A, PetscViewer v), (A, v))
+GS_HOST_OP(issymmetric, (Mat A, PetscReal tol, PetscBool *flg), (A, tol, flg))
+GS_HOST_OP(ishermitian, (Mat A, PetscReal tol, PetscBool *flg), (A, tol, flg))
+GS_HOST_OP(creatempimatconcatenateseqmat, (MPI_Comm comm, Mat A, PetscInt n, MatReuse scall, Mat *B), (comm, A, n, scall, B))
+#if defined(GPUSTREAM_PETSC_MATOPS_ELIMINATEZEROS)
+GS_HOST_OP(eliminatezeros, (Mat A, PetscBool keep), (A, keep))
+#endif
+#if defined(GPUSTREAM_PETSC_MATOPS_GETROWSUMABS)
+GS_HOST_OP(getrowsumabs, (Mat A, Vec v), (A, v))
+#endif
+
+/* Operations on two matrices, either or both gpustream ones: both synced */
+static PetscErrorCode MatEqual_GPUStream(Mat A, Mat B, PetscBool *flg)
+{
+  const struct _MatOps *base;
+
+  PetscFunctionBegin;
+  PetscCall(MatGPUStreamSyncHost_Private(A));
+  PetscCall(MatGPUStreamSyncHost_Private(B));
+  PetscCall(MatGPUStreamBaseOps_Private(A, &base));
+  PetscCall((*base->equal)(A, B, flg));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatCopy_GPUStream(Mat A, Mat B, MatStructure str)
+{
+  const struct _MatOps *base;
+
+  PetscFunctionBegin;
+  PetscCall(MatGPUStreamSyncHost_Private(A));
+  PetscCall(MatGPUStreamSyncHost_Private(B));
+  PetscCall(MatGPUStreamBaseOps_Private(A, &base));
+  PetscCall((*base->copy)(A, B, str));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Entries another process stashed for this one are inserted into the host arrays at assembly: where any process
+   stashed some, the host arrays are brought up to date first (MatSetValues() did so on the process that set them) */
+static PetscErrorCode MatAssemblyBegin_GPUStream(Mat A, MatAssemblyType type)
+{
+  const struct _MatOps *base;
+
+  PetscFunctionBegin;
+  if (!A->nooffprocentries) {
+    int stashed = A->stash.n > 0 || A->bstash.n > 0;
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &stashed, 1, MPI_INT, MPI_MAX, PetscObjectComm((PetscObject)A)));
+    if (stashed) PetscCall(MatGPUStreamSyncHost_Private(A));
+  }
+  PetscCall(MatGPUStreamBaseOps_Private(A, &base));
+  PetscCall((*base->assemblybegin)(A, type));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatGPUStreamWrapOps_Private(Mat);
+
+/* AIJ's assembly and options may choose other AIJ operations (inodes, sorted rows): the wrappers take them */
+static PetscErrorCode MatAssemblyEnd_GPUStream(Mat A, MatAssemblyType type)
+{
+  const struct _MatOps *base;
+
+  PetscFunctionBegin;
+  PetscCall(MatGPUStreamBaseOps_Private(A, &base));
+  PetscCall((*base->assemblyend)(A, type));
+  if (MatGPUStreamIsOurs_Private(A)) PetscCall(MatGPUStreamWrapOps_Private(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatSetOption_GPUStream(Mat A, MatOption op, PetscBool flg)
+{
+  const struct _MatOps *base;
+
+  PetscFunctionBegin;
+  PetscCall(MatGPUStreamBaseOps_Private(A, &base));
+  PetscCall((*base->setoption)(A, op, flg));
+  if (MatGPUStreamIsOurs_Private(A)) PetscCall(MatGPUStreamWrapOps_Private(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The device CSR of a gpustream matrix on the device path: the diagonal block's (and the off-diagonal block's) */
+static PetscErrorCode MatGPUStreamDeviceBlocks_Private(Mat A, GSDeviceMat *dA, GSDeviceMat *dB, GSHalo *halo)
+{
+  Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
+
+  PetscFunctionBegin;
+  *dA = gs->dA;
+  *dB = gs->dB;
+  if (halo) *halo = gs->halo;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Whether the diagonal of every local row lies in the diagonal block (the row and column layouts agree) */
+static PetscBool MatGPUStreamSquareLayout_Private(Mat A)
+{
+  return (PetscBool)(A->rmap->rstart == A->cmap->rstart && A->rmap->rend == A->cmap->rend);
+}
+
+/* Value operations on the device where the copy is resident, else AIJ's on the host arrays (made current first) */
+static PetscErrorCode MatScale_GPUStream(Mat A, PetscScalar a)
+{
+  const struct _MatOps *base;
+  PetscBool             on;
+  GSDeviceMat           dA, dB;
+
+  PetscFunctionBegin;
+  PetscCall(MatGPUStreamValuesOnDevice_Private(A, &on));
+  if (on) {
+    PetscCall(MatGPUStreamDeviceBlocks_Private(A, &dA, &dB, NULL));
+    PetscCall(GSDeviceMatScale(dA, a));
+    if (dB) PetscCall(GSDeviceMatScale(dB, a));
+    PetscCall(MatGPUStreamDeviceChanged_Private(A));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(MatGPUStreamSyncHost_Private(A));
+  PetscCall(MatGPUStreamBaseOps_Private(A, &base));
+  PetscCall((*base->scale)(A, a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* On the device where every row has its diagonal entry in the pattern (else AIJ adds them: a new pattern) */
+static PetscErrorCode MatShift_GPUStream(Mat A, PetscScalar a)
+{
+  const struct _MatOps *base;
+  PetscBool             on;
+  GSDeviceMat           dA, dB;
+
+  PetscFunctionBegin;
+  PetscCall(MatGPUStreamValuesOnDevice_Private(A, &on));
+  if (on) {
+    PetscBool all = MatGPUStreamSquareLayout_Private(A);
+    PetscCall(MatGPUStreamDeviceBlocks_Private(A, &dA, &dB, NULL));
+    if (all) PetscCall(GSDeviceMatHasDiagonal(dA, &all));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPIU_BOOL, MPI_LAND, PetscObjectComm((PetscObject)A)));
+    if (all) {
+      PetscCall(GSDeviceMatShift(dA, a));
+      PetscCall(MatGPUStreamDeviceChanged_Private(A));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+  }
+  PetscCall(MatGPUStreamSyncHost_Private(A));
+  PetscCall(MatGPUStreamBaseOps_Private(A, &base));
+  PetscCall((*base->shift)(A, a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* l and r read where they are (device vectors in place, host vectors copied over); on several processes the ghost
+   values of r come through the halo */
+static PetscErrorCode MatDiagonalScale_GPUStream(Mat A, Vec l, Vec r)
+{
+  const struct _MatOps *base;
+  PetscBool             on;
+
+  PetscFunctionBegin;
+  PetscCall(MatGPUStreamValuesOnDevice_Private(A, &on));
+  if (on) {
+    GSDeviceMat    dA, dB;
+    GSHalo         halo;
+    GSVecArray     la = {NULL, PETSC_FALSE, GS_ACCESS_READ, PETSC_FALSE}, ra = {NULL, PETSC_FALSE, GS_ACCESS_READ, PETSC_FALSE};
+    PetscErrorCode ierr;
+
+    PetscCall(MatGPUStreamDeviceBlocks_Private(A, &dA, &dB, &halo));
+    if (l) PetscCall(GSVecGetArray(l, GS_ACCESS_READ, &la));
+    if (r) PetscCall(GSVecGetArray(r, GS_ACCESS_READ, &ra));
+    ierr = GSDeviceMatDiagonalScale(dA, dB, halo, la.array, la.device, ra.array, ra.device);
+    if (r) PetscCall(GSVecRestoreArray(r, &ra));
+    if (l) PetscCall(GSVecRestoreArray(l, &la));
+    PetscCall(ierr);
+    PetscCall(MatGPUStreamDeviceChanged_Private(A));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(MatGPUStreamSyncHost_Private(A));
+  PetscCall(MatGPUStreamBaseOps_Private(A, &base));
+  PetscCall((*base->diagonalscale)(A, l, r));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* On the device when the host arrays are stale or v is a device vector; else AIJ's, which reads the host arrays
+   without a copy */
+static PetscErrorCode MatGetDiagonal_GPUStream(Mat A, Vec v)
+{
+  const struct _MatOps *base;
+  PetscBool             on;
+
+  PetscFunctionBegin;
+  PetscCall(MatGPUStreamValuesOnDevice_Private(A, &on));
+  if (on && MatGPUStreamSquareLayout_Private(A)) {
+    Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
+    GSVecArray     va;
+    PetscErrorCode ierr = PETSC_SUCCESS;
+
+    PetscCall(GSVecGetArray(v, GS_ACCESS_WRITE, &va));
+    if (va.device || gs->hoststale) ierr = GSDeviceMatGetDiagonal(gs->dA, va.array, va.device);
+    PetscCall(GSVecRestoreArray(v, &va));
+    PetscCall(ierr);
+    if (va.device || gs->hoststale) PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(MatGPUStreamSyncHost_Private(A));
+  PetscCall(MatGPUStreamBaseOps_Private(A, &base));
+  PetscCall((*base->getdiagonal)(A, v));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Y += a X on the device when both are resident gpustream matrices of the same pattern (SAME_NONZERO_PATTERN, checked
+   by the sizes); else AIJ's code on the host arrays, which for another pattern merges a new matrix into Y's header
+   (Y is made a gpustream one again, with its settings) */
+static PetscErrorCode MatAXPY_GPUStream(Mat Y, PetscScalar a, Mat X, MatStructure str)
+{
+  const struct _MatOps *base;
+  PetscBool             on = PETSC_FALSE, xon = PETSC_FALSE;
+  Mat_GPUStream         saved;
+  PetscBool             ours = MatGPUStreamIsOurs_Private(Y);
+
+  PetscFunctionBegin;
+  if (str == SAME_NONZERO_PATTERN) {
+    PetscCall(MatGPUStreamValuesOnDevice_Private(Y, &on));
+    if (on) PetscCall(MatGPUStreamValuesOnDevice_Private(X, &xon));
+  }
+  if (on && xon) {
+    GSDeviceMat yA, yB, xA, xB;
+    PetscCount  ny[2] = {0, 0}, nx[2] = {0, 0};
+    PetscBool   same;
+    PetscCall(MatGPUStreamDeviceBlocks_Private(Y, &yA, &yB, NULL));
+    PetscCall(MatGPUStreamDeviceBlocks_Private(X, &xA, &xB, NULL));
+    PetscCall(GSDeviceMatGetSizes(yA, NULL, NULL, &ny[0]));
+    PetscCall(GSDeviceMatGetSizes(xA, NULL, NULL, &nx[0]));
+    if (yB) PetscCall(GSDeviceMatGetSizes(yB, NULL, NULL, &ny[1]));
+    if (xB) PetscCall(GSDeviceMatGetSizes(xB, NULL, NULL, &nx[1]));
+    same = (PetscBool)(ny[0] == nx[0] && ny[1] == nx[1] && !yB == !xB);
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPIU_BOOL, MPI_LAND, PetscObjectComm((PetscObject)Y)));
+    if (same) {
+      PetscCall(GSDeviceMatAXPY(yA, a, xA));
+      if (yB) PetscCall(GSDeviceMatAXPY(yB, a, xB));
+      PetscCall(MatGPUStreamDeviceChanged_Private(Y));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+  }
+  PetscCall(MatGPUStreamSyncHost_Private(Y));
+  PetscCall(MatGPUStreamSyncHost_Private(X));
+  PetscCall(MatGPUStreamBaseOps_Private(Y, &base));
+  if (ours) saved = *(Mat_GPUStream *)Y->spptr;
+  PetscCall((*base->axpy)(Y, a, X, str));
+  if (ours && !MatGPUStreamIsOurs_Private(Y)) PetscCall(MatGPUStreamAdopt_Private(Y, &saved));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Zero on both sides: the host's zeros by AIJ (no copy of stale values first), the device's in place, so that
+   neither needs the other's afterwards */
+static PetscErrorCode MatZeroEntries_GPUStream(Mat A)
+{
+  const struct _MatOps *base;
+  Mat_GPUStream        *gs = MatGPUStreamIsOurs_Private(A) ? (Mat_GPUStream *)A->spptr : NULL;
+  PetscBool             on = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  if (gs) {
+    if (gs->hoststale) gs->hoststale = PETSC_FALSE; /* all of it is overwritten */
+    PetscCall(MatGPUStreamSyncHost_Private(A));
+  }
+  PetscCall(MatGPUStreamBaseOps_Private(A, &base));
+  PetscCall((*base->zeroentries)(A));
+  if (gs && A->assembled && (gs->dA || gs->plan)) PetscCall(MatGPUStreamValuesOnDevice_Private(A, &on));
+  if (on) {
+    PetscCall(GSDeviceMatZeroValues(gs->dA));
+    if (gs->dB) PetscCall(GSDeviceMatZeroValues(gs->dB));
+    PetscCall(MatGPUStreamRecordStates_Private(A));
+    gs->devicemaster = PETSC_TRUE; /* both sides hold the zeros: the state PETSc moves next is no change */
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+typedef void (*GSOpFn)(void);
+typedef struct {
+  size_t offset; /* of the operation in struct _MatOps */
+  GSOpFn wrapper;
+} GSWrappedOp;
+#define GS_WRAP(op, fn)                                                                                                                                                                                                                                  \
+  {                                                                                                                                                                                                                                                      \
+    offsetof(struct _MatOps, op), (GSOpFn)(fn)                                                                                                                                                                                                           \
+  }
+#define GS_WRAP_HOST(op) GS_WRAP(op, MatHostOp_##op##_GPUStream)
+
+/* The AIJ operations that a gpustream matrix runs through its wrappers (where AIJ has them) */
+static const GSWrappedOp GSWrappedOps[] = {
+    GS_WRAP_HOST(setvalues),
+    GS_WRAP_HOST(getrow),
+    GS_WRAP_HOST(getvalues),
+    GS_WRAP_HOST(multtranspose),
+    GS_WRAP_HOST(multtransposeadd),
+    GS_WRAP_HOST(multhermitiantranspose),
+    GS_WRAP_HOST(multhermitiantransposeadd),
+    GS_WRAP_HOST(multdiagonalblock),
+    GS_WRAP_HOST(lufactor),
+    GS_WRAP_HOST(ilufactor),
+    GS_WRAP_HOST(sor),
+    GS_WRAP_HOST(norm),
+    GS_WRAP_HOST(zerorows),
+    GS_WRAP_HOST(zerorowscolumns),
+    GS_WRAP_HOST(createsubmatrices),
+    GS_WRAP_HOST(createsubmatricesmpi),
+    GS_WRAP_HOST(createsubmatrix),
+    GS_WRAP_HOST(getdiagonalblock),
+    GS_WRAP_HOST(diagonalset),
+    GS_WRAP_HOST(permute),
+    GS_WRAP_HOST(getrowmax),
+    GS_WRAP_HOST(getrowmaxabs),
+    GS_WRAP_HOST(getrowmin),
+    GS_WRAP_HOST(getrowminabs),
+    GS_WRAP_HOST(fdcoloringapply),
+    GS_WRAP_HOST(setvaluesrow),
+    GS_WRAP_HOST(conjugate),
+    GS_WRAP_HOST(realpart),
+    GS_WRAP_HOST(imaginarypart),
+    GS_WRAP_HOST(getmultiprocblock),
+    GS_WRAP_HOST(getcolumnreductions),
+    GS_WRAP_HOST(invertblockdiagonal),
+    GS_WRAP_HOST(invertvariableblockdiagonal),
+    GS_WRAP_HOST(transcoloringapplysptoden),
+    GS_WRAP_HOST(transcoloringapplydentosp),
+    GS_WRAP_HOST(findzerodiagonals),
+    GS_WRAP_HOST(findnonzerorows),
+    GS_WRAP_HOST(setrandom),
+    GS_WRAP_HOST(load),
+    GS_WRAP_HOST(issymmetric),
+    GS_WRAP_HOST(ishermitian),
+    GS_WRAP_HOST(creatempimatconcatenateseqmat),
+#if defined(GPUSTREAM_PETSC_MATOPS_ELIMINATEZEROS)
+    GS_WRAP_HOST(eliminatezeros),
+#endif
+#if defined(GPUSTREAM_PETSC_MATOPS_GETROWSUMABS)
+    GS_WRAP_HOST(getrowsumabs),
+#endif
+    GS_WRAP(equal, MatEqual_GPUStream),
+    GS_WRAP(copy, MatCopy_GPUStream),
+    GS_WRAP(assemblybegin, MatAssemblyBegin_GPUStream),
+    GS_WRAP(assemblyend, MatAssemblyEnd_GPUStream),
+    GS_WRAP(setoption, MatSetOption_GPUStream),
+    GS_WRAP(scale, MatScale_GPUStream),
+    GS_WRAP(shift, MatShift_GPUStream),
+    GS_WRAP(diagonalscale, MatDiagonalScale_GPUStream),
+    GS_WRAP(getdiagonal, MatGetDiagonal_GPUStream),
+    GS_WRAP(axpy, MatAXPY_GPUStream),
+    GS_WRAP(zeroentries, MatZeroEntries_GPUStream),
+};
+
+/* Each AIJ operation of the table that A has goes behind its wrapper (again, where AIJ chose another since): not
+   while a hash table assembles A, whose operations AIJ puts back, ours among them, at its first assembly */
+static PetscErrorCode MatGPUStreamWrapOps_Private(Mat A)
+{
+  Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
+
+  PetscFunctionBegin;
+#if defined(GPUSTREAM_PETSC_MAT_HASH_ACTIVE)
+  if (A->hash_active) PetscFunctionReturn(PETSC_SUCCESS);
+#endif
+  for (size_t k = 0; k < sizeof(GSWrappedOps) / sizeof(GSWrappedOps[0]); k++) {
+    GSOpFn *slot = (GSOpFn *)((char *)A->ops + GSWrappedOps[k].offset), *base = (GSOpFn *)((char *)&gs->base + GSWrappedOps[k].offset);
+    if (*slot && *slot != GSWrappedOps[k].wrapper) {
+      *base = *slot;
+      *slot = GSWrappedOps[k].wrapper;
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* AIJ's operations back where the wrappers stand (from: the data whose base operations they called) */
+static void MatGPUStreamUnwrapOps_Private(Mat A, const Mat_GPUStream *from)
+{
+  for (size_t k = 0; k < sizeof(GSWrappedOps) / sizeof(GSWrappedOps[0]); k++) {
+    GSOpFn *slot = (GSOpFn *)((char *)A->ops + GSWrappedOps[k].offset);
+    if (*slot == GSWrappedOps[k].wrapper) *slot = *(const GSOpFn *)((const char *)&from->base + GSWrappedOps[k].offset);
+  }
+}
+
+/* AIJ's functions composed on the matrix that read or write the values: MatStoreValues(), MatRetrieveValues() (which
+   moves no object state: the state moves here, so that the device follows) and MatDiagonalScaleLocal() */
+static PetscErrorCode MatStoreValues_GPUStream(Mat A)
+{
+  PetscFunctionBegin;
+  PetscCall(MatGPUStreamSyncHost_Private(A));
+  PetscCall((*((Mat_GPUStream *)A->spptr)->storevalues)(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatRetrieveValues_GPUStream(Mat A)
+{
+  PetscFunctionBegin;
+  PetscCall(MatGPUStreamSyncHost_Private(A));
+  PetscCall((*((Mat_GPUStream *)A->spptr)->retrievevalues)(A));
+  PetscCall(PetscObjectStateIncrease((PetscObject)A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatDiagonalScaleLocal_GPUStream(Mat A, Vec s)
+{
+  PetscFunctionBegin;
+  PetscCall(MatGPUStreamSyncHost_Private(A));
+  PetscCall((*((Mat_GPUStream *)A->spptr)->diagonalscalelocal)(A, s));
+  PetscCall(PetscObjectStateIncrease((PetscObject)A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+#define GS_NCOMPOSED 3
+static const char *const GSComposedValueOps[GS_NCOMPOSED] = {"MatStoreValues_C", "MatRetrieveValues_C", "MatDiagonalScaleLocal_C"};
+
+/* Where AIJ composed them, ours stand in for them (save: record AIJ's first) */
+static PetscErrorCode MatGPUStreamWrapComposed_Private(Mat A)
+{
+  Mat_GPUStream *gs                          = (Mat_GPUStream *)A->spptr;
+  PetscErrorCode (*f[GS_NCOMPOSED])(void)    = {NULL, NULL, NULL};
+  PetscErrorCode (*ours[GS_NCOMPOSED])(void) = {(PetscErrorCode(*)(void))MatStoreValues_GPUStream, (PetscErrorCode(*)(void))MatRetrieveValues_GPUStream, (PetscErrorCode(*)(void))MatDiagonalScaleLocal_GPUStream};
+
+  PetscFunctionBegin;
+  for (int k = 0; k < GS_NCOMPOSED; k++) {
+    PetscCall(PetscObjectQueryFunction((PetscObject)A, GSComposedValueOps[k], &f[k]));
+    if (f[k] == ours[k]) f[k] = NULL; /* a header that kept our functions: AIJ's are gone with its data */
+  }
+  gs->storevalues        = (PetscErrorCode(*)(Mat))f[0];
+  gs->retrievevalues     = (PetscErrorCode(*)(Mat))f[1];
+  gs->diagonalscalelocal = (PetscErrorCode(*)(Mat, Vec))f[2];
+  for (int k = 0; k < GS_NCOMPOSED; k++)
+    if (f[k]) PetscCall(PetscObjectComposeFunction((PetscObject)A, GSComposedValueOps[k], ours[k]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* AIJ's composed functions back where ours stand */
+static PetscErrorCode MatGPUStreamUnwrapComposed_Private(Mat A, const Mat_GPUStream *from)
+{
+  PetscErrorCode (*aij[GS_NCOMPOSED])(void)  = {(PetscErrorCode(*)(void))from->storevalues, (PetscErrorCode(*)(void))from->retrievevalues, (PetscErrorCode(*)(void))from->diagonalscalelocal};
+  PetscErrorCode (*ours[GS_NCOMPOSED])(void) = {(PetscErrorCode(*)(void))MatStoreValues_GPUStream, (PetscErrorCode(*)(void))MatRetrieveValues_GPUStream, (PetscErrorCode(*)(void))MatDiagonalScaleLocal_GPUStream};
+
+  PetscFunctionBegin;
+  for (int k = 0; k < GS_NCOMPOSED; k++) {
+    PetscErrorCode (*f)(void) = NULL;
+    PetscCall(PetscObjectQueryFunction((PetscObject)A, GSComposedValueOps[k], &f));
+    if (f && f == ours[k]) PetscCall(PetscObjectComposeFunction((PetscObject)A, GSComposedValueOps[k], aij[k]));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1043,10 +1906,15 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   gs->productsetfromoptions = A->ops->productsetfromoptions;
   gs->transpose             = A->ops->transpose;
   gs->transposesymbolic     = A->ops->transposesymbolic;
+  gs->base                  = *A->ops;
   {
     PetscMPIInt size;
     PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
     if (!MatViewBase[size > 1]) MatViewBase[size > 1] = A->ops->view;
+    if (!GSAIJOpsSet[size > 1]) {
+      GSAIJOps[size > 1]    = *A->ops;
+      GSAIJOpsSet[size > 1] = PETSC_TRUE;
+    }
   }
   A->spptr               = gs;
   A->ops->mult           = MatMult_GPUStream;
@@ -1071,6 +1939,8 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
     PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", MatSetPreallocationCOO_GPUStream));
     PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetValuesCOO_C", MatSetValuesCOO_GPUStream));
   }
+  PetscCall(MatGPUStreamWrapOps_Private(A));
+  PetscCall(MatGPUStreamWrapComposed_Private(A));
   PetscCall(MatGPUStreamSetVecType_Private(A));
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -1100,10 +1970,19 @@ static PetscErrorCode MatConvert_AIJ_GPUStream(Mat A, MatType type, MatReuse reu
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* In place, the values come to the host arrays first */
+static PetscErrorCode MatGPUStreamToAIJValues_Private(Mat A)
+{
+  PetscFunctionBegin;
+  PetscCall(MatGPUStreamSyncHost_Private(A));
+  PetscCall(MatGPUStreamToAIJ_Private(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode MatConvert_GPUStream_AIJ(Mat A, MatType type, MatReuse reuse, Mat *B)
 {
   PetscFunctionBegin;
-  PetscCall(MatConvert_Private(A, reuse, B, MatGPUStreamToAIJ_Private));
+  PetscCall(MatConvert_Private(A, reuse, B, MatGPUStreamToAIJValues_Private));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -128,6 +128,7 @@ PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], co
     Kokkos::deep_copy(A->rowptr, HostUnmanaged<const PetscInt>(ptr, nptr));
     Kokkos::deep_copy(A->colidx, HostUnmanaged<const PetscInt>(idx, nidx));
     Kokkos::deep_copy(A->val, HostUnmanaged<const PetscScalar>(a, nnz));
+    if (OnDevice()) PetscCall(PetscLogCpuToGpu((PetscLogDouble)(nptr * sizeof(PetscInt) + nidx * sizeof(PetscInt) + nnz * sizeof(PetscScalar))));
     if (rowlist) {
       std::vector<PetscInt> rows;
       for (PetscInt i = 0; i < m; i++)
@@ -154,6 +155,185 @@ PetscErrorCode GSDeviceMatSetValues(GSDeviceMat A, const PetscScalar a[])
 {
   PetscFunctionBegin;
   GSCallKokkos(Kokkos::deep_copy(A->val, HostUnmanaged<const PetscScalar>(a, A->val.extent(0))));
+  if (OnDevice()) PetscCall(PetscLogCpuToGpu((PetscLogDouble)(A->val.extent(0) * sizeof(PetscScalar))));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSDeviceMatGetValues(GSDeviceMat A, PetscScalar a[])
+{
+  PetscFunctionBegin;
+  GSCallKokkos(Kokkos::deep_copy(HostUnmanaged<PetscScalar>(a, A->val.extent(0)), A->val));
+  if (OnDevice()) PetscCall(PetscLogGpuToCpu((PetscLogDouble)(A->val.extent(0) * sizeof(PetscScalar))));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSDeviceMatGetSizes(GSDeviceMat A, PetscInt *m, PetscInt *n, PetscCount *nnz)
+{
+  PetscFunctionBegin;
+  if (m) *m = A->csr.m;
+  if (n) *n = A->csr.n;
+  if (nnz) *nnz = (PetscCount)A->val.extent(0);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSDeviceMatScale(GSDeviceMat A, PetscScalar a)
+{
+  const DView<PetscScalar> v = A->val;
+
+  PetscFunctionBegin;
+  GSCallKokkos(Kokkos::parallel_for(
+      "GPUStream::Scale", RangePol(0, (PetscInt)v.extent(0)), KOKKOS_LAMBDA(const PetscInt k) { v(k) = a * v(k); }));
+  PetscCall(PetscLogFlops((PetscLogDouble)v.extent(0)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSDeviceMatZeroValues(GSDeviceMat A)
+{
+  PetscFunctionBegin;
+  GSCallKokkos(Kokkos::deep_copy(Exec(), A->val, PetscScalar(0)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSDeviceMatAXPY(GSDeviceMat Y, PetscScalar a, GSDeviceMat X)
+{
+  const DView<PetscScalar> y = Y->val, x = X->val;
+
+  PetscFunctionBegin;
+  PetscCheck(x.extent(0) == y.extent(0) && X->csr.m == Y->csr.m, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "MatAXPY with SAME_NONZERO_PATTERN: %zu and %zu nonzeros", (size_t)x.extent(0), (size_t)y.extent(0));
+  GSCallKokkos(Kokkos::parallel_for(
+      "GPUStream::AXPY", RangePol(0, (PetscInt)y.extent(0)), KOKKOS_LAMBDA(const PetscInt k) { y(k) = y(k) + a * x(k); }));
+  PetscCall(PetscLogFlops(2.0 * (PetscLogDouble)y.extent(0)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The positions of the rows' diagonal entries (row = column, rows below the column count) in val */
+static PetscErrorCode FindDiagonal(GSDeviceMat A)
+{
+  PetscFunctionBegin;
+  if (A->diagknown) PetscFunctionReturn(PETSC_SUCCESS);
+  GSCallKokkos({
+    const CSR      csr = A->csr;
+    const PetscInt m   = csr.m;
+    if (A->diag.extent(0) != (size_t)m) A->diag = DView<PetscInt>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::diag"), m);
+    const DView<PetscInt> d       = A->diag;
+    PetscInt              missing = 0;
+    Kokkos::parallel_reduce(
+        "GPUStream::FindDiagonal", RangePol(0, m),
+        KOKKOS_LAMBDA(const PetscInt row, PetscInt &miss) {
+          PetscInt pos = -1;
+          if (row < csr.n)
+            ForRowEntries(csr, row, [&](const PetscInt j, const PetscInt col) {
+              if (col == row) pos = j;
+            });
+          d(row) = pos;
+          if (pos < 0) miss++;
+        },
+        missing);
+    A->nodiag = missing;
+  });
+  A->diagknown = true;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSDeviceMatHasDiagonal(GSDeviceMat A, PetscBool *all)
+{
+  PetscFunctionBegin;
+  PetscCall(FindDiagonal(A));
+  *all = (PetscBool)(A->nodiag == 0);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSDeviceMatShift(GSDeviceMat A, PetscScalar a)
+{
+  PetscFunctionBegin;
+  PetscCall(FindDiagonal(A));
+  PetscCheck(A->nodiag == 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%" PetscInt_FMT " rows have no diagonal entry to shift", A->nodiag);
+  {
+    const DView<PetscInt>    d = A->diag;
+    const DView<PetscScalar> v = A->val;
+    GSCallKokkos(Kokkos::parallel_for(
+        "GPUStream::Shift", RangePol(0, A->csr.m), KOKKOS_LAMBDA(const PetscInt row) { v(d(row)) += a; }));
+  }
+  PetscCall(PetscLogFlops((PetscLogDouble)A->csr.m));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSDeviceMatGetDiagonal(GSDeviceMat A, PetscScalar y[], PetscBool device)
+{
+  const PetscInt m = A->csr.m;
+
+  PetscFunctionBegin;
+  PetscCall(FindDiagonal(A));
+  GSCallKokkos({
+    const DView<PetscInt>    d = A->diag;
+    const DView<PetscScalar> v = A->val;
+    DView<PetscScalar>       out;
+    if (device)
+      out = DView<PetscScalar>(y, m);
+    else {
+      if (A->y.extent(0) != (size_t)m) A->y = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::y"), m);
+      out = A->y;
+    }
+    Kokkos::parallel_for(
+        "GPUStream::GetDiagonal", RangePol(0, m), KOKKOS_LAMBDA(const PetscInt row) { out(row) = d(row) >= 0 ? v(d(row)) : PetscScalar(0); });
+    if (!device) Kokkos::deep_copy(HostUnmanaged<PetscScalar>(y, m), out);
+  });
+  if (!device && OnDevice()) PetscCall(PetscLogGpuToCpu((PetscLogDouble)(m * sizeof(PetscScalar))));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A device copy of a host array of n scalars in *stage (kept for the next call), or the device array itself */
+static PetscErrorCode DeviceInput(const PetscScalar a[], PetscBool device, PetscInt n, DView<PetscScalar> &stage, DView<PetscScalar> &d)
+{
+  PetscFunctionBegin;
+  if (!a) {
+    d = DView<PetscScalar>();
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (device) {
+    d = DView<PetscScalar>(const_cast<PetscScalar *>(a), n);
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  GSCallKokkos({
+    if (stage.extent(0) != (size_t)n) stage = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::scale"), n);
+    Kokkos::deep_copy(stage, HostUnmanaged<const PetscScalar>(a, n));
+  });
+  if (OnDevice()) PetscCall(PetscLogCpuToGpu((PetscLogDouble)(n * sizeof(PetscScalar))));
+  d = stage;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* v(j) = (v(j) l(row)) r(col) over the rows of A (an empty view: no scaling that side), as AIJ scales: left, then right */
+static void ScaleRowsColumns(const CSR &A, const DView<PetscScalar> &v, const DView<PetscScalar> &l, const DView<PetscScalar> &r)
+{
+  const bool left = l.extent(0) > 0, right = r.extent(0) > 0;
+  Kokkos::parallel_for(
+      "GPUStream::DiagonalScale", RangePol(0, A.m), KOKKOS_LAMBDA(const PetscInt row) {
+        ForRowEntries(A, row, [&](const PetscInt j, const PetscInt col) {
+          PetscScalar a = v(j);
+          if (left) a = a * l(row);
+          if (right) a = a * r(col);
+          v(j) = a;
+        });
+      });
+}
+
+PetscErrorCode GSDeviceMatDiagonalScale(GSDeviceMat A, GSDeviceMat B, GSHalo H, const PetscScalar l[], PetscBool ldevice, const PetscScalar r[], PetscBool rdevice)
+{
+  DView<PetscScalar> dl, dr, ls, rs;
+  PetscInt           gathers;
+
+  PetscFunctionBegin;
+  PetscCall(DeviceInput(l, ldevice, A->csr.m, ls, dl));
+  PetscCall(DeviceInput(r, rdevice, A->csr.n, rs, dr));
+  if (H && r) PetscCall(HaloBegin(H, dr, &gathers)); /* the ghost values of r travel while A is scaled */
+  GSCallKokkos(ScaleRowsColumns(A->csr, A->val, dl, dr));
+  if (H) {
+    if (r) PetscCall(HaloEnd(H));
+    GSCallKokkos(ScaleRowsColumns(B->csr, B->val, dl, r ? HaloGhosts(H) : DView<PetscScalar>()));
+  }
+  PetscCall(PetscLogFlops((PetscLogDouble)((l ? 1 : 0) + (r ? 1 : 0)) * (PetscLogDouble)(A->val.extent(0) + (B ? B->val.extent(0) : 0))));
+  GSCallKokkos(Exec().fence()); /* the staged inputs go with this call */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -233,7 +413,7 @@ PetscErrorCode GSDeviceMatGetTileSize(GSDeviceMat A, PetscInt *cap, PetscInt *nt
 PetscErrorCode GSDeviceMatGetMemory(GSDeviceMat A, PetscLogDouble *matbytes, PetscLogDouble *stagebytes)
 {
   PetscFunctionBegin;
-  *matbytes   = (PetscLogDouble)(A->rowptr.span() * sizeof(PetscInt) + A->colidx.span() * sizeof(PetscInt) + A->val.span() * sizeof(PetscScalar));
+  *matbytes   = (PetscLogDouble)((A->rowptr.span() + A->colidx.span() + A->diag.span()) * sizeof(PetscInt) + A->val.span() * sizeof(PetscScalar));
   *stagebytes = (PetscLogDouble)((A->x.span() + A->y.span() + A->z.span()) * sizeof(PetscScalar));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
