@@ -7,6 +7,9 @@ and what the host and PETSc's own vector operations see afterwards.\n\
                                 dense type of the same kind\n\n";
 
 #include <petscgpustream.h>
+#if defined(PETSC_HAVE_CUDA) && PETSC_VERSION_GE(3, 20, 0)
+#  include <petscdevice.h> /* PetscDeviceMalloc() */
+#endif
 
 /* The 2D 5-point Laplacian on an m x m grid, with the diagonal raised a little on every seventh row */
 static PetscErrorCode Laplacian(MatType type, PetscInt m, Mat *A)
@@ -250,6 +253,152 @@ static PetscErrorCode Coordinates(PetscInt m, VecType vtype)
   PetscFunctionReturn(0);
 }
 
+/* Copies from the device to the host that PETSc's log counted so far (a PETSc without devices counts none) */
+static PetscLogDouble GpuToCpuCopies(void)
+{
+#if defined(PETSC_HAVE_DEVICE)
+  return petsc_gtoc_ct;
+#else
+  return 0;
+#endif
+}
+
+/* A gpustream matrix assembled from coordinates gets new values step after step, each followed by a solve with
+   pipecgfused and Jacobi on the tested vectors, against KSPCG and Jacobi on an AIJ twin given the same values from the
+   host. The gpustream matrix takes them from a vector's array (in device memory for device vectors: written there by
+   PETSc, read there by the plugin) on even steps, and on odd ones from an array the program allocates itself (with
+   PETSc's device allocator for device vectors, in a PETSc with CUDA). MatSetValuesCOO() must copy nothing from the
+   device to the host (a copy the other way, host values to the device, is counted on a device only). */
+static PetscErrorCode CoordinateSteps(PetscInt m, VecType vtype, PetscBool device)
+{
+  Mat            A[2];
+  MatType        types[2]  = {"gpustream", MATAIJ};
+  KSPType        ktypes[2] = {"pipecgfused", KSPCG};
+  KSP            ksp[2];
+  PetscInt       rstart, rend, ncoo = 0, *ci, *cj, n = m * m, diffits = 0;
+  PetscScalar   *cv;
+  Vec            b[2], x[2];
+  PetscReal      dmax = 0;
+  PetscLogDouble gtoc = 0;
+
+  PetscFunctionBeginUser;
+  for (int t = 0; t < 2; t++) {
+    PetscCall(MatCreate(PETSC_COMM_WORLD, &A[t]));
+    PetscCall(MatSetSizes(A[t], PETSC_DECIDE, PETSC_DECIDE, n, n));
+    PetscCall(MatSetType(A[t], types[t]));
+  }
+  PetscCall(MatSetUp(A[1]));
+  PetscCall(MatGetOwnershipRange(A[1], &rstart, &rend));
+  PetscCall(PetscMalloc3(6 * (rend - rstart), &ci, 6 * (rend - rstart), &cj, 6 * (rend - rstart), &cv));
+  for (PetscInt row = rstart; row < rend; row++) {
+    const PetscInt  i = row % m, j = row / m, cols[4] = {row - 1, row + 1, row - m, row + m};
+    const PetscBool in[4] = {i > 0, i<m - 1, j> 0, j < m - 1};
+    for (int h = 0; h < 2; h++) ci[ncoo] = row, cj[ncoo++] = row;
+    for (int k = 0; k < 4; k++)
+      if (in[k]) ci[ncoo] = row, cj[ncoo++] = cols[k];
+  }
+  for (int t = 0; t < 2; t++) {
+    PetscInt *i, *j;
+    PC        pc;
+    PetscCall(PetscMalloc2(ncoo, &i, ncoo, &j));
+    PetscCall(PetscArraycpy(i, ci, ncoo));
+    PetscCall(PetscArraycpy(j, cj, ncoo));
+    PetscCall(MatSetPreallocationCOO(A[t], ncoo, i, j));
+    PetscCall(PetscFree2(i, j));
+    PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp[t]));
+    PetscCall(KSPSetOperators(ksp[t], A[t], A[t]));
+    PetscCall(KSPSetType(ksp[t], ktypes[t]));
+    PetscCall(KSPGetPC(ksp[t], &pc));
+    PetscCall(PCSetType(pc, PCJACOBI));
+    PetscCall(KSPSetTolerances(ksp[t], 1e-12, PETSC_DEFAULT, PETSC_DEFAULT, 1000));
+  }
+  PetscCall(NewVec(A[0], NULL, &b[0]));
+  PetscCall(NewVec(A[0], NULL, &x[0]));
+  PetscCall(NewVec(A[1], VECSTANDARD, &b[1]));
+  PetscCall(NewVec(A[1], VECSTANDARD, &x[1]));
+  for (int step = 0; step < 4; step++) {
+    PetscLogDouble before;
+    PetscInt       its[2];
+    PetscReal      d;
+    PetscInt       k = 0;
+    for (PetscInt row = rstart; row < rend; row++) { /* the diagonal twice (summed), then the neighbours */
+      const PetscInt i = row % m, j = row / m;
+      const PetscInt nn = (i > 0) + (i < m - 1) + (j > 0) + (j < m - 1);
+      for (int h = 0; h < 2; h++) cv[k++] = 2.0 + 0.25 * ((row + step) % 3);
+      for (PetscInt q = 0; q < nn; q++) cv[k++] = -1.0 + 0.125 * step;
+    }
+    if (step % 2 == 0) { /* a vector's array: where PETSc keeps it */
+      Vec                vv;
+      const PetscScalar *va;
+      PetscMemType       mtype;
+      PetscCall(VecCreate(PETSC_COMM_SELF, &vv));
+      PetscCall(VecSetSizes(vv, ncoo, ncoo));
+      PetscCall(VecSetType(vv, vtype));
+      {
+        PetscScalar *w;
+        PetscCall(VecGetArrayWrite(vv, &w));
+        PetscCall(PetscArraycpy(w, cv, ncoo));
+        PetscCall(VecRestoreArrayWrite(vv, &w));
+      }
+      PetscCall(VecScale(vv, 2.0)); /* by PETSc, on the device for device vectors */
+      PetscCall(VecScale(vv, 0.5));
+      PetscCall(VecGetArrayReadAndMemType(vv, &va, &mtype));
+      before = GpuToCpuCopies();
+      PetscCall(MatSetValuesCOO(A[0], va, INSERT_VALUES));
+      gtoc += GpuToCpuCopies() - before;
+      PetscCall(VecRestoreArrayReadAndMemType(vv, &va));
+      PetscCall(VecDestroy(&vv));
+    } else { /* an array of the program's own */
+      PetscScalar *dv = NULL;
+#if defined(PETSC_HAVE_CUDA) && PETSC_VERSION_GE(3, 20, 0)
+      PetscDeviceContext dctx = NULL;
+      if (device) {
+        PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
+        PetscCall(PetscDeviceMalloc(dctx, PETSC_MEMTYPE_CUDA, ncoo, &dv));
+        PetscCall(PetscDeviceArrayCopy(dctx, dv, cv, ncoo));
+      } else
+#endif
+      {
+        PetscCall(PetscMalloc1(ncoo, &dv));
+        PetscCall(PetscArraycpy(dv, cv, ncoo));
+      }
+      before = GpuToCpuCopies();
+      PetscCall(MatSetValuesCOO(A[0], dv, INSERT_VALUES));
+      gtoc += GpuToCpuCopies() - before;
+#if defined(PETSC_HAVE_CUDA) && PETSC_VERSION_GE(3, 20, 0)
+      if (device)
+        PetscCall(PetscDeviceFree(dctx, dv));
+      else
+#endif
+        PetscCall(PetscFree(dv));
+    }
+    PetscCall(MatSetValuesCOO(A[1], cv, INSERT_VALUES));
+    for (int t = 0; t < 2; t++) {
+      PetscCall(VecSet(b[t], 1.0));
+      PetscCall(KSPSolve(ksp[t], b[t], x[t]));
+      PetscCall(KSPGetIterationNumber(ksp[t], &its[t]));
+    }
+    PetscCall(RelDiff(x[0], x[1], &d));
+    dmax = PetscMax(dmax, d);
+    diffits += PetscAbsInt(its[0] - its[1]) > 2;
+  }
+  (void)device;
+  if (!diffits && dmax <= 1e-9)
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "MatSetValuesCOO from the tested kind of memory, 4 steps each followed by pipecgfused with jacobi: AIJ's iterations and solutions\n"));
+  else
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "MatSetValuesCOO from the tested kind of memory, 4 steps: DIFFERS: %" PetscInt_FMT " steps of other iterations, solutions %g apart\n", diffits, (double)dmax));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &gtoc, 1, MPIU_PETSCLOGDOUBLE, MPI_MAX, PETSC_COMM_WORLD));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "MatSetValuesCOO copied %s from the device to the host\n", gtoc == 0 ? "nothing" : "VALUES"));
+  for (int t = 0; t < 2; t++) {
+    PetscCall(KSPDestroy(&ksp[t]));
+    PetscCall(VecDestroy(&b[t]));
+    PetscCall(VecDestroy(&x[t]));
+    PetscCall(MatDestroy(&A[t]));
+  }
+  PetscCall(PetscFree3(ci, cj, cv));
+  PetscFunctionReturn(0);
+}
+
 /* One solve of b = (1, ..., 1), from zero or from a nonzero guess */
 static PetscErrorCode Solve(Mat A, KSPType ktype, PCType ptype, PetscBool guess, Vec b, Vec x, PetscInt *its, PetscReal *rnorm, KSPConvergedReason *reason)
 {
@@ -428,6 +577,7 @@ int main(int argc, char **argv)
     PetscCall(NewVec(A, NULL, &t));
     PetscCall(PetscObjectTypeCompareAny((PetscObject)t, &iscuda, VECSEQCUDA, VECMPICUDA, ""));
     PetscCall(Coordinates(m, iscuda ? VECCUDA : VECSTANDARD)); /* values of the tested kind */
+    PetscCall(CoordinateSteps(m, iscuda ? VECCUDA : VECSTANDARD, iscuda));
     PetscCall(VecDestroy(&t));
   }
   for (int k = 0; k < 3; k++) {

@@ -60,6 +60,7 @@ static PetscErrorCode MatConvert_GPUStream_AIJ(Mat, MatType, MatReuse, Mat *);
 static PetscErrorCode MatAIJToGPUStream_Private(Mat);
 static PetscErrorCode MatDestroy_GPUStream(Mat);
 static void           MatGPUStreamUnwrapOps_Private(Mat, const Mat_GPUStream *);
+static PetscErrorCode MatGPUStreamToAIJ_Private(Mat);
 static PetscErrorCode MatGPUStreamUnwrapComposed_Private(Mat, const Mat_GPUStream *);
 
 /* Whether A is (still) a gpustream matrix. Not after a header replace inside AIJ's code (A is then another type), nor
@@ -413,18 +414,28 @@ static PetscErrorCode MatSetPreallocationCOO_GPUStream(Mat A, PetscCount n, Pets
   PetscCall(GSCOOMapDestroy(&gs->coo));
   gs->coostate = 0;
   gs->ncoo     = 0;
+#if defined(GPUSTREAM_PETSC_MAT_HASH_ACTIVE)
+  if (A->hash_active) { /* MatSetUp() without preallocation: the hash table's assembly would drop AIJ's new pattern */
+    PetscCall(MatSeqAIJSetPreallocation(A, 0, NULL));
+    PetscCall(MatMPIAIJSetPreallocation(A, 0, NULL, 0, NULL));
+  }
+#endif
   PetscCall(PetscMalloc2(n, &ci, n, &cj));
   PetscCall(PetscArraycpy(ci, i, n));
   PetscCall(PetscArraycpy(cj, j, n));
   ierr = (*gs->setpreallocationcoo)(A, n, i, j);
-  if (!ierr && !A->assembled) {
-    ierr = MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY);
-    if (!ierr) ierr = MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY);
-  }
   if (ierr) PetscCall(PetscFree2(ci, cj));
   PetscCall(ierr);
-  gs->ncoo = n;
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  if (size > 1) { /* PETSc 3.18 makes the blocks of the matrix's root type, gpustream ones: plain SeqAIJ, as elsewhere */
+    PetscCall(MatGPUStreamGetBlocks_Private(A, &Ad, &Ao, &garray));
+    if (MatGPUStreamIsOurs_Private(Ad)) PetscCall(MatGPUStreamToAIJ_Private(Ad));
+    if (MatGPUStreamIsOurs_Private(Ao)) PetscCall(MatGPUStreamToAIJ_Private(Ao));
+  }
+  A->preallocated = PETSC_TRUE; /* as MatSetPreallocationCOO() sets it next: no default preallocation at assembly */
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  gs->ncoo = n;
   if (size > 1) {
     PetscCall(MatGPUStreamGetBlocks_Private(A, &Ad, &Ao, &garray));
     PetscCall(MatGetSize(Ao, NULL, &nghost));
@@ -646,10 +657,19 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
   }
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
   PetscCall(PetscViewerGetFormat(viewer, &format));
-  if (!isascii || (format != PETSC_VIEWER_ASCII_INFO && format != PETSC_VIEWER_ASCII_INFO_DETAIL)) PetscCall(MatGPUStreamSyncHost_Private(A)); /* views of the values */
+  if (!isascii || (format != PETSC_VIEWER_ASCII_INFO && format != PETSC_VIEWER_ASCII_INFO_DETAIL)) { /* the values */
+    PetscMPIInt    size;
+    PetscErrorCode ierr;
+    PetscCall(MatGPUStreamSyncHost_Private(A));
+    /* MPIAIJ's ASCII view gathers the rows through MatMPIAIJGetSeqAIJ(), which takes "mpiaij" type names only */
+    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+    if (size > 1) PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATMPIAIJ));
+    ierr = gs->view(A, viewer);
+    if (size > 1) PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM)); /* also when it failed */
+    PetscCall(ierr);
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(gs->view(A, viewer));
-  if (!isascii) PetscFunctionReturn(PETSC_SUCCESS);
-  if (format != PETSC_VIEWER_ASCII_INFO && format != PETSC_VIEWER_ASCII_INFO_DETAIL) PetscFunctionReturn(PETSC_SUCCESS);
   if (A->assembled) {
     GSDeviceMat    dA = NULL, dB = NULL;
     GSHalo         halo = NULL;
@@ -1567,10 +1587,12 @@ static PetscErrorCode MatShift_GPUStream(Mat A, PetscScalar a)
   PetscFunctionBegin;
   PetscCall(MatGPUStreamValuesOnDevice_Private(A, &on));
   if (on) {
-    PetscBool all = MatGPUStreamSquareLayout_Private(A);
+    PetscBool has = MatGPUStreamSquareLayout_Private(A);
+    int       all;
     PetscCall(MatGPUStreamDeviceBlocks_Private(A, &dA, &dB, NULL));
-    if (all) PetscCall(GSDeviceMatHasDiagonal(dA, &all));
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPIU_BOOL, MPI_LAND, PetscObjectComm((PetscObject)A)));
+    if (has) PetscCall(GSDeviceMatHasDiagonal(dA, &has));
+    all = has ? 1 : 0;
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_LAND, PetscObjectComm((PetscObject)A)));
     if (all) {
       PetscCall(GSDeviceMatShift(dA, a));
       PetscCall(MatGPUStreamDeviceChanged_Private(A));
@@ -1658,15 +1680,15 @@ static PetscErrorCode MatAXPY_GPUStream(Mat Y, PetscScalar a, Mat X, MatStructur
   if (on && xon) {
     GSDeviceMat yA, yB, xA, xB;
     PetscCount  ny[2] = {0, 0}, nx[2] = {0, 0};
-    PetscBool   same;
+    int         same;
     PetscCall(MatGPUStreamDeviceBlocks_Private(Y, &yA, &yB, NULL));
     PetscCall(MatGPUStreamDeviceBlocks_Private(X, &xA, &xB, NULL));
     PetscCall(GSDeviceMatGetSizes(yA, NULL, NULL, &ny[0]));
     PetscCall(GSDeviceMatGetSizes(xA, NULL, NULL, &nx[0]));
     if (yB) PetscCall(GSDeviceMatGetSizes(yB, NULL, NULL, &ny[1]));
     if (xB) PetscCall(GSDeviceMatGetSizes(xB, NULL, NULL, &nx[1]));
-    same = (PetscBool)(ny[0] == nx[0] && ny[1] == nx[1] && !yB == !xB);
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPIU_BOOL, MPI_LAND, PetscObjectComm((PetscObject)Y)));
+    same = ny[0] == nx[0] && ny[1] == nx[1] && !yB == !xB;
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_LAND, PetscObjectComm((PetscObject)Y)));
     if (same) {
       PetscCall(GSDeviceMatAXPY(yA, a, xA));
       if (yB) PetscCall(GSDeviceMatAXPY(yB, a, xB));
