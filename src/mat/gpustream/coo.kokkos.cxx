@@ -254,7 +254,7 @@ PetscErrorCode GSCOOMapSetValues(GSCOOMap M, const PetscScalar v[], InsertMode i
     dv = M->v.data();
   }
   if (M->exchange) { /* the values of other processes' rows, gathered where they are, through host buffers */
-    const size_t ns = M->sendperm.size(), nr = M->hrecv.extent(0);
+    const size_t ns = M->sendperm.size();
     if (device) {
       const DView<PetscCount>  sp = M->dsendperm;
       const DView<PetscScalar> sb = M->dsend;
@@ -268,7 +268,7 @@ PetscErrorCode GSCOOMapSetValues(GSCOOMap M, const PetscScalar v[], InsertMode i
       for (size_t t = 0; t < ns; t++) M->hsend(t) = v[M->sendperm[t]];
     PetscCallMPI(MPI_Alltoallv(M->hsend.data(), M->scount.data(), M->sdispl.data(), MPIU_SCALAR, M->hrecv.data(), M->rcount.data(), M->rdispl.data(), MPIU_SCALAR, M->comm));
     GSCallKokkos(Kokkos::deep_copy(M->drecv, M->hrecv));
-    if (OnDevice()) PetscCall(PetscLogCpuToGpu((PetscLogDouble)(nr * sizeof(PetscScalar))));
+    if (OnDevice()) PetscCall(PetscLogCpuToGpu((PetscLogDouble)(M->hrecv.extent(0) * sizeof(PetscScalar))));
   }
   ierr = BlockSums(M, dv, imode == INSERT_VALUES, A, B);
   PetscCall(GSDeviceArrayEnd(device)); /* also after a failure: PETSc's stream is not left waiting */

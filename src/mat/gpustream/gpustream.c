@@ -394,10 +394,9 @@ PetscErrorCode MatGPUStreamGetStreamPlan(Mat A, GSStreamPlan *plan)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* AIJ's coordinate preallocation, then the device map of the entries. AIJ leaves the matrix unassembled on several
-   processes (and from PETSc 3.2x on one); it is assembled here, with the zeros AIJ put in, so that the pattern the
-   map is made from is final and the first MatSetValuesCOO() can go to the device. AIJ may change i and j: the map
-   is made from copies. */
+/* AIJ's coordinate preallocation, then the device map of the entries. AIJ may leave the matrix unassembled (until
+   MatSetValuesCOO()); it is assembled here, with the zeros AIJ put in, so that the pattern the map is made from is
+   final and the first MatSetValuesCOO() can go to the device. AIJ may change i and j: the map is made from copies. */
 static PetscErrorCode MatSetPreallocationCOO_GPUStream(Mat A, PetscCount n, PetscInt i[], PetscInt j[])
 {
   Mat_GPUStream  *gs = (Mat_GPUStream *)A->spptr;
@@ -427,7 +426,7 @@ static PetscErrorCode MatSetPreallocationCOO_GPUStream(Mat A, PetscCount n, Pets
   if (ierr) PetscCall(PetscFree2(ci, cj));
   PetscCall(ierr);
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
-  if (size > 1) { /* PETSc 3.18 makes the blocks of the matrix's root type, gpustream ones: plain SeqAIJ, as elsewhere */
+  if (size > 1) { /* AIJ makes the blocks of the matrix's root type, gpustream ones: plain SeqAIJ, as elsewhere */
     PetscCall(MatGPUStreamGetBlocks_Private(A, &Ad, &Ao, &garray));
     if (MatGPUStreamIsOurs_Private(Ad)) PetscCall(MatGPUStreamToAIJ_Private(Ad));
     if (MatGPUStreamIsOurs_Private(Ao)) PetscCall(MatGPUStreamToAIJ_Private(Ao));
@@ -1711,17 +1710,15 @@ static PetscErrorCode MatZeroEntries_GPUStream(Mat A)
 {
   const struct _MatOps *base;
   Mat_GPUStream        *gs = MatGPUStreamIsOurs_Private(A) ? (Mat_GPUStream *)A->spptr : NULL;
-  PetscBool             on = PETSC_FALSE;
 
   PetscFunctionBegin;
   if (gs) {
-    if (gs->hoststale) gs->hoststale = PETSC_FALSE; /* all of it is overwritten */
+    gs->hoststale = PETSC_FALSE; /* all of it is overwritten */
     PetscCall(MatGPUStreamSyncHost_Private(A));
   }
   PetscCall(MatGPUStreamBaseOps_Private(A, &base));
   PetscCall((*base->zeroentries)(A));
-  if (gs && A->assembled && (gs->dA || gs->plan)) PetscCall(MatGPUStreamValuesOnDevice_Private(A, &on));
-  if (on) {
+  if (gs && gs->dA && !gs->plan && gs->nzstate == A->nonzerostate) { /* resident, same pattern: no copy from the host */
     PetscCall(GSDeviceMatZeroValues(gs->dA));
     if (gs->dB) PetscCall(GSDeviceMatZeroValues(gs->dB));
     PetscCall(MatGPUStreamRecordStates_Private(A));
@@ -2013,11 +2010,19 @@ static PetscErrorCode MatConvert_GPUStream_AIJ(Mat A, MatType type, MatReuse reu
 
    The matrix is assembled exactly like `MATAIJ` (`MatSetValues()`, `MatSeqAIJSetPreallocation()`,
    `MatMPIAIJSetPreallocation()`, `MatXAIJSetPreallocation()`, `DMCreateMatrix()` with `-dm_mat_type gpustream`): it is
-   a `MATSEQAIJ` on one MPI process and a `MATMPIAIJ` on several, whose host arrays stay the master
-   copy, so every AIJ operation works. The CSR arrays are mirrored once in the memory of Kokkos' default execution
-   space and refreshed when the host changes: values alone when the nonzero pattern is the same (no reallocation),
-   everything otherwise. `MatMult()` and `MatMultAdd()` run on the device; the Krylov methods of this plugin
-   (`KSPPIPECGFUSED`) fuse the device SpMV into their kernels and keep their vectors on the device.
+   a `MATSEQAIJ` on one MPI process and a `MATMPIAIJ` on several, whose host arrays hold the nonzero pattern, so
+   every AIJ operation works. The CSR arrays are mirrored once in the memory of Kokkos' default execution space and
+   refreshed when the host changes: values alone when the nonzero pattern is the same (no reallocation), everything
+   otherwise. `MatMult()` and `MatMultAdd()` run on the device; the Krylov methods of this plugin (`KSPPIPECGFUSED`)
+   fuse the device SpMV into their kernels and keep their vectors on the device.
+
+   Values also change on the device, on a resident matrix: `MatSetValuesCOO()` after `MatSetPreallocationCOO()` (a
+   map of the entries to the CSR, built once and kept in device memory; values in device memory read in place),
+   `MatScale()`, `MatShift()` (every row with its diagonal entry), `MatDiagonalScale()`, `MatAXPY()` of two gpustream
+   matrices with `SAME_NONZERO_PATTERN`, `MatZeroEntries()`; `MatGetDiagonal()` reads the device CSR. The host arrays
+   are then copied back once, when a host operation needs them (any other AIJ operation, host preconditioners' set-up,
+   products with AIJ, conversions, views), and never read stale by the matrix's operations. Streamed matrices set
+   their values on the host.
 
    Level: beginner
 
