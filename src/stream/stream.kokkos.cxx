@@ -576,6 +576,10 @@ PetscErrorCode GSStreamPlanMult(GSStreamPlan P, GSDeviceMat B, GSHalo H, const P
   });
   PetscCall(PlanMult(P, B, H, z != nullptr));
   GSCallKokkos(Kokkos::deep_copy(HostUnmanaged<PetscScalar>(y, m), P->y));
+  if (OnDevice()) {
+    PetscCall(PetscLogCpuToGpu((PetscLogDouble)((n + (z ? m : 0)) * sizeof(PetscScalar))));
+    PetscCall(PetscLogGpuToCpu((PetscLogDouble)(m * sizeof(PetscScalar))));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -634,5 +638,9 @@ PetscErrorCode GSStreamPlanMultBlock(GSStreamPlan P, GSDeviceMat B, GSHalo H, Pe
   GSCallKokkos({
     for (PetscInt c = 0; c < k; c++) Kokkos::deep_copy(HostUnmanaged<PetscScalar>(Y + c * ldy, m), Kokkos::subview(P->Y, std::make_pair((size_t)(c * m), (size_t)((c + 1) * m))));
   });
+  if (OnDevice()) {
+    PetscCall(PetscLogCpuToGpu((PetscLogDouble)(n * k * sizeof(PetscScalar))));
+    PetscCall(PetscLogGpuToCpu((PetscLogDouble)(m * k * sizeof(PetscScalar))));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

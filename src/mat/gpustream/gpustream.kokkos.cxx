@@ -435,6 +435,10 @@ PetscErrorCode GSDeviceMatMult(GSDeviceMat A, GSDeviceMat B, GSHalo H, const Pet
   });
   PetscCall(DeviceSpMV(A, B, H, A->x, z ? &A->z : nullptr, A->y, nullptr));
   GSCallKokkos(Kokkos::deep_copy(HostUnmanaged<PetscScalar>(y, m), A->y));
+  if (OnDevice()) {
+    PetscCall(PetscLogCpuToGpu((PetscLogDouble)((n + (z ? m : 0)) * sizeof(PetscScalar))));
+    PetscCall(PetscLogGpuToCpu((PetscLogDouble)(m * sizeof(PetscScalar))));
+  }
   PetscCall(PetscLogFlops(2.0 * (PetscLogDouble)(A->val.extent(0) + (B ? B->val.extent(0) : 0)) - (z ? 0 : m)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -476,6 +480,10 @@ PetscErrorCode GSDeviceMatMultBlock(GSDeviceMat A, GSDeviceMat B, GSHalo H, Pets
     GSCallKokkos({
       for (PetscInt c = 0; c < k; c++) Kokkos::deep_copy(HostUnmanaged<PetscScalar>(Y + c * ldy, m), Kokkos::subview(dY, std::make_pair((size_t)(c * m), (size_t)((c + 1) * m))));
     });
+    if (OnDevice()) {
+      PetscCall(PetscLogCpuToGpu((PetscLogDouble)(n * k * sizeof(PetscScalar))));
+      PetscCall(PetscLogGpuToCpu((PetscLogDouble)(m * k * sizeof(PetscScalar))));
+    }
   }
   PetscCall(PetscLogFlops(2.0 * (PetscLogDouble)(A->val.extent(0) + (B ? B->val.extent(0) : 0)) * k));
   PetscFunctionReturn(PETSC_SUCCESS);

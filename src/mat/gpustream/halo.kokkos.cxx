@@ -177,6 +177,7 @@ PetscErrorCode gpustream::HaloBegin(GSHalo H, const DView<PetscScalar> &x, Petsc
           "GPUStream::HaloGather", RangePol(0, ns), KOKKOS_LAMBDA(const size_t k) { dsnd(k) = scaled ? d(idx(k)) * x(idx(k)) : x(idx(k)); });
       if (!H->devicempi) Kokkos::deep_copy(H->hsend, H->dsend);
     });
+    if (!H->devicempi && OnDevice()) PetscCall(PetscLogGpuToCpu((PetscLogDouble)(ns * sizeof(PetscScalar))));
     *launches = 1;
   }
   if (H->devicempi) {
@@ -191,7 +192,10 @@ PetscErrorCode gpustream::HaloEnd(GSHalo H)
 {
   PetscFunctionBegin;
   if (!H->reqs.empty()) PetscCallMPI(MPI_Waitall((int)H->reqs.size(), H->reqs.data(), MPI_STATUSES_IGNORE));
-  if (!H->devicempi && H->dghost.extent(0)) GSCallKokkos(Kokkos::deep_copy(H->dghost, H->hghost));
+  if (!H->devicempi && H->dghost.extent(0)) {
+    GSCallKokkos(Kokkos::deep_copy(H->dghost, H->hghost));
+    if (OnDevice()) PetscCall(PetscLogCpuToGpu((PetscLogDouble)(H->dghost.extent(0) * sizeof(PetscScalar))));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
