@@ -571,11 +571,12 @@ PetscErrorCode GSStreamPlanMult(GSStreamPlan P, GSDeviceMat B, GSHalo H, const P
   PetscFunctionBegin;
   GSCallKokkos({
     if (z) EnsureZ(P);
-    Kokkos::deep_copy(P->x, HostUnmanaged<const PetscScalar>(x, n));
-    if (z) Kokkos::deep_copy(P->z, HostUnmanaged<const PetscScalar>(z, m));
   });
+  PetscCall(HostToDevice(P->x.data(), x, n));
+  if (z) PetscCall(HostToDevice(P->z.data(), z, m));
+  GSCallKokkos(Exec().fence()); /* the subdivisions run on the plan's own streams */
   PetscCall(PlanMult(P, B, H, z != nullptr));
-  GSCallKokkos(Kokkos::deep_copy(HostUnmanaged<PetscScalar>(y, m), P->y));
+  PetscCall(DeviceToHost(y, P->y.data(), m));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -29,7 +29,25 @@
       PetscCheck(!gpustream::IsAllocationFailure(e), PETSC_COMM_SELF, PETSC_ERR_MEM, GS_OOM_MESSAGE, e.what());                                                                                                                                          \
       SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "Kokkos: %s", e.what());                                                                                                                                                                                   \
     }                                                                                                                                                                                                                                                    \
+    GSCheckDevice();                                                                                                                                                                                                                                     \
   } while (0)
+
+/* After the launches and copies of a GSCallKokkos(): the CUDA runtime's last error. Kokkos (unless built for debugging)
+   does not check a launch, and a kernel that failed to launch leaves its output as it was: without this check a
+   product could come back as zeros and a solver claim convergence. A fault of a kernel still running surfaces at the
+   next synchronization (a copy back, a fence), which Kokkos checks and GSCallKokkos() turns into an error. Not ready
+   (an event or stream query) is no error. */
+#if defined(KOKKOS_ENABLE_CUDA)
+#  define GSCheckDevice()                                                                                                                                                                                                                                \
+    do {                                                                                                                                                                                                                                                 \
+      const cudaError_t _gs_e = cudaGetLastError();                                                                                                                                                                                                      \
+      PetscCheck(_gs_e == cudaSuccess || _gs_e == cudaErrorNotReady, PETSC_COMM_SELF, PETSC_ERR_GPU, "CUDA error in %s: %s (%s)", PETSC_FUNCTION_NAME, cudaGetErrorName(_gs_e), cudaGetErrorString(_gs_e));                                              \
+    } while (0)
+#else
+#  define GSCheckDevice()                                                                                                                                                                                                                                \
+    do {                                                                                                                                                                                                                                                 \
+    } while (0)
+#endif
 
 namespace gpustream
 {
@@ -532,6 +550,13 @@ private:
 #endif
 };
 
+/* n scalars from a host array into device memory, queued on Exec() (the host array may change once it returns), and
+   back, complete on return; arrays of StagingMinBytes or more cross through pinned staging (staging.kokkos.cxx) */
+constexpr size_t StagingMinBytes = (size_t)1 << 20;
+PetscErrorCode   HostToDevice(PetscScalar *, const PetscScalar *, size_t);
+PetscErrorCode   DeviceToHost(PetscScalar *, const PetscScalar *, size_t);
+PetscErrorCode   StagingThreads(int *);
+
 /* A work vector from a PETSc vector's array and back (gpustreamimpl.h's GSVecArray): a copy on the device, ordered
    on the execution space's stream, when the array is in device memory; else one host-device copy, counted in copies
    and in -log_view's CPU-to-GPU and GPU-to-CPU counts. A NULL array zeroes the work vector. */
@@ -544,7 +569,7 @@ inline PetscErrorCode CopyIn(const DView<PetscScalar> &d, const PetscScalar a[],
   else if (device)
     GSCallKokkos(Kokkos::deep_copy(Exec(), d, DView<PetscScalar>(const_cast<PetscScalar *>(a), d.extent(0))));
   else {
-    GSCallKokkos(Kokkos::deep_copy(d, HostUnmanaged<const PetscScalar>(a, d.extent(0))));
+    PetscCall(HostToDevice(d.data(), a, d.extent(0)));
     (*copies)++;
     if (OnDevice()) PetscCall(PetscLogCpuToGpu((PetscLogDouble)(d.extent(0) * sizeof(PetscScalar))));
   }
@@ -559,7 +584,7 @@ inline PetscErrorCode CopyOut(const DView<PetscScalar> &d, PetscScalar a[], Pets
   if (device)
     GSCallKokkos(Kokkos::deep_copy(Exec(), DView<PetscScalar>(a, d.extent(0)), d));
   else {
-    GSCallKokkos(Kokkos::deep_copy(HostUnmanaged<PetscScalar>(a, d.extent(0)), d));
+    PetscCall(DeviceToHost(a, d.data(), d.extent(0)));
     (*copies)++;
     if (OnDevice()) PetscCall(PetscLogGpuToCpu((PetscLogDouble)(d.extent(0) * sizeof(PetscScalar))));
   }

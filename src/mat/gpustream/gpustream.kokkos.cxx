@@ -250,11 +250,11 @@ PetscErrorCode GSDeviceMatMult(GSDeviceMat A, GSDeviceMat B, GSHalo H, const Pet
     if (A->x.extent(0) != (size_t)n) A->x = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::x"), n);
     if (A->y.extent(0) != (size_t)m) A->y = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::y"), m);
     if (z && A->z.extent(0) != (size_t)m) A->z = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::z"), m);
-    Kokkos::deep_copy(A->x, HostUnmanaged<const PetscScalar>(x, n));
-    if (z) Kokkos::deep_copy(A->z, HostUnmanaged<const PetscScalar>(z, m));
   });
+  PetscCall(HostToDevice(A->x.data(), x, n));
+  if (z) PetscCall(HostToDevice(A->z.data(), z, m));
   PetscCall(DeviceSpMV(A, B, H, A->x, z ? &A->z : nullptr, A->y, nullptr));
-  GSCallKokkos(Kokkos::deep_copy(HostUnmanaged<PetscScalar>(y, m), A->y));
+  PetscCall(DeviceToHost(y, A->y.data(), m));
   PetscCall(PetscLogFlops(2.0 * (PetscLogDouble)(A->val.extent(0) + (B ? B->val.extent(0) : 0)) - (z ? 0 : m)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
