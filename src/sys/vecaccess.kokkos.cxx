@@ -287,3 +287,38 @@ PetscErrorCode GSWorkStoreDense(GSWork W, PetscInt v, Mat M)
   PetscCall(Transfer(W, v, M, false, GetDenseArray, RestoreDenseArray));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+PetscErrorCode GSWorkZero(GSWork W, PetscInt v)
+{
+  DView<PetscScalar> d;
+
+  PetscFunctionBegin;
+  GSCallKokkos(d = W->Vector(v));
+  PetscCall(CopyIn(d, NULL, PETSC_TRUE, &W->copies));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSWorkCopy(GSWork W, PetscInt dst, PetscInt src)
+{
+  PetscFunctionBegin;
+  GSCallKokkos(Kokkos::deep_copy(Exec(), W->Vector(dst), W->Vector(src)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSWorkNorm(GSWork W, PetscInt v, MPI_Comm comm, PetscReal *nrm)
+{
+  DView<PetscScalar> d;
+  PetscReal          s = 0;
+
+  PetscFunctionBegin;
+  GSCallKokkos({
+    d = W->Vector(v);
+    Kokkos::parallel_reduce(
+        "GPUStream::Norm", RangePol(Exec(), 0, d.extent(0)), KOKKOS_LAMBDA(const size_t i, PetscReal &a) { a += PetscRealPart(d(i) * PetscConj(d(i))); }, s);
+  });
+  W->launches++;
+  W->transfers++;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &s, 1, MPIU_REAL, MPIU_SUM, comm));
+  *nrm = PetscSqrtReal(s);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
