@@ -1,0 +1,141 @@
+/* Fault injection for the GPU tests (tests/faultinject.py), preloaded with LD_PRELOAD into a program whose CUDA
+   runtime is a shared library: the Nth call of one kind fails as a real fault would.
+     launch: cudaLaunchKernel(), cudaLaunchKernelExC(): the kernel does not run; cudaErrorLaunchOutOfResources, which
+             the runtime reports through cudaGetLastError() and cudaPeekAtLastError() and does not keep (a launch that
+             fails this way leaves the context usable)
+     copy:   cudaMemcpy(), cudaMemcpyAsync(), cudaMemsetAsync(): nothing is copied; cudaErrorInvalidValue
+     sync:   cudaEventSynchronize(), cudaStreamSynchronize(), cudaDeviceSynchronize(): cudaErrorIllegalAddress, as a
+             fault of a kernel before it reported there
+   GS_FAULT_KIND=launch|copy|sync and GS_FAULT_AT=N (1 for the first call); without GS_FAULT_AT nothing fails. The
+   injection prints "faultshim: <kind> <N> failed" on stdout; GS_FAULT_COUNTS=file: the calls of each kind are
+   written there at exit ("launch L copy C sync S"). */
+#define _GNU_SOURCE
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { LAUNCH, COPY, SYNC, NKINDS };
+static const char *const kinds[NKINDS] = {"launch", "copy", "sync"};
+static long              calls[NKINDS];
+static int               target = -1;
+static long              at     = 0;
+static cudaError_t       pending; /* the injected error, until cudaGetLastError() */
+
+static void *Real(const char *name)
+{
+  void *f = dlsym(RTLD_NEXT, name);
+  if (!f) {
+    fprintf(stderr, "faultshim: %s not found\n", name);
+    abort();
+  }
+  return f;
+}
+
+static void Report(void)
+{
+  const char *file = getenv("GS_FAULT_COUNTS");
+  FILE       *f;
+  if (!file || !(f = fopen(file, "w"))) return;
+  fprintf(f, "launch %ld copy %ld sync %ld\n", calls[LAUNCH], calls[COPY], calls[SYNC]);
+  fclose(f);
+}
+
+__attribute__((constructor)) static void Init(void)
+{
+  const char *k = getenv("GS_FAULT_KIND"), *n = getenv("GS_FAULT_AT");
+  for (int i = 0; k && i < NKINDS; i++)
+    if (!strcmp(k, kinds[i])) target = i;
+  if (n) at = atol(n);
+  atexit(Report);
+}
+
+/* Whether this call of kind k is the one to fail (and then the error it leaves) */
+static int Hit(int k, cudaError_t e)
+{
+  if (++calls[k] != at || k != target) return 0;
+  pending = e;
+  printf("faultshim: %s %ld failed\n", kinds[k], at);
+  fflush(stdout);
+  return 1;
+}
+
+/* the next definition of name (the CUDA runtime's), looked up once */
+#define REAL(name)                                                                                                                                                                                                                                       \
+  static __typeof__(&name) real_##name;                                                                                                                                                                                                                  \
+  if (!real_##name) real_##name = (__typeof__(&name))Real(#name)
+
+cudaError_t cudaGetLastError(void)
+{
+  REAL(cudaGetLastError);
+  cudaError_t e = real_cudaGetLastError();
+  if (e == cudaSuccess) e = pending;
+  pending = cudaSuccess;
+  return e;
+}
+
+cudaError_t cudaPeekAtLastError(void)
+{
+  REAL(cudaPeekAtLastError);
+  const cudaError_t e = real_cudaPeekAtLastError();
+  return e == cudaSuccess ? pending : e;
+}
+
+cudaError_t cudaLaunchKernel(const void *f, dim3 g, dim3 b, void **args, size_t shmem, cudaStream_t s)
+{
+  REAL(cudaLaunchKernel);
+  if (Hit(LAUNCH, cudaErrorLaunchOutOfResources)) return cudaErrorLaunchOutOfResources;
+  return real_cudaLaunchKernel(f, g, b, args, shmem, s);
+}
+
+#if CUDART_VERSION >= 11080
+cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *c, const void *f, void **args)
+{
+  REAL(cudaLaunchKernelExC);
+  if (Hit(LAUNCH, cudaErrorLaunchOutOfResources)) return cudaErrorLaunchOutOfResources;
+  return real_cudaLaunchKernelExC(c, f, args);
+}
+#endif
+
+cudaError_t cudaMemcpy(void *d, const void *s, size_t n, enum cudaMemcpyKind k)
+{
+  REAL(cudaMemcpy);
+  if (Hit(COPY, cudaErrorInvalidValue)) return cudaErrorInvalidValue;
+  return real_cudaMemcpy(d, s, n, k);
+}
+
+cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, enum cudaMemcpyKind k, cudaStream_t st)
+{
+  REAL(cudaMemcpyAsync);
+  if (Hit(COPY, cudaErrorInvalidValue)) return cudaErrorInvalidValue;
+  return real_cudaMemcpyAsync(d, s, n, k, st);
+}
+
+cudaError_t cudaMemsetAsync(void *d, int v, size_t n, cudaStream_t st)
+{
+  REAL(cudaMemsetAsync);
+  if (Hit(COPY, cudaErrorInvalidValue)) return cudaErrorInvalidValue;
+  return real_cudaMemsetAsync(d, v, n, st);
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t e)
+{
+  REAL(cudaEventSynchronize);
+  if (Hit(SYNC, cudaErrorIllegalAddress)) return cudaErrorIllegalAddress;
+  return real_cudaEventSynchronize(e);
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t s)
+{
+  REAL(cudaStreamSynchronize);
+  if (Hit(SYNC, cudaErrorIllegalAddress)) return cudaErrorIllegalAddress;
+  return real_cudaStreamSynchronize(s);
+}
+
+cudaError_t cudaDeviceSynchronize(void)
+{
+  REAL(cudaDeviceSynchronize);
+  if (Hit(SYNC, cudaErrorIllegalAddress)) return cudaErrorIllegalAddress;
+  return real_cudaDeviceSynchronize();
+}
