@@ -7,8 +7,9 @@
      sync:   cudaEventSynchronize(), cudaStreamSynchronize(), cudaDeviceSynchronize(): cudaErrorIllegalAddress, as a
              fault of a kernel before it reported there
    GS_FAULT_KIND=launch|copy|sync and GS_FAULT_AT=N (1 for the first call); without GS_FAULT_AT nothing fails. The
-   injection prints "faultshim: <kind> <N> failed" on stdout; GS_FAULT_COUNTS=file: the calls of each kind are
-   written there at exit ("launch L copy C sync S"). */
+   injection prints "faultshim: <kind> <N> failed" on stdout; GS_FAULT_COUNTS=file: each process that made CUDA calls
+   appends its counts there at exit ("launch L copy C sync S"; MPI's helper processes make none). CUDA 12 and later
+   launch the kernels of nvcc's <<<>>> through __cudaLaunchKernel(), earlier ones through cudaLaunchKernel(). */
 #define _GNU_SOURCE
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
@@ -37,7 +38,7 @@ static void Report(void)
 {
   const char *file = getenv("GS_FAULT_COUNTS");
   FILE       *f;
-  if (!file || !(f = fopen(file, "w"))) return;
+  if (!file || calls[LAUNCH] + calls[COPY] + calls[SYNC] == 0 || !(f = fopen(file, "a"))) return;
   fprintf(f, "launch %ld copy %ld sync %ld\n", calls[LAUNCH], calls[COPY], calls[SYNC]);
   fclose(f);
 }
@@ -87,6 +88,14 @@ cudaError_t cudaLaunchKernel(const void *f, dim3 g, dim3 b, void **args, size_t 
   REAL(cudaLaunchKernel);
   if (Hit(LAUNCH, cudaErrorLaunchOutOfResources)) return cudaErrorLaunchOutOfResources;
   return real_cudaLaunchKernel(f, g, b, args, shmem, s);
+}
+
+/* the kernel handle of __cudaGetKernel(), passed through */
+cudaError_t __cudaLaunchKernel(void *k, dim3 g, dim3 b, void **args, size_t shmem, cudaStream_t s)
+{
+  REAL(__cudaLaunchKernel);
+  if (Hit(LAUNCH, cudaErrorLaunchOutOfResources)) return cudaErrorLaunchOutOfResources;
+  return real___cudaLaunchKernel(k, g, b, args, shmem, s);
 }
 
 #if CUDART_VERSION >= 11080
