@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Device faults end in a PETSc error (GPU machine): each path (the product under PETSc's CG, the three fused solvers,
-a host PC, a streamed matrix, KSPMatSolve, two processes) runs once to count its CUDA launches, copies and
-synchronizations (tests/faultshim.c), then again with one of them failing, for a few calls of each kind spread over
-the run. A case passes when the run ends with a nonzero exit and a PETSc error, within the timeout, with no signal, and
+a host PC, a streamed matrix, KSPMatSolve, two processes) runs once to count its CUDA launches and copies
+(tests/faultshim.c), then again with one failing, for a few calls of each kind spread over the run: a launch that
+fails, a kernel that faults (every later CUDA call fails), a copy that fails. A case passes when the run ends with a nonzero exit and a PETSc error, within the timeout, with no signal, and
 prints no convergence or result after the failure.
   faultinject.py --shim libfaultshim.so --ex1 EXE --ksp KSPGPUSTREAM [--mpiexec CMD] [--per-kind 4] [--jobs 4]"""
 import argparse
@@ -95,7 +95,7 @@ with concurrent.futures.ThreadPoolExecutor(o.jobs) as pool:
             print(out[-3000:])
             results.append((path, "-", 0, "fails without a fault"))
             continue
-        for kind in ("launch", "copy", "sync"):
+        for kind in ("launch", "fault", "copy"):
             total = counts.get(kind, 0)
             if total == 0:
                 continue
@@ -112,6 +112,8 @@ with concurrent.futures.ThreadPoolExecutor(o.jobs) as pool:
         err = next((l for l in out.splitlines() if "PETSC ERROR" in l and ("CUDA" in l or "GPU" in l or "Kokkos" in l or "cuda" in l)), "")
         print("%s %s %s %d: %s%s" % ("ok" if not why else "not ok", path, kind, at, why or "exit %d" % rc, ("  | " + err.strip()) if err else ""))
         if why:
-            print("\n".join("#   " + l for l in out.splitlines()[-25:]))
+            lines = out.splitlines()
+            first = [l for l in lines if re.search(r"error|abort|Kokkos|faultshim", l, re.I)][:12]
+            print("\n".join("#   " + l for l in first + ["..."] + lines[-25:]))
 bad = [r for r in results if r[3]]
 print("%d passed, %d failed" % (len(results) - len(bad), len(bad)))

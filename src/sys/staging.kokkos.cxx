@@ -130,20 +130,16 @@ private:
       }
       L.size = std::max(L.size, chunk);
     }
-    while ((int)threads.size() < n - 1) {
-      const int id = (int)threads.size() + 1;
-      threads.emplace_back([this, id] { Loop(id); });
+    while ((int)threads.size() < n - 1) { /* a new thread starts from the generation before the job about to run */
+      const int      id   = (int)threads.size() + 1;
+      const unsigned seen = gen;
+      threads.emplace_back([this, id, seen] { Loop(id, seen); });
     }
     return cudaSuccess;
   }
 
-  void Loop(int id)
+  void Loop(int id, unsigned seen)
   {
-    unsigned seen = 0;
-    {
-      std::unique_lock<std::mutex> l(m);
-      seen = gen;
-    }
     for (;;) {
       Job job;
       {
@@ -251,17 +247,20 @@ PetscErrorCode Staged(bool todevice, void *dev, void *host, size_t bytes)
 } // namespace
 #endif
 
-/* -gpustream_staging_threads n: threads that stage copies between host arrays and the device through pinned memory
-   (0: none, the driver's own pageable copies); by default up to 8, at most this process's share of the cores of its
-   node (the ranks on the node as the MPI launcher tells them: Open MPI's and MPICH's variables). Read at first use,
+/* -gpustream_staging_threads n: threads that stage copies between host arrays and the device through pinned memory,
+   at most this process's share of the cores of its node (the ranks on the node as the MPI launcher tells them: Open
+   MPI's and MPICH's variables); 0, the default, leaves the copies to the driver (pageable memory). Read at first use,
    which is not collective. */
 PetscErrorCode StagingThreads(int *n)
 {
   PetscFunctionBegin;
   if (gs_staging_threads < 0) {
-    PetscInt t = 8;
+    PetscInt t = 0;
+    PetscCall(GSOptionsCheckValue(NULL, NULL, "-gpustream_staging_threads", GS_OPTION_INT, NULL, 0));
+    PetscCall(PetscOptionsGetInt(NULL, NULL, "-gpustream_staging_threads", &t, NULL));
+    PetscCheck(t >= 0 && t <= 256, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-gpustream_staging_threads %" PetscInt_FMT " must be in 0..256", t);
 #if defined(KOKKOS_ENABLE_CUDA)
-    {
+    if (t > 1) {
       const int   cores = (int)std::thread::hardware_concurrency();
       const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
       int         ranks = 1;
@@ -270,9 +269,6 @@ PetscErrorCode StagingThreads(int *n)
       if (cores > 0) t = std::max(1, std::min((int)t, cores / ranks));
     }
 #endif
-    PetscCall(GSOptionsCheckValue(NULL, NULL, "-gpustream_staging_threads", GS_OPTION_INT, NULL, 0));
-    PetscCall(PetscOptionsGetInt(NULL, NULL, "-gpustream_staging_threads", &t, NULL));
-    PetscCheck(t >= 0 && t <= 256, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-gpustream_staging_threads %" PetscInt_FMT " must be in 0..256", t);
     gs_staging_threads = (int)t;
   }
   *n = gs_staging_threads;
@@ -293,7 +289,7 @@ PetscErrorCode HostToDevice(PetscScalar *d, const PetscScalar *h, size_t n)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 #endif
-  GSCallKokkos(Kokkos::deep_copy(DView<PetscScalar>(d, n), HostUnmanaged<const PetscScalar>(h, n)));
+  GSCallKokkos(SyncCopy(DView<PetscScalar>(d, n), HostUnmanaged<const PetscScalar>(h, n)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -311,7 +307,7 @@ PetscErrorCode DeviceToHost(PetscScalar *h, const PetscScalar *d, size_t n)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 #endif
-  GSCallKokkos(Kokkos::deep_copy(HostUnmanaged<PetscScalar>(h, n), Kokkos::View<const PetscScalar *, Mem, Kokkos::MemoryUnmanaged>(d, n)));
+  GSCallKokkos(SyncCopy(HostUnmanaged<PetscScalar>(h, n), Kokkos::View<const PetscScalar *, Mem, Kokkos::MemoryUnmanaged>(d, n)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 } // namespace gpustream

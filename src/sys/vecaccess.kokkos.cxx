@@ -239,7 +239,7 @@ PetscErrorCode GSCopyToHost(const PetscScalar d[], PetscScalar h[], PetscCount n
 #if defined(GS_DEVICE_VECTORS)
   PetscCall(OursAfterPetsc());
 #endif
-  GSCallKokkos(Kokkos::deep_copy(HostUnmanaged<PetscScalar>(h, (size_t)n), Kokkos::View<const PetscScalar *, Mem, Kokkos::MemoryUnmanaged>(d, (size_t)n)));
+  GSCallKokkos(SyncCopy(HostUnmanaged<PetscScalar>(h, (size_t)n), Kokkos::View<const PetscScalar *, Mem, Kokkos::MemoryUnmanaged>(d, (size_t)n)));
   if (OnDevice()) PetscCall(PetscLogGpuToCpu((PetscLogDouble)n * sizeof(PetscScalar)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -313,8 +313,10 @@ PetscErrorCode GSWorkNorm(GSWork W, PetscInt v, MPI_Comm comm, PetscReal *nrm)
   PetscFunctionBegin;
   GSCallKokkos({
     d = W->Vector(v);
+    if (!W->norm.data()) W->norm = Kokkos::View<PetscReal, Mem>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::norm"));
     Kokkos::parallel_reduce(
-        "GPUStream::Norm", RangePol(Exec(), 0, d.extent(0)), KOKKOS_LAMBDA(const size_t i, PetscReal &a) { a += PetscRealPart(d(i) * PetscConj(d(i))); }, s);
+        "GPUStream::Norm", RangePol(Exec(), 0, d.extent(0)), KOKKOS_LAMBDA(const size_t i, PetscReal &a) { a += PetscRealPart(d(i) * PetscConj(d(i))); }, W->norm);
+    SyncCopy(Kokkos::View<PetscReal, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(&s), W->norm);
   });
   W->launches++;
   W->transfers++;

@@ -123,11 +123,11 @@ PetscErrorCode GSResidualGapReasonViewRemove(KSP ksp, const GSResidualGap *gap)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The line of a solver's view on the copies between host and device of its last solve, where there is a device */
+/* The line of a solver's view on the copies between host and device of its last solve, where there were some */
 PetscErrorCode GSHostCopiesView(PetscViewer viewer, PetscInt copies)
 {
   PetscFunctionBegin;
-  if (PetscGPUStreamOnDevice())
+  if (copies > 0)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %" PetscInt_FMT " host-device %s in all (b, x and a host preconditioner's vectors; -log_view's CpuToGpu and GpuToCpu)\n", copies, GSNoun(copies, "vector copy", "vector copies")));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -66,10 +66,10 @@ PetscErrorCode gpustream::MakeTiles(PetscInt m, const PetscInt ia[], int cap, Ti
     GSCallKokkos({
       DView<PetscInt> drow(Kokkos::ViewAllocateWithoutInitializing("GPUStream::tile_row"), row.size()), dent(Kokkos::ViewAllocateWithoutInitializing("GPUStream::tile_ent"), ent.size()),
           dfirst(Kokkos::ViewAllocateWithoutInitializing("GPUStream::tile_first"), first.size()), dpieces(Kokkos::ViewAllocateWithoutInitializing("GPUStream::tile_pieces"), pieces.size());
-      Kokkos::deep_copy(drow, HostUnmanaged<const PetscInt>(row.data(), row.size()));
-      Kokkos::deep_copy(dent, HostUnmanaged<const PetscInt>(ent.data(), ent.size()));
-      Kokkos::deep_copy(dfirst, HostUnmanaged<const PetscInt>(first.data(), first.size()));
-      Kokkos::deep_copy(dpieces, HostUnmanaged<const PetscInt>(pieces.data(), pieces.size()));
+      SyncCopy(drow, HostUnmanaged<const PetscInt>(row.data(), row.size()));
+      SyncCopy(dent, HostUnmanaged<const PetscInt>(ent.data(), ent.size()));
+      SyncCopy(dfirst, HostUnmanaged<const PetscInt>(first.data(), first.size()));
+      SyncCopy(dpieces, HostUnmanaged<const PetscInt>(pieces.data(), pieces.size()));
       T.pieces = dpieces;
       T.row    = drow;
       T.ent    = dent;
@@ -125,16 +125,16 @@ PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], co
     A->rowptr = DView<PetscInt>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::rowptr"), nptr);
     A->colidx = DView<PetscInt>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::colidx"), nidx);
     A->val    = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::val"), nnz);
-    Kokkos::deep_copy(A->rowptr, HostUnmanaged<const PetscInt>(ptr, nptr));
-    Kokkos::deep_copy(A->colidx, HostUnmanaged<const PetscInt>(idx, nidx));
-    Kokkos::deep_copy(A->val, HostUnmanaged<const PetscScalar>(a, nnz));
+    SyncCopy(A->rowptr, HostUnmanaged<const PetscInt>(ptr, nptr));
+    SyncCopy(A->colidx, HostUnmanaged<const PetscInt>(idx, nidx));
+    SyncCopy(A->val, HostUnmanaged<const PetscScalar>(a, nnz));
     if (rowlist) {
       std::vector<PetscInt> rows;
       for (PetscInt i = 0; i < m; i++)
         if (ia[i + 1] > ia[i]) rows.push_back(i);
       A->nzrows  = DView<PetscInt>("GPUStream::nzrows", rows.size());
       A->rowlist = true;
-      Kokkos::deep_copy(A->nzrows, HostUnmanaged<const PetscInt>(rows.data(), rows.size()));
+      SyncCopy(A->nzrows, HostUnmanaged<const PetscInt>(rows.data(), rows.size()));
     }
   });
   A->csr.m      = m;
@@ -153,7 +153,7 @@ PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], co
 PetscErrorCode GSDeviceMatSetValues(GSDeviceMat A, const PetscScalar a[])
 {
   PetscFunctionBegin;
-  GSCallKokkos(Kokkos::deep_copy(A->val, HostUnmanaged<const PetscScalar>(a, A->val.extent(0))));
+  GSCallKokkos(SyncCopy(A->val, HostUnmanaged<const PetscScalar>(a, A->val.extent(0))));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -210,7 +210,7 @@ PetscErrorCode GSDeviceMatSetTileSize(GSDeviceMat A, PetscInt cap)
   PetscCheck(A->csr.bs == 1 || cap <= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "-mat_gpustream_tile_size %" PetscInt_FMT " needs CSR storage: add -mat_gpustream_format csr", cap);
   if (A->csr.bs > 1) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCallCXX(ia.resize(A->csr.m + 1));
-  GSCallKokkos(Kokkos::deep_copy(HostUnmanaged<PetscInt>(ia.data(), ia.size()), A->rowptr));
+  GSCallKokkos(SyncCopy(HostUnmanaged<PetscInt>(ia.data(), ia.size()), A->rowptr));
   PetscCall(MakeTiles(A->csr.m, ia.data(), TileCap(A->csr.m, ia.data(), cap), &A->shape.tiles));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -286,7 +286,7 @@ PetscErrorCode GSDeviceMatMultBlock(GSDeviceMat A, GSDeviceMat B, GSHalo H, Pets
     GSCallKokkos({
       dX = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::X"), n * k);
       dY = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::Y"), m * k);
-      for (PetscInt c = 0; c < k; c++) Kokkos::deep_copy(Kokkos::subview(dX, std::make_pair((size_t)(c * n), (size_t)((c + 1) * n))), HostUnmanaged<const PetscScalar>(X + c * ldx, n));
+      for (PetscInt c = 0; c < k; c++) SyncCopy(Kokkos::subview(dX, std::make_pair((size_t)(c * n), (size_t)((c + 1) * n))), HostUnmanaged<const PetscScalar>(X + c * ldx, n));
       SpMMBlock(Exec(), A->csr, 0, k, dX.data(), n, dY.data(), m);
     });
     if (H) {
@@ -294,7 +294,7 @@ PetscErrorCode GSDeviceMatMultBlock(GSDeviceMat A, GSDeviceMat B, GSHalo H, Pets
       GSCallKokkos(SpMMBlock<true>(Exec(), B->csr, 0, k, G.data(), B->csr.n, dY.data(), m));
     }
     GSCallKokkos({
-      for (PetscInt c = 0; c < k; c++) Kokkos::deep_copy(HostUnmanaged<PetscScalar>(Y + c * ldy, m), Kokkos::subview(dY, std::make_pair((size_t)(c * m), (size_t)((c + 1) * m))));
+      for (PetscInt c = 0; c < k; c++) SyncCopy(HostUnmanaged<PetscScalar>(Y + c * ldy, m), Kokkos::subview(dY, std::make_pair((size_t)(c * m), (size_t)((c + 1) * m))));
     });
   }
   PetscCall(PetscLogFlops(2.0 * (PetscLogDouble)(A->val.extent(0) + (B ? B->val.extent(0) : 0)) * k));
