@@ -227,15 +227,15 @@ if [[ $what == *solve* ]]; then
   dll="-dll_append $B/libpetscgpustream.so"
   cases=("cg|-mat_type aijcusparse -ksp_type cg" "cg_sell|-mat_type sellcuda -ksp_type cg"
     "pipecgfused|$dll -mat_type gpustream -ksp_type pipecgfused"
-    "pipecgfused_host|$dll -mat_type gpustream -mat_gpustream_vec_type standard -ksp_type pipecgfused"
+    "pipecgfused_host|$dll -mat_type gpustream -mat_gpustream_vec_type standard -ksp_type pipecgfused -gpustream_staging_threads 8"
     "pipecgfused_host0|$dll -mat_type gpustream -mat_gpustream_vec_type standard -ksp_type pipecgfused -gpustream_staging_threads 0"
     "bcgs|-mat_type aijcusparse -ksp_type bcgs" "bcgs_sell|-mat_type sellcuda -ksp_type bcgs"
     "pipebcgsf|$dll -mat_type gpustream -ksp_type pipebcgsf -loop_event PBCGSFIteration"
-    "pipebcgsf_host|$dll -mat_type gpustream -mat_gpustream_vec_type standard -ksp_type pipebcgsf -loop_event PBCGSFIteration"
+    "pipebcgsf_host|$dll -mat_type gpustream -mat_gpustream_vec_type standard -ksp_type pipebcgsf -loop_event PBCGSFIteration -gpustream_staging_threads 8"
     "pipebcgsf_host0|$dll -mat_type gpustream -mat_gpustream_vec_type standard -ksp_type pipebcgsf -loop_event PBCGSFIteration -gpustream_staging_threads 0"
     "gmres|-mat_type aijcusparse -ksp_type gmres -ksp_gmres_restart 30" "gmres_sell|-mat_type sellcuda -ksp_type gmres -ksp_gmres_restart 30"
     "sgmresf|$dll -mat_type gpustream -ksp_type sgmresf -ksp_gmres_restart 30 -loop_event SGMRESFIteration"
-    "sgmresf_host|$dll -mat_type gpustream -mat_gpustream_vec_type standard -ksp_type sgmresf -ksp_gmres_restart 30 -loop_event SGMRESFIteration"
+    "sgmresf_host|$dll -mat_type gpustream -mat_gpustream_vec_type standard -ksp_type sgmresf -ksp_gmres_restart 30 -loop_event SGMRESFIteration -gpustream_staging_threads 8"
     "sgmresf_host0|$dll -mat_type gpustream -mat_gpustream_vec_type standard -ksp_type sgmresf -ksp_gmres_restart 30 -loop_event SGMRESFIteration -gpustream_staging_threads 0")
   for n in ${NS_SOLVE:-1e4 1e5 1e6 4e6 1e7}; do
     for c in "${cases[@]}"; do
