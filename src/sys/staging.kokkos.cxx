@@ -1,17 +1,11 @@
 /* Host arrays to and from device memory through pinned staging (kokkosimpl.hpp's HostToDevice() and DeviceToHost()).
    From pageable memory the driver stages a copy itself, through one buffer and one thread, well below the pinned
-   rate. Here a few threads each copy their chunks of the array into pinned buffers of their own and queue the
-   transfers on the plugin's stream: while one chunk crosses PCIe, the next ones are being copied on the host. */
+   rate; the engine of stager.hpp overlaps the host copies of some chunks with the transfers of others on the plugin's
+   stream. */
 #include "kokkosimpl.hpp"
 #include <cstdlib>
 
-#if defined(KOKKOS_ENABLE_CUDA)
-#  include <atomic>
-#  include <condition_variable>
-#  include <mutex>
-#  include <thread>
-#  include <vector>
-#endif
+#include "stager.hpp"
 
 namespace gpustream
 {
@@ -20,184 +14,51 @@ static int gs_staging_threads = -1; /* -gpustream_staging_threads; -1: not set y
 #if defined(KOKKOS_ENABLE_CUDA)
 namespace
 {
-constexpr int    Slots    = 2;       /* pinned chunks per thread: one is filled (or emptied) while the other crosses */
-constexpr size_t MinChunk = 1 << 18; /* bytes; smaller chunks cost more in calls than they gain in overlap */
-constexpr size_t MaxChunk = 1 << 22;
-
-/* One thread's pinned buffers, each with the event of its last transfer */
-struct Lane {
-  char       *buf[Slots] = {};
-  cudaEvent_t ev[Slots]  = {};
-  size_t      size       = 0;
-};
-
-/* The copy of one call: chunks c = lane, lane + lanes, ... of bytes at dev and host */
-struct Job {
-  bool         todevice;
-  char        *dev, *host;
-  size_t       bytes, chunk;
-  int          lanes, device;
-  cudaStream_t stream;
-};
-
-class Stager {
-public:
-  ~Stager()
+/* CUDA's calls for the staging engine (stager.hpp) */
+struct CudaAPI {
+  using Error                    = cudaError_t;
+  using Event                    = cudaEvent_t;
+  using Stream                   = cudaStream_t;
+  static constexpr Error Success = cudaSuccess;
+  static Error           EventCreate(Event *e)
   {
-    Stop();
+    return cudaEventCreateWithFlags(e, cudaEventDisableTiming);
   }
-
-  /* Runs the job on lanes threads (the caller's among them) and returns the first CUDA error any met */
-  cudaError_t Run(const Job &job)
+  static void EventDestroy(Event e)
   {
-    cudaError_t e = Reserve(job.lanes, job.chunk);
-    if (e != cudaSuccess) return e;
-    error.store(cudaSuccess);
-    {
-      std::unique_lock<std::mutex> l(m);
-      current = job;
-      left    = job.lanes - 1;
-      gen++;
-    }
-    go.notify_all();
-    Work(job, 0);
-    std::unique_lock<std::mutex> l(m);
-    done.wait(l, [&] { return left == 0; });
-    return error.load();
+    (void)cudaEventDestroy(e);
   }
-
-  void Stop()
+  static Error EventSync(Event e)
   {
-    {
-      std::unique_lock<std::mutex> l(m);
-      quit = true;
-    }
-    go.notify_all();
-    for (auto &t : threads) t.join();
-    threads.clear();
-    for (auto &L : lanes)
-      for (int s = 0; s < Slots; s++) {
-        if (L.buf[s]) (void)cudaFreeHost(L.buf[s]);
-        if (L.ev[s]) (void)cudaEventDestroy(L.ev[s]);
-      }
-    lanes.clear();
-    quit = false;
+    return cudaEventSynchronize(e);
   }
-
-private:
-  std::vector<Lane>        lanes;
-  std::vector<std::thread> threads; /* thread i runs lane i + 1 */
-  std::mutex               m;
-  std::condition_variable  go, done;
-  Job                      current{};
-  unsigned                 gen  = 0;
-  int                      left = 0;
-  bool                     quit = false;
-  std::atomic<cudaError_t> error{cudaSuccess};
-
-  /* lanes of chunk bytes, and their threads; the buffers of a lane grow to the largest chunk seen */
-  cudaError_t Reserve(int n, size_t chunk)
+  static Error EventRecord(Event e, Stream s)
   {
-    if ((int)lanes.size() < n) {
-      std::unique_lock<std::mutex> l(m); /* the threads read lanes only inside a job */
-      lanes.resize(n);
-    }
-    for (int i = 0; i < n; i++) {
-      Lane &L = lanes[i];
-      for (int s = 0; s < Slots; s++) {
-        if (!L.ev[s]) {
-          const cudaError_t e = cudaEventCreateWithFlags(&L.ev[s], cudaEventDisableTiming);
-          if (e != cudaSuccess) return e;
-        }
-        if (L.size < chunk) {
-          if (L.buf[s]) {
-            const cudaError_t e = cudaEventSynchronize(L.ev[s]); /* a transfer from it may still run */
-            if (e != cudaSuccess) return e;
-            (void)cudaFreeHost(L.buf[s]);
-            L.buf[s] = nullptr;
-          }
-          const cudaError_t e = cudaHostAlloc((void **)&L.buf[s], chunk, cudaHostAllocDefault);
-          if (e != cudaSuccess) {
-            L.buf[s] = nullptr;
-            for (int r = 0; r < s; r++) { /* keep the lane consistent: all its buffers of its size, or none */
-              (void)cudaFreeHost(L.buf[r]);
-              L.buf[r] = nullptr;
-            }
-            L.size = 0;
-            return e;
-          }
-        }
-      }
-      L.size = std::max(L.size, chunk);
-    }
-    while ((int)threads.size() < n - 1) { /* a new thread starts from the generation before the job about to run */
-      const int      id   = (int)threads.size() + 1;
-      const unsigned seen = gen;
-      threads.emplace_back([this, id, seen] { Loop(id, seen); });
-    }
-    return cudaSuccess;
+    return cudaEventRecord(e, s);
   }
-
-  void Loop(int id, unsigned seen)
+  static Error HostAlloc(void **p, size_t n)
   {
-    for (;;) {
-      Job job;
-      {
-        std::unique_lock<std::mutex> l(m);
-        go.wait(l, [&] { return quit || gen != seen; });
-        if (quit) return;
-        seen = gen;
-        job  = current;
-      }
-      if (id < job.lanes) {
-        Work(job, id);
-        std::unique_lock<std::mutex> l(m);
-        if (--left == 0) done.notify_one();
-      }
-    }
+    return cudaHostAlloc(p, n, cudaHostAllocDefault);
   }
-
-  void Fail(cudaError_t e)
+  static void HostFree(void *p)
   {
-    cudaError_t none = cudaSuccess;
-    (void)error.compare_exchange_strong(none, e);
+    (void)cudaFreeHost(p);
   }
-
-  /* Lane id's chunks: to the device, fill a buffer once its previous transfer is over and queue its transfer; to the
-     host, queue a chunk's transfer, then empty the buffer of the one before it */
-  void Work(const Job &job, int id)
+  static Error SetDevice(int d)
   {
-    Lane       &L       = lanes[id];
-    const auto  len     = [&](size_t c) { return std::min(job.chunk, job.bytes - c * job.chunk); };
-    size_t      pending = (size_t)-1;
-    int         s       = 0;
-    cudaError_t e       = cudaSetDevice(job.device);
-    for (size_t c = id; e == cudaSuccess && c * job.chunk < job.bytes && error.load() == cudaSuccess; c += job.lanes, s ^= 1) {
-      const size_t off = c * job.chunk;
-      if (job.todevice) {
-        e = cudaEventSynchronize(L.ev[s]);
-        if (e != cudaSuccess) break;
-        std::memcpy(L.buf[s], job.host + off, len(c));
-        e = cudaMemcpyAsync(job.dev + off, L.buf[s], len(c), cudaMemcpyHostToDevice, job.stream);
-        if (e == cudaSuccess) e = cudaEventRecord(L.ev[s], job.stream);
-      } else {
-        e = cudaMemcpyAsync(L.buf[s], job.dev + off, len(c), cudaMemcpyDeviceToHost, job.stream);
-        if (e == cudaSuccess) e = cudaEventRecord(L.ev[s], job.stream);
-        if (e == cudaSuccess && pending != (size_t)-1) e = Drain(job, L, s ^ 1, pending);
-        pending = c;
-      }
-    }
-    if (e == cudaSuccess && !job.todevice && pending != (size_t)-1) e = Drain(job, L, s ^ 1, pending);
-    if (e != cudaSuccess) Fail(e);
+    return cudaSetDevice(d);
   }
-
-  static cudaError_t Drain(const Job &job, Lane &L, int s, size_t c)
+  static Error ToDevice(void *d, const void *h, size_t n, Stream s)
   {
-    const cudaError_t e = cudaEventSynchronize(L.ev[s]);
-    if (e == cudaSuccess) std::memcpy(job.host + c * job.chunk, L.buf[s], std::min(job.chunk, job.bytes - c * job.chunk));
-    return e;
+    return cudaMemcpyAsync(d, h, n, cudaMemcpyHostToDevice, s);
+  }
+  static Error ToHost(void *h, const void *d, size_t n, Stream s)
+  {
+    return cudaMemcpyAsync(h, d, n, cudaMemcpyDeviceToHost, s);
   }
 };
+using Stager = staging::Stager<CudaAPI>;
+using Job    = staging::Job<CudaAPI>;
 
 Stager *gs_stager = nullptr;
 
@@ -209,19 +70,18 @@ PetscErrorCode StagerDestroy(void)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Chunks of about 1/8 of a lane's share (the first chunk's host copy is not overlapped), within the bounds above */
+/* One copy through the engine, on the plugin's stream and device */
 PetscErrorCode Staged(bool todevice, void *dev, void *host, size_t bytes)
 {
-  Job          job;
-  const size_t share = bytes / (size_t)gs_staging_threads;
+  Job job;
 
   PetscFunctionBegin;
   job.todevice = todevice;
   job.dev      = (char *)dev;
   job.host     = (char *)host;
   job.bytes    = bytes;
-  job.chunk    = std::min(MaxChunk, std::max(MinChunk, (share / 8 + 4095) & ~(size_t)4095));
-  job.lanes    = (int)std::min<size_t>((size_t)gs_staging_threads, (bytes + job.chunk - 1) / job.chunk);
+  job.chunk    = staging::ChunkBytes(bytes, gs_staging_threads);
+  job.lanes    = staging::Lanes(bytes, job.chunk, gs_staging_threads);
   job.stream   = Exec().cuda_stream();
   PetscCheck(cudaGetDevice(&job.device) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_GPU, "cudaGetDevice() failed");
   if (!gs_stager) {
