@@ -16,6 +16,7 @@ SOURCES = petsc-registration.c \
           src/sys/init.kokkos.cxx \
           src/sys/options.c \
           src/sys/vecaccess.kokkos.cxx \
+          src/sys/staging.kokkos.cxx \
           src/mat/gpustream/gpustream.c \
           src/mat/gpustream/gpustream.kokkos.cxx \
           src/mat/gpustream/halo.kokkos.cxx \

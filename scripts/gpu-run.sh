@@ -3,11 +3,13 @@
 # build of scripts/build-gpu.sh):
 #   scripts/gpu-run.sh [tests] [sanitizer] [spmv] [bench] [mpi] [stream] [benchmarks] [NS="1e4 1e5 1e6 1e7"]
 # tests:     unit tests (kernels vs serial twins), example tests, PETSc tutorials through -dll_append ($TESTS selects
-#            among unit ex1 matgpustream matstream kspgpustream kspbcgsf kspsgmresf faults badinput tutorials; $TEST_TIMEOUT:
-#            seconds each; faults adds the device-memory-full scenario, its output diffed with the GPU reference)
+#            among unit ex1 matgpustream matstream kspgpustream kspbcgsf kspsgmresf faults faultinject badinput devicevec
+#            tutorials; $TEST_TIMEOUT: seconds each; faults adds the device-memory-full scenario, its output diffed with
+#            the GPU reference; faultinject makes CUDA calls fail on purpose, tests/faultinject.py)
 # sanitizer: compute-sanitizer memcheck, racecheck, synccheck on a small solve and on the unit tests
 # solve:     the whole KSPSolve per iteration against PETSc's own GPU solvers (aijcusparse, sellcuda) in the same run,
-#            device and host vectors, the fixed cost of a solve (needs a PETSc with CUDA; NS_SOLVE, REPS)
+#            device and host vectors (host0: pinned staging off), the fixed cost of a solve (needs a PETSc with CUDA;
+#            NS_SOLVE, REPS; SOLVE_CASES: the cases to run, all by default)
 # spmv:      our SpMV and cuSPARSE's on the matrices of bench/generators.h (MATS="spec ..."), ratios and GB/s
 # bench:     hardware limits, then time per iteration of pipecgfused, pipebcgsf, sgmresf (GPU) and PETSc's CG, BCGS,
 #            GMRES on AIJ with every CPU core; cuSPARSE/cuBLAS SpMV, CG and GMRES(30) peers
@@ -34,7 +36,7 @@ if [[ $what == *benchmarks* ]]; then
   STREAM_ARGS=${STREAM_ARGS:-"-cube_n 120 -dof 3 -budget 1e9 -subs 16,32,64 -ks 1,4,16,32,48,64 -reps 3"}
 fi
 NS=${NS:-"1e4 1e5 1e6 1e7"}
-TESTS=${TESTS:-"unit ex1 matgpustream matstream matcoo kspgpustream kspbcgsf kspsgmresf faults badinput devicevec tutorials"} # the parts of the tests step
+TESTS=${TESTS:-"unit ex1 matgpustream matstream matcoo kspgpustream kspbcgsf kspsgmresf faults faultinject badinput devicevec tutorials"} # the parts of the tests step
 TEST_TIMEOUT=${TEST_TIMEOUT:-120} # seconds per example test: a hang fails that test instead of the device call
 summary=$OUT/summary.txt
 : >"$summary"
@@ -110,6 +112,14 @@ if [[ $what == *tests* ]]; then
     timeout "$TEST_TIMEOUT" "$B/tests/faults" -scenario devicefull >"$step" 2>&1
     log tests.log
     echo "faults devicefull (GPU): $(diff -q "$step" tests/output/faults_devicefull_gpu.out >/dev/null && echo passed || echo FAILED)" | tee -a "$summary"
+  fi
+  if [[ " $TESTS " == *" faultinject "* ]]; then
+    # device faults: the Nth CUDA launch, copy or synchronization fails (tests/faultshim.c, preloaded) on each path,
+    # on 1 and 2 processes; each must end in a PETSc error
+    gcc -O2 -shared -fPIC -I"$(dirname "$(command -v nvcc)")/../include" -o /tmp/libfaultshim.so tests/faultshim.c -ldl &&
+      python3 tests/faultinject.py --mpiexec "$MPIEXEC" --timeout "$TEST_TIMEOUT" --shim /tmp/libfaultshim.so --ex1 "$B/examples/ex1" --ksp "$B/tests/kspgpustream" >"$step" 2>&1
+    log tests.log
+    echo "faultinject: $(tail -1 "$step")" | tee -a "$summary"
   fi
   tutorials=("ex2|-pc_type none|" "ex2|-pc_type jacobi -m 100 -n 100|" "ex46|-pc_type jacobi -da_grid_x 300 -da_grid_y 200|dm")
   # PETSc's tutorials unchanged on CUDA vectors: both runs (PETSc's CG on AIJ, the plugin's) take them
@@ -217,15 +227,19 @@ if [[ $what == *solve* ]]; then
   dll="-dll_append $B/libpetscgpustream.so"
   cases=("cg|-mat_type aijcusparse -ksp_type cg" "cg_sell|-mat_type sellcuda -ksp_type cg"
     "pipecgfused|$dll -mat_type gpustream -ksp_type pipecgfused"
-    "pipecgfused_host|$dll -mat_type gpustream -mat_gpustream_vec_type standard -ksp_type pipecgfused"
+    "pipecgfused_host|$dll -mat_type gpustream -mat_gpustream_vec_type standard -ksp_type pipecgfused -gpustream_staging_threads 8"
+    "pipecgfused_host0|$dll -mat_type gpustream -mat_gpustream_vec_type standard -ksp_type pipecgfused -gpustream_staging_threads 0"
     "bcgs|-mat_type aijcusparse -ksp_type bcgs" "bcgs_sell|-mat_type sellcuda -ksp_type bcgs"
     "pipebcgsf|$dll -mat_type gpustream -ksp_type pipebcgsf -loop_event PBCGSFIteration"
-    "pipebcgsf_host|$dll -mat_type gpustream -mat_gpustream_vec_type standard -ksp_type pipebcgsf -loop_event PBCGSFIteration"
+    "pipebcgsf_host|$dll -mat_type gpustream -mat_gpustream_vec_type standard -ksp_type pipebcgsf -loop_event PBCGSFIteration -gpustream_staging_threads 8"
+    "pipebcgsf_host0|$dll -mat_type gpustream -mat_gpustream_vec_type standard -ksp_type pipebcgsf -loop_event PBCGSFIteration -gpustream_staging_threads 0"
     "gmres|-mat_type aijcusparse -ksp_type gmres -ksp_gmres_restart 30" "gmres_sell|-mat_type sellcuda -ksp_type gmres -ksp_gmres_restart 30"
     "sgmresf|$dll -mat_type gpustream -ksp_type sgmresf -ksp_gmres_restart 30 -loop_event SGMRESFIteration"
-    "sgmresf_host|$dll -mat_type gpustream -mat_gpustream_vec_type standard -ksp_type sgmresf -ksp_gmres_restart 30 -loop_event SGMRESFIteration")
+    "sgmresf_host|$dll -mat_type gpustream -mat_gpustream_vec_type standard -ksp_type sgmresf -ksp_gmres_restart 30 -loop_event SGMRESFIteration -gpustream_staging_threads 8"
+    "sgmresf_host0|$dll -mat_type gpustream -mat_gpustream_vec_type standard -ksp_type sgmresf -ksp_gmres_restart 30 -loop_event SGMRESFIteration -gpustream_staging_threads 0")
   for n in ${NS_SOLVE:-1e4 1e5 1e6 4e6 1e7}; do
     for c in "${cases[@]}"; do
+      [ -n "${SOLVE_CASES:-}" ] && [[ " $SOLVE_CASES " != *" ${c%%|*} "* ]] && continue
       line=$(timeout 300 "$B/bench/bench_poisson" -n "$n" -its 30 -reps "${REPS:-7}" ${c#*|} 2>>"$OUT/solve.err" | tail -1)
       echo "${c%%|*},${line:-failed}" | tee -a "$csv" >/dev/null
     done

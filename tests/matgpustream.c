@@ -747,4 +747,10 @@ int main(int argc, char **argv)
       error: 1
       filter: grep -o "gpustream_dependent_launch maybe: give true or false" | sort -u
 
+   test:
+      suffix: bad_staging_threads
+      args: -gpustream_staging_threads -1
+      error: 1
+      filter: grep -o "gpustream_staging_threads -1 must be in 0..256" | sort -u
+
 TEST*/

@@ -125,16 +125,16 @@ static PetscErrorCode MeasureRates(PetscLogDouble *copyrate, PetscLogDouble *com
     GSCallKokkos({
       PinnedView<PetscScalar> h(Kokkos::ViewAllocateWithoutInitializing("GPUStream::rate_h"), n);
       DView<PetscScalar>      d(Kokkos::ViewAllocateWithoutInitializing("GPUStream::rate_d"), n), e(Kokkos::ViewAllocateWithoutInitializing("GPUStream::rate_e"), n);
-      Kokkos::deep_copy(h, 1.0);
+      SyncCopy(h, 1.0);
       double tc = 1e30, tk = 1e30;
       for (int i = 0; i < 3; i++) {
         Kokkos::Timer timer;
-        Kokkos::deep_copy(d, h);
-        Kokkos::fence();
+        SyncCopy(d, h);
+        FenceAll();
         tc = std::min(tc, timer.seconds());
         timer.reset();
-        Kokkos::deep_copy(e, d);
-        Kokkos::fence();
+        SyncCopy(e, d);
+        FenceAll();
         tk = std::min(tk, timer.seconds());
       }
       crate = n * sizeof(PetscScalar) / std::max(tc, 1e-9);
@@ -290,8 +290,8 @@ static PetscErrorCode LoadValues(GSStreamPlan P, const PetscScalar a[])
 
   PetscFunctionBegin;
   GSCallKokkos({
-    if (nzres) Kokkos::deep_copy(P->rval, HostUnmanaged<const PetscScalar>(a, nzres));
-    if (nz > nzres && !P->inplace) Kokkos::deep_copy(P->ownval, HostUnmanaged<const PetscScalar>(a + nzres, nz - nzres));
+    if (nzres) SyncCopy(P->rval, HostUnmanaged<const PetscScalar>(a, nzres));
+    if (nz > nzres && !P->inplace) SyncCopy(P->ownval, HostUnmanaged<const PetscScalar>(a + nzres, nz - nzres));
   });
   PetscCall(PetscLogCpuToGpu((PetscLogDouble)nzres * sizeof(PetscScalar)));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -344,8 +344,8 @@ PetscErrorCode GSStreamPlanCreate(PetscInt m, PetscInt n, const PetscInt ia[], c
     P->rrowptr = DView<PetscInt>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::stream_rowptr"), rrows + 1);
     P->rcolidx = DView<PetscInt>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::stream_colidx"), nzres);
     P->rval    = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::stream_val"), nzres);
-    Kokkos::deep_copy(P->rrowptr, HostUnmanaged<const PetscInt>(ia, rrows + 1));
-    Kokkos::deep_copy(P->rcolidx, HostUnmanaged<const PetscInt>(ja, nzres));
+    SyncCopy(P->rrowptr, HostUnmanaged<const PetscInt>(ia, rrows + 1));
+    SyncCopy(P->rcolidx, HostUnmanaged<const PetscInt>(ja, nzres));
     /* the whole matrix's launch shape for every subdivision: the same lanes per row, so the same sums as resident */
     P->shape = SpMVShape(m, ia[m], o->kernel);
     P->rcsr  = MakeCSR(rrows, n, P->shape, P->rrowptr, P->rcolidx, P->rval);
@@ -430,8 +430,8 @@ PetscErrorCode GSStreamPlanDestroy(GSStreamPlan *P)
   PetscFunctionBegin;
   if (!*P) PetscFunctionReturn(PETSC_SUCCESS);
   GSCallKokkos({
-    (*P)->copy.fence();
-    (*P)->compute.fence();
+    Fence((*P)->copy);
+    Fence((*P)->compute);
 #if defined(KOKKOS_ENABLE_CUDA)
     (*P)->copy    = Exec();
     (*P)->compute = Exec();
@@ -517,7 +517,7 @@ template <class Kernel> static PetscErrorCode ForEachSubdivision(GSStreamPlan P,
       PetscCheck(!ierr, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventRecord failed");
     } else
 #endif
-      GSCallKokkos(P->copy.fence()); /* without events (or overlap) the SpMV waits for its copy here */
+      GSCallKokkos(Fence(P->copy)); /* without events (or overlap) the SpMV waits for its copy here */
     s.tiles = P->tiles[j];
     GSCallKokkos(kernel(A, s, P->cut[k]));
     if (P->overlap) {
@@ -525,9 +525,9 @@ template <class Kernel> static PetscErrorCode ForEachSubdivision(GSStreamPlan P,
       PetscCheck(cudaEventRecord(b.free, P->scompute) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventRecord failed");
 #endif
     } else
-      GSCallKokkos(P->compute.fence());
+      GSCallKokkos(Fence(P->compute));
   }
-  GSCallKokkos(P->compute.fence());
+  GSCallKokkos(Fence(P->compute));
   /* the device ran from t0 to now (every copy and kernel is done): its time, which PETSc's default-stream timer
      would not see on our streams */
   PetscCall(PetscTime(&t1));
@@ -571,11 +571,12 @@ PetscErrorCode GSStreamPlanMult(GSStreamPlan P, GSDeviceMat B, GSHalo H, const P
   PetscFunctionBegin;
   GSCallKokkos({
     if (z) EnsureZ(P);
-    Kokkos::deep_copy(P->x, HostUnmanaged<const PetscScalar>(x, n));
-    if (z) Kokkos::deep_copy(P->z, HostUnmanaged<const PetscScalar>(z, m));
   });
+  PetscCall(HostToDevice(P->x.data(), x, n));
+  if (z) PetscCall(HostToDevice(P->z.data(), z, m));
+  GSCallKokkos(Fence()); /* the subdivisions run on the plan's own streams */
   PetscCall(PlanMult(P, B, H, z != nullptr));
-  GSCallKokkos(Kokkos::deep_copy(HostUnmanaged<PetscScalar>(y, m), P->y));
+  PetscCall(DeviceToHost(y, P->y.data(), m));
   if (OnDevice()) {
     PetscCall(PetscLogCpuToGpu((PetscLogDouble)((n + (z ? m : 0)) * sizeof(PetscScalar))));
     PetscCall(PetscLogGpuToCpu((PetscLogDouble)(m * sizeof(PetscScalar))));
@@ -594,7 +595,7 @@ PetscErrorCode GSStreamPlanMultInPlace(GSStreamPlan P, GSDeviceMat B, GSHalo H, 
     if (z) EnsureZ(P);
     Kokkos::deep_copy(Exec(), P->x, DView<PetscScalar>(const_cast<PetscScalar *>(x), n));
     if (z) Kokkos::deep_copy(Exec(), P->z, DView<PetscScalar>(const_cast<PetscScalar *>(z), m));
-    Exec().fence();
+    Fence();
   });
   PetscCall(PlanMult(P, B, H, z != nullptr));
   GSCallKokkos(Kokkos::deep_copy(Exec(), DView<PetscScalar>(y, m), P->y));
@@ -606,7 +607,7 @@ PetscErrorCode GSStreamPlanMultBlockDevice(GSStreamPlan P, PetscInt k, const Pet
   PetscFunctionBegin;
   PetscCheck(ldx >= P->n && ldy >= P->m, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Leading dimensions %" PetscInt_FMT " and %" PetscInt_FMT " must be at least %" PetscInt_FMT " and %" PetscInt_FMT, ldx, ldy, P->n, P->m);
   if (k <= 0) PetscFunctionReturn(PETSC_SUCCESS);
-  GSCallKokkos(Kokkos::fence()); /* X may come from work still running on another instance */
+  GSCallKokkos(FenceAll()); /* X may come from work still running on another instance */
   {
     const Exec &exec = P->compute;
     PetscCall(ForEachSubdivision(P, [&](const CSR &A, const LaunchShape &s, PetscInt off) { SpMMBlock(exec, A, off, k, X, ldx, Y, ldy); }));
@@ -627,7 +628,7 @@ PetscErrorCode GSStreamPlanMultBlock(GSStreamPlan P, GSDeviceMat B, GSHalo H, Pe
   GSCallKokkos({
     if (P->X.extent(0) < (size_t)n * k) P->X = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::stream_X"), (size_t)n * k);
     if (P->Y.extent(0) < (size_t)m * k) P->Y = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::stream_Y"), (size_t)m * k);
-    for (PetscInt c = 0; c < k; c++) Kokkos::deep_copy(Kokkos::subview(P->X, std::make_pair((size_t)(c * n), (size_t)((c + 1) * n))), HostUnmanaged<const PetscScalar>(X + c * ldx, n));
+    for (PetscInt c = 0; c < k; c++) SyncCopy(Kokkos::subview(P->X, std::make_pair((size_t)(c * n), (size_t)((c + 1) * n))), HostUnmanaged<const PetscScalar>(X + c * ldx, n));
   });
   PetscCall(GSStreamPlanMultBlockDevice(P, k, P->X.data(), n, P->Y.data(), m));
   if (H) {
@@ -636,7 +637,7 @@ PetscErrorCode GSStreamPlanMultBlock(GSStreamPlan P, GSDeviceMat B, GSHalo H, Pe
     PetscCall(PetscLogFlops(2.0 * (PetscLogDouble)B->val.extent(0) * k));
   }
   GSCallKokkos({
-    for (PetscInt c = 0; c < k; c++) Kokkos::deep_copy(HostUnmanaged<PetscScalar>(Y + c * ldy, m), Kokkos::subview(P->Y, std::make_pair((size_t)(c * m), (size_t)((c + 1) * m))));
+    for (PetscInt c = 0; c < k; c++) SyncCopy(HostUnmanaged<PetscScalar>(Y + c * ldy, m), Kokkos::subview(P->Y, std::make_pair((size_t)(c * m), (size_t)((c + 1) * m))));
   });
   if (OnDevice()) {
     PetscCall(PetscLogCpuToGpu((PetscLogDouble)(n * k * sizeof(PetscScalar))));

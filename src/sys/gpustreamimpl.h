@@ -102,6 +102,24 @@ PETSC_INTERN PetscErrorCode GSWorkStore(GSWork, PetscInt, Vec);
 /* The same for the block of a dense matrix's local rows, column-major without padding (MATDENSECUDA in place) */
 PETSC_INTERN PetscErrorCode GSWorkLoadDense(GSWork, PetscInt, Mat);
 PETSC_INTERN PetscErrorCode GSWorkStoreDense(GSWork, PetscInt, Mat);
+/* Work vectors on the device alone: v = 0 and dst = src (queued), and the 2-norm of v over comm */
+PETSC_INTERN PetscErrorCode GSWorkZero(GSWork, PetscInt);
+PETSC_INTERN PetscErrorCode GSWorkCopy(GSWork, PetscInt, PetscInt);
+PETSC_INTERN PetscErrorCode GSWorkNorm(GSWork, PetscInt, MPI_Comm, PetscReal *);
+
+/* The host-device vector copies on this process so far: with a PETSc that has a device, those its log counted (the
+   plugin's and PETSc's own, a device vector's data moved for a host operation: -log_view's CpuToGpu and GpuToCpu
+   counts); else the plugin's (gs_host_copies). A solver's difference over a solve is what its view reports. */
+PETSC_INTERN PetscLogDouble  gs_host_copies;
+static inline PetscLogDouble GSLoggedCopies(void)
+{
+#if defined(PETSC_USE_LOG) && defined(PETSC_HAVE_DEVICE)
+  return petsc_ctog_ct + petsc_gtoc_ct;
+#else
+  return gs_host_copies;
+#endif
+}
+PETSC_INTERN PetscErrorCode GSHostCopiesView(PetscViewer, PetscInt);
 
 /* Kokkos lifetime: initialized on first use unless the program did it, finalized in PetscFinalize() */
 PETSC_INTERN PetscErrorCode PetscGPUStreamKokkosInitialize(void);

@@ -31,6 +31,36 @@ static PetscErrorCode SetDependentLaunch(void)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+#if defined(KOKKOS_ENABLE_CUDA)
+namespace
+{
+__global__ void ProbeKernel(int *p)
+{
+  *p = 1;
+}
+} // namespace
+
+/* One kernel of this build on the device, before Kokkos starts: Kokkos ends the program when its own first kernel
+   cannot run (a build for another GPU architecture); here that is a PETSc error that says why */
+static PetscErrorCode ProbeDevice(int dev)
+{
+  int        *d = nullptr, h = 0;
+  cudaError_t e = cudaSetDevice(dev);
+
+  PetscFunctionBegin;
+  if (e == cudaSuccess) e = cudaMalloc((void **)&d, sizeof(int));
+  if (e == cudaSuccess) {
+    ProbeKernel<<<1, 1>>>(d);
+    e = cudaGetLastError();
+  }
+  if (e == cudaSuccess) e = cudaDeviceSynchronize();
+  if (e == cudaSuccess) e = cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost);
+  if (d) (void)cudaFree(d);
+  PetscCheck(e == cudaSuccess && h == 1, PETSC_COMM_SELF, PETSC_ERR_GPU, "CUDA device %d cannot run the plugin's kernels: %s (%s); is the plugin built for this GPU's architecture?", dev, cudaGetErrorName(e), cudaGetErrorString(e));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
+
 PetscErrorCode PetscGPUStreamKokkosInitialize(void)
 {
   PetscFunctionBegin;
@@ -63,6 +93,7 @@ PetscErrorCode PetscGPUStreamKokkosInitialize(void)
         if (type == PETSC_DEVICE_CUDA && id >= 0 && id < ndev) dev = (int)id;
       }
 #  endif
+      PetscCall(ProbeDevice(dev));
       PetscCall(PetscSNPrintf(devarg, sizeof(devarg), "--kokkos-device-id=%d", dev));
       argc = 2;
     }

@@ -25,11 +25,31 @@
       __VA_ARGS__;                                                                                                                                                                                                                                       \
     } catch (const std::bad_alloc &e) {                                                                                                                                                                                                                  \
       SETERRQ(PETSC_COMM_SELF, PETSC_ERR_MEM, GS_OOM_MESSAGE, e.what());                                                                                                                                                                                 \
+    } catch (const gpustream::DeviceError &e) {                                                                                                                                                                                                          \
+      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_GPU, "%s", e.what());                                                                                                                                                                                           \
     } catch (const std::exception &e) {                                                                                                                                                                                                                  \
       PetscCheck(!gpustream::IsAllocationFailure(e), PETSC_COMM_SELF, PETSC_ERR_MEM, GS_OOM_MESSAGE, e.what());                                                                                                                                          \
       SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "Kokkos: %s", e.what());                                                                                                                                                                                   \
     }                                                                                                                                                                                                                                                    \
+    GSCheckDevice();                                                                                                                                                                                                                                     \
   } while (0)
+
+/* After the launches and copies of a GSCallKokkos(): the CUDA runtime's last error. Kokkos (unless built for debugging)
+   does not check a launch, and a kernel that failed to launch leaves its output as it was: without this check a
+   product could come back as zeros and a solver claim convergence. A fault of a kernel still running surfaces at the
+   next synchronization (a copy back, a fence), which Kokkos checks and GSCallKokkos() turns into an error. Not ready
+   (an event or stream query) is no error. */
+#if defined(KOKKOS_ENABLE_CUDA)
+#  define GSCheckDevice()                                                                                                                                                                                                                                \
+    do {                                                                                                                                                                                                                                                 \
+      const cudaError_t _gs_e = cudaGetLastError();                                                                                                                                                                                                      \
+      PetscCheck(_gs_e == cudaSuccess || _gs_e == cudaErrorNotReady, PETSC_COMM_SELF, PETSC_ERR_GPU, "CUDA error in %s: %s (%s)", PETSC_FUNCTION_NAME, cudaGetErrorName(_gs_e), cudaGetErrorString(_gs_e));                                              \
+    } while (0)
+#else
+#  define GSCheckDevice()                                                                                                                                                                                                                                \
+    do {                                                                                                                                                                                                                                                 \
+    } while (0)
+#endif
 
 namespace gpustream
 {
@@ -40,6 +60,57 @@ inline bool IsAllocationFailure(const std::exception &e)
 
 using Exec = Kokkos::DefaultExecutionSpace;
 using Mem  = Exec::memory_space;
+
+/* A CUDA synchronization the plugin made itself failed: PETSC_ERR_GPU through GSCallKokkos() */
+struct DeviceError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+#if defined(KOKKOS_ENABLE_CUDA)
+inline void ThrowIfFailed(cudaError_t e, const char *what)
+{
+  if (e != cudaSuccess) throw DeviceError(std::string(what) + " failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
+}
+#endif
+
+/* Waits for the work queued on e (Fence) or on the device (FenceAll). Kokkos ends the program when its own fences meet
+   a CUDA error (a kernel that faulted), so the plugin synchronizes itself wherever it waits, and the error becomes a
+   PETSc error instead. */
+inline void Fence(const Exec &e = Exec())
+{
+#if defined(KOKKOS_ENABLE_CUDA)
+  ThrowIfFailed(cudaStreamSynchronize(e.cuda_stream()), "cudaStreamSynchronize()");
+#else
+  e.fence();
+#endif
+}
+
+inline void FenceAll()
+{
+#if defined(KOKKOS_ENABLE_CUDA)
+  ThrowIfFailed(cudaDeviceSynchronize(), "cudaDeviceSynchronize()");
+#endif
+  Kokkos::fence();
+}
+
+/* dst = src (views, or a view and a value), complete on return: waited for with Fence() before and after, not by
+   Kokkos' fences around a plain deep_copy, so that an earlier kernel's fault is the plugin's error before Kokkos (which
+   ends the program at a CUDA call that meets a fault) sees it */
+template <class D, class S> inline void SyncCopy(const D &dst, const S &src)
+{
+  Fence();
+  Kokkos::deep_copy(Exec(), dst, src);
+  Fence();
+}
+
+/* An error the CUDA runtime holds (a failed launch, a fault it has seen) as DeviceError, before a Kokkos call that
+   would end the program on it */
+inline void CheckPending()
+{
+#if defined(KOKKOS_ENABLE_CUDA)
+  ThrowIfFailed(cudaPeekAtLastError(), "a kernel before this copy");
+#endif
+}
 /* Kernels take their closure as launch arguments: Kokkos 3.4 otherwise launches closures of 512 bytes or more (most
    fused kernels) through constant memory, which first waits for the previous such kernel to finish
    (cudaEventSynchronize), so the host could never queue a kernel behind a running one */
@@ -406,15 +477,23 @@ KOKKOS_INLINE_FUNCTION bool LastTeam(const Member &t, unsigned *count, unsigned 
 }
 
 /* Another team's store of the same kernel, read past this multiprocessor's L1 cache by the team that LastTeam()
-   found last: on CUDA a load cached in L2 only (GPU scope), which the compiler may batch; a volatile load (system
-   scope on CUDA, and never moved past another) elsewhere */
+   found last: on CUDA a load cached in L2 only (GPU scope), a volatile load elsewhere. CUDA's __ldcg() is an asm
+   statement without volatile or a memory clobber, which the compiler may move above the barrier and the count that
+   order it after the stores; here the load is volatile with a memory clobber, and stays where it is written. */
 KOKKOS_INLINE_FUNCTION PetscScalar LoadL2(const PetscScalar *p)
 {
 #if defined(__CUDA_ARCH__)
-  return __ldcg(p);
-#else
-  return *(const volatile PetscScalar *)p;
+  if (sizeof(PetscScalar) == sizeof(double)) {
+    double v;
+    asm volatile("ld.global.cg.f64 %0, [%1];" : "=d"(v) : "l"(p) : "memory");
+    return (PetscScalar)v;
+  } else if (sizeof(PetscScalar) == sizeof(float)) {
+    float v;
+    asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(p) : "memory");
+    return (PetscScalar)v;
+  }
 #endif
+  return *(const volatile PetscScalar *)p;
 }
 
 /* a[k] += p[k * stride + l] for k < N and the l in [0, L) this thread owns (team_rank, + team_size, ...), in that
@@ -514,7 +593,7 @@ public:
     PetscCheck(cudaEventSynchronize(ev_[slot]) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "cudaEventSynchronize() failed");
 #else
     (void)slot;
-    GSCallKokkos(Exec().fence());
+    GSCallKokkos(Fence());
 #endif
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -532,6 +611,13 @@ private:
 #endif
 };
 
+/* n scalars from a host array into device memory, queued on Exec() (the host array may change once it returns), and
+   back, complete on return; arrays of StagingMinBytes or more cross through pinned staging (staging.kokkos.cxx) */
+constexpr size_t StagingMinBytes = (size_t)1 << 20;
+PetscErrorCode   HostToDevice(PetscScalar *, const PetscScalar *, size_t);
+PetscErrorCode   DeviceToHost(PetscScalar *, const PetscScalar *, size_t);
+PetscErrorCode   StagingThreads(int *);
+
 /* A work vector from a PETSc vector's array and back (gpustreamimpl.h's GSVecArray): a copy on the device, ordered
    on the execution space's stream, when the array is in device memory; else one host-device copy, counted in copies
    and in -log_view's CPU-to-GPU and GPU-to-CPU counts. A NULL array zeroes the work vector. */
@@ -542,9 +628,12 @@ inline PetscErrorCode CopyIn(const DView<PetscScalar> &d, const PetscScalar a[],
   if (!a) /* queued, as the kernels that read it */
     GSCallKokkos(Kokkos::deep_copy(Exec(), d, PetscScalar(0)));
   else if (device)
-    GSCallKokkos(Kokkos::deep_copy(Exec(), d, DView<PetscScalar>(const_cast<PetscScalar *>(a), d.extent(0))));
+    GSCallKokkos({
+      CheckPending();
+      Kokkos::deep_copy(Exec(), d, DView<PetscScalar>(const_cast<PetscScalar *>(a), d.extent(0)));
+    });
   else {
-    GSCallKokkos(Kokkos::deep_copy(d, HostUnmanaged<const PetscScalar>(a, d.extent(0))));
+    PetscCall(HostToDevice(d.data(), a, d.extent(0)));
     (*copies)++;
     if (OnDevice()) PetscCall(PetscLogCpuToGpu((PetscLogDouble)(d.extent(0) * sizeof(PetscScalar))));
   }
@@ -557,9 +646,12 @@ inline PetscErrorCode CopyOut(const DView<PetscScalar> &d, PetscScalar a[], Pets
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(GPUS_CopyVec, 0, 0, 0, 0));
   if (device)
-    GSCallKokkos(Kokkos::deep_copy(Exec(), DView<PetscScalar>(a, d.extent(0)), d));
+    GSCallKokkos({
+      CheckPending();
+      Kokkos::deep_copy(Exec(), DView<PetscScalar>(a, d.extent(0)), d);
+    });
   else {
-    GSCallKokkos(Kokkos::deep_copy(HostUnmanaged<PetscScalar>(a, d.extent(0)), d));
+    PetscCall(DeviceToHost(a, d.data(), d.extent(0)));
     (*copies)++;
     if (OnDevice()) PetscCall(PetscLogGpuToCpu((PetscLogDouble)(d.extent(0) * sizeof(PetscScalar))));
   }
@@ -582,7 +674,9 @@ inline PetscErrorCode LoadInverseBlocks(DView<PetscScalar> &d, const char *label
 /* What the three solvers' device work shares: the counts -ksp_view reports and the table of work vectors by the
    solver's own ids, through which GSWorkLoad() and GSWorkStore() move them from and to PETSc vectors */
 struct _n_GSWork {
-  virtual ~_n_GSWork()                                   = default;
-  virtual gpustream::DView<PetscScalar> Vector(PetscInt) = 0;
-  PetscInt                              launches = 0, transfers = 0, copies = 0;
+  virtual ~_n_GSWork()                                     = default;
+  virtual gpustream::DView<PetscScalar>   Vector(PetscInt) = 0;
+  PetscInt                                launches = 0, transfers = 0, copies = 0;
+  Kokkos::View<PetscReal, gpustream::Mem> norm; /* GSWorkNorm()'s sum, on the device: a reduction into a host value would
+                                                 wait in Kokkos' fence */
 };

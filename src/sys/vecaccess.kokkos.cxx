@@ -239,7 +239,7 @@ PetscErrorCode GSCopyToHost(const PetscScalar d[], PetscScalar h[], PetscCount n
 #if defined(GS_DEVICE_VECTORS)
   PetscCall(OursAfterPetsc());
 #endif
-  GSCallKokkos(Kokkos::deep_copy(HostUnmanaged<PetscScalar>(h, (size_t)n), Kokkos::View<const PetscScalar *, Mem, Kokkos::MemoryUnmanaged>(d, (size_t)n)));
+  GSCallKokkos(SyncCopy(HostUnmanaged<PetscScalar>(h, (size_t)n), Kokkos::View<const PetscScalar *, Mem, Kokkos::MemoryUnmanaged>(d, (size_t)n)));
   if (OnDevice()) PetscCall(PetscLogGpuToCpu((PetscLogDouble)n * sizeof(PetscScalar)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -313,5 +313,42 @@ PetscErrorCode GSWorkStoreDense(GSWork W, PetscInt v, Mat M)
 {
   PetscFunctionBegin;
   PetscCall(Transfer(W, v, M, false, GetDenseArray, RestoreDenseArray));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSWorkZero(GSWork W, PetscInt v)
+{
+  DView<PetscScalar> d;
+
+  PetscFunctionBegin;
+  GSCallKokkos(d = W->Vector(v));
+  PetscCall(CopyIn(d, NULL, PETSC_TRUE, &W->copies));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSWorkCopy(GSWork W, PetscInt dst, PetscInt src)
+{
+  PetscFunctionBegin;
+  GSCallKokkos(Kokkos::deep_copy(Exec(), W->Vector(dst), W->Vector(src)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSWorkNorm(GSWork W, PetscInt v, MPI_Comm comm, PetscReal *nrm)
+{
+  DView<PetscScalar> d;
+  PetscReal          s = 0;
+
+  PetscFunctionBegin;
+  GSCallKokkos({
+    d = W->Vector(v);
+    if (!W->norm.data()) W->norm = Kokkos::View<PetscReal, Mem>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::norm"));
+    Kokkos::parallel_reduce(
+        "GPUStream::Norm", RangePol(Exec(), 0, d.extent(0)), KOKKOS_LAMBDA(const size_t i, PetscReal &a) { a += PetscRealPart(d(i) * PetscConj(d(i))); }, W->norm);
+    SyncCopy(Kokkos::View<PetscReal, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(&s), W->norm);
+  });
+  W->launches++;
+  W->transfers++;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &s, 1, MPIU_REAL, MPIU_SUM, comm));
+  *nrm = PetscSqrtReal(s);
   PetscFunctionReturn(PETSC_SUCCESS);
 }

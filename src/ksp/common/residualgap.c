@@ -122,3 +122,12 @@ PetscErrorCode GSResidualGapReasonViewRemove(KSP ksp, const GSResidualGap *gap)
   ksp->numberreasonviews = k;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* The line of a solver's view on the copies between host and device of its last solve, where there were some */
+PetscErrorCode GSHostCopiesView(PetscViewer viewer, PetscInt copies)
+{
+  PetscFunctionBegin;
+  if (copies > 0)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %" PetscInt_FMT " host-device %s in all (b, x and a host preconditioner's vectors; -log_view's CpuToGpu and GpuToCpu)\n", copies, GSNoun(copies, "vector copy", "vector copies")));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -18,6 +18,8 @@ typedef struct {
   PetscBool        solving;
   PetscMPIInt      size;
   PetscInt         passes, launches, transfers, copies, allreduces, confirmations;
+  PetscLogDouble   logged;                      /* GSLoggedCopies() as the last solve began */
+  PetscInt         hostcopies;                  /* host-device vector copies of the last solve */
   PetscInt         replace_every, replacements; /* r = b - A x every this many iterations (0: never) */
   PetscBool        devscalars, ranahead;        /* option; the last solve computed omega and beta on the device */
   PetscBool        sinspmv, sinspmvset, folded; /* UpdateS folded into SpMVDot3: option, whether given, last solve's */
@@ -233,22 +235,25 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
 
   PetscFunctionBegin;
   PetscCheck(!ksp->transpose_solve, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPPIPEBCGSF has no transpose solve");
+  bf->logged = GSLoggedCopies();
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &bf->size));
   PetscCall(PCGetOperators(ksp->pc, &Amat, &Pmat));
   PetscCall(KSPPIPEBCGSFPrepare_Private(ksp, Amat, Pmat));
   if (bf->fused || bf->halo) PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA, &dB, &halo));
 
-  /* r0 = b - A x0 on the host (right preconditioning: x is the solution itself); r0* = p0 = r0 */
+  /* r0 = b - A x0, on the host unless x0 = 0 (right preconditioning: x is the solution itself); r0* = p0 = r0. x is
+     written back at the end, so a zero x0 is never set on the PETSc vector. */
   if (ksp->guess_zero) {
-    PetscCall(VecSet(X, 0.0));
-    PetscCall(VecCopy(B, R));
+    PetscCall(GSWorkZero(PBFWorkBase(bf->work), PBF_X));
+    PetscCall(GSWorkLoad(PBFWorkBase(bf->work), PBF_R, B));
   } else {
     PetscCall(KSP_MatMult(ksp, Amat, X, R));
     PetscCall(VecAYPX(R, -1.0, B));
+    PetscCall(GSWorkLoad(PBFWorkBase(bf->work), PBF_X, X));
+    PetscCall(GSWorkLoad(PBFWorkBase(bf->work), PBF_R, R));
   }
-  PetscCall(VecNorm(R, NORM_2, &dp));
-  PetscCall(GSWorkLoad(PBFWorkBase(bf->work), PBF_X, X));
-  for (PBFVec v = PBF_R; v <= PBF_P; v = (PBFVec)(v + 1)) PetscCall(GSWorkLoad(PBFWorkBase(bf->work), v, R));
+  PetscCall(GSWorkNorm(PBFWorkBase(bf->work), PBF_R, PetscObjectComm((PetscObject)ksp), &dp));
+  for (PBFVec v = PBF_R0; v <= PBF_P; v = (PBFVec)(v + 1)) PetscCall(GSWorkCopy(PBFWorkBase(bf->work), v, PBF_R));
   PetscCall(PBFRDot(bf->work));
   bf->solving       = PETSC_TRUE;
   bf->allreduces    = 0;
@@ -334,7 +339,8 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
     bf->copies    = c1 - c0;
   }
   PetscCall(GSWorkStore(PBFWorkBase(bf->work), PBF_X, X));
-  bf->solving = PETSC_FALSE;
+  bf->solving    = PETSC_FALSE;
+  bf->hostcopies = (PetscInt)(GSLoggedCopies() - bf->logged);
   if (bf->gap.check && ksp->reason > 0 && ksp->normtype != KSP_NORM_NONE) { /* right preconditioning: ||b - A x|| */
     PetscCall(KSP_MatMult(ksp, Amat, X, R));
     PetscCall(VecAYPX(R, -1.0, B));
@@ -381,6 +387,7 @@ static PetscErrorCode KSPView_PIPEBCGSF(KSP ksp, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  per iteration: %.3g %s, %.3g %s, %.3g %s\n", l, GSNounReal(l, 3, "kernel launch", "kernel launches"), t, GSNounReal(t, 3, "device-to-host reduction", "device-to-host reductions"), c,
                                      GSNounReal(c, 3, "vector copy", "vector copies")));
   }
+  PetscCall(GSHostCopiesView(viewer, bf->hostcopies));
   if (bf->size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  MPI_Allreduce calls per iteration: %.3g\n", (double)bf->allreduces / (double)bf->passes));
   if (bf->ranahead)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  omega and beta computed on the device, the host testing convergence while the next SpMVs run; %" PetscInt_FMT " %s begun after the last iteration %s dropped\n", bf->discarded,
@@ -504,6 +511,9 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PIPEBCGSF(KSP ksp)
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_RIGHT, 2));
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NONE, PC_RIGHT, 1));
   PetscCall(GSRightPCCreate(ksp));
+#if defined(GPUSTREAM_PETSC_KSP_GUESS_NOT_READ)
+  ksp->guess_not_read = PETSC_TRUE; /* a zero initial guess is never read: x is written at the end */
+#endif
   ksp->ops->setup          = KSPSetUp_PIPEBCGSF;
   ksp->ops->solve          = KSPSolve_PIPEBCGSF;
   ksp->ops->destroy        = KSPDestroy_PIPEBCGSF;

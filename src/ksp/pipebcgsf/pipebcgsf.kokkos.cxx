@@ -695,7 +695,7 @@ PetscErrorCode PBFReduce(PBFWork W, PetscScalar sums[PBF_NSUMS])
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PBF_Reduce, 0, 0, 0, 0));
-  GSCallKokkos(Kokkos::deep_copy(W->hpartials, W->partials));
+  GSCallKokkos(SyncCopy(W->hpartials, W->partials));
   W->transfers++;
   for (int k = 0; k < PBF_NSUMS; k++) {
     sums[k] = 0;

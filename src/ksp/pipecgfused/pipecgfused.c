@@ -27,6 +27,8 @@ typedef struct {
   PetscBool        solving;    /* device x is newer than ksp->vec_sol */
   PetscMPIInt      size;
   PetscInt         passes, launches, transfers, copies, allreduces; /* counted over the iteration loop of the last solve */
+  PetscLogDouble   logged;                                          /* GSLoggedCopies() as the last solve began */
+  PetscInt         hostcopies;                                      /* host-device vector copies of the last solve */
   /* attainable accuracy */
   PetscInt      replace_every; /* replace r by b - A x every this many iterations (0: never) */
   PetscBool     replace_auto;  /* replace when the estimated residual gap crosses sqrt(eps) ||r|| */
@@ -253,7 +255,8 @@ static PetscErrorCode KSPPIPECGFUSEDFinish_Private(KSP ksp, Mat Amat, PetscInt l
   cg->transfers = t1 - t0;
   cg->copies    = c1 - c0;
   if (cg->solving) PetscCall(GSWorkStore(PCGFWorkBase(cg->work), PCGF_X, ksp->vec_sol));
-  cg->solving = PETSC_FALSE;
+  cg->solving    = PETSC_FALSE;
+  cg->hostcopies = (PetscInt)(GSLoggedCopies() - cg->logged);
   if (cg->gap.check && ksp->reason > 0 && ksp->normtype != KSP_NORM_NONE && cg->gap.truenorm < 0) PetscCall(KSPPIPECGFUSEDTrueNorm_Private(ksp, Amat, &cg->gap.truenorm));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -501,6 +504,7 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
 
   PetscFunctionBegin;
   PetscCheck(!ksp->transpose_solve, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPPIPECGFUSED has no transpose solve");
+  cg->logged = GSLoggedCopies();
   PetscCall(PCGetOperators(ksp->pc, &Amat, &Pmat));
   PetscCall(MatGetNullSpace(Amat, &nsp));
 
@@ -523,9 +527,9 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
-  /* r = b - A x on the host, once; then everything moves to the device */
+  /* r = b - A x on the host, once; then everything moves to the device. x is written back at the end, so a zero x0
+     is never set on the PETSc vector. */
   if (ksp->guess_zero) {
-    PetscCall(VecSet(X, 0.0));
     PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_R, B));
     PetscCall(PCGFWorkSetVec(cg->work, PCGF_X, NULL));
   } else {
@@ -857,6 +861,7 @@ static PetscErrorCode KSPView_PIPECGFUSED(KSP ksp, PetscViewer viewer)
                                      GSNoun(cg->copies, "vector copy", "vector copies"), cg->passes, GSNoun(cg->passes, "iteration", "iterations"), cg->passes - 1));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  per iteration: %.3g %s, %.3g %s, %.3g %s\n", l, GSNounReal(l, 3, "kernel launch", "kernel launches"), t, GSNounReal(t, 3, "device-to-host reduction", "device-to-host reductions"), c,
                                      GSNounReal(c, 3, "vector copy", "vector copies")));
+    PetscCall(GSHostCopiesView(viewer, cg->hostcopies));
     if (cg->size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  MPI_Allreduce calls per iteration: %.3g\n", (double)cg->allreduces / (double)cg->passes));
     if (cg->ranahead) {
       PetscCall(PetscViewerASCIIPrintf(viewer, "  alpha and beta computed on the device, the host one iteration behind; %" PetscInt_FMT " %s of an iteration begun after the last %s dropped\n", cg->discarded,
@@ -1042,6 +1047,9 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PIPECGFUSED(KSP ksp)
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_LEFT, 2));
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NATURAL, PC_LEFT, 2));
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NONE, PC_LEFT, 1));
+#if defined(GPUSTREAM_PETSC_KSP_GUESS_NOT_READ)
+  ksp->guess_not_read = PETSC_TRUE; /* a zero initial guess is never read: x is written at the end */
+#endif
   ksp->ops->setup          = KSPSetUp_PIPECGFUSED;
   ksp->ops->solve          = KSPSolve_PIPECGFUSED;
   ksp->ops->destroy        = KSPDestroy_PIPECGFUSED;

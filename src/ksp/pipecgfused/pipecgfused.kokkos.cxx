@@ -619,7 +619,7 @@ PetscErrorCode PCGFReduce(PCGFWork W, PetscScalar sums[])
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PCGF_Reduce, 0, 0, 0, 0));
-  GSCallKokkos(Kokkos::deep_copy(Kokkos::subview(W->hpartials, std::make_pair((size_t)0, len)), Kokkos::subview(W->partials, std::make_pair((size_t)0, len))));
+  GSCallKokkos(SyncCopy(Kokkos::subview(W->hpartials, std::make_pair((size_t)0, len)), Kokkos::subview(W->partials, std::make_pair((size_t)0, len))));
   W->transfers++;
   /* each kernel's block holds its first sum for every team, then its second */
   const int    lu = W->lu, ls = W->ls, lb = W->lb;
@@ -652,7 +652,7 @@ PetscErrorCode PCGFWorkSetDeviceScalars(PCGFWork W)
       W->hsums = Kokkos::View<PetscScalar *, PinnedSpace>("PipeCGFused::hsums", 2 * PCGF_NSUMS);
     }
     if (W->xalt.extent(0) != (size_t)W->n) W->xalt = DView<PetscScalar>("PipeCGFused::xalt", W->n);
-    Kokkos::deep_copy(W->scal, PetscScalar(0));
+    SyncCopy(W->scal, PetscScalar(0));
   });
   W->moved = 0;
   PetscCall(W->ready.Create());

@@ -191,7 +191,7 @@ PetscErrorCode PCGFBlockUpdate(PCGFBlock B, const PetscScalar alpha[], const Pet
     B->hab(j)        = alpha[j];
     B->hab(B->k + j) = beta[j];
   }
-  GSCallKokkos(Kokkos::deep_copy(B->ab, B->hab));
+  GSCallKokkos(SyncCopy(B->ab, B->hab));
   if (B->pc == PCGF_PC_JACOBI)
     GSCallKokkos(BlockUpdateNorm<PCGF_PC_JACOBI>(B, normtype));
   else if (B->pc == PCGF_PC_APPLY)
@@ -242,7 +242,7 @@ PetscErrorCode PCGFBlockSpMVDot(PCGFBlock B, GSDeviceMat A, GSDeviceMat O, GSHal
     GSCallKokkos(SpMMBlock(Exec(), A->csr, 0, k, p.data(), n, w.data(), n));
   else {
     PetscCall(GSStreamPlanMultBlockDevice(plan, k, p.data(), n, w.data(), n));
-    GSCallKokkos(Kokkos::fence()); /* the product ran on the plan's instances */
+    GSCallKokkos(FenceAll()); /* the product ran on the plan's instances */
   }
   if (H) { /* several processes: the ghost rows of P, then W += B P_ghost with the resident off-diagonal block */
     PetscCall(HaloBlock(H, k, B->p, n, B->ghosts));
@@ -285,7 +285,7 @@ PetscErrorCode PCGFBlockReduce(PCGFBlock B, PetscScalar sums[])
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PCGF_Reduce, 0, 0, 0, 0));
-  GSCallKokkos(Kokkos::deep_copy(B->hpartials, B->partials));
+  GSCallKokkos(SyncCopy(B->hpartials, B->partials));
   B->transfers++;
   for (PetscInt j = 0; j < k * PCGF_NSUMS; j++) sums[j] = 0;
   for (PetscInt team = 0; team < LL; team++) { /* team = chunk * lu + share; slot s of the chunk's column s / 2 */

@@ -29,7 +29,9 @@ typedef struct {
   PetscInt         kk;                        /* columns of the current cycle ready for the solution */
   Vec              soltemp;                   /* KSPBuildSolution() into no vector, mid-cycle */
   PetscInt         first, later, lfirst, llater, cycles, refinements, breakdowns, transfers, copies, allreduces, launches;
-  PetscBool        confirm; /* a convergence the estimate claims is checked with b - A x */
+  PetscLogDouble   logged;     /* GSLoggedCopies() as the last solve began */
+  PetscInt         hostcopies; /* host-device vector copies of the last solve */
+  PetscBool        confirm;    /* a convergence the estimate claims is checked with b - A x */
   PetscInt         confirmations, rejections, floors;
 } KSP_SGMRESF;
 
@@ -342,7 +344,8 @@ static PetscErrorCode KSPSGMRESFEnd_Private(KSP ksp, PetscInt l0, PetscInt t0, P
   sg->transfers = t1 - t0;
   sg->copies    = c1 - c0;
   if (sg->fused) PetscCall(GSWorkStore(SGFWorkBase(sg->work), SGF_X, ksp->vec_sol));
-  sg->solving = PETSC_FALSE;
+  sg->solving    = PETSC_FALSE;
+  sg->hostcopies = (PetscInt)(GSLoggedCopies() - sg->logged);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -369,26 +372,35 @@ static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
 
   PetscFunctionBegin;
   PetscCheck(!ksp->transpose_solve, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPSGMRESF has no transpose solve");
+  sg->logged = GSLoggedCopies();
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &sg->size));
   PetscCall(PCGetOperators(ksp->pc, &Amat, &Pmat));
   PetscCall(KSPSGMRESFPrepare_Private(ksp, Amat, Pmat));
   if (sg->fused) PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA, &dB, &halo));
 
-  /* r0 = b - A x0 on the host (right preconditioning: x is the solution itself) */
-  if (ksp->guess_zero) {
-    PetscCall(VecSet(X, 0.0));
-    PetscCall(VecCopy(B, R));
-  } else {
-    PetscCall(KSP_MatMult(ksp, Amat, X, R));
-    PetscCall(VecAYPX(R, -1.0, B));
-  }
-  PetscCall(VecNorm(R, NORM_2, &rho));
-  sg->rho0 = rho;
-  if (sg->fused) {
-    PetscCall(GSWorkLoad(SGFWorkBase(sg->work), SGF_X, X));
+  /* r0 = b - A x0 (right preconditioning: x is the solution itself): on the device when fused and x0 = 0, where x is
+     written back at the end, so a zero x0 is never set on the PETSc vector; else on the host */
+  if (sg->fused && ksp->guess_zero) {
+    PetscCall(GSWorkZero(SGFWorkBase(sg->work), SGF_X));
     PetscCall(GSWorkLoad(SGFWorkBase(sg->work), SGF_B, B));
+    PetscCall(GSWorkCopy(SGFWorkBase(sg->work), SGF_COLUMN(0), SGF_B));
+    PetscCall(GSWorkNorm(SGFWorkBase(sg->work), SGF_B, PetscObjectComm((PetscObject)ksp), &rho));
+  } else {
+    if (ksp->guess_zero) {
+      PetscCall(VecSet(X, 0.0));
+      PetscCall(VecCopy(B, R));
+    } else {
+      PetscCall(KSP_MatMult(ksp, Amat, X, R));
+      PetscCall(VecAYPX(R, -1.0, B));
+    }
+    PetscCall(VecNorm(R, NORM_2, &rho));
+    if (sg->fused) {
+      PetscCall(GSWorkLoad(SGFWorkBase(sg->work), SGF_X, X));
+      PetscCall(GSWorkLoad(SGFWorkBase(sg->work), SGF_B, B));
+    }
+    PetscCall(GSWorkLoad(SGFWorkBase(sg->work), SGF_COLUMN(0), R));
   }
-  PetscCall(GSWorkLoad(SGFWorkBase(sg->work), SGF_COLUMN(0), R));
+  sg->rho0          = rho;
   sg->solving       = PETSC_TRUE;
   sg->kk            = 0;
   sg->first         = 0;
@@ -585,6 +597,7 @@ static PetscErrorCode KSPView_SGMRESF(KSP ksp, PetscViewer viewer)
     const double t = (double)sg->transfers / (double)(sg->first + sg->later), c = (double)sg->copies / (double)(sg->first + sg->later);
     PetscCall(PetscViewerASCIIPrintf(viewer, "  per iteration: %.3g %s (sums, R, coefficients), %.3g %s\n", t, GSNounReal(t, 3, "small host-device transfer", "small host-device transfers"), c, GSNounReal(c, 3, "vector copy", "vector copies")));
   }
+  PetscCall(GSHostCopiesView(viewer, sg->hostcopies));
   if (sg->size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  MPI_Allreduce calls per iteration: %.3g\n", (double)sg->allreduces / (double)(sg->first + sg->later)));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %" PetscInt_FMT " %s, %" PetscInt_FMT " %s, %" PetscInt_FMT " %s, %" PetscInt_FMT " %s, %" PetscInt_FMT " rejected, %" PetscInt_FMT " %s at the estimate's rounding floor\n", sg->cycles,
                                    GSNoun(sg->cycles, "cycle", "cycles"), sg->refinements, GSNoun(sg->refinements, "refined orthogonalization", "refined orthogonalizations"), sg->breakdowns,
@@ -737,6 +750,9 @@ PETSC_EXTERN PetscErrorCode KSPCreate_SGMRESF(KSP ksp)
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_RIGHT, 2));
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NONE, PC_RIGHT, 1));
   PetscCall(GSRightPCCreate(ksp));
+#if defined(GPUSTREAM_PETSC_KSP_GUESS_NOT_READ)
+  ksp->guess_not_read = PETSC_TRUE; /* a zero initial guess is never read: x is written at the end */
+#endif
   ksp->ops->setup          = KSPSetUp_SGMRESF;
   ksp->ops->solve          = KSPSolve_SGMRESF;
   ksp->ops->destroy        = KSPDestroy_SGMRESF;

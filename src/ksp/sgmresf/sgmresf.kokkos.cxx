@@ -180,7 +180,7 @@ PetscErrorCode SGFWorkSetGiven(SGFWork W, PetscInt cnt, const PetscScalar a[])
 {
   PetscFunctionBegin;
   PetscCheck(cnt >= 0 && cnt <= W->np + 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%" PetscInt_FMT " given values for room of %d", cnt, W->np + 1);
-  GSCallKokkos(Kokkos::deep_copy(Kokkos::subview(W->given, std::make_pair((size_t)0, (size_t)cnt)), HostUnmanaged<const PetscScalar>(a, cnt)));
+  GSCallKokkos(SyncCopy(Kokkos::subview(W->given, std::make_pair((size_t)0, (size_t)cnt)), HostUnmanaged<const PetscScalar>(a, cnt)));
   W->transfers++;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1044,7 +1044,7 @@ PetscErrorCode SGFReduceDots(SGFWork W, SGFPass pass, PetscInt cnt, PetscScalar 
   PetscFunctionBegin;
   PetscCheck(cnt >= 0 && cnt <= W->np, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%" PetscInt_FMT " sums of %d", cnt, W->np);
   PetscCall(PetscLogEventBegin(SGF_Reduce, 0, 0, 0, 0));
-  GSCallKokkos(Kokkos::deep_copy(Kokkos::subview(W->hpartials, std::make_pair(off, off + len)), Kokkos::subview(W->partials, std::make_pair(off, off + len))));
+  GSCallKokkos(SyncCopy(Kokkos::subview(W->hpartials, std::make_pair(off, off + len)), Kokkos::subview(W->partials, std::make_pair(off, off + len))));
   W->transfers++;
   for (PetscInt k = 0; k < cnt; k++) {
     sums[k] = 0;
@@ -1100,7 +1100,7 @@ PetscErrorCode SGFWorkSetR(SGFWork W, const PetscScalar R[])
 {
   PetscFunctionBegin;
   PetscCall(PetscArraycpy(W->hR.data(), R, (W->m + 1) * (W->m + 1)));
-  GSCallKokkos(Kokkos::deep_copy(W->R, W->hR));
+  GSCallKokkos(SyncCopy(W->R, W->hR));
   W->transfers++;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1110,7 +1110,7 @@ PetscErrorCode SGFGetR(SGFWork W, PetscScalar R[])
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(SGF_Reduce, 0, 0, 0, 0));
-  GSCallKokkos(Kokkos::deep_copy(W->hR, W->R));
+  GSCallKokkos(SyncCopy(W->hR, W->R));
   W->transfers++;
   PetscCall(PetscArraycpy(R, W->hR.data(), (W->m + 1) * (W->m + 1)));
   PetscCall(PetscLogEventEnd(SGF_Reduce, 0, 0, 0, 0));

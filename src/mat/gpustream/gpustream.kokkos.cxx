@@ -66,10 +66,10 @@ PetscErrorCode gpustream::MakeTiles(PetscInt m, const PetscInt ia[], int cap, Ti
     GSCallKokkos({
       DView<PetscInt> drow(Kokkos::ViewAllocateWithoutInitializing("GPUStream::tile_row"), row.size()), dent(Kokkos::ViewAllocateWithoutInitializing("GPUStream::tile_ent"), ent.size()),
           dfirst(Kokkos::ViewAllocateWithoutInitializing("GPUStream::tile_first"), first.size()), dpieces(Kokkos::ViewAllocateWithoutInitializing("GPUStream::tile_pieces"), pieces.size());
-      Kokkos::deep_copy(drow, HostUnmanaged<const PetscInt>(row.data(), row.size()));
-      Kokkos::deep_copy(dent, HostUnmanaged<const PetscInt>(ent.data(), ent.size()));
-      Kokkos::deep_copy(dfirst, HostUnmanaged<const PetscInt>(first.data(), first.size()));
-      Kokkos::deep_copy(dpieces, HostUnmanaged<const PetscInt>(pieces.data(), pieces.size()));
+      SyncCopy(drow, HostUnmanaged<const PetscInt>(row.data(), row.size()));
+      SyncCopy(dent, HostUnmanaged<const PetscInt>(ent.data(), ent.size()));
+      SyncCopy(dfirst, HostUnmanaged<const PetscInt>(first.data(), first.size()));
+      SyncCopy(dpieces, HostUnmanaged<const PetscInt>(pieces.data(), pieces.size()));
       T.pieces = dpieces;
       T.row    = drow;
       T.ent    = dent;
@@ -125,9 +125,9 @@ PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], co
     A->rowptr = DView<PetscInt>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::rowptr"), nptr);
     A->colidx = DView<PetscInt>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::colidx"), nidx);
     A->val    = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::val"), nnz);
-    Kokkos::deep_copy(A->rowptr, HostUnmanaged<const PetscInt>(ptr, nptr));
-    Kokkos::deep_copy(A->colidx, HostUnmanaged<const PetscInt>(idx, nidx));
-    Kokkos::deep_copy(A->val, HostUnmanaged<const PetscScalar>(a, nnz));
+    SyncCopy(A->rowptr, HostUnmanaged<const PetscInt>(ptr, nptr));
+    SyncCopy(A->colidx, HostUnmanaged<const PetscInt>(idx, nidx));
+    SyncCopy(A->val, HostUnmanaged<const PetscScalar>(a, nnz));
     if (OnDevice()) PetscCall(PetscLogCpuToGpu((PetscLogDouble)(nptr * sizeof(PetscInt) + nidx * sizeof(PetscInt) + nnz * sizeof(PetscScalar))));
     if (rowlist) {
       std::vector<PetscInt> rows;
@@ -135,7 +135,7 @@ PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], co
         if (ia[i + 1] > ia[i]) rows.push_back(i);
       A->nzrows  = DView<PetscInt>("GPUStream::nzrows", rows.size());
       A->rowlist = true;
-      Kokkos::deep_copy(A->nzrows, HostUnmanaged<const PetscInt>(rows.data(), rows.size()));
+      SyncCopy(A->nzrows, HostUnmanaged<const PetscInt>(rows.data(), rows.size()));
     }
   });
   A->csr.m      = m;
@@ -154,7 +154,7 @@ PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], co
 PetscErrorCode GSDeviceMatSetValues(GSDeviceMat A, const PetscScalar a[])
 {
   PetscFunctionBegin;
-  GSCallKokkos(Kokkos::deep_copy(A->val, HostUnmanaged<const PetscScalar>(a, A->val.extent(0))));
+  GSCallKokkos(SyncCopy(A->val, HostUnmanaged<const PetscScalar>(a, A->val.extent(0))));
   if (OnDevice()) PetscCall(PetscLogCpuToGpu((PetscLogDouble)(A->val.extent(0) * sizeof(PetscScalar))));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -162,7 +162,7 @@ PetscErrorCode GSDeviceMatSetValues(GSDeviceMat A, const PetscScalar a[])
 PetscErrorCode GSDeviceMatGetValues(GSDeviceMat A, PetscScalar a[])
 {
   PetscFunctionBegin;
-  GSCallKokkos(Kokkos::deep_copy(HostUnmanaged<PetscScalar>(a, A->val.extent(0)), A->val));
+  GSCallKokkos(SyncCopy(HostUnmanaged<PetscScalar>(a, A->val.extent(0)), A->val));
   if (OnDevice()) PetscCall(PetscLogGpuToCpu((PetscLogDouble)(A->val.extent(0) * sizeof(PetscScalar))));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -215,21 +215,23 @@ static PetscErrorCode FindDiagonal(GSDeviceMat A)
     const CSR      csr = A->csr;
     const PetscInt m   = csr.m;
     if (A->diag.extent(0) != (size_t)m) A->diag = DView<PetscInt>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::diag"), m);
-    const DView<PetscInt> d       = A->diag;
-    PetscInt              missing = 0;
-    Kokkos::parallel_reduce(
-        "GPUStream::FindDiagonal", RangePol(0, m),
-        KOKKOS_LAMBDA(const PetscInt row, PetscInt &miss) {
-          PetscInt pos = -1;
-          if (row < csr.n)
-            ForRowEntries(csr, row, [&](const PetscInt j, const PetscInt col) {
-              if (col == row) pos = j;
-            });
-          d(row) = pos;
-          if (pos < 0) miss++;
-        },
-        missing);
-    A->nodiag = missing;
+    const DView<PetscInt>                           d = A->diag;
+    const Kokkos::View<PetscInt, Mem>               missing("GPUStream::nodiag");
+    const Kokkos::View<PetscInt, Kokkos::HostSpace> h("GPUStream::nodiag_host");
+    Kokkos::parallel_reduce(/* into device memory: a host value would wait in Kokkos' fence */
+                            "GPUStream::FindDiagonal", RangePol(0, m),
+                            KOKKOS_LAMBDA(const PetscInt row, PetscInt &miss) {
+                              PetscInt pos = -1;
+                              if (row < csr.n)
+                                ForRowEntries(csr, row, [&](const PetscInt j, const PetscInt col) {
+                                  if (col == row) pos = j;
+                                });
+                              d(row) = pos;
+                              if (pos < 0) miss++;
+                            },
+                            missing);
+    SyncCopy(h, missing);
+    A->nodiag = h();
   });
   A->diagknown = true;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -276,7 +278,7 @@ PetscErrorCode GSDeviceMatGetDiagonal(GSDeviceMat A, PetscScalar y[], PetscBool 
     }
     Kokkos::parallel_for(
         "GPUStream::GetDiagonal", RangePol(0, m), KOKKOS_LAMBDA(const PetscInt row) { out(row) = d(row) >= 0 ? v(d(row)) : PetscScalar(0); });
-    if (!device) Kokkos::deep_copy(HostUnmanaged<PetscScalar>(y, m), out);
+    if (!device) SyncCopy(HostUnmanaged<PetscScalar>(y, m), out);
   });
   if (!device && OnDevice()) PetscCall(PetscLogGpuToCpu((PetscLogDouble)(m * sizeof(PetscScalar))));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -296,7 +298,7 @@ static PetscErrorCode DeviceInput(const PetscScalar a[], PetscBool device, Petsc
   }
   GSCallKokkos({
     if (stage.extent(0) != (size_t)n) stage = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::scale"), n);
-    Kokkos::deep_copy(stage, HostUnmanaged<const PetscScalar>(a, n));
+    SyncCopy(stage, HostUnmanaged<const PetscScalar>(a, n));
   });
   if (OnDevice()) PetscCall(PetscLogCpuToGpu((PetscLogDouble)(n * sizeof(PetscScalar))));
   d = stage;
@@ -333,7 +335,7 @@ PetscErrorCode GSDeviceMatDiagonalScale(GSDeviceMat A, GSDeviceMat B, GSHalo H, 
     GSCallKokkos(ScaleRowsColumns(B->csr, B->val, dl, r ? HaloGhosts(H) : DView<PetscScalar>()));
   }
   PetscCall(PetscLogFlops((PetscLogDouble)((l ? 1 : 0) + (r ? 1 : 0)) * (PetscLogDouble)(A->val.extent(0) + (B ? B->val.extent(0) : 0))));
-  GSCallKokkos(Exec().fence()); /* the staged inputs go with this call */
+  GSCallKokkos(Fence()); /* the staged inputs go with this call */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -390,7 +392,7 @@ PetscErrorCode GSDeviceMatSetTileSize(GSDeviceMat A, PetscInt cap)
   PetscCheck(A->csr.bs == 1 || cap <= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "-mat_gpustream_tile_size %" PetscInt_FMT " needs CSR storage: add -mat_gpustream_format csr", cap);
   if (A->csr.bs > 1) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCallCXX(ia.resize(A->csr.m + 1));
-  GSCallKokkos(Kokkos::deep_copy(HostUnmanaged<PetscInt>(ia.data(), ia.size()), A->rowptr));
+  GSCallKokkos(SyncCopy(HostUnmanaged<PetscInt>(ia.data(), ia.size()), A->rowptr));
   PetscCall(MakeTiles(A->csr.m, ia.data(), TileCap(A->csr.m, ia.data(), cap), &A->shape.tiles));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -430,11 +432,11 @@ PetscErrorCode GSDeviceMatMult(GSDeviceMat A, GSDeviceMat B, GSHalo H, const Pet
     if (A->x.extent(0) != (size_t)n) A->x = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::x"), n);
     if (A->y.extent(0) != (size_t)m) A->y = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::y"), m);
     if (z && A->z.extent(0) != (size_t)m) A->z = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::z"), m);
-    Kokkos::deep_copy(A->x, HostUnmanaged<const PetscScalar>(x, n));
-    if (z) Kokkos::deep_copy(A->z, HostUnmanaged<const PetscScalar>(z, m));
   });
+  PetscCall(HostToDevice(A->x.data(), x, n));
+  if (z) PetscCall(HostToDevice(A->z.data(), z, m));
   PetscCall(DeviceSpMV(A, B, H, A->x, z ? &A->z : nullptr, A->y, nullptr));
-  GSCallKokkos(Kokkos::deep_copy(HostUnmanaged<PetscScalar>(y, m), A->y));
+  PetscCall(DeviceToHost(y, A->y.data(), m));
   if (OnDevice()) {
     PetscCall(PetscLogCpuToGpu((PetscLogDouble)((n + (z ? m : 0)) * sizeof(PetscScalar))));
     PetscCall(PetscLogGpuToCpu((PetscLogDouble)(m * sizeof(PetscScalar))));
@@ -470,7 +472,7 @@ PetscErrorCode GSDeviceMatMultBlock(GSDeviceMat A, GSDeviceMat B, GSHalo H, Pets
     GSCallKokkos({
       dX = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::X"), n * k);
       dY = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::Y"), m * k);
-      for (PetscInt c = 0; c < k; c++) Kokkos::deep_copy(Kokkos::subview(dX, std::make_pair((size_t)(c * n), (size_t)((c + 1) * n))), HostUnmanaged<const PetscScalar>(X + c * ldx, n));
+      for (PetscInt c = 0; c < k; c++) SyncCopy(Kokkos::subview(dX, std::make_pair((size_t)(c * n), (size_t)((c + 1) * n))), HostUnmanaged<const PetscScalar>(X + c * ldx, n));
       SpMMBlock(Exec(), A->csr, 0, k, dX.data(), n, dY.data(), m);
     });
     if (H) {
@@ -478,7 +480,7 @@ PetscErrorCode GSDeviceMatMultBlock(GSDeviceMat A, GSDeviceMat B, GSHalo H, Pets
       GSCallKokkos(SpMMBlock<true>(Exec(), B->csr, 0, k, G.data(), B->csr.n, dY.data(), m));
     }
     GSCallKokkos({
-      for (PetscInt c = 0; c < k; c++) Kokkos::deep_copy(HostUnmanaged<PetscScalar>(Y + c * ldy, m), Kokkos::subview(dY, std::make_pair((size_t)(c * m), (size_t)((c + 1) * m))));
+      for (PetscInt c = 0; c < k; c++) SyncCopy(HostUnmanaged<PetscScalar>(Y + c * ldy, m), Kokkos::subview(dY, std::make_pair((size_t)(c * m), (size_t)((c + 1) * m))));
     });
     if (OnDevice()) {
       PetscCall(PetscLogCpuToGpu((PetscLogDouble)(n * k * sizeof(PetscScalar))));

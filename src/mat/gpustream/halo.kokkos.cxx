@@ -123,7 +123,7 @@ PetscErrorCode GSHaloCreate(MPI_Comm comm, PetscInt nlocal, const PetscInt range
       H->hsend  = Kokkos::View<PetscScalar *, PinnedSpace>("GPUStream::halo_hsend", sidx.size());
       H->hghost = Kokkos::View<PetscScalar *, PinnedSpace>("GPUStream::halo_hghost", nghost);
     }
-    Kokkos::deep_copy(H->sidx, HostUnmanaged<const PetscInt>(sidx.data(), sidx.size()));
+    SyncCopy(H->sidx, HostUnmanaged<const PetscInt>(sidx.data(), sidx.size()));
   });
   *halo = H.release();
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -175,13 +175,13 @@ PetscErrorCode gpustream::HaloBegin(GSHalo H, const DView<PetscScalar> &x, Petsc
     GSCallKokkos({
       Kokkos::parallel_for(
           "GPUStream::HaloGather", RangePol(0, ns), KOKKOS_LAMBDA(const size_t k) { dsnd(k) = scaled ? d(idx(k)) * x(idx(k)) : x(idx(k)); });
-      if (!H->devicempi) Kokkos::deep_copy(H->hsend, H->dsend);
+      if (!H->devicempi) SyncCopy(H->hsend, H->dsend);
     });
     if (!H->devicempi && OnDevice()) PetscCall(PetscLogGpuToCpu((PetscLogDouble)(ns * sizeof(PetscScalar))));
     *launches = 1;
   }
   if (H->devicempi) {
-    GSCallKokkos(Kokkos::fence());
+    GSCallKokkos(FenceAll());
     for (int i = 0; i < nr; i++) PetscCallMPI(MPI_Irecv(recv + H->rdispls[i], H->rcounts[i], MPIU_SCALAR, H->rranks[i], 0, H->comm, &H->reqs[i]));
   }
   for (size_t i = 0; i < H->sranks.size(); i++) PetscCallMPI(MPI_Isend(send + H->sdispls[i], H->scounts[i], MPIU_SCALAR, H->sranks[i], 0, H->comm, &H->reqs[nr + i]));
@@ -193,7 +193,7 @@ PetscErrorCode gpustream::HaloEnd(GSHalo H)
   PetscFunctionBegin;
   if (!H->reqs.empty()) PetscCallMPI(MPI_Waitall((int)H->reqs.size(), H->reqs.data(), MPI_STATUSES_IGNORE));
   if (!H->devicempi && H->dghost.extent(0)) {
-    GSCallKokkos(Kokkos::deep_copy(H->dghost, H->hghost));
+    GSCallKokkos(SyncCopy(H->dghost, H->hghost));
     if (OnDevice()) PetscCall(PetscLogCpuToGpu((PetscLogDouble)(H->dghost.extent(0) * sizeof(PetscScalar))));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -215,7 +215,7 @@ PetscErrorCode gpustream::HaloBlock(GSHalo H, PetscInt k, const DView<PetscScala
     const DView<PetscScalar> x(X.data() + c * n, n); /* unmanaged: column c */
     PetscCall(HaloBegin(H, x, &gathers));
     PetscCall(HaloEnd(H));
-    GSCallKokkos(if (ng) Kokkos::deep_copy(Kokkos::subview(G, std::make_pair(c * ng, (c + 1) * ng)), H->dghost));
+    GSCallKokkos(if (ng) SyncCopy(Kokkos::subview(G, std::make_pair(c * ng, (c + 1) * ng)), H->dghost));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -1,0 +1,175 @@
+/* Host arrays to and from device memory through pinned staging (kokkosimpl.hpp's HostToDevice() and DeviceToHost()).
+   From pageable memory the driver stages a copy itself, through one buffer and one thread, well below the pinned
+   rate; the engine of stager.hpp overlaps the host copies of some chunks with the transfers of others on the plugin's
+   stream. */
+#include "kokkosimpl.hpp"
+#include <cstdlib>
+
+#include "stager.hpp"
+
+namespace gpustream
+{
+static int gs_staging_threads = -1; /* -gpustream_staging_threads; -1: not set yet */
+
+#if defined(KOKKOS_ENABLE_CUDA)
+namespace
+{
+/* CUDA's calls for the staging engine (stager.hpp) */
+struct CudaAPI {
+  using Error                    = cudaError_t;
+  using Event                    = cudaEvent_t;
+  using Stream                   = cudaStream_t;
+  static constexpr Error Success = cudaSuccess;
+  static Error           EventCreate(Event *e)
+  {
+    return cudaEventCreateWithFlags(e, cudaEventDisableTiming);
+  }
+  static void EventDestroy(Event e)
+  {
+    (void)cudaEventDestroy(e);
+  }
+  static Error EventSync(Event e)
+  {
+    return cudaEventSynchronize(e);
+  }
+  static Error EventRecord(Event e, Stream s)
+  {
+    return cudaEventRecord(e, s);
+  }
+  static Error HostAlloc(void **p, size_t n)
+  {
+    return cudaHostAlloc(p, n, cudaHostAllocDefault);
+  }
+  static void HostFree(void *p)
+  {
+    (void)cudaFreeHost(p);
+  }
+  static Error SetDevice(int d)
+  {
+    return cudaSetDevice(d);
+  }
+  static Error ToDevice(void *d, const void *h, size_t n, Stream s)
+  {
+    return cudaMemcpyAsync(d, h, n, cudaMemcpyHostToDevice, s);
+  }
+  static Error ToHost(void *h, const void *d, size_t n, Stream s)
+  {
+    return cudaMemcpyAsync(h, d, n, cudaMemcpyDeviceToHost, s);
+  }
+};
+using Stager = staging::Stager<CudaAPI>;
+using Job    = staging::Job<CudaAPI>;
+
+Stager *gs_stager = nullptr;
+
+PetscErrorCode StagerDestroy(void)
+{
+  PetscFunctionBegin;
+  delete gs_stager;
+  gs_stager = nullptr;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* One copy through the engine, on the plugin's stream and device */
+PetscErrorCode Staged(bool todevice, void *dev, void *host, size_t bytes)
+{
+  Job job;
+
+  PetscFunctionBegin;
+  job.todevice = todevice;
+  job.dev      = (char *)dev;
+  job.host     = (char *)host;
+  job.bytes    = bytes;
+  job.chunk    = staging::ChunkBytes(bytes, gs_staging_threads);
+  job.lanes    = staging::Lanes(bytes, job.chunk, gs_staging_threads);
+  job.stream   = Exec().cuda_stream();
+  PetscCheck(cudaGetDevice(&job.device) == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_GPU, "cudaGetDevice() failed");
+  if (!gs_stager) {
+    try {
+      gs_stager = new Stager;
+    } catch (const std::exception &x) {
+      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_MEM, "Pinned staging: %s", x.what());
+    }
+    PetscCall(PetscRegisterFinalize(StagerDestroy));
+  }
+  {
+    cudaError_t e = cudaSuccess;
+    try {
+      e = gs_stager->Run(job);
+    } catch (const std::exception &x) { /* a thread that could not start */
+      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "Pinned staging: %s", x.what());
+    }
+    PetscCheck(e == cudaSuccess, PETSC_COMM_SELF, e == cudaErrorMemoryAllocation ? PETSC_ERR_MEM : PETSC_ERR_GPU, "Copy of %zu bytes %s through pinned staging failed: %s (%s)", bytes, todevice ? "to the device" : "from the device",
+               cudaGetErrorName(e), cudaGetErrorString(e));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+} // namespace
+#endif
+
+/* -gpustream_staging_threads n: threads that stage copies between host arrays and the device through pinned memory,
+   at most this process's share of the cores of its node (the ranks on the node as the MPI launcher tells them: Open
+   MPI's and MPICH's variables); 0, the default, leaves the copies to the driver (pageable memory). Read at first use,
+   which is not collective. */
+PetscErrorCode StagingThreads(int *n)
+{
+  PetscFunctionBegin;
+  if (gs_staging_threads < 0) {
+    PetscInt t = 0;
+    PetscCall(GSOptionsCheckValue(NULL, NULL, "-gpustream_staging_threads", GS_OPTION_INT, NULL, 0));
+    PetscCall(PetscOptionsGetInt(NULL, NULL, "-gpustream_staging_threads", &t, NULL));
+    PetscCheck(t >= 0 && t <= 256, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-gpustream_staging_threads %" PetscInt_FMT " must be in 0..256", t);
+#if defined(KOKKOS_ENABLE_CUDA)
+    if (t > 1) {
+      const int   cores = (int)std::thread::hardware_concurrency();
+      const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+      int         ranks = 1;
+      if (!local) local = getenv("MPI_LOCALNRANKS");
+      if (local) ranks = std::max(1, atoi(local));
+      if (cores > 0) t = std::max(1, std::min((int)t, cores / ranks));
+    }
+#endif
+    gs_staging_threads = (int)t;
+  }
+  *n = gs_staging_threads;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode HostToDevice(PetscScalar *d, const PetscScalar *h, size_t n)
+{
+  int t;
+
+  PetscFunctionBegin;
+  if (!n) PetscFunctionReturn(PETSC_SUCCESS);
+  if (OnDevice()) gs_host_copies++;
+  PetscCall(StagingThreads(&t));
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (t > 0 && n * sizeof(PetscScalar) >= StagingMinBytes) {
+    PetscCall(Staged(true, d, const_cast<PetscScalar *>(h), n * sizeof(PetscScalar)));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+#endif
+  GSCallKokkos(SyncCopy(DView<PetscScalar>(d, n), HostUnmanaged<const PetscScalar>(h, n)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode DeviceToHost(PetscScalar *h, const PetscScalar *d, size_t n)
+{
+  int t;
+
+  PetscFunctionBegin;
+  if (!n) PetscFunctionReturn(PETSC_SUCCESS);
+  if (OnDevice()) gs_host_copies++;
+  PetscCall(StagingThreads(&t));
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (t > 0 && n * sizeof(PetscScalar) >= StagingMinBytes) {
+    PetscCall(Staged(false, const_cast<PetscScalar *>(d), h, n * sizeof(PetscScalar)));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+#endif
+  GSCallKokkos(SyncCopy(HostUnmanaged<PetscScalar>(h, n), Kokkos::View<const PetscScalar *, Mem, Kokkos::MemoryUnmanaged>(d, n)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+} // namespace gpustream
+
+PetscLogDouble gs_host_copies = 0;
