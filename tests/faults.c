@@ -623,9 +623,10 @@ static PetscErrorCode AllocationFailure(PetscInt n, size_t margin)
 
   PetscFunctionBeginUser;
 #if defined(__GLIBC__)
-  /* a fixed threshold: large blocks are mapped and unmapped each time, so the limit sees every one of them (glibc
-     otherwise raises the threshold after a free, and freed heap memory would serve the next allocations) */
-  PetscCheck(mallopt(M_MMAP_THRESHOLD, 1 << 20), PETSC_COMM_SELF, PETSC_ERR_SYS, "mallopt() failed");
+  /* large blocks mapped and unmapped each time, so that the limit sees every one of them (freed heap memory would
+     serve the next allocations): a fixed threshold (glibc otherwise raises it after a free), and mapping allowed (a
+     library PETSc links may turn it off: Debian unstable's SuperLU_DIST sets M_MMAP_MAX to 0 when it is loaded) */
+  PetscCheck(mallopt(M_MMAP_THRESHOLD, 1 << 20) && mallopt(M_MMAP_MAX, 1 << 16), PETSC_COMM_SELF, PETSC_ERR_SYS, "mallopt() failed");
 #endif
   PetscCall(OnDevice(&dev));
   if (dev) { /* CUDA maps far more address space than it uses: a limit would break it, not one allocation */
