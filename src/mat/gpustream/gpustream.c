@@ -237,7 +237,7 @@ static PetscErrorCode (*MatAssemblyEndBase[2])(Mat, MatAssemblyType);
 /* A final assembly ends with the device copy made or refreshed, so that a failed device allocation surfaces here,
    where no vector is locked: PETSc's MatMult() and KSPSolve() keep the read locks they took on their vectors when the
    type's operation fails inside them. After such an error the matrix is not assembled: once memory is there, assemble
-   it again. Products refresh the copy when the host arrays changed since (MatScale(), a new matrix type's options). */
+   it again. Products refresh the copy when the host arrays changed since (MatScale() ...) or new options dropped it. */
 static PetscErrorCode MatAssemblyEnd_GPUStream(Mat A, MatAssemblyType type)
 {
   PetscBool isgs;
