@@ -154,6 +154,19 @@ thread per row \(-mat_gpustream_kernel warp: one lane per row on the host backen
       args: -m 64 -n 64 -coef_jump 1e6 -pc_type jacobi -ksp_norm_type unpreconditioned -ksp_rtol 1e-15 -ksp_converged_reason -ksp_pipecgfused_residual_gap_factor 1.5
       filter: grep -c "times the recursive one at convergence; -ksp_pipecgfused_replace_every N keeps them together"
 
+   # the device copy is made once, at the end of the assembly: the solve's products find it up to date
+   test:
+      suffix: sync_once
+      args: -m 8 -n 8 -log_view
+      filter: awk '$1 == "GPUSMatSync" {print $1, $2}'
+
+   # -ksp_view gives the true residual at convergence against the recursive one in words: "equal to" where the ratio
+   # prints as 1, else a plain number of times (not PETSc's "1. times")
+   test:
+      suffix: gap_wording
+      args: -dim 3 -m 12 -n 10 -p 9 -pc_type jacobi -ksp_view
+      filter: grep "true residual norm at convergence" | sed -E "s/at convergence [0-9.e+-]+, (equal to|[0-9]+(\.[0-9]+)?(e[+-][0-9]+)? times) the recursive one$/at convergence N, equal to or N times the recursive one/"
+
    # -help lists the options of the matrix type
    test:
       suffix: help

@@ -570,41 +570,48 @@ static PetscErrorCode ReportError(const char *what, PetscErrorCode ierr)
   PetscFunctionReturn(0);
 }
 
-/* A banded SPD matrix (diagonal 10, -1 at distances 1 and 1000) of n rows, uneven over the processes: big enough
-   that its device copy and a solver's work vectors need more than the margin the address space is limited to */
+/* A banded SPD matrix (diagonal 10, -1 at distances 1 and 1000) of n rows, uneven over the processes, its values set
+   and not yet assembled: big enough that its device copy and a solver's device work need more than the margin the
+   address space is limited to */
 static PetscErrorCode Banded(PetscInt n, Mat *A)
 {
-  PetscInt     rstart, rend, *ia, *ja, k = 0;
-  PetscScalar *va;
+  const PetscInt off[5] = {-1000, -1, 0, 1, 1000};
+  PetscInt       rstart, rend, *dnz, *onz;
 
   PetscFunctionBeginUser;
   PetscCall(MatCreate(PETSC_COMM_WORLD, A));
   PetscCall(MatSetSizes(*A, LocalRows(n), LocalRows(n), n, n));
   PetscCall(MatSetType(*A, MATGPUSTREAM));
-  rend = LocalRows(n); /* the layout is set up by the preallocation */
+  rend = LocalRows(n);
   PetscCallMPI(MPI_Scan(MPI_IN_PLACE, &rend, 1, MPIU_INT, MPI_SUM, PETSC_COMM_WORLD));
   rstart = rend - LocalRows(n);
-  PetscCall(PetscMalloc3(rend - rstart + 1, &ia, 5 * (rend - rstart), &ja, 5 * (rend - rstart), &va));
-  ia[0] = 0;
-  for (PetscInt i = rstart; i < rend; i++) {
-    const PetscInt off[5] = {-1000, -1, 0, 1, 1000};
+  PetscCall(PetscCalloc2(rend - rstart, &dnz, rend - rstart, &onz));
+  for (PetscInt i = rstart; i < rend; i++)
     for (int d = 0; d < 5; d++)
       if (i + off[d] >= 0 && i + off[d] < n) {
-        ja[k]   = i + off[d];
-        va[k++] = off[d] ? -1.0 : 10.0;
+        if (i + off[d] >= rstart && i + off[d] < rend)
+          dnz[i - rstart]++;
+        else
+          onz[i - rstart]++;
       }
-    ia[i - rstart + 1] = k;
-  }
-  PetscCall(MatSeqAIJSetPreallocationCSR(*A, ia, ja, va));
-  PetscCall(MatMPIAIJSetPreallocationCSR(*A, ia, ja, va));
-  PetscCall(PetscFree3(ia, ja, va));
+  PetscCall(MatXAIJSetPreallocation(*A, 1, dnz, onz, NULL, NULL));
+  PetscCall(PetscFree2(dnz, onz));
+  for (PetscInt i = rstart; i < rend; i++)
+    for (int d = 0; d < 5; d++)
+      if (i + off[d] >= 0 && i + off[d] < n) {
+        const PetscInt    j = i + off[d];
+        const PetscScalar v = off[d] ? -1.0 : 10.0;
+        PetscCall(MatSetValues(*A, 1, &i, 1, &j, &v, INSERT_VALUES));
+      }
   PetscFunctionReturn(0);
 }
 
 /* Allocations that fail for real on a host backend: the address space of the last process is limited (setrlimit)
-   to what it maps plus a margin, below what the device copy of the matrix and then a solver's work vectors need.
-   Each failure is PETSC_ERR_MEM with the hint on that process (the others learn that it failed), nothing leaks, and
-   with the limit lifted the same objects work: the product equals AIJ's, the same KSP converges. */
+   to what it maps plus a margin, below what the device copy of the matrix and then a solver's device work need,
+   around the calls that make them: MatAssemblyEnd() (the device copy), KSPSetUp() (the work), and KSPSolve() of a KSP
+   not set up yet (its KSPSetUp()). Each failure is PETSC_ERR_MEM with the hint on that process (the others learn
+   that it failed); b and x are left usable (no read lock left on them), nothing leaks, and once memory is there the
+   same objects work: the matrix assembled again multiplies as AIJ, the same KSP converges as a fresh one. */
 static PetscErrorCode AllocationFailure(PetscInt n, size_t margin)
 {
   Mat            A, B;
@@ -616,9 +623,10 @@ static PetscErrorCode AllocationFailure(PetscInt n, size_t margin)
 
   PetscFunctionBeginUser;
 #if defined(__GLIBC__)
-  /* a fixed threshold: large blocks are mapped and unmapped each time, so the limit sees every one of them (glibc
-     otherwise raises the threshold after a free, and freed heap memory would serve the next allocations) */
-  PetscCheck(mallopt(M_MMAP_THRESHOLD, 1 << 20), PETSC_COMM_SELF, PETSC_ERR_SYS, "mallopt() failed");
+  /* large blocks mapped and unmapped each time, so that the limit sees every one of them (freed heap memory would
+     serve the next allocations): a fixed threshold (glibc otherwise raises it after a free), and mapping allowed (a
+     library PETSc links may turn it off: Debian unstable's SuperLU_DIST sets M_MMAP_MAX to 0 when it is loaded) */
+  PetscCheck(mallopt(M_MMAP_THRESHOLD, 1 << 20) && mallopt(M_MMAP_MAX, 1 << 16), PETSC_COMM_SELF, PETSC_ERR_SYS, "mallopt() failed");
 #endif
   PetscCall(OnDevice(&dev));
   if (dev) { /* CUDA maps far more address space than it uses: a limit would break it, not one allocation */
@@ -626,16 +634,19 @@ static PetscErrorCode AllocationFailure(PetscInt n, size_t margin)
     PetscFunctionReturn(0);
   }
   PetscCall(Banded(n, &A));
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  if (last) PetscCall(LimitAddressSpace(margin, &old));
+  ierr = MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY);
+  if (last) PetscCheck(!setrlimit(RLIMIT_AS, &old), PETSC_COMM_SELF, PETSC_ERR_SYS, "setrlimit() failed");
+  PetscCall(PetscPopErrorHandler());
+  PetscCall(ReportError("MatAssemblyEnd, device copy of the matrix", ierr));
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY)); /* not assembled after the error: again, with the memory */
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
   PetscCall(MatConvert(A, MATAIJ, MAT_INITIAL_MATRIX, &B));
   PetscCall(MatCreateVecs(A, &x, &y));
   PetscCall(VecDuplicate(y, &z));
   PetscCall(VecSet(x, 1.0));
-  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
-  if (last) PetscCall(LimitAddressSpace(margin, &old));
-  ierr = MatMult(A, x, y);
-  if (last) PetscCheck(!setrlimit(RLIMIT_AS, &old), PETSC_COMM_SELF, PETSC_ERR_SYS, "setrlimit() failed");
-  PetscCall(PetscPopErrorHandler());
-  PetscCall(ReportError("MatMult, device copy of the matrix", ierr));
   PetscCall(MatMult(A, x, y));
   PetscCall(MatMult(B, x, z));
   PetscCall(VecAXPY(z, -1.0, y));
@@ -650,18 +661,21 @@ static PetscErrorCode AllocationFailure(PetscInt n, size_t margin)
     char   what[64];
     PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
     PetscCall(Configure(ksp, fusedtypes[t], A, 1e-8, 0.0, 1e5, 100));
-    PetscCall(KSPSetUp(ksp)); /* PETSc's own work vectors: the limit is for the plugin's */
-    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
-    if (last) PetscCall(LimitAddressSpace(margin, &old));
-    ierr = KSPSolve(ksp, b, x);
-    if (last) PetscCheck(!setrlimit(RLIMIT_AS, &old), PETSC_COMM_SELF, PETSC_ERR_SYS, "setrlimit() failed");
-    PetscCall(PetscPopErrorHandler());
-    PetscCall(PetscSNPrintf(what, sizeof(what), "KSPSolve with %s, its work vectors", fusedtypes[t]));
-    PetscCall(ReportError(what, ierr));
+    for (int call = 0; call < 2; call++) {
+      PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+      if (last) PetscCall(LimitAddressSpace(margin, &old));
+      ierr = call ? KSPSolve(ksp, b, x) : KSPSetUp(ksp);
+      if (last) PetscCheck(!setrlimit(RLIMIT_AS, &old), PETSC_COMM_SELF, PETSC_ERR_SYS, "setrlimit() failed");
+      PetscCall(PetscPopErrorHandler());
+      PetscCall(PetscSNPrintf(what, sizeof(what), "%s with %s, its device work", call ? "KSPSolve" : "KSPSetUp", fusedtypes[t]));
+      PetscCall(ReportError(what, ierr));
+    }
+    PetscCall(VecSet(b, 1.0)); /* fails if the solve left b or x locked */
+    PetscCall(VecSet(x, 0.0));
     PetscCall(Run(ksp, A, b, NULL, x, &r));
     PetscCall(KSPDestroy(&ksp));
     PetscCall(RunFresh(fusedtypes[t], A, b, NULL, 1e-8, 0.0, 1e5, 100, y, &f));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "then the same KSP: %s, %s\n", KSPConvergedReasons[r.reason], r.reason > 0 && r.its == f.its && r.res < 1e-6 ? "as a fresh KSP" : "DIFFERS FROM A FRESH KSP"));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "then b and x are usable and the same KSP: %s, %s\n", KSPConvergedReasons[r.reason], r.reason > 0 && r.its == f.its && r.res < 1e-6 ? "as a fresh KSP" : "DIFFERS FROM A FRESH KSP"));
   }
   PetscCall(VecDestroy(&b));
   PetscCall(VecDestroy(&x));
@@ -708,23 +722,27 @@ static PetscErrorCode CheckOnes(Mat A, const char *what)
   PetscFunctionReturn(0);
 }
 
-/* The gpustream matrix of DeviceFull() from its CSR arrays, options prefix full_ */
-static PetscErrorCode FullMat(PetscInt N, const PetscInt ia[], const PetscInt ja[], const PetscScalar va[], Mat *A)
+/* The gpustream matrix of DeviceFull() from its CSR arrays, options prefix full_: *ierr is what its assembly (inside
+   MatSeqAIJSetPreallocationCSR(), where the device copy is made) returned; after an error it is not assembled */
+static PetscErrorCode FullMat(PetscInt N, const PetscInt ia[], const PetscInt ja[], const PetscScalar va[], Mat *A, PetscErrorCode *ierr)
 {
   PetscFunctionBeginUser;
   PetscCall(MatCreate(PETSC_COMM_SELF, A));
   PetscCall(MatSetSizes(*A, N, N, N, N));
   PetscCall(MatSetType(*A, MATGPUSTREAM));
   PetscCall(MatSetOptionsPrefix(*A, "full_"));
-  PetscCall(MatSeqAIJSetPreallocationCSR(*A, ia, ja, va));
   PetscCall(MatSetFromOptions(*A));
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  *ierr = MatSeqAIJSetPreallocationCSR(*A, ia, ja, va);
+  PetscCall(PetscPopErrorHandler());
   PetscFunctionReturn(0);
 }
 
 /* GPU only (one process): device memory filled but for leave bytes (default: the plugin's default reserve,
    max(512 MB, 5% of the device), plus 1 GB), then a matrix of leave + 1 GB in resident mode with a budget above the
-   free memory: the allocation fails with PETSC_ERR_MEM and the hint; with the default budget resident mode refuses
-   it; auto mode streams it; and with the memory released it is resident again. */
+   free memory: the allocation at the end of its assembly fails with PETSC_ERR_MEM and the hint; with the default
+   budget resident mode refuses it; assembled again in auto mode it streams; and with the memory released it is
+   resident again. */
 static PetscErrorCode DeviceFull(PetscReal leave_mb)
 {
   PetscBool          dev;
@@ -775,34 +793,23 @@ static PetscErrorCode DeviceFull(PetscReal leave_mb)
   }
   PetscCall(PetscOptionsSetValue(NULL, "-full_mat_gpustream_mode", "resident"));
   PetscCall(PetscOptionsSetValue(NULL, "-full_mat_gpustream_max_device_bytes", "1e15"));
-  PetscCall(FullMat(N, ia, ja, va, &A));
+  PetscCall(FullMat(N, ia, ja, va, &A, &ierr));
+  PetscCall(ReportError("resident mode, a budget above the free memory", ierr));
+  /* a new matrix: a budget once set stays when its option is cleared */
+  PetscCall(PetscOptionsClearValue(NULL, "-full_mat_gpustream_max_device_bytes"));
+  PetscCall(MatDestroy(&A));
+  PetscCall(FullMat(N, ia, ja, va, &A, &ierr));
   {
-    Vec x, y;
-    PetscCall(MatCreateVecs(A, &x, &y));
-    PetscCall(VecSet(x, 1.0));
-    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
-    ierr = MatMult(A, x, y);
-    PetscCall(PetscPopErrorHandler());
-    PetscCall(ReportError("resident mode, a budget above the free memory", ierr));
-    /* a new matrix: a budget once set stays when its option is cleared */
-    PetscCall(PetscOptionsClearValue(NULL, "-full_mat_gpustream_max_device_bytes"));
-    PetscCall(MatDestroy(&A));
-    PetscCall(FullMat(N, ia, ja, va, &A));
-    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
-    ierr = MatMult(A, x, y);
-    PetscCall(PetscPopErrorHandler());
-    {
-      const char *text;
-      ErrorText   msg = NULL;
-      PetscCall(PetscErrorMessage(ierr, &text, &msg));
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "resident mode, the default budget: %s\n",
-                            ierr == PETSC_ERR_ARG_OUTOFRANGE && msg && strstr(msg, "use -mat_gpustream_mode auto or stream") ? "PETSC_ERR_ARG_OUTOFRANGE suggesting auto or stream" : "UNEXPECTED"));
-    }
-    PetscCall(VecDestroy(&x));
-    PetscCall(VecDestroy(&y));
+    const char *text;
+    ErrorText   msg = NULL;
+    PetscCall(PetscErrorMessage(ierr, &text, &msg));
+    PetscCall(
+        PetscPrintf(PETSC_COMM_WORLD, "resident mode, the default budget: %s\n", ierr == PETSC_ERR_ARG_OUTOFRANGE && msg && strstr(msg, "use -mat_gpustream_mode auto or stream") ? "PETSC_ERR_ARG_OUTOFRANGE suggesting auto or stream" : "UNEXPECTED"));
   }
   PetscCall(PetscOptionsSetValue(NULL, "-full_mat_gpustream_mode", "auto"));
   PetscCall(MatSetFromOptions(A));
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY)); /* not assembled after the error: again, in auto mode */
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
   PetscCall(CheckOnes(A, "auto mode, the default budget"));
   if (fill) PetscCheck(!cuMemFree(filler), PETSC_COMM_SELF, PETSC_ERR_LIB, "cuMemFree failed");
   PetscCall(PetscOptionsSetValue(NULL, "-full_mat_gpustream_mode", "resident"));

@@ -15,9 +15,8 @@
 #  define GS_DEVICE_VECTORS 1
 #endif
 
-/* Turns a C++ exception from Kokkos into a PETSc error; a failed allocation becomes PETSC_ERR_MEM. Kokkos (3.x and
-   4.x) reports a failed View allocation as a std::runtime_error whose text starts with "Kokkos failed to allocate
-   memory" (its RawMemoryAllocationFailure, a std::bad_alloc, is caught and rethrown so); plain new throws bad_alloc. */
+/* Turns a C++ exception from Kokkos into a PETSc error; a failed allocation becomes PETSC_ERR_MEM. Kokkos reports a
+   failed View allocation as a std::runtime_error (see IsAllocationFailure()); plain new throws bad_alloc. */
 #define GS_OOM_MESSAGE "Out of device memory (%s): set -mat_gpustream_max_device_bytes below the free device memory so that the matrix streams, or use a smaller problem per GPU"
 #define GSCallKokkos(...)                                                                                                                                                                                                                                \
   do {                                                                                                                                                                                                                                                   \
@@ -53,9 +52,16 @@
 
 namespace gpustream
 {
+/* Whether e is Kokkos' report of a failed allocation. Kokkos 3 to 4.3 catch their RawMemoryAllocationFailure (a
+   std::bad_alloc) and rethrow it as "Kokkos failed to allocate memory for label ..."; from 4.4 on (5.x too) the
+   memory space throws "Kokkos ERROR: Host memory space failed to allocate 16 MiB (label=...)." itself. */
 inline bool IsAllocationFailure(const std::exception &e)
 {
-  return std::strncmp(e.what(), "Kokkos failed to allocate memory", 32) == 0;
+  static const char before44[] = "Kokkos failed to allocate memory", since44[] = "Kokkos ERROR: ";
+  const char       *what = e.what();
+
+  if (!std::strncmp(what, before44, sizeof(before44) - 1)) return true;
+  return !std::strncmp(what, since44, sizeof(since44) - 1) && std::strstr(what, " memory space failed to allocate ");
 }
 
 using Exec = Kokkos::DefaultExecutionSpace;

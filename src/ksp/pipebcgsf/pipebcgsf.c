@@ -27,37 +27,41 @@ typedef struct {
   GSResidualGap    gap;                         /* the true residual against the recursive one at convergence */
 } KSP_PIPEBCGSF;
 
-static PetscErrorCode KSPSetUp_PIPEBCGSF(KSP ksp)
+/* Whether a solve runs ahead with device scalars (KSPPIPEBCGSFSolveAhead_Private()) */
+static PetscBool KSPPIPEBCGSFAhead_Private(KSP_PIPEBCGSF *bf, PetscMPIInt size)
 {
-  PetscFunctionBegin;
-  PetscCall(KSPSetWorkVecs(ksp, 3));
-  PetscFunctionReturn(PETSC_SUCCESS);
+  return (PetscBool)(bf->devscalars && bf->fused && size == 1 && (bf->pc == PBF_PC_NONE || bf->pc == PBF_PC_JACOBI) && !bf->replace_every);
 }
 
-/* Work sized for the operator; D^{-1} from the PC itself when Jacobi or point-block Jacobi (blocks of up to
-   PBF_MAX_BS rows) is fused */
-static PetscErrorCode KSPPIPEBCGSFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat)
+/* Every device allocation of a solve with n local unknowns: the device copy of a gpustream operator (*dA NULL when it
+   streams), the work vectors and the device scalars' buffers where the solve runs ahead. KSPSetUp() makes them, so
+   that a failed allocation surfaces there, before KSPSolve() locks b (PETSc keeps that lock when a solver fails
+   inside); KSPSolve() calls it again, which allocates only what changed since. */
+static PetscErrorCode KSPPIPEBCGSFAllocate_Private(KSP ksp, Mat Amat, Mat Pmat, PetscInt n, GSDeviceMat *dA, GSDeviceMat *dB, GSHalo *halo)
 {
-  KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
+  KSP_PIPEBCGSF *bf   = (KSP_PIPEBCGSF *)ksp->data;
+  MPI_Comm       comm = PetscObjectComm((PetscObject)ksp);
   PetscBool      jacobi, pbjacobi, none, gs;
   PBFPC          pc;
-  PetscInt       n, bs;
+  PetscInt       bs;
+  PetscMPIInt    size;
 
   PetscFunctionBegin;
+  *dA   = NULL;
+  *dB   = NULL;
+  *halo = NULL;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &jacobi));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCPBJACOBI, &pbjacobi));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &none));
   PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATGPUSTREAM, &gs));
-  if (gs) { /* a streamed matrix has no whole device CSR: MatMult() */
-    GSDeviceMat dA;
-    PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA, NULL, NULL));
-    gs = (PetscBool)(dA != NULL);
-  }
+  if (gs) PetscCall(MatGPUStreamGetDeviceMat(Amat, dA, dB, halo));
+  gs = (PetscBool)(*dA != NULL); /* a streamed matrix has no whole device CSR: MatMult() */
   PetscCall(MatGetBlockSize(Pmat, &bs));
   pbjacobi = (PetscBool)(pbjacobi && bs <= PBF_MAX_BS);
   /* the device SpMVs apply no preconditioner but a fused (point-block) Jacobi: other PCs take the host path */
-  bf->fused = (PetscBool)(gs && bf->size == 1 && (none || jacobi || pbjacobi));
-  bf->halo  = (PetscBool)(gs && bf->size > 1 && (none || jacobi));
+  bf->fused = (PetscBool)(gs && size == 1 && (none || jacobi || pbjacobi));
+  bf->halo  = (PetscBool)(gs && size > 1 && (none || jacobi));
   if (none)
     pc = PBF_PC_NONE;
   else if ((bf->fused || bf->halo) && (jacobi || (pbjacobi && bs == 1)))
@@ -66,21 +70,56 @@ static PetscErrorCode KSPPIPEBCGSFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat)
     pc = PBF_PC_PBJACOBI;
   else
     pc = PBF_PC_APPLY;
-  PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
   if (bf->work && (bf->n != n || bf->pc != pc)) PetscCall(PBFWorkDestroy(&bf->work));
   if (!bf->work) {
-    PetscCall(GSAllOK(PetscObjectComm((PetscObject)ksp), PBFWorkCreate(n, pc, &bf->work))); /* may fail on one process */
+    PetscCall(GSAllOK(comm, PBFWorkCreate(n, pc, &bf->work))); /* may fail on one process */
     bf->n       = n;
     bf->pc      = pc;
     bf->dinvmat = NULL;
   }
-  if (pc == PBF_PC_JACOBI || pc == PBF_PC_PBJACOBI) {
+  PetscCall(GSAllOK(comm, PBFWorkReserve(bf->work, bs, KSPPIPEBCGSFAhead_Private(bf, size))));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The device allocations first (device memory is the scarcer), then PETSc's work vectors. Called again when the
+   operators change (ksp->setupnewmatrix): the work then follows the new operator. */
+static PetscErrorCode KSPSetUp_PIPEBCGSF(KSP ksp)
+{
+  Mat         Amat, Pmat;
+  GSDeviceMat dA, dB;
+  GSHalo      halo;
+  PetscBool   set;
+  PetscInt    n;
+
+  PetscFunctionBegin;
+  PetscCall(KSPGetOperatorsSet(ksp, &set, NULL));
+  if (set) {
+    PetscCall(PCGetOperators(ksp->pc, &Amat, &Pmat));
+    PetscCall(MatGetLocalSize(Amat, NULL, &n));
+    PetscCall(KSPPIPEBCGSFAllocate_Private(ksp, Amat, Pmat, n, &dA, &dB, &halo));
+  }
+  if (ksp->setupstage == KSP_SETUP_NEW) PetscCall(KSPSetWorkVecs(ksp, 3));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The device allocations for the solve's vectors (see KSPPIPEBCGSFAllocate_Private()), and D^{-1} from the PC itself
+   when Jacobi or point-block Jacobi (blocks of up to PBF_MAX_BS rows) is fused */
+static PetscErrorCode KSPPIPEBCGSFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat, GSDeviceMat *dA, GSDeviceMat *dB, GSHalo *halo)
+{
+  KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
+  PetscInt       n, bs;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
+  PetscCall(KSPPIPEBCGSFAllocate_Private(ksp, Amat, Pmat, n, dA, dB, halo));
+  PetscCall(MatGetBlockSize(Pmat, &bs));
+  if (bf->pc == PBF_PC_JACOBI || bf->pc == PBF_PC_PBJACOBI) {
     PetscObjectState state;
     PetscCall(PetscObjectStateGet((PetscObject)Pmat, &state));
     if (bf->dinvmat != Pmat || bf->dinvstate != state) {
       PetscScalar *blk;
-      PetscCall(GSPCGetInverseBlocks(ksp->pc, pc == PBF_PC_PBJACOBI ? bs : 1, ksp->work[0], ksp->work[1], &blk));
-      if (pc == PBF_PC_PBJACOBI)
+      PetscCall(GSPCGetInverseBlocks(ksp->pc, bf->pc == PBF_PC_PBJACOBI ? bs : 1, ksp->work[0], ksp->work[1], &blk));
+      if (bf->pc == PBF_PC_PBJACOBI)
         PetscCall(PBFWorkSetBlocks(bf->work, bs, blk));
       else
         PetscCall(PBFWorkSetVec(bf->work, PBF_DINV, blk));
@@ -238,8 +277,7 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
   bf->logged = GSLoggedCopies();
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &bf->size));
   PetscCall(PCGetOperators(ksp->pc, &Amat, &Pmat));
-  PetscCall(KSPPIPEBCGSFPrepare_Private(ksp, Amat, Pmat));
-  if (bf->fused || bf->halo) PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA, &dB, &halo));
+  PetscCall(KSPPIPEBCGSFPrepare_Private(ksp, Amat, Pmat, &dA, &dB, &halo));
 
   /* r0 = b - A x0, on the host unless x0 = 0 (right preconditioning: x is the solution itself); r0* = p0 = r0. x is
      written back at the end, so a zero x0 is never set on the PETSc vector. */
@@ -268,7 +306,7 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
   PetscCall((*ksp->converged)(ksp, 0, ksp->rnorm, &ksp->reason, ksp->cnvP));
   PetscCall(PBFWorkGetCounts(bf->work, &l0, &t0, &c0));
   PetscCall(PetscLogEventBegin(PBF_Iterations, ksp, 0, 0, 0));
-  bf->ranahead  = (PetscBool)(bf->devscalars && bf->fused && bf->size == 1 && (bf->pc == PBF_PC_NONE || bf->pc == PBF_PC_JACOBI) && !bf->replace_every);
+  bf->ranahead  = KSPPIPEBCGSFAhead_Private(bf, bf->size);
   bf->folded    = bf->sinspmvset ? bf->sinspmv : (PetscBool)(bf->n <= (bf->pc == PBF_PC_JACOBI ? PBF_FOLD_ROWS_JACOBI : PBF_FOLD_ROWS));
   bf->discarded = 0;
   if (bf->ranahead && !ksp->reason)
@@ -456,7 +494,8 @@ static PetscErrorCode KSPDestroy_PIPEBCGSF(KSP ksp)
    `MATGPUSTREAM` operator an iteration is four kernels (SpMV with <Ap,r0*>; s = r - alpha Ap with alpha summed in
    every team from the partial sums in device memory, and <s,s>; SpMV with <As,s>, <As,As>, <As,r0*>; the x, r, p
    updates with <r,r0*>) and one device-to-host copy of all the partial sums; three kernels where s is formed inside
-   the second SpMV (see Notes).
+   the second SpMV (see Notes). The device work is allocated in `KSPSetUp()` (again when the operators change), so
+   that running out of device memory is an error there (`PETSC_ERR_MEM`), before `KSPSolve()` has locked b.
 
    Options Database Keys:
 +  -ksp_type pipebcgsf - selects this method
@@ -521,6 +560,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PIPEBCGSF(KSP ksp)
   ksp->ops->reset          = KSPReset_PIPEBCGSF;
   ksp->ops->buildsolution  = KSPBuildSolution_PIPEBCGSF;
   ksp->ops->setfromoptions = KSPSetFromOptions_PIPEBCGSF;
+  ksp->setupnewmatrix      = PETSC_TRUE; /* KSPSetUp_PIPEBCGSF() for each new operator */
   bf->devscalars           = PETSC_TRUE;
   bf->sinspmv              = PETSC_TRUE;
   PetscCall(GSResidualGapInit(&bf->gap, "pipebcgsf"));

@@ -56,6 +56,27 @@ PetscErrorCode PBFWorkCreate(PetscInt n, PBFPC pc, PBFWork *work)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The buffers of device scalars (PBFWorkSetDeviceScalars()), made once */
+static void EnsureScalars(PBFWork W)
+{
+  if (W->scal.data()) return;
+  W->scal  = DView<PetscScalar>("PipeBCGSF::scal", 3);
+  W->done  = DView<unsigned>("PipeBCGSF::done", 1);
+  W->hsums = Kokkos::View<PetscScalar *, PinnedSpace>("PipeBCGSF::hsums", 2 * PBF_NSUMS);
+}
+
+/* Everything a solve would otherwise allocate when its steps first run: point-block Jacobi's blocks (of size bs) and
+   the device scalars' buffers */
+PetscErrorCode PBFWorkReserve(PBFWork W, PetscInt bs, PetscBool scalars)
+{
+  PetscFunctionBegin;
+  GSCallKokkos({
+    if (W->pc == PBF_PC_PBJACOBI && W->dinv.extent(0) != (size_t)(W->n * bs)) W->dinv = DView<PetscScalar>("PipeBCGSF::dinvblocks", W->n * bs);
+    if (scalars) EnsureScalars(W);
+  });
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Point-block Jacobi: the n / bs inverse diagonal blocks, each bs x bs row-major */
 PetscErrorCode PBFWorkSetBlocks(PBFWork W, PetscInt bs, const PetscScalar blocks[])
 {
@@ -573,12 +594,7 @@ PetscErrorCode PBFWorkSetDeviceScalars(PBFWork W)
 {
   PetscFunctionBegin;
   PetscCheck(W->pc == PBF_PC_NONE || W->pc == PBF_PC_JACOBI, PETSC_COMM_SELF, PETSC_ERR_SUP, "Device scalars need PCNONE or PCJACOBI");
-  if (!W->scal.data())
-    GSCallKokkos({
-      W->scal  = DView<PetscScalar>("PipeBCGSF::scal", 3);
-      W->done  = DView<unsigned>("PipeBCGSF::done", 1);
-      W->hsums = Kokkos::View<PetscScalar *, PinnedSpace>("PipeBCGSF::hsums", 2 * PBF_NSUMS);
-    });
+  GSCallKokkos(EnsureScalars(W));
   PetscCall(W->ready.Create());
   PetscFunctionReturn(PETSC_SUCCESS);
 }

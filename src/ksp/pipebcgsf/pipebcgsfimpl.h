@@ -54,6 +54,8 @@ PETSC_INTERN PetscErrorCode PBFWorkSetVec(PBFWork, PBFVec, const PetscScalar[]);
 PETSC_INTERN PetscErrorCode PBFWorkGetVec(PBFWork, PBFVec, PetscScalar[]);
 PETSC_INTERN PetscErrorCode PBFWorkGetCounts(PBFWork, PetscInt *, PetscInt *, PetscInt *);
 PETSC_INTERN PetscErrorCode PBFWorkSetBlocks(PBFWork, PetscInt, const PetscScalar[]);
+/* What PBFWorkSetBlocks() and PBFWorkSetDeviceScalars() allocate when they first run, made ahead (KSPSetUp()) */
+PETSC_INTERN PetscErrorCode PBFWorkReserve(PBFWork, PetscInt, PetscBool);
 
 PETSC_INTERN PetscErrorCode PBFRDot(PBFWork);
 /* A (the diagonal block on several ranks), B (the off-diagonal block) and the halo: NULL on one process */

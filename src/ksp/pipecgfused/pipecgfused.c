@@ -51,55 +51,121 @@ static PetscBool KSPPIPECGFUSEDSignChange_Private(PetscScalar a, PetscScalar b)
   return (PetscBool)((PetscRealPart(a) < 0.0 && PetscRealPart(b) > 0.0) || (PetscRealPart(a) > 0.0 && PetscRealPart(b) < 0.0));
 }
 
-static PetscErrorCode KSPSetUp_PIPECGFUSED(KSP ksp)
-{
-  PetscFunctionBegin;
-  PetscCall(KSPSetWorkVecs(ksp, 5));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Device work sized for the operator, and D^{-1} taken from the PC itself so PCJACOBI's and PCPBJACOBI's own options
-   hold. Point-block Jacobi is fused on one process for blocks of up to PCGF_MAX_BS rows; elsewhere it is applied on
-   the host like any PC. With a null space on the operator the PC goes through KSP_PCApply(), which projects it out
-   of z and q, so z stays clear of it. */
-static PetscErrorCode KSPPIPECGFUSEDPrepare_Private(KSP ksp, Mat Pmat, PetscBool nullspace)
+/* The PC as the kernels see it and point-block Jacobi's block size. Point-block Jacobi is fused on one process for
+   blocks of up to PCGF_MAX_BS rows; elsewhere it is applied on the host like any PC. With a null space on the operator
+   the PC goes through KSP_PCApply(), which projects it out of z and q, so z stays clear of it. */
+static PetscErrorCode KSPPIPECGFUSEDPCKind_Private(KSP ksp, Mat Amat, Mat Pmat, PCGFPC *pc, PetscInt *bs)
 {
   KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
   PetscBool        jacobi, pbjacobi, none;
-  PCGFPC           pc;
-  PetscInt         n, bs;
+  MatNullSpace     nsp;
   PetscMPIInt      size;
 
   PetscFunctionBegin;
+  PetscCall(MatGetNullSpace(Amat, &nsp));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &jacobi));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCPBJACOBI, &pbjacobi));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &none));
-  PetscCall(MatGetBlockSize(Pmat, &bs));
+  PetscCall(MatGetBlockSize(Pmat, bs));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
-  pbjacobi = (PetscBool)(pbjacobi && size == 1 && bs <= PCGF_MAX_BS && !cg->overlap);
-  if (nullspace)
-    pc = PCGF_PC_APPLY;
-  else if (jacobi || (pbjacobi && bs == 1))
-    pc = PCGF_PC_JACOBI;
+  pbjacobi = (PetscBool)(pbjacobi && size == 1 && *bs <= PCGF_MAX_BS && !cg->overlap);
+  if (nsp)
+    *pc = PCGF_PC_APPLY;
+  else if (jacobi || (pbjacobi && *bs == 1))
+    *pc = PCGF_PC_JACOBI;
   else if (pbjacobi)
-    pc = PCGF_PC_PBJACOBI;
+    *pc = PCGF_PC_PBJACOBI;
   else
-    pc = none ? PCGF_PC_NONE : PCGF_PC_APPLY;
-  PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
+    *pc = none ? PCGF_PC_NONE : PCGF_PC_APPLY;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Whether a solve runs ahead with device scalars (KSPPIPECGFUSEDSolveAhead_Private()), given the resident device
+   matrix dA (NULL: none) */
+static PetscBool KSPPIPECGFUSEDAhead_Private(KSP_PIPECGFUSED *cg, PetscMPIInt size, GSDeviceMat dA, PCGFPC pc)
+{
+  return (PetscBool)(!cg->overlap && cg->devscalars && size == 1 && dA && (pc == PCGF_PC_NONE || pc == PCGF_PC_JACOBI) && !cg->replace_every && !cg->replace_auto);
+}
+
+/* Whether a solve that runs ahead takes one kernel an iteration for n local rows */
+static PetscBool KSPPIPECGFUSEDStepped_Private(KSP_PIPECGFUSED *cg, PetscInt n)
+{
+  return (PetscBool)(cg->onekernel == 1 || (cg->onekernel == 2 && n <= PCGF_ONE_KERNEL_ROWS));
+}
+
+/* Every device allocation of a solve with n local unknowns: the device copy of a gpustream operator (*dA NULL when it
+   streams), the work vectors, and what the solve's path needs (device scalars, one kernel an iteration, the
+   overlapped variant's vectors, the norms of automatic replacement). KSPSetUp() makes them, so that a failed
+   allocation surfaces there, before KSPSolve() locks b (PETSc keeps that lock when a solver fails inside); KSPSolve()
+   calls it again, which allocates only what changed since. KSPMatSolve() solves in its own block work. */
+static PetscErrorCode KSPPIPECGFUSEDAllocate_Private(KSP ksp, Mat Amat, Mat Pmat, PetscInt n, GSDeviceMat *dA, GSDeviceMat *dB, GSHalo *halo)
+{
+  KSP_PIPECGFUSED *cg   = (KSP_PIPECGFUSED *)ksp->data;
+  MPI_Comm         comm = PetscObjectComm((PetscObject)ksp);
+  PetscBool        gs, ahead, overlap = (PetscBool)(cg->overlap && !cg->replace_every && !cg->replace_auto);
+  PCGFPC           pc = PCGF_PC_NONE;
+  PetscInt         bs = 1;
+  PetscMPIInt      size;
+
+  PetscFunctionBegin;
+  *dA   = NULL;
+  *dB   = NULL;
+  *halo = NULL;
+  PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATGPUSTREAM, &gs));
+  if (gs) PetscCall(MatGPUStreamGetDeviceMat(Amat, dA, dB, halo));
+  PetscCall(KSPPIPECGFUSEDPCKind_Private(ksp, Amat, Pmat, &pc, &bs));
   if (cg->work && (cg->n != n || cg->pc != pc)) PetscCall(PCGFWorkDestroy(&cg->work));
   if (!cg->work) {
-    PetscCall(GSAllOK(PetscObjectComm((PetscObject)ksp), PCGFWorkCreate(n, pc, &cg->work))); /* may fail on one process */
+    PetscCall(GSAllOK(comm, PCGFWorkCreate(n, pc, &cg->work))); /* may fail on one process */
     cg->n       = n;
     cg->pc      = pc;
     cg->dinvmat = NULL;
   }
-  if (pc == PCGF_PC_JACOBI || pc == PCGF_PC_PBJACOBI) {
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  ahead = KSPPIPECGFUSEDAhead_Private(cg, size, *dA, pc);
+  PetscCall(GSAllOK(comm, PCGFWorkReserve(cg->work, bs, (PetscBool)(cg->replace_auto && !cg->overlap), ahead, (PetscBool)(ahead && KSPPIPECGFUSEDStepped_Private(cg, n)), overlap)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The device allocations first (device memory is the scarcer), then PETSc's work vectors. Called again when the
+   operators change (ksp->setupnewmatrix): the work then follows the new operator. */
+static PetscErrorCode KSPSetUp_PIPECGFUSED(KSP ksp)
+{
+  Mat         Amat, Pmat;
+  GSDeviceMat dA, dB;
+  GSHalo      halo;
+  PetscBool   set;
+  PetscInt    n;
+
+  PetscFunctionBegin;
+  PetscCall(KSPGetOperatorsSet(ksp, &set, NULL));
+  if (set) {
+    PetscCall(PCGetOperators(ksp->pc, &Amat, &Pmat));
+    PetscCall(MatGetLocalSize(Amat, NULL, &n));
+    PetscCall(KSPPIPECGFUSEDAllocate_Private(ksp, Amat, Pmat, n, &dA, &dB, &halo));
+  }
+  if (ksp->setupstage == KSP_SETUP_NEW) PetscCall(KSPSetWorkVecs(ksp, 5));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The device allocations for the solve's vectors (see KSPPIPECGFUSEDAllocate_Private()), and D^{-1} taken from the PC
+   itself so PCJACOBI's and PCPBJACOBI's own options hold */
+static PetscErrorCode KSPPIPECGFUSEDPrepare_Private(KSP ksp, Mat Amat, Mat Pmat, GSDeviceMat *dA, GSDeviceMat *dB, GSHalo *halo)
+{
+  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
+  PetscInt         n, bs;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
+  PetscCall(KSPPIPECGFUSEDAllocate_Private(ksp, Amat, Pmat, n, dA, dB, halo));
+  PetscCall(MatGetBlockSize(Pmat, &bs));
+  if (cg->pc == PCGF_PC_JACOBI || cg->pc == PCGF_PC_PBJACOBI) {
     PetscObjectState state;
     PetscCall(PetscObjectStateGet((PetscObject)Pmat, &state));
     if (cg->dinvmat != Pmat || cg->dinvstate != state) {
       PetscScalar *blk;
-      PetscCall(GSPCGetInverseBlocks(ksp->pc, pc == PCGF_PC_PBJACOBI ? bs : 1, ksp->work[0], ksp->work[1], &blk));
-      if (pc == PCGF_PC_PBJACOBI)
+      PetscCall(GSPCGetInverseBlocks(ksp->pc, cg->pc == PCGF_PC_PBJACOBI ? bs : 1, ksp->work[0], ksp->work[1], &blk));
+      if (cg->pc == PCGF_PC_PBJACOBI)
         PetscCall(PCGFWorkSetBlocks(cg->work, bs, blk));
       else
         PetscCall(PCGFWorkSetVec(cg->work, PCGF_DINV, blk));
@@ -462,7 +528,7 @@ static PetscErrorCode KSPPIPECGFUSEDSolveAhead_Private(KSP ksp, GSDeviceMat dA)
 
   PetscFunctionBegin;
   PetscCall(PCGFWorkSetDeviceScalars(cg->work));
-  cg->stepped = (PetscBool)(cg->onekernel == 1 || (cg->onekernel == 2 && cg->n <= PCGF_ONE_KERNEL_ROWS));
+  cg->stepped = KSPPIPECGFUSEDStepped_Private(cg, cg->n);
   if (cg->stepped) PetscCall(PCGFWorkSetStep(cg->work));
   PetscCall(KSPPIPECGFUSEDIterate_Private(ksp, dA, 0));
   for (k = 0;; k++) {
@@ -492,7 +558,6 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
 {
   KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
   Mat              Amat, Pmat;
-  MatNullSpace     nsp;
   GSDeviceMat      dA = NULL, dB = NULL;
   GSHalo           halo = NULL;
   /* R (set-up and residual replacement) and P (host staging of p) are never needed at once: one work vector */
@@ -506,11 +571,7 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   PetscCheck(!ksp->transpose_solve, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPPIPECGFUSED has no transpose solve");
   cg->logged = GSLoggedCopies();
   PetscCall(PCGetOperators(ksp->pc, &Amat, &Pmat));
-  PetscCall(MatGetNullSpace(Amat, &nsp));
-
-  PetscCall(KSPPIPECGFUSEDPrepare_Private(ksp, Pmat, nsp ? PETSC_TRUE : PETSC_FALSE));
-  PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATGPUSTREAM, &cg->fusedspmv));
-  if (cg->fusedspmv) PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA, &dB, &halo));
+  PetscCall(KSPPIPECGFUSEDPrepare_Private(ksp, Amat, Pmat, &dA, &dB, &halo));
   cg->fusedspmv = (PetscBool)(dA != NULL); /* a streamed matrix has no whole device CSR: MatMult() */
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &cg->size));
   cg->allreduces   = 0;
@@ -552,7 +613,7 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   PetscCall(PCGFWorkGetCounts(cg->work, &l0, &t0, &c0));
   PetscCall(PetscLogEventBegin(PCGF_Iterations, ksp, 0, 0, 0));
   ksp->its      = 0;
-  cg->ranahead  = (PetscBool)(cg->devscalars && cg->size == 1 && dA && (cg->pc == PCGF_PC_NONE || cg->pc == PCGF_PC_JACOBI) && !cg->replace_every && !cg->replace_auto);
+  cg->ranahead  = KSPPIPECGFUSEDAhead_Private(cg, cg->size, dA, cg->pc);
   cg->discarded = 0;
   if (cg->ranahead) {
     PetscCall(KSPPIPECGFUSEDSolveAhead_Private(ksp, dA));
@@ -943,7 +1004,9 @@ static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
    first stage of <r,z> and of the residual norm in one kernel; the SpMV with the first stage of <p,Ap> and
    <Ap,D^{-1}Ap> in the other; the partial sums of both travel to the host in one copy. On one process with a
    resident `MATGPUSTREAM` operator and up to 2e6 rows the two are one kernel (-ksp_pipecgfused_one_kernel). The
-   iteration vectors stay on the device from the start of `KSPSolve()` to its end.
+   iteration vectors stay on the device from the start of `KSPSolve()` to its end; they are allocated in `KSPSetUp()`
+   (again when the operators change), so that running out of device memory is an error there (`PETSC_ERR_MEM`), before
+   `KSPSolve()` has locked b.
 
    Options Database Keys:
 +  -ksp_type pipecgfused - selects this method
@@ -1058,6 +1121,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PIPECGFUSED(KSP ksp)
   ksp->ops->buildsolution  = KSPBuildSolution_PIPECGFUSED;
   ksp->ops->matsolve       = KSPMatSolve_PIPECGFUSED;
   ksp->ops->setfromoptions = KSPSetFromOptions_PIPECGFUSED;
+  ksp->setupnewmatrix      = PETSC_TRUE; /* KSPSetUp_PIPECGFUSED() for each new operator */
   cg->replace_every        = 0;
   cg->replace_auto         = PETSC_FALSE;
   cg->devscalars           = PETSC_TRUE;

@@ -52,6 +52,30 @@ static void EnsurePartials(PCGFWork W, int teams)
   }
 }
 
+/* The buffers of device scalars (PCGFWorkSetDeviceScalars()), of Step (PCGFWorkSetStep()) and of the overlapped
+   variant (PCGFWorkSetOverlap()), made once */
+static void EnsureScalars(PCGFWork W)
+{
+  if (!W->scal.data()) {
+    W->scal  = DView<PetscScalar>("PipeCGFused::scal", 2);
+    W->done  = DView<unsigned>("PipeCGFused::done", 1);
+    W->hsums = Kokkos::View<PetscScalar *, PinnedSpace>("PipeCGFused::hsums", 2 * PCGF_NSUMS);
+  }
+  if (W->xalt.extent(0) != (size_t)W->n) W->xalt = DView<PetscScalar>("PipeCGFused::xalt", W->n);
+}
+
+static void EnsureStep(PCGFWork W)
+{
+  for (auto v : {&W->ralt, &W->palt, &W->walt})
+    if (v->extent(0) != (size_t)W->n) *v = DView<PetscScalar>("PipeCGFused::alt", W->n);
+}
+
+static void EnsureOverlap(PCGFWork W)
+{
+  for (auto v : {&W->u, &W->m, &W->nv, &W->s, &W->z, &W->q})
+    if (v->extent(0) != (size_t)W->n) *v = DView<PetscScalar>("PipeCGFused::overlap", W->n);
+}
+
 PetscErrorCode PCGFWorkCreate(PetscInt n, PCGFPC pc, PCGFWork *work)
 {
   std::unique_ptr<_n_PCGFWork> W; /* freed, with the views made so far, if an allocation fails */
@@ -89,6 +113,26 @@ PetscErrorCode PCGFWorkSetLaunchShape(PCGFWork W, PetscInt team, PetscInt league
   W->lu = (int)league;
   W->ls = 0;
   GSCallKokkos(EnsurePartials(W, W->lu));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Everything a solve would otherwise allocate when its steps first run: point-block Jacobi's blocks (of size bs), the
+   partial sums with the norms, the device scalars and Step's buffers, the overlapped variant's vectors */
+PetscErrorCode PCGFWorkReserve(PCGFWork W, PetscInt bs, PetscBool norms, PetscBool scalars, PetscBool step, PetscBool overlap)
+{
+  PetscFunctionBegin;
+  GSCallKokkos({
+    if (W->pc == PCGF_PC_PBJACOBI && W->dinv.extent(0) != (size_t)(W->n * bs)) W->dinv = DView<PetscScalar>("PipeCGFused::dinvblocks", W->n * bs);
+    if (norms) {
+      const int nu = W->nu;
+      W->nu        = 2 + PCGF_NALL - PCGF_XX;
+      EnsurePartials(W, MaxTeams(TeamThreads()));
+      W->nu = nu;
+    }
+    if (scalars) EnsureScalars(W);
+    if (step) EnsureStep(W);
+    if (overlap) EnsureOverlap(W);
+  });
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -646,12 +690,7 @@ PetscErrorCode PCGFWorkSetDeviceScalars(PCGFWork W)
   PetscCheck(W->pc == PCGF_PC_NONE || W->pc == PCGF_PC_JACOBI, PETSC_COMM_SELF, PETSC_ERR_SUP, "Device scalars need PCNONE or PCJACOBI");
   PetscCheck(W->nu == 2, PETSC_COMM_SELF, PETSC_ERR_SUP, "Device scalars need an Update without the norms");
   GSCallKokkos({
-    if (!W->scal.data()) {
-      W->scal  = DView<PetscScalar>("PipeCGFused::scal", 2);
-      W->done  = DView<unsigned>("PipeCGFused::done", 1);
-      W->hsums = Kokkos::View<PetscScalar *, PinnedSpace>("PipeCGFused::hsums", 2 * PCGF_NSUMS);
-    }
-    if (W->xalt.extent(0) != (size_t)W->n) W->xalt = DView<PetscScalar>("PipeCGFused::xalt", W->n);
+    EnsureScalars(W);
     SyncCopy(W->scal, PetscScalar(0));
   });
   W->moved = 0;
@@ -792,10 +831,7 @@ PetscErrorCode PCGFWorkSetStep(PCGFWork W)
 {
   PetscFunctionBegin;
   PetscCheck(W->scal.data(), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Call PCGFWorkSetDeviceScalars() first");
-  GSCallKokkos({
-    for (auto v : {&W->ralt, &W->palt, &W->walt})
-      if (v->extent(0) != (size_t)W->n) *v = DView<PetscScalar>("PipeCGFused::alt", W->n);
-  });
+  GSCallKokkos(EnsureStep(W));
   W->rev = false;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -846,10 +882,7 @@ PetscErrorCode PCGFWorkSetOverlap(PCGFWork W)
 {
   PetscFunctionBegin;
   PetscCheck(W->pc != PCGF_PC_PBJACOBI, PETSC_COMM_SELF, PETSC_ERR_SUP, "The overlapped variant applies point-block Jacobi on the host");
-  GSCallKokkos({
-    for (auto v : {&W->u, &W->m, &W->nv, &W->s, &W->z, &W->q})
-      if (v->extent(0) != (size_t)W->n) *v = DView<PetscScalar>("PipeCGFused::overlap", W->n);
-  });
+  GSCallKokkos(EnsureOverlap(W));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -67,6 +67,9 @@ PETSC_INTERN PetscErrorCode PCGFWorkSetLaunchShape(PCGFWork, PetscInt, PetscInt)
 PETSC_INTERN PetscErrorCode PCGFWorkSetBlocks(PCGFWork, PetscInt, const PetscScalar[]);
 PETSC_INTERN PetscErrorCode PCGFWorkGetMemory(PCGFWork, PetscLogDouble *, PetscLogDouble *);
 PETSC_INTERN PetscErrorCode PCGFWorkSetNorms(PCGFWork, PetscBool);
+/* What the steps below allocate when they first run, made ahead (KSPSetUp()): point-block Jacobi's blocks of the
+   given size, the partial sums with the norms, the device scalars, Step's buffers, the overlapped variant's vectors */
+PETSC_INTERN PetscErrorCode PCGFWorkReserve(PCGFWork, PetscInt, PetscBool, PetscBool, PetscBool, PetscBool);
 
 PETSC_INTERN PetscErrorCode PCGFUpdate(PCGFWork, PetscScalar, PetscScalar, KSPNormType);
 PETSC_INTERN PetscErrorCode PCGFSpMVDot(PCGFWork, GSDeviceMat, GSDeviceMat, GSHalo);

@@ -35,43 +35,45 @@ typedef struct {
   PetscInt         confirmations, rejections, floors;
 } KSP_SGMRESF;
 
-static PetscErrorCode KSPSetUp_SGMRESF(KSP ksp)
+/* Every device allocation of a solve with n local unknowns: the device copy of a gpustream operator (*dA, where the
+   SpMVs run fused on the device; else NULL), and the work, sized for the restart. KSPSetUp() makes them, so that a
+   failed allocation surfaces there, before KSPSolve() locks b (PETSc keeps that lock when a solver fails inside);
+   KSPSolve() calls it again, which allocates only what changed since. */
+static PetscErrorCode KSPSGMRESFAllocate_Private(KSP ksp, Mat Amat, Mat Pmat, PetscInt n, GSDeviceMat *dA, GSDeviceMat *dB, GSHalo *halo)
 {
-  PetscFunctionBegin;
-  PetscCall(KSPSetWorkVecs(ksp, 3));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Work sized for the operator and the restart; D^{-1} (or the inverse diagonal blocks) from the PC itself when
-   (point-block) Jacobi is fused */
-static PetscErrorCode KSPSGMRESFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat)
-{
-  KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
+  KSP_SGMRESF *sg   = (KSP_SGMRESF *)ksp->data;
+  MPI_Comm     comm = PetscObjectComm((PetscObject)ksp);
   PetscBool    jacobi, pbjacobi, none, gs;
   SGFPC        pc;
-  PetscInt     n, bs = 1;
+  PetscInt     bs = 1;
+  PetscMPIInt  size;
 
   PetscFunctionBegin;
+  *dA   = NULL;
+  *dB   = NULL;
+  *halo = NULL;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &jacobi));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCPBJACOBI, &pbjacobi));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &none));
   PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATGPUSTREAM, &gs));
-  if (gs) { /* a streamed matrix has no whole device CSR: MatMult() */
-    GSDeviceMat dA;
-    PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA, NULL, NULL));
-    gs = (PetscBool)(dA != NULL);
-  }
+  if (gs) PetscCall(MatGPUStreamGetDeviceMat(Amat, dA, dB, halo));
+  gs = (PetscBool)(*dA != NULL); /* a streamed matrix has no whole device CSR: MatMult() */
   /* the device SpMVs apply no preconditioner but a fused (point-block) Jacobi, the point blocks on one process:
      other PCs take the host path, which keeps x on the host and applies M^{-1} there */
-  sg->fused = (PetscBool)(gs && (none || jacobi || (pbjacobi && sg->size == 1)));
-  pc        = !sg->fused ? SGF_PC_APPLY : (none ? SGF_PC_NONE : (jacobi ? SGF_PC_JACOBI : SGF_PC_PBJACOBI));
+  sg->fused = (PetscBool)(gs && (none || jacobi || (pbjacobi && size == 1)));
+  if (!sg->fused) {
+    *dA   = NULL;
+    *dB   = NULL;
+    *halo = NULL;
+  }
+  pc = !sg->fused ? SGF_PC_APPLY : (none ? SGF_PC_NONE : (jacobi ? SGF_PC_JACOBI : SGF_PC_PBJACOBI));
   if (pc == SGF_PC_PBJACOBI) PetscCall(MatGetBlockSize(Pmat, &bs));
-  PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
   if (sg->work && (sg->n != n || sg->pc != pc || sg->bs != bs || sg->workm != sg->m || sg->workteams != sg->teams)) PetscCall(SGFWorkDestroy(&sg->work));
   if (!sg->work) {
-    const PetscInt np = 8 * ((2 * sg->m + 7) / 8) + 1;                                                 /* the work's sums (the delayed refinement's 2(k-1) pairs) and one more */
-    PetscCall(GSAllOK(PetscObjectComm((PetscObject)ksp), SGFWorkCreate(n, sg->m, pc, bs, &sg->work))); /* may fail on one process */
-    if (sg->teams) PetscCall(SGFWorkSetTeams(sg->work, sg->teams));
+    const PetscInt np = 8 * ((2 * sg->m + 7) / 8) + 1;                    /* the work's sums (the delayed refinement's 2(k-1) pairs) and one more */
+    PetscCall(GSAllOK(comm, SGFWorkCreate(n, sg->m, pc, bs, &sg->work))); /* may fail on one process */
+    if (sg->teams) PetscCall(GSAllOK(comm, SGFWorkSetTeams(sg->work, sg->teams)));
     sg->workteams = sg->teams;
     sg->n         = n;
     sg->pc        = pc;
@@ -81,12 +83,46 @@ static PetscErrorCode KSPSGMRESFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat)
     PetscCall(PetscFree4(sg->R, sg->xi, sg->y, sg->sums));
     PetscCall(PetscMalloc4((sg->m + 1) * (sg->m + 1), &sg->R, sg->m + 1, &sg->xi, sg->m + 1, &sg->y, np, &sg->sums));
   }
-  if (pc == SGF_PC_JACOBI || pc == SGF_PC_PBJACOBI) {
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The device allocations first (device memory is the scarcer), then PETSc's work vectors. Called again when the
+   operators change (ksp->setupnewmatrix): the work then follows the new operator. */
+static PetscErrorCode KSPSetUp_SGMRESF(KSP ksp)
+{
+  Mat         Amat, Pmat;
+  GSDeviceMat dA, dB;
+  GSHalo      halo;
+  PetscBool   set;
+  PetscInt    n;
+
+  PetscFunctionBegin;
+  PetscCall(KSPGetOperatorsSet(ksp, &set, NULL));
+  if (set) {
+    PetscCall(PCGetOperators(ksp->pc, &Amat, &Pmat));
+    PetscCall(MatGetLocalSize(Amat, NULL, &n));
+    PetscCall(KSPSGMRESFAllocate_Private(ksp, Amat, Pmat, n, &dA, &dB, &halo));
+  }
+  if (ksp->setupstage == KSP_SETUP_NEW) PetscCall(KSPSetWorkVecs(ksp, 3));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The device allocations for the solve's vectors (see KSPSGMRESFAllocate_Private()), and D^{-1} (or the inverse
+   diagonal blocks) from the PC itself when (point-block) Jacobi is fused */
+static PetscErrorCode KSPSGMRESFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat, GSDeviceMat *dA, GSDeviceMat *dB, GSHalo *halo)
+{
+  KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
+  PetscInt     n;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
+  PetscCall(KSPSGMRESFAllocate_Private(ksp, Amat, Pmat, n, dA, dB, halo));
+  if (sg->pc == SGF_PC_JACOBI || sg->pc == SGF_PC_PBJACOBI) {
     PetscObjectState state;
     PetscCall(PetscObjectStateGet((PetscObject)Pmat, &state));
     if (sg->dinvmat != Pmat || sg->dinvstate != state) {
       PetscScalar *blk;
-      PetscCall(GSPCGetInverseBlocks(ksp->pc, bs, ksp->work[0], ksp->work[1], &blk));
+      PetscCall(GSPCGetInverseBlocks(ksp->pc, sg->bs, ksp->work[0], ksp->work[1], &blk));
       PetscCall(SGFWorkSetVec(sg->work, SGF_DINV, blk));
       PetscCall(PetscFree(blk));
       sg->dinvmat   = Pmat;
@@ -375,8 +411,7 @@ static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
   sg->logged = GSLoggedCopies();
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &sg->size));
   PetscCall(PCGetOperators(ksp->pc, &Amat, &Pmat));
-  PetscCall(KSPSGMRESFPrepare_Private(ksp, Amat, Pmat));
-  if (sg->fused) PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA, &dB, &halo));
+  PetscCall(KSPSGMRESFPrepare_Private(ksp, Amat, Pmat, &dA, &dB, &halo));
 
   /* r0 = b - A x0 (right preconditioning: x is the solution itself): on the device when fused and x0 = 0, where x is
      written back at the end, so a zero x0 is never set on the PETSc vector; else on the host */
@@ -683,7 +718,9 @@ static PetscErrorCode KSPDestroy_SGMRESF(KSP ksp)
    operator an iteration is two kernels with the default delayed refinement (below; three otherwise): the SpMV fused
    with all the inner products against the basis, then the Gram-Schmidt update; then one device-to-host copy of the
    xi partials, which the host waits for only after it has launched the next iteration (so an iteration after
-   convergence is computed and dropped).
+   convergence is computed and dropped). The basis and the rest of the device work are allocated in `KSPSetUp()`
+   (again when the operators change), so that running out of device memory is an error there (`PETSC_ERR_MEM`),
+   before `KSPSolve()` has locked b.
 
    Options Database Keys:
 +  -ksp_type sgmresf - selects this method
@@ -760,6 +797,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_SGMRESF(KSP ksp)
   ksp->ops->reset          = KSPReset_SGMRESF;
   ksp->ops->buildsolution  = KSPBuildSolution_SGMRESF;
   ksp->ops->setfromoptions = KSPSetFromOptions_SGMRESF;
+  ksp->setupnewmatrix      = PETSC_TRUE; /* KSPSetUp_SGMRESF() for each new operator */
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPGMRESSetRestart_C", KSPGMRESSetRestart_SGMRESF));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

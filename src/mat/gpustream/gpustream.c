@@ -30,6 +30,7 @@ typedef struct {
   PetscErrorCode (*mult)(Mat, Vec, Vec);
   PetscErrorCode (*multadd)(Mat, Vec, Vec, Vec);
   PetscErrorCode (*view)(Mat, PetscViewer);
+  PetscErrorCode (*assemblyend)(Mat, MatAssemblyType);
   PetscErrorCode (*destroy)(Mat);
   PetscErrorCode (*setfromoptions)(Mat, GSOptionItems);
   PetscErrorCode (*duplicate)(Mat, MatDuplicateOption, Mat *);
@@ -200,8 +201,9 @@ static PetscErrorCode MatGPUStreamGetBlocks_Private(Mat A, Mat *Ad, Mat *Ao, con
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Brings the device side up to date with the host */
-static PetscErrorCode MatGPUStreamSync_Private(Mat A)
+/* Brings the device side up to date with the host. assembling: called at the end of a final assembly, before PETSc's
+   MatAssemblyEnd() marks A assembled and increases its state once more (the state the copy then reflects) */
+static PetscErrorCode MatGPUStreamSync_Private(Mat A, PetscBool assembling)
 {
   Mat_GPUStream   *gs = (Mat_GPUStream *)A->spptr;
   PetscObjectState state, bstate[2] = {0, 0};
@@ -210,8 +212,9 @@ static PetscErrorCode MatGPUStreamSync_Private(Mat A)
   const PetscInt  *garray = NULL;
 
   PetscFunctionBegin;
-  PetscCheck(A->assembled, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONGSTATE, "Not for an unassembled matrix: call MatAssemblyBegin/End() first");
+  PetscCheck(A->assembled || assembling, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONGSTATE, "Not for an unassembled matrix: call MatAssemblyBegin/End() first");
   PetscCall(PetscObjectStateGet((PetscObject)A, &state));
+  if (assembling) state++;
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
   if (size > 1) { /* MPIAIJ's MatAXPY() changes its blocks and leaves the matrix's own state as it was. A new nonzero
                      pattern comes from collective operations only, so every process decides alike to make the device
@@ -365,8 +368,29 @@ static PetscErrorCode MatGPUStreamValuesOnDevice_Private(Mat A, PetscBool *on)
   *on = PETSC_FALSE;
   if (!MatGPUStreamIsOurs_Private(A) || !A->assembled) PetscFunctionReturn(PETSC_SUCCESS);
   gs = (Mat_GPUStream *)A->spptr;
-  PetscCall(MatGPUStreamSync_Private(A));
+  PetscCall(MatGPUStreamSync_Private(A, PETSC_FALSE));
   *on = (PetscBool)(gs->dA && !gs->plan);
+/* SeqAIJ's and MPIAIJ's assembly ends, as the first matrix of each converted to gpustream had them */
+static PetscErrorCode (*MatAssemblyEndBase[2])(Mat, MatAssemblyType);
+
+/* A final assembly ends with the device copy made or refreshed, so that a failed device allocation surfaces here,
+   where no vector is locked: PETSc's MatMult() and KSPSolve() keep the read locks they took on their vectors when the
+   type's operation fails inside them. After such an error the matrix is not assembled: once memory is there, assemble
+   it again. Products refresh the copy when the host arrays changed since (MatScale() ...) or new options dropped it. */
+static PetscErrorCode MatAssemblyEnd_GPUStream(Mat A, MatAssemblyType type)
+{
+  PetscBool isgs;
+
+  PetscFunctionBegin;
+  if (!MatGPUStreamIsOurs_Private(A)) { /* AIJ's data under our ops (a header merge, see MatGPUStreamAdopt_Private()) */
+    PetscMPIInt size;
+    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+    PetscCall((*MatAssemblyEndBase[size > 1])(A, type));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall((*((Mat_GPUStream *)A->spptr)->assemblyend)(A, type));
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATGPUSTREAM, &isgs)); /* not while it wears its base name in AIJ's code */
+  if (type == MAT_FINAL_ASSEMBLY && isgs) PetscCall(MatGPUStreamSync_Private(A, PETSC_TRUE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -377,7 +401,7 @@ PetscErrorCode MatGPUStreamGetDeviceMat(Mat A, GSDeviceMat *dA, GSDeviceMat *dB,
   Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
 
   PetscFunctionBegin;
-  PetscCall(MatGPUStreamSync_Private(A));
+  PetscCall(MatGPUStreamSync_Private(A, PETSC_FALSE));
   *dA = gs->dA;
   if (dB) *dB = gs->dB;
   if (halo) *halo = gs->halo;
@@ -389,7 +413,7 @@ PetscErrorCode MatGPUStreamGetStreamPlan(Mat A, GSStreamPlan *plan)
   Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
 
   PetscFunctionBegin;
-  PetscCall(MatGPUStreamSync_Private(A));
+  PetscCall(MatGPUStreamSync_Private(A, PETSC_FALSE));
   *plan = gs->plan;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -526,7 +550,7 @@ static PetscErrorCode MatMultAdd_GPUStream(Mat A, Vec x, Vec z, Vec y)
   PetscErrorCode     ierr;
 
   PetscFunctionBegin;
-  PetscCall(MatGPUStreamSync_Private(A));
+  PetscCall(MatGPUStreamSync_Private(A, PETSC_FALSE));
   PetscCall(PetscLogEventBegin(GPUS_MatMult, A, x, y, 0));
   PetscCall(GSVecGetArrays(nv, v, access, a));
   za = z ? a[nv - 1].array : NULL; /* y's own array when z is y */
@@ -1002,6 +1026,7 @@ static PetscErrorCode MatGPUStreamRestoreOps_Private(Mat A, const Mat_GPUStream 
   A->ops->mult                  = from->mult;
   A->ops->multadd               = from->multadd;
   A->ops->view                  = from->view;
+  A->ops->assemblyend           = from->assemblyend;
   A->ops->destroy               = from->destroy;
   A->ops->setfromoptions        = from->setfromoptions;
   A->ops->duplicate             = from->duplicate;
@@ -1070,7 +1095,7 @@ static PetscErrorCode MatProductNumeric_GPUStream_Dense(Mat C)
   PetscInt           ldb, ldc;
 
   PetscFunctionBegin;
-  PetscCall(MatGPUStreamSync_Private(A));
+  PetscCall(MatGPUStreamSync_Private(A, PETSC_FALSE));
   PetscCall(MatDenseGetLDA(B, &ldb));
   PetscCall(MatDenseGetLDA(C, &ldc));
   PetscCall(PetscLogEventBegin(GPUS_MatMatMult, A, B, C, 0));
@@ -1918,6 +1943,7 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   gs->mult                  = A->ops->mult;
   gs->multadd               = A->ops->multadd;
   gs->view                  = A->ops->view;
+  gs->assemblyend           = A->ops->assemblyend;
   gs->destroy               = A->ops->destroy;
   gs->setfromoptions        = A->ops->setfromoptions;
   gs->duplicate             = A->ops->duplicate;
@@ -1934,11 +1960,13 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
       GSAIJOps[size > 1]    = *A->ops;
       GSAIJOpsSet[size > 1] = PETSC_TRUE;
     }
+    if (!MatAssemblyEndBase[size > 1]) MatAssemblyEndBase[size > 1] = A->ops->assemblyend;
   }
   A->spptr               = gs;
   A->ops->mult           = MatMult_GPUStream;
   A->ops->multadd        = MatMultAdd_GPUStream;
   A->ops->view           = MatView_GPUStream;
+  A->ops->assemblyend    = MatAssemblyEnd_GPUStream;
   A->ops->destroy        = MatDestroy_GPUStream;
   A->ops->setfromoptions = MatSetFromOptions_GPUStream;
   A->ops->duplicate      = MatDuplicate_GPUStream;
@@ -2011,10 +2039,12 @@ static PetscErrorCode MatConvert_GPUStream_AIJ(Mat A, MatType type, MatReuse reu
    The matrix is assembled exactly like `MATAIJ` (`MatSetValues()`, `MatSeqAIJSetPreallocation()`,
    `MatMPIAIJSetPreallocation()`, `MatXAIJSetPreallocation()`, `DMCreateMatrix()` with `-dm_mat_type gpustream`): it is
    a `MATSEQAIJ` on one MPI process and a `MATMPIAIJ` on several, whose host arrays hold the nonzero pattern, so
-   every AIJ operation works. The CSR arrays are mirrored once in the memory of Kokkos' default execution space and
-   refreshed when the host changes: values alone when the nonzero pattern is the same (no reallocation), everything
-   otherwise. `MatMult()` and `MatMultAdd()` run on the device; the Krylov methods of this plugin (`KSPPIPECGFUSED`)
-   fuse the device SpMV into their kernels and keep their vectors on the device.
+   every AIJ operation works. The CSR arrays are mirrored in the memory of Kokkos' default execution space at the end
+   of each final assembly and refreshed when the host changes: values alone when the nonzero pattern is the same (no
+   reallocation), everything otherwise. Running out of device memory is therefore an error of `MatAssemblyEnd()`
+   (`PETSC_ERR_MEM`), after which the matrix is not assembled: assemble it again once memory is there. `MatMult()` and
+   `MatMultAdd()` run on the device; the Krylov methods of this plugin (`KSPPIPECGFUSED`) fuse the device SpMV into
+   their kernels and keep their vectors on the device.
 
    Values also change on the device, on a resident matrix: `MatSetValuesCOO()` after `MatSetPreallocationCOO()` (a
    map of the entries to the CSR, built once and kept in device memory; values in device memory read in place),
@@ -2073,7 +2103,7 @@ static PetscErrorCode MatConvert_GPUStream_AIJ(Mat A, MatType type, MatReuse reu
    SpMV overlaps the first copy, and copy k+1 overlaps SpMV k as buffers allow. Among the counts up to 512 whose
    buffers fit the budget, the least modelled time wins.
 
-   Options Database Keys (in `MatSetFromOptions()`; a new value takes effect at the next product):
+   Options Database Keys (in `MatSetFromOptions()`; a new value takes effect at the next assembly or product):
 +  -mat_type gpustream - selects this type in `MatSetFromOptions()`
 .  -mat_gpustream_mode <auto,resident,stream> - auto streams when the CSR and the vectors exceed the budget;
       resident errors out then

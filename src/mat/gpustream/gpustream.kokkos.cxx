@@ -138,6 +138,14 @@ PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], co
       SyncCopy(A->nzrows, HostUnmanaged<const PetscInt>(rows.data(), rows.size()));
     }
   });
+#if !defined(GS_DEVICE_VECTORS)
+  if (!rowlist) { /* every vector is a host one here: GSDeviceMatMult() stages x and y through these */
+    GSCallKokkos({
+      A->x = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::x"), n);
+      A->y = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::y"), m);
+    });
+  }
+#endif
   A->csr.m      = m;
   A->csr.n      = n;
   A->csr.bs     = bs > 1 ? (int)bs : 1;
