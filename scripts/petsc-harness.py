@@ -54,13 +54,15 @@ ap.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance of 
 ap.add_argument("--atol", type=float, default=1e-10, help="numbers both below this in magnitude agree (1e-10)")
 ap.add_argument("--extra", default="-mat_type gpustream -dm_mat_type gpustream", help="the plugin run's options")
 ap.add_argument("--mpiexec", default=None, help="MPI launcher (default: PETSc's MPIEXEC)")
+ap.add_argument("--reclassify", action="store_true",
+                help="classify again the pairs kept under --work/runs by an earlier run, rewriting --csv (no runs)")
 ap.add_argument("--keep", action="store_true", help="keep the outputs of identical pairs too")
 ap.add_argument("-v", "--verbose", action="store_true")
 o = ap.parse_args()
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 lib = os.path.abspath(o.lib or os.path.join(ROOT, "build", "libpetscgpustream.so"))
-if not os.path.exists(lib):
+if not o.reclassify and not os.path.exists(lib):
     sys.exit("no plugin library at %s (build it, or give --lib)" % lib)
 
 
@@ -253,9 +255,9 @@ def run_one(exe, t, extra, rdir, srcdir):
 # --- comparison
 NUM = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?(?:inf|nan)\b", re.I)
 TYPE = re.compile(r"\b(?:gpustream|seqaij|mpiaij|aij)\b")
-UNUSED_HDR = re.compile(r"^(WARNING! There are options you set that were not used!|WARNING! could be spelling mistake"
+UNUSED_HDR = re.compile(r"^(?:\[\d+\]PETSC ERROR: )?(WARNING! There are option|WARNING! could be spelling mistake"
                         r"|There (?:is|are) \S+ unused database options?\.)")
-UNUSED_OPT = re.compile(r"^Option left: name:-?(\S+)")
+UNUSED_OPT = re.compile(r"^(?:\[\d+\]PETSC ERROR: )?Option left: name:-?(\S+)")
 
 
 def split_unused(out):
@@ -294,7 +296,7 @@ def lines_agree(a, b, types=False):
     return True, num_ok
 
 
-ERRLINE = re.compile(r"PETSC ERROR: (?!-+|See |Petsc Release|Configure|#\d|.*Error Message|Option left|.*Nonconforming"
+ERRLINE = re.compile(r"PETSC ERROR: (?!-|See |WARNING! There are option|PETSc Option Table|Petsc Release|Configure|#\d|.*Error Message|Option left|.*Nonconforming"
                      r"|.*at \w+\(\)|.*on a .* named|.*Configure options|.*\d+ \w+\(\) at )(.+)")
 
 
@@ -322,7 +324,15 @@ def first_diff(a, b):
     return "%d lines vs %d" % (len(a), len(b))
 
 
-def classify(ref, new):
+def classify(ref, new, args=""):
+    cls, detail = classify_outputs(ref, new)
+    m = re.search(r"(?:^|\s)-(?:dm_)?mat_type\s+(\S+)", args)
+    if m and cls not in ("identical", "reference error"):
+        detail = "(the test's own -mat_type %s replaced) %s" % (m.group(1), detail)
+    return cls, detail
+
+
+def classify_outputs(ref, new):
     (rrc, rout, _), (nrc, nout, _) = ref, new
     if rrc == "timeout":
         return "reference error", "reference run timed out"
@@ -356,8 +366,52 @@ def classify(ref, new):
     return "output differs", first_diff(a, b)
 
 
+def read_run(path):
+    with open(path, errors="replace") as fh:
+        cmd, status, out = fh.readline(), fh.readline(), fh.read()
+    rc = status.split()[2]
+    return (rc if rc == "timeout" else int(rc)), out, 0.0
+
+
+def reclassify(work):
+    rows = list(csv.reader(open(o.csv)))[1:]
+    for r in rows:
+        name = os.path.basename(r[0]) + ("_" + r[1] if r[1] else "")
+        rdir = os.path.join(work, "runs", name)
+        if os.path.exists(os.path.join(rdir, "plugin", "out.txt")):
+            ref = read_run(os.path.join(rdir, "reference", "out.txt"))
+            args = open(os.path.join(rdir, "reference", "out.txt")).readline()
+            r[3:5] = classify(ref, read_run(os.path.join(rdir, "plugin", "out.txt")), args)
+    return rows
+
+
+ORDER = ["identical", "rounding", "view only", "plugin options unused", "numbers differ", "output differs",
+         "plugin diverged", "plugin error", "timeout", "reference error", "build failed", "skipped", "harness error"]
+
+
+def report(rows):
+    rows.sort(key=lambda r: (r[0], r[1]))
+    with open(o.csv, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["tutorial", "suffix", "nsize", "class", "detail"])
+        w.writerows(rows)
+    counts = {}
+    for r in rows:
+        counts[r[3]] = counts.get(r[3], 0) + 1
+    print("\n| class | tests |\n|---|---|")
+    for c in ORDER + sorted(set(counts) - set(ORDER)):
+        if counts.get(c):
+            print("| %s | %d |" % (c, counts[c]))
+    print("| total | %d |" % len(rows))
+
+
 # --- driver
 def main():
+    if o.reclassify:
+        if not o.work:
+            sys.exit("--reclassify needs --work")
+        report(reclassify(os.path.abspath(o.work)))
+        return 0
     ex = find_examples()
     work = os.path.abspath(o.work) if o.work else tempfile.mkdtemp(prefix="petsc-harness-")
     os.makedirs(work, exist_ok=True)
@@ -379,8 +433,15 @@ def main():
                 todo.append((tut, sd, t, name))
     if o.limit:
         todo = todo[:o.limit]
+    # a copy of the library, so that a rebuild during the run changes nothing; loaded once to check it is whole
+    os.makedirs(os.path.join(work, "lib"), exist_ok=True)
+    snap = os.path.join(work, "lib", os.path.basename(lib))
+    shutil.copy2(os.path.realpath(lib), snap)
+    chk = sh(["python3", "-c", "import ctypes, sys; ctypes.CDLL(sys.argv[1])", snap])
+    if chk.returncode:
+        sys.exit("the plugin library does not load: " + chk.stdout)
     print("# PETSc %s, examples %s, plugin %s, work %s: %d tests, %d jobs" % (petsc_dir, ex, lib, work, len(todo), o.jobs))
-    extra = "-dll_append %s %s" % (lib, o.extra)
+    extra = "-dll_append %s %s" % (snap, o.extra)
 
     def one(item):
         tut, sd, t, name = item
@@ -400,7 +461,7 @@ def main():
         rdir = os.path.join(work, "runs", name)
         ref = run_one(exe, t, "", os.path.join(rdir, "reference"), sd)
         new = run_one(exe, t, extra, os.path.join(rdir, "plugin"), sd)
-        cls, detail = classify(ref, new)
+        cls, detail = classify(ref, new, first_loop_values(t.get("args", "")))
         if cls == "identical" and not o.keep:
             shutil.rmtree(rdir, ignore_errors=True)
         return row + [cls, detail]
@@ -423,21 +484,7 @@ def main():
             if o.verbose or row[3] not in ("identical", "skipped", "rounding"):
                 print("[%d/%d %4.0fs] %s %s np%s: %s %s" % (n, len(todo), time.time() - t0, row[0], row[1], row[2], row[3],
                                                             row[4]), flush=True)
-    rows.sort(key=lambda r: (r[0], r[1]))
-    with open(o.csv, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["tutorial", "suffix", "nsize", "class", "detail"])
-        w.writerows(rows)
-    order = ["identical", "rounding", "view only", "plugin options unused", "numbers differ", "output differs",
-             "plugin diverged", "plugin error", "timeout", "reference error", "build failed", "skipped", "harness error"]
-    counts = {}
-    for r in rows:
-        counts[r[3]] = counts.get(r[3], 0) + 1
-    print("\n| class | tests |\n|---|---|")
-    for c in order + sorted(set(counts) - set(order)):
-        if counts.get(c):
-            print("| %s | %d |" % (c, counts[c]))
-    print("| total | %d |" % len(rows))
+    report(rows)
     print("# %.0f s; CSV %s; outputs of the differing pairs under %s/runs" % (time.time() - t0, o.csv, work))
     return 0
 
