@@ -18,6 +18,9 @@ The outputs (after the test's own filter, when it has one) are compared and each
   plugin diverged       the plugin's run reports a divergence (DIVERGED_*, "did not converge") the reference does not;
   plugin error          the reference ran, the plugin's run failed (exit status or a PETSC ERROR; the first error
                         lines are the detail);
+  error, test's type replaced
+                        a plugin error where the test asks for another matrix type (-mat_type is, baij, sbaij,
+                        hypre, ...) that the appended -mat_type gpustream replaced: the program needs that type;
   reference error       the run as written fails here already (not a plugin question);
   timeout               a run took more than --timeout seconds;
   build failed          the tutorial does not compile here;
@@ -197,6 +200,7 @@ env0.setdefault("OMP_NUM_THREADS", "1")
 # what PETSc's own harness sets for every test
 env0["PETSC_OPTIONS"] = (os.environ.get("PETSC_OPTIONS", "") + " -check_pointer_intensity 0 -error_output_stdout -malloc_dump").strip()
 env0["PETSC_DIR"] = petsc_dir
+env0["wPETSC_DIR"] = petsc_dir  # the name some tests' arguments use
 
 build_locks = {}
 build_results = {}
@@ -231,7 +235,7 @@ def run_one(exe, t, extra, rdir, srcdir):
             env[k] = v
     nsize = t.get("nsize", "1")
     args = first_loop_values(t.get("args", ""))
-    args = args.replace("${DATAFILESPATH}", os.environ.get("DATAFILESPATH", "")).replace("${PETSC_DIR}", petsc_dir)
+    args = args.replace("${DATAFILESPATH}", os.environ.get("DATAFILESPATH", "")).replace("${PETSC_DIR}", petsc_dir).replace("${wPETSC_DIR}", petsc_dir)
     cmd = mpiexec + ["-n", nsize, exe] + shlex.split(args) + shlex.split(extra)
     tmo = o.timeout * float(t.get("timeoutfactor", "1"))
     t0 = time.time()
@@ -310,7 +314,7 @@ def first_error(out):
             break
     if msgs:
         return " | ".join(msgs)
-    tail = [l for l in out.splitlines() if l.strip()]
+    tail = [l for l in out.splitlines() if l.strip() and not l.strip().startswith("---")]
     return tail[-1][:200] if tail else "no output"
 
 
@@ -326,9 +330,11 @@ def first_diff(a, b):
 
 def classify(ref, new, args=""):
     cls, detail = classify_outputs(ref, new)
-    m = re.search(r"(?:^|\s)-(?:dm_)?mat_type\s+(\S+)", args)
+    m = re.search(r"(?:^|\s)(-(?:dm_)?mat_type)\s+(\S+)", args)
     if m and cls not in ("identical", "reference error"):
-        detail = "(the test's own -mat_type %s replaced) %s" % (m.group(1), detail)
+        detail = "(replaces the test's %s %s) %s" % (m.group(1), m.group(2), detail)
+        if cls == "plugin error" and m.group(2) not in ("aij", "seqaij", "mpiaij"):
+            cls = "error, test's type replaced"
     return cls, detail
 
 
@@ -386,7 +392,7 @@ def reclassify(work):
 
 
 ORDER = ["identical", "rounding", "view only", "plugin options unused", "numbers differ", "output differs",
-         "plugin diverged", "plugin error", "timeout", "reference error", "build failed", "skipped", "harness error"]
+         "plugin diverged", "plugin error", "error, test's type replaced", "timeout", "reference error", "build failed", "skipped", "harness error"]
 
 
 def report(rows):
