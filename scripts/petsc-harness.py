@@ -8,7 +8,8 @@ default arguments and process count:
   plugin:    the same, followed by -dll_append <lib> -mat_type gpustream -dm_mat_type gpustream.
 The outputs (after the test's own filter, when it has one) are compared and each pair gets one class:
   identical             the same text;
-  rounding              the same text but for numbers, all within --rtol (or both below --atol in magnitude);
+  rounding              the same text but for numbers, each pair within --rtol, or within one unit of the last
+                        digit printed, or both below --atol in magnitude;
   view only             the same but for views (-ksp_view, -mat_view): the matrix type's name (seqaij/mpiaij
                         against gpustream) and the plugin's own "GPUStream:" lines;
   plugin options unused neither -mat_type nor -dm_mat_type was read: the tutorial never asked for a matrix type
@@ -24,6 +25,10 @@ The outputs (after the test's own filter, when it has one) are compared and each
   reference error       the run as written fails here already (not a plugin question);
   timeout               a run took more than --timeout seconds;
   build failed          the tutorial does not compile here;
+  as with aij           a difference of the classes below (named first in the detail) that a third run, with
+                        -mat_type aij -dm_mat_type aij appended instead (--control), shows as well: it comes
+                        from appending the options (the program's own shell, MFFD or MATIS matrices turned
+                        into another type, a default changed), not from gpustream;
   skipped               the test requires what this PETSc lacks (packages, complex, data files, ...), or is a
                         custom command, TODO or SKIP.
 Writes one CSV row per test (tutorial, suffix, nsize, class, detail) and prints the counts by class.
@@ -56,6 +61,8 @@ ap.add_argument("--timeout", type=float, default=120.0, help="seconds one run ma
 ap.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance of 'rounding' (1e-6)")
 ap.add_argument("--atol", type=float, default=1e-10, help="numbers both below this in magnitude agree (1e-10)")
 ap.add_argument("--extra", default="-mat_type gpustream -dm_mat_type gpustream", help="the plugin run's options")
+ap.add_argument("--control", default="-mat_type aij -dm_mat_type aij",
+                help="where a pair differs, a third run with these options instead of the plugin's; '' for none")
 ap.add_argument("--mpiexec", default=None, help="MPI launcher (default: PETSc's MPIEXEC)")
 ap.add_argument("--reclassify", action="store_true",
                 help="classify again the pairs kept under --work/runs by an earlier run, rewriting --csv (no runs)")
@@ -276,8 +283,20 @@ def split_unused(out):
     return keep, unused
 
 
+def last_digit(u):
+    """One unit in the last printed digit of the number u (a string)."""
+    m = re.match(r"[-+]?\d*(?:\.(\d*))?(?:[eE]([-+]?\d+))?$", u)
+    if not m:
+        return 0.0
+    return 10.0 ** (int(m.group(2) or 0) - len(m.group(1) or ""))
+
+
+MAXREL = threading.local()
+
+
 def lines_agree(a, b, types=False):
-    """(text equal, numbers within tolerance) for two lists of lines."""
+    """(text equal, numbers within tolerance) for two lists of lines; MAXREL.v: the largest relative difference."""
+    MAXREL.v = 0.0
     if len(a) != len(b):
         return False, False
     num_ok = True
@@ -295,8 +314,11 @@ def lines_agree(a, b, types=False):
                 fu, fv = float(u), float(v)
             except ValueError:
                 return False, False
-            if not (abs(fu - fv) <= o.rtol * max(abs(fu), abs(fv)) or max(abs(fu), abs(fv)) < o.atol):
+            d, big = abs(fu - fv), max(abs(fu), abs(fv))
+            if not (d <= o.rtol * big or big < o.atol or d <= 1.000001 * max(last_digit(u), last_digit(v))):
                 num_ok = False
+                if d == d:
+                    MAXREL.v = max(MAXREL.v, d / big if big else float("inf"))
     return True, num_ok
 
 
@@ -330,10 +352,11 @@ def first_diff(a, b):
 
 def classify(ref, new, args=""):
     cls, detail = classify_outputs(ref, new)
-    m = re.search(r"(?:^|\s)(-(?:dm_)?mat_type)\s+(\S+)", args)
-    if m and cls not in ("identical", "reference error"):
-        detail = "(replaces the test's %s %s) %s" % (m.group(1), m.group(2), detail)
-        if cls == "plugin error" and m.group(2) not in ("aij", "seqaij", "mpiaij"):
+    own = re.findall(r"(?:^|\s)(-(?:\w+_)?mat_type)\s+(\S+)", args)
+    own.sort(key=lambda m: m[1] in ("aij", "seqaij", "mpiaij"))
+    if own and cls not in ("identical", "reference error"):
+        detail = "(replaces the test's %s %s) %s" % (own[0][0], own[0][1], detail)
+        if cls == "plugin error" and own[0][1] not in ("aij", "seqaij", "mpiaij"):
             cls = "error, test's type replaced"
     return cls, detail
 
@@ -343,7 +366,8 @@ def classify_outputs(ref, new):
     if rrc == "timeout":
         return "reference error", "reference run timed out"
     if rrc != 0 or "PETSC ERROR" in rout:
-        return "reference error", "exit %s: %s" % (rrc, first_error(rout))
+        same = "; the plugin's run fails alike" if nrc == rrc and first_error(nout) == first_error(rout) else ""
+        return "reference error", "exit %s: %s%s" % (rrc, first_error(rout), same)
     if nrc == "timeout":
         return "timeout", "plugin run over %g s" % o.timeout
     if nrc != 0 or ("PETSC ERROR" in nout and "PETSC ERROR" not in rout):
@@ -368,8 +392,14 @@ def classify_outputs(ref, new):
         m = DIVERGED.search("\n".join(l for l in b if l not in a))
         return "plugin diverged", (m.group(0) + "; " if m else "") + first_diff(a, b)
     if text or ttext:
-        return "numbers differ", first_diff(a, b)
+        if text:
+            lines_agree(a, b)
+        return "numbers differ", "largest relative difference %.1e; %s" % (MAXREL.v, first_diff(a, b))
     return "output differs", first_diff(a, b)
+
+
+CONTROLLED = ("numbers differ", "output differs", "plugin diverged", "plugin error", "error, test's type replaced",
+              "timeout")
 
 
 def read_run(path):
@@ -391,7 +421,7 @@ def reclassify(work):
     return rows
 
 
-ORDER = ["identical", "rounding", "view only", "plugin options unused", "numbers differ", "output differs",
+ORDER = ["identical", "rounding", "view only", "plugin options unused", "as with aij", "numbers differ", "output differs",
          "plugin diverged", "plugin error", "error, test's type replaced", "timeout", "reference error", "build failed", "skipped", "harness error"]
 
 
@@ -468,6 +498,14 @@ def main():
         ref = run_one(exe, t, "", os.path.join(rdir, "reference"), sd)
         new = run_one(exe, t, extra, os.path.join(rdir, "plugin"), sd)
         cls, detail = classify(ref, new, first_loop_values(t.get("args", "")))
+        if cls in CONTROLLED and o.control:
+            # the same options with AIJ: does the difference come from the appended options themselves?
+            ctl = run_one(exe, t, o.control, os.path.join(rdir, "control"), sd)
+            same = classify_outputs(ctl, new)[0] in ("identical", "rounding", "view only")
+            if ctl[0] != 0 or "PETSC ERROR" in ctl[1]:
+                same = (new[0] != 0 or "PETSC ERROR" in new[1]) and first_error(ctl[1]) == first_error(new[1])
+            if same:
+                cls, detail = "as with aij", "%s, %s" % (cls, detail)
         if cls == "identical" and not o.keep:
             shutil.rmtree(rdir, ignore_errors=True)
         return row + [cls, detail]
