@@ -352,7 +352,8 @@ def first_diff(a, b):
 
 def classify(ref, new, args=""):
     cls, detail = classify_outputs(ref, new)
-    own = re.findall(r"(?:^|\s)(-(?:\w+_)?mat_type)\s+(\S+)", args)
+    own = [m for m in re.findall(r"(?:^|\s)(-(?:\w+_)?mat_type)\s+(\S+)", args)
+           if not re.search(r"pc_|sub_|schur|ksp_|solver", m[0])]  # the program's matrices, not a PC's inner ones
     own.sort(key=lambda m: m[1] in ("aij", "seqaij", "mpiaij"))
     if own and cls not in ("identical", "reference error"):
         detail = "(replaces the test's %s %s) %s" % (own[0][0], own[0][1], detail)
@@ -402,6 +403,14 @@ CONTROLLED = ("numbers differ", "output differs", "plugin diverged", "plugin err
               "timeout")
 
 
+def controlled(cls, detail, ctl, new):
+    """'as with aij' where the control run (the appended options with AIJ) shows the plugin run's outcome."""
+    same = classify_outputs(ctl, new)[0] in ("identical", "rounding", "view only")
+    if ctl[0] != 0 or "PETSC ERROR" in ctl[1]:
+        same = (new[0] != 0 or "PETSC ERROR" in new[1]) and first_error(ctl[1]) == first_error(new[1])
+    return ("as with aij", "%s, %s" % (cls, detail)) if same else (cls, detail)
+
+
 def read_run(path):
     with open(path, errors="replace") as fh:
         cmd, status, out = fh.readline(), fh.readline(), fh.read()
@@ -417,7 +426,10 @@ def reclassify(work):
         if os.path.exists(os.path.join(rdir, "plugin", "out.txt")):
             ref = read_run(os.path.join(rdir, "reference", "out.txt"))
             args = open(os.path.join(rdir, "reference", "out.txt")).readline()
-            r[3:5] = classify(ref, read_run(os.path.join(rdir, "plugin", "out.txt")), args)
+            new = read_run(os.path.join(rdir, "plugin", "out.txt"))
+            r[3:5] = classify(ref, new, args)
+            if r[3] in CONTROLLED and os.path.exists(os.path.join(rdir, "control", "out.txt")):
+                r[3:5] = controlled(r[3], r[4], read_run(os.path.join(rdir, "control", "out.txt")), new)
     return rows
 
 
@@ -501,11 +513,7 @@ def main():
         if cls in CONTROLLED and o.control:
             # the same options with AIJ: does the difference come from the appended options themselves?
             ctl = run_one(exe, t, o.control, os.path.join(rdir, "control"), sd)
-            same = classify_outputs(ctl, new)[0] in ("identical", "rounding", "view only")
-            if ctl[0] != 0 or "PETSC ERROR" in ctl[1]:
-                same = (new[0] != 0 or "PETSC ERROR" in new[1]) and first_error(ctl[1]) == first_error(new[1])
-            if same:
-                cls, detail = "as with aij", "%s, %s" % (cls, detail)
+            cls, detail = controlled(cls, detail, ctl, new)
         if cls == "identical" and not o.keep:
             shutil.rmtree(rdir, ignore_errors=True)
         return row + [cls, detail]
