@@ -421,8 +421,7 @@ def read_run(path):
 def reclassify(work):
     rows = list(csv.reader(open(o.csv)))[1:]
     for r in rows:
-        name = os.path.basename(r[0]) + ("_" + r[1] if r[1] else "")
-        rdir = os.path.join(work, "runs", name)
+        rdir = os.path.join(work, "runs", r[0].replace("/", "_") + ("_" + r[1] if r[1] else ""))
         if os.path.exists(os.path.join(rdir, "plugin", "out.txt")):
             ref = read_run(os.path.join(rdir, "reference", "out.txt"))
             args = open(os.path.join(rdir, "reference", "out.txt")).readline()
@@ -506,7 +505,7 @@ def main():
         exe, err = build(tut, sd, work)
         if not exe:
             return row + ["build failed", err[0][:200]]
-        rdir = os.path.join(work, "runs", name)
+        rdir = os.path.join(work, "runs", tut.replace("/", "_") + name[len(os.path.basename(tut)):])
         ref = run_one(exe, t, "", os.path.join(rdir, "reference"), sd)
         new = run_one(exe, t, extra, os.path.join(rdir, "plugin"), sd)
         cls, detail = classify(ref, new, first_loop_values(t.get("args", "")))
