@@ -370,27 +370,6 @@ static PetscErrorCode MatGPUStreamValuesOnDevice_Private(Mat A, PetscBool *on)
   gs = (Mat_GPUStream *)A->spptr;
   PetscCall(MatGPUStreamSync_Private(A, PETSC_FALSE));
   *on = (PetscBool)(gs->dA && !gs->plan);
-/* SeqAIJ's and MPIAIJ's assembly ends, as the first matrix of each converted to gpustream had them */
-static PetscErrorCode (*MatAssemblyEndBase[2])(Mat, MatAssemblyType);
-
-/* A final assembly ends with the device copy made or refreshed, so that a failed device allocation surfaces here,
-   where no vector is locked: PETSc's MatMult() and KSPSolve() keep the read locks they took on their vectors when the
-   type's operation fails inside them. After such an error the matrix is not assembled: once memory is there, assemble
-   it again. Products refresh the copy when the host arrays changed since (MatScale() ...) or new options dropped it. */
-static PetscErrorCode MatAssemblyEnd_GPUStream(Mat A, MatAssemblyType type)
-{
-  PetscBool isgs;
-
-  PetscFunctionBegin;
-  if (!MatGPUStreamIsOurs_Private(A)) { /* AIJ's data under our ops (a header merge, see MatGPUStreamAdopt_Private()) */
-    PetscMPIInt size;
-    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
-    PetscCall((*MatAssemblyEndBase[size > 1])(A, type));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCall((*((Mat_GPUStream *)A->spptr)->assemblyend)(A, type));
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATGPUSTREAM, &isgs)); /* not while it wears its base name in AIJ's code */
-  if (type == MAT_FINAL_ASSEMBLY && isgs) PetscCall(MatGPUStreamSync_Private(A, PETSC_TRUE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1538,15 +1517,23 @@ static PetscErrorCode MatAssemblyBegin_GPUStream(Mat A, MatAssemblyType type)
 
 static PetscErrorCode MatGPUStreamWrapOps_Private(Mat);
 
-/* AIJ's assembly and options may choose other AIJ operations (inodes, sorted rows): the wrappers take them */
+/* AIJ's assembly and options may choose other AIJ operations (inodes, sorted rows): the wrappers take them. A final
+   assembly ends with the device copy made or refreshed, so that a failed device allocation surfaces here, where no
+   vector is locked: PETSc's MatMult() and KSPSolve() keep the read locks they took on their vectors when the type's
+   operation fails inside them. After such an error the matrix is not assembled: once memory is there, assemble it
+   again. Products refresh the copy when the host arrays changed since (MatScale() ...) or new options dropped it. */
 static PetscErrorCode MatAssemblyEnd_GPUStream(Mat A, MatAssemblyType type)
 {
   const struct _MatOps *base;
+  PetscBool             isgs;
 
   PetscFunctionBegin;
   PetscCall(MatGPUStreamBaseOps_Private(A, &base));
   PetscCall((*base->assemblyend)(A, type));
-  if (MatGPUStreamIsOurs_Private(A)) PetscCall(MatGPUStreamWrapOps_Private(A));
+  if (!MatGPUStreamIsOurs_Private(A)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatGPUStreamWrapOps_Private(A));
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATGPUSTREAM, &isgs)); /* not while it wears its base name in AIJ's code */
+  if (type == MAT_FINAL_ASSEMBLY && isgs) PetscCall(MatGPUStreamSync_Private(A, PETSC_TRUE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1960,7 +1947,6 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
       GSAIJOps[size > 1]    = *A->ops;
       GSAIJOpsSet[size > 1] = PETSC_TRUE;
     }
-    if (!MatAssemblyEndBase[size > 1]) MatAssemblyEndBase[size > 1] = A->ops->assemblyend;
   }
   A->spptr               = gs;
   A->ops->mult           = MatMult_GPUStream;
