@@ -72,8 +72,8 @@ static PetscErrorCode BuildSums(PetscCount nnz, const std::vector<PetscCount> &p
   GSCallKokkos({
     jmap = DView<PetscCount>(Kokkos::ViewAllocateWithoutInitializing(std::string(label) + "_jmap"), nnz + 1);
     perm = DView<PetscCount>(Kokkos::ViewAllocateWithoutInitializing(std::string(label) + "_perm"), p.size());
-    Kokkos::deep_copy(jmap, HostUnmanaged<const PetscCount>(j.data(), j.size()));
-    Kokkos::deep_copy(perm, HostUnmanaged<const PetscCount>(p.data(), p.size()));
+    SyncCopy(jmap, HostUnmanaged<const PetscCount>(j.data(), j.size()));
+    SyncCopy(perm, HostUnmanaged<const PetscCount>(p.data(), p.size()));
   });
   if (OnDevice()) PetscCall(PetscLogCpuToGpu((PetscLogDouble)((j.size() + p.size()) * sizeof(PetscCount))));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -179,7 +179,7 @@ PetscErrorCode GSCOOMapCreate(MPI_Comm comm, PetscCount n, const PetscInt coo_i[
       M->dsend     = DView<PetscScalar>("GPUStream::coo_send", ns);
       M->drecv     = DView<PetscScalar>("GPUStream::coo_recv", nr);
       M->dsendperm = DView<PetscCount>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::coo_sendperm"), ns);
-      Kokkos::deep_copy(M->dsendperm, HostUnmanaged<const PetscCount>(M->sendperm.data(), ns));
+      SyncCopy(M->dsendperm, HostUnmanaged<const PetscCount>(M->sendperm.data(), ns));
     }
   });
   *map = M.release();
@@ -248,7 +248,7 @@ PetscErrorCode GSCOOMapSetValues(GSCOOMap M, const PetscScalar v[], InsertMode i
   if (!device && M->n) { /* host values: copied once */
     GSCallKokkos({
       if (M->v.extent(0) != (size_t)M->n) M->v = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::coo_values"), M->n);
-      Kokkos::deep_copy(M->v, HostUnmanaged<const PetscScalar>(v, M->n));
+      SyncCopy(M->v, HostUnmanaged<const PetscScalar>(v, M->n));
     });
     if (OnDevice()) PetscCall(PetscLogCpuToGpu((PetscLogDouble)(M->n * sizeof(PetscScalar))));
     dv = M->v.data();
@@ -261,13 +261,13 @@ PetscErrorCode GSCOOMapSetValues(GSCOOMap M, const PetscScalar v[], InsertMode i
       GSCallKokkos({
         Kokkos::parallel_for(
             "GPUStream::COOGather", RangePol(0, (PetscCount)ns), KOKKOS_LAMBDA(const PetscCount t) { sb(t) = dv[sp(t)]; });
-        Kokkos::deep_copy(M->hsend, M->dsend);
+        SyncCopy(M->hsend, M->dsend);
       });
       if (OnDevice()) PetscCall(PetscLogGpuToCpu((PetscLogDouble)(ns * sizeof(PetscScalar))));
     } else
       for (size_t t = 0; t < ns; t++) M->hsend(t) = v[M->sendperm[t]];
     PetscCallMPI(MPI_Alltoallv(M->hsend.data(), M->scount.data(), M->sdispl.data(), MPIU_SCALAR, M->hrecv.data(), M->rcount.data(), M->rdispl.data(), MPIU_SCALAR, M->comm));
-    GSCallKokkos(Kokkos::deep_copy(M->drecv, M->hrecv));
+    GSCallKokkos(SyncCopy(M->drecv, M->hrecv));
     if (OnDevice()) PetscCall(PetscLogCpuToGpu((PetscLogDouble)(M->hrecv.extent(0) * sizeof(PetscScalar))));
   }
   ierr = BlockSums(M, dv, imode == INSERT_VALUES, A, B);
