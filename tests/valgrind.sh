@@ -6,6 +6,9 @@
 set -uo pipefail
 log=$(mktemp)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# the OpenMP threads of a Kokkos with that backend yield instead of spinning, unless the caller chose: valgrind runs
+# one thread at a time, and a spinning one holds it for its whole time slice (as the other test drivers do)
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} OMP_PROC_BIND=${OMP_PROC_BIND:-false} KOKKOS_DISABLE_WARNINGS=${KOKKOS_DISABLE_WARNINGS:-1}
 supp=""
 for f in /usr/share/openmpi/openmpi-valgrind.supp /usr/share/petsc/*/share/petsc/valgrind/petsc-val.supp; do
   [ -f "$f" ] && supp="$supp --suppressions=$f"
