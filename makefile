@@ -35,7 +35,8 @@ SOURCES = petsc-registration.c \
           src/ksp/sgmresf/sgmresfref.c \
           src/ksp/common/residualgap.c \
           src/ksp/common/rightpc.c \
-          src/ksp/common/pcblocks.c
+          src/ksp/common/pcblocks.c \
+          src/ksp/common/setup.c
 OBJS = $(SOURCES:%=$(BUILD)/%.o)
 LIB  = $(BUILD)/libpetscgpustream.so
 

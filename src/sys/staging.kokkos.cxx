@@ -135,7 +135,8 @@ PetscErrorCode StagingThreads(int *n)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode HostToDevice(PetscScalar *d, const PetscScalar *h, size_t n)
+/* n scalars between host array h and device array d, through the engine where staging is on and the array is large */
+static PetscErrorCode Move(bool todevice, PetscScalar *d, PetscScalar *h, size_t n)
 {
   int t;
 
@@ -145,29 +146,28 @@ PetscErrorCode HostToDevice(PetscScalar *d, const PetscScalar *h, size_t n)
   PetscCall(StagingThreads(&t));
 #if defined(KOKKOS_ENABLE_CUDA)
   if (t > 0 && n * sizeof(PetscScalar) >= StagingMinBytes) {
-    PetscCall(Staged(true, d, const_cast<PetscScalar *>(h), n * sizeof(PetscScalar)));
+    PetscCall(Staged(todevice, d, h, n * sizeof(PetscScalar)));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 #endif
-  GSCallKokkos(SyncCopy(DView<PetscScalar>(d, n), HostUnmanaged<const PetscScalar>(h, n)));
+  if (todevice)
+    GSCallKokkos(SyncCopy(DView<PetscScalar>(d, n), HostUnmanaged<const PetscScalar>(h, n)));
+  else
+    GSCallKokkos(SyncCopy(HostUnmanaged<PetscScalar>(h, n), Kokkos::View<const PetscScalar *, Mem, Kokkos::MemoryUnmanaged>(d, n)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode HostToDevice(PetscScalar *d, const PetscScalar *h, size_t n)
+{
+  PetscFunctionBegin;
+  PetscCall(Move(true, d, const_cast<PetscScalar *>(h), n));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode DeviceToHost(PetscScalar *h, const PetscScalar *d, size_t n)
 {
-  int t;
-
   PetscFunctionBegin;
-  if (!n) PetscFunctionReturn(PETSC_SUCCESS);
-  if (OnDevice()) gs_host_copies++;
-  PetscCall(StagingThreads(&t));
-#if defined(KOKKOS_ENABLE_CUDA)
-  if (t > 0 && n * sizeof(PetscScalar) >= StagingMinBytes) {
-    PetscCall(Staged(false, const_cast<PetscScalar *>(d), h, n * sizeof(PetscScalar)));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-#endif
-  GSCallKokkos(SyncCopy(HostUnmanaged<PetscScalar>(h, n), Kokkos::View<const PetscScalar *, Mem, Kokkos::MemoryUnmanaged>(d, n)));
+  PetscCall(Move(false, const_cast<PetscScalar *>(d), h, n));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 } // namespace gpustream

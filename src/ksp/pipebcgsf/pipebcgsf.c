@@ -4,6 +4,7 @@
 #include <petsc/private/kspimpl.h>
 #include "pipebcgsfimpl.h"
 #include "../common/residualgap.h"
+#include "../common/setup.h"
 #include "../common/rightpc.h"
 #include "../common/pcblocks.h"
 
@@ -81,24 +82,10 @@ static PetscErrorCode KSPPIPEBCGSFAllocate_Private(KSP ksp, Mat Amat, Mat Pmat, 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The device allocations first (device memory is the scarcer), then PETSc's work vectors. Called again when the
-   operators change (ksp->setupnewmatrix): the work then follows the new operator. */
 static PetscErrorCode KSPSetUp_PIPEBCGSF(KSP ksp)
 {
-  Mat         Amat, Pmat;
-  GSDeviceMat dA, dB;
-  GSHalo      halo;
-  PetscBool   set;
-  PetscInt    n;
-
   PetscFunctionBegin;
-  PetscCall(KSPGetOperatorsSet(ksp, &set, NULL));
-  if (set) {
-    PetscCall(PCGetOperators(ksp->pc, &Amat, &Pmat));
-    PetscCall(MatGetLocalSize(Amat, NULL, &n));
-    PetscCall(KSPPIPEBCGSFAllocate_Private(ksp, Amat, Pmat, n, &dA, &dB, &halo));
-  }
-  if (ksp->setupstage == KSP_SETUP_NEW) PetscCall(KSPSetWorkVecs(ksp, 3));
+  PetscCall(GSKSPSetUp(ksp, KSPPIPEBCGSFAllocate_Private, 3));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -9,6 +9,7 @@
 #include <petsc/private/kspimpl.h>
 #include "pipecgfusedimpl.h"
 #include "../common/residualgap.h"
+#include "../common/setup.h"
 #include "../common/pcblocks.h"
 
 typedef struct {
@@ -127,24 +128,10 @@ static PetscErrorCode KSPPIPECGFUSEDAllocate_Private(KSP ksp, Mat Amat, Mat Pmat
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The device allocations first (device memory is the scarcer), then PETSc's work vectors. Called again when the
-   operators change (ksp->setupnewmatrix): the work then follows the new operator. */
 static PetscErrorCode KSPSetUp_PIPECGFUSED(KSP ksp)
 {
-  Mat         Amat, Pmat;
-  GSDeviceMat dA, dB;
-  GSHalo      halo;
-  PetscBool   set;
-  PetscInt    n;
-
   PetscFunctionBegin;
-  PetscCall(KSPGetOperatorsSet(ksp, &set, NULL));
-  if (set) {
-    PetscCall(PCGetOperators(ksp->pc, &Amat, &Pmat));
-    PetscCall(MatGetLocalSize(Amat, NULL, &n));
-    PetscCall(KSPPIPECGFUSEDAllocate_Private(ksp, Amat, Pmat, n, &dA, &dB, &halo));
-  }
-  if (ksp->setupstage == KSP_SETUP_NEW) PetscCall(KSPSetWorkVecs(ksp, 5));
+  PetscCall(GSKSPSetUp(ksp, KSPPIPECGFUSEDAllocate_Private, 5));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

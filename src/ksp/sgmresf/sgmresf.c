@@ -2,6 +2,7 @@
    simpler GMRES). The residual is never updated inside a cycle: xi_k = <r0, v_k> gives the residual norm of every
    iteration, and the small triangular system is solved on the host once per cycle; see sgmresfimpl.h. */
 #include <petsc/private/kspimpl.h>
+#include "../common/setup.h"
 #include "sgmresfimpl.h"
 #include "../common/pcblocks.h"
 #include "../common/rightpc.h"
@@ -86,24 +87,10 @@ static PetscErrorCode KSPSGMRESFAllocate_Private(KSP ksp, Mat Amat, Mat Pmat, Pe
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The device allocations first (device memory is the scarcer), then PETSc's work vectors. Called again when the
-   operators change (ksp->setupnewmatrix): the work then follows the new operator. */
 static PetscErrorCode KSPSetUp_SGMRESF(KSP ksp)
 {
-  Mat         Amat, Pmat;
-  GSDeviceMat dA, dB;
-  GSHalo      halo;
-  PetscBool   set;
-  PetscInt    n;
-
   PetscFunctionBegin;
-  PetscCall(KSPGetOperatorsSet(ksp, &set, NULL));
-  if (set) {
-    PetscCall(PCGetOperators(ksp->pc, &Amat, &Pmat));
-    PetscCall(MatGetLocalSize(Amat, NULL, &n));
-    PetscCall(KSPSGMRESFAllocate_Private(ksp, Amat, Pmat, n, &dA, &dB, &halo));
-  }
-  if (ksp->setupstage == KSP_SETUP_NEW) PetscCall(KSPSetWorkVecs(ksp, 3));
+  PetscCall(GSKSPSetUp(ksp, KSPSGMRESFAllocate_Private, 3));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
