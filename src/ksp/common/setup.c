@@ -18,3 +18,16 @@ PetscErrorCode GSKSPSetUp(KSP ksp, GSWorkAllocate allocate, PetscInt nwork)
   if (ksp->setupstage == KSP_SETUP_NEW) PetscCall(KSPSetWorkVecs(ksp, nwork));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+PetscErrorCode GSKSPHostResidual(KSP ksp, Mat A, Vec X, Vec B, Vec R)
+{
+  PetscFunctionBegin;
+  if (ksp->guess_zero) {
+    PetscCall(VecSet(X, 0.0));
+    PetscCall(VecCopy(B, R));
+  } else {
+    PetscCall(KSP_MatMult(ksp, A, X, R));
+    PetscCall(VecAYPX(R, -1.0, B));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -10,3 +10,6 @@ typedef PetscErrorCode (*GSWorkAllocate)(KSP, Mat, Mat, PetscInt, GSDeviceMat *,
 /* allocate for the operators once they are set, then nwork PETSc work vectors at the first set-up. Called again when
    the operators change (ksp->setupnewmatrix): the work then follows the new operator. */
 PETSC_INTERN PetscErrorCode GSKSPSetUp(KSP, GSWorkAllocate, PetscInt);
+
+/* r = b - A x on the host vectors x, b, r; with a zero initial guess x is set to 0 and r = b */
+PETSC_INTERN PetscErrorCode GSKSPHostResidual(KSP, Mat, Vec, Vec, Vec);

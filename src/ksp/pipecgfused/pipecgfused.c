@@ -330,13 +330,7 @@ static PetscErrorCode KSPPIPECGFUSEDSolveOverlap_Private(KSP ksp, Mat Amat, GSDe
   PetscFunctionBegin;
   PetscCall(PCGFWorkSetOverlap(cg->work));
   /* r = b - A x, u = M^{-1} r, w = A u, their sums, m = M^{-1} w and n = A m on the host, once */
-  if (ksp->guess_zero) {
-    PetscCall(VecSet(X, 0.0));
-    PetscCall(VecCopy(B, R));
-  } else {
-    PetscCall(KSP_MatMult(ksp, Amat, X, R));
-    PetscCall(VecAYPX(R, -1.0, B));
-  }
+  PetscCall(GSKSPHostResidual(ksp, Amat, X, B, R));
   PetscCall(KSP_PCApply(ksp, R, U));
   PetscCall(KSP_MatMult(ksp, Amat, U, W));
   PetscCall(VecDot(R, U, &gamma));

@@ -408,13 +408,7 @@ static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
     PetscCall(GSWorkCopy(SGFWorkBase(sg->work), SGF_COLUMN(0), SGF_B));
     PetscCall(GSWorkNorm(SGFWorkBase(sg->work), SGF_B, PetscObjectComm((PetscObject)ksp), &rho));
   } else {
-    if (ksp->guess_zero) {
-      PetscCall(VecSet(X, 0.0));
-      PetscCall(VecCopy(B, R));
-    } else {
-      PetscCall(KSP_MatMult(ksp, Amat, X, R));
-      PetscCall(VecAYPX(R, -1.0, B));
-    }
+    PetscCall(GSKSPHostResidual(ksp, Amat, X, B, R));
     PetscCall(VecNorm(R, NORM_2, &rho));
     if (sg->fused) {
       PetscCall(GSWorkLoad(SGFWorkBase(sg->work), SGF_X, X));
