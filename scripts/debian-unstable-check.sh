@@ -29,7 +29,8 @@ echo 'Acquire::Check-Valid-Until "false";' >"$R/etc/apt/apt.conf.d/99gpustream-v
 mountpoint -q "$R/proc" || mount --bind /proc "$R/proc"
 mountpoint -q "$R/sys" || mount --bind /sys "$R/sys"
 mkdir -p "$R/dev/shm" && { mountpoint -q "$R/dev/shm" || mount -t tmpfs tmpfs "$R/dev/shm"; }
-trap 'umount "$R/dev/shm" "$R/sys" "$R/proc" 2>/dev/null' EXIT
+# lazily (an MPI daemon of the last test may still hold /dev/shm), and never the script's exit status
+trap 'umount -l "$R/dev/shm" "$R/sys" "$R/proc" 2>/dev/null || true' EXIT
 inroot() { chroot "$R" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 HOME=/root bash -c "$*"; }
 
 inroot "apt-get update -qq"
