@@ -13,16 +13,16 @@ include ${PETSC_DIR}/lib/petsc/conf/rules
 
 # Same list as GPUSTREAM_SOURCES in CMakeLists.txt
 SOURCES = petsc-registration.c \
-          src/sys/init.kokkos.cxx \
           src/sys/options.c \
-          src/sys/vecaccess.kokkos.cxx \
-          src/sys/staging.kokkos.cxx \
-          src/mat/gpustream/gpustream.c \
-          src/mat/gpustream/gpustream.kokkos.cxx \
-          src/mat/gpustream/halo.kokkos.cxx \
-          src/mat/gpustream/coo.kokkos.cxx \
-          src/mat/gpustream/spmvref.c \
+          src/device/init.kokkos.cxx \
+          src/device/vecaccess.kokkos.cxx \
+          src/device/staging.kokkos.cxx \
+          src/device/devicemat.kokkos.cxx \
+          src/device/halo.kokkos.cxx \
+          src/device/spmvref.c \
           src/stream/stream.kokkos.cxx \
+          src/mat/gpustream/gpustream.c \
+          src/mat/gpustream/coo.kokkos.cxx \
           src/ksp/pipecgfused/pipecgfused.c \
           src/ksp/pipecgfused/pipecgfused.kokkos.cxx \
           src/ksp/pipecgfused/pipecgfusedblock.kokkos.cxx \
@@ -48,7 +48,7 @@ LIB  = $(BUILD)/libpetscgpustream.so
 gs_probe = $(shell $(PCC) $(PCC_FLAGS) $(PETSC_CC_INCLUDES) -Werror=incompatible-pointer-types -c -o /dev/null $(1) \
              >/dev/null 2>&1 && echo -DGPUSTREAM_PETSC_$(basename $(notdir $(1))))
 GS_DEFS   := $(foreach p,$(wildcard cmake/probes/*.c),$(call gs_probe,$(p)))
-CPPFLAGS   = -Iinclude -Isrc/sys $(GS_DEFS)
+CPPFLAGS   = -Iinclude -Isrc/sys -Isrc/device $(GS_DEFS)
 CXXPPFLAGS = $(CPPFLAGS)
 CFLAGS     = -fvisibility=hidden -Wall -Wno-unknown-pragmas
 CXXFLAGS   = -std=$(GS_CXXSTD) -fvisibility=hidden -fvisibility-inlines-hidden

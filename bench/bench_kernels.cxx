@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "../src/mat/gpustream/devicemat.hpp"
+#include "devicemat.hpp"
 #include "generators.h"
 #include "kokkostiming.hpp"
 #include "../src/ksp/pipecgfused/pipecgfusedimpl.h"

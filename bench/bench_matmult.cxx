@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "kokkosimpl.hpp"
-#include "../src/mat/gpustream/devicemat.hpp"
+#include "devicemat.hpp"
 #include "kokkostiming.hpp"
 #include "poisson2d.h"
 

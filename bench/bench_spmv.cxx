@@ -12,7 +12,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "../src/mat/gpustream/devicemat.hpp"
+#include "devicemat.hpp"
 #include "kokkostiming.hpp"
 #include "generators.h"
 

@@ -55,7 +55,7 @@ check() { # $1: label, $2: C++ standard, $3: Kokkos flags
       *.c) cmd=(gcc -std=gnu11) ;;
       *.cxx) cmd=(g++ "-std=$2" $3) ;;
     esac
-    if ! "${cmd[@]}" -Wall -Wno-unknown-pragmas -Iinclude -Isrc/sys -isystem "$pinc" -isystem "$minc" $defs -O0 -c "$f" -o /dev/null >"$log" 2>&1; then
+    if ! "${cmd[@]}" -Wall -Wno-unknown-pragmas -Iinclude -Isrc/sys -Isrc/device -isystem "$pinc" -isystem "$minc" $defs -O0 -c "$f" -o /dev/null >"$log" 2>&1; then
       echo "$1: FAIL $f"; grep -E "error" "$log" | head -5; bad=1
     elif grep -v "^$cache" "$log" | grep -q -E "^[^ ]*: warning"; then
       echo "$1: WARN $f"; grep -E "^[^ ]*: warning" "$log" | grep -v "^$cache" | head -5; bad=1

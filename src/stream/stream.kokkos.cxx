@@ -13,7 +13,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "../mat/gpustream/devicemat.hpp"
+#include "devicemat.hpp"
 #include "streamimpl.h"
 
 using namespace gpustream;

@@ -65,8 +65,3 @@ PETSC_INTERN PetscErrorCode GSStreamPlanMultBlock(GSStreamPlan, GSDeviceMat, GSH
 PETSC_INTERN PetscErrorCode GSStreamPlanMultBlockDevice(GSStreamPlan, PetscInt, const PetscScalar[], PetscInt, PetscScalar[], PetscInt);
 /* The plan of a streamed gpustream matrix (else NULL), brought up to date with the host first */
 PETSC_INTERN PetscErrorCode MatGPUStreamGetStreamPlan(Mat, GSStreamPlan *);
-
-/* The same block product on a resident matrix (A, and on several ranks B and H) */
-PETSC_INTERN PetscErrorCode GSDeviceMatMultBlock(GSDeviceMat, GSDeviceMat, GSHalo, PetscInt, const PetscScalar[], PetscInt, PetscScalar[], PetscInt);
-/* Serial reference twin of the block kernels: Y = A X for k columns */
-PETSC_INTERN void GSSpMMBlock_Ref(PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], PetscInt, const PetscScalar[], PetscInt, PetscScalar[], PetscInt);

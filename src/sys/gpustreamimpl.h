@@ -216,8 +216,13 @@ PETSC_INTERN PetscErrorCode GSDeviceMatSetTileSize(GSDeviceMat, PetscInt);
 PETSC_INTERN PetscErrorCode GSDeviceMatGetTileSize(GSDeviceMat, PetscInt *, PetscInt *);
 PETSC_INTERN PetscErrorCode GSDeviceMatGetMemory(GSDeviceMat, PetscLogDouble *, PetscLogDouble *);
 
-/* Serial reference twin of the device SpMV: y = A x (+ z when z is not NULL) */
+/* Y = A X for k columns (column-major, leading dimensions ldx >= n, ldy >= m) on a resident matrix (A, and on several
+   ranks B and H), one pass over the matrix for all columns (GSStreamPlanMultBlock() streams one) */
+PETSC_INTERN PetscErrorCode GSDeviceMatMultBlock(GSDeviceMat, GSDeviceMat, GSHalo, PetscInt, const PetscScalar[], PetscInt, PetscScalar[], PetscInt);
+
+/* Serial reference twins of the device SpMV: y = A x (+ z when z is not NULL), and Y = A X for k columns */
 PETSC_INTERN void GSSpMV_Ref(PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], const PetscScalar[], const PetscScalar[], PetscScalar[]);
+PETSC_INTERN void GSSpMMBlock_Ref(PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], PetscInt, const PetscScalar[], PetscInt, PetscScalar[], PetscInt);
 
 /* The device side of an assembled gpustream matrix, copied or refreshed from the host first if the host changed:
    the (diagonal-block) CSR, and on several ranks the off-diagonal block and the halo (else NULL) */

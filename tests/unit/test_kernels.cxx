@@ -16,7 +16,7 @@
 #include "../../src/ksp/pipebcgsf/pipebcgsfimpl.h"
 #include "../../src/ksp/sgmresf/sgmresfimpl.h"
 #include "../../src/stream/streamimpl.h"
-#include "../../src/mat/gpustream/devicemat.hpp"
+#include "devicemat.hpp"
 
 namespace
 {

@@ -2,7 +2,7 @@
    with the same launch shape (one thread per row or entry, a fixed number of teams in a grid-stride loop), so each
    reduction leaves one partial sum per team in its own slot of one device buffer, copied to the host once per
    iteration and summed there in a fixed order. */
-#include "../../mat/gpustream/devicemat.hpp"
+#include "devicemat.hpp"
 #include "pipebcgsfimpl.h"
 
 using namespace gpustream;

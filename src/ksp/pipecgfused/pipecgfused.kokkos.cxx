@@ -1,7 +1,7 @@
 /* Fused kernels of KSPPIPECGFUSED on the default Kokkos execution space (see pipecgfusedimpl.h). Each reduction
    writes one partial sum per team into a device buffer; Reduce() copies the partials of the whole iteration to
    pinned host memory at once and sums them there in a fixed order, so results do not vary from run to run. */
-#include "../../mat/gpustream/devicemat.hpp"
+#include "devicemat.hpp"
 #include "pipecgfusedimpl.h"
 
 #include <utility>

@@ -4,7 +4,7 @@
    copy of every column's partial sums per iteration. With a PC applied on the host, BlockDot waits for Q = M^{-1} W
    (PCGFBlockDot) and BlockUpdate carries Z by its recurrence. The vector kernels give a team 8 columns of its rows, so their
    sums stay in registers. */
-#include "../../mat/gpustream/devicemat.hpp"
+#include "devicemat.hpp"
 #include "pipecgfusedimpl.h"
 
 using namespace gpustream;

@@ -5,7 +5,7 @@
    reduction per chunk, through one reused scratch buffer. */
 #include <cmath>
 #include <stdexcept>
-#include "../../mat/gpustream/devicemat.hpp"
+#include "devicemat.hpp"
 #include "sgmresfimpl.h"
 
 using namespace gpustream;

@@ -1,5 +1,5 @@
 /* Serial reference twins of the device SpMV kernels, used by the unit tests */
-#include "../../stream/streamimpl.h"
+#include "gpustreamimpl.h"
 
 void GSSpMV_Ref(PetscInt m, const PetscInt ia[], const PetscInt ja[], const PetscScalar a[], const PetscScalar x[], const PetscScalar z[], PetscScalar y[])
 {

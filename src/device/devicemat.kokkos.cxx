@@ -3,7 +3,6 @@
 #include <vector>
 
 #include "devicemat.hpp"
-#include "../../stream/streamimpl.h"
 
 using namespace gpustream;
 
