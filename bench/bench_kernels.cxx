@@ -177,8 +177,8 @@ int main(int argc, char **argv)
     PCGFWork                        W;
     PetscScalar                     sums[PCGF_NSUMS];
     PetscCall(GSDeviceMatCreate(n, n, ia.data(), ja.data(), a.data(), PETSC_FALSE, 1, -1, &A));
-    PetscCall(PCGFWorkCreate(n, PCGF_PC_NONE, &W));
-    for (auto v : {PCGF_X, PCGF_R, PCGF_P, PCGF_W}) PetscCall(PCGFWorkSetVec(W, v, x.data()));
+    PetscCall(PCGFWorkCreate(n, GS_PC_NONE, &W));
+    for (auto v : {PCGF_X, PCGF_R, PCGF_P, PCGF_W}) PetscCall(GSWorkSetVec(PCGFWorkBase(W), v, x.data()));
     std::printf("kernel,n,vlen,team,league,us,GBps\n");
     if (variants) {
       Variants(A->csr, n, 12 * nnz + 4.0 * (n + 1) + 2 * vecb, (int)reps);
@@ -220,8 +220,8 @@ int main(int argc, char **argv)
     }
     /* the defaults, one whole iteration */
     PetscCall(PCGFWorkDestroy(&W));
-    PetscCall(PCGFWorkCreate(n, PCGF_PC_NONE, &W));
-    for (auto v : {PCGF_X, PCGF_R, PCGF_P, PCGF_W}) PetscCall(PCGFWorkSetVec(W, v, x.data()));
+    PetscCall(PCGFWorkCreate(n, GS_PC_NONE, &W));
+    for (auto v : {PCGF_X, PCGF_R, PCGF_P, PCGF_W}) PetscCall(GSWorkSetVec(PCGFWorkBase(W), v, x.data()));
     {
       const LaunchShape d = SpMVShape(n, (PetscInt)nnz);
       PetscCall(GSDeviceMatSetLaunchShape(A, d.vlen, d.team, d.league));

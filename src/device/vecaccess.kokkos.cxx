@@ -1,5 +1,5 @@
-/* The vector-access layer (gpustreamimpl.h): PETSc vectors' arrays where the plugin's kernels use them, and the
-   solvers' work vectors loaded from and stored to PETSc vectors. */
+/* The vector-access layer (gpustreamimpl.h): the arrays of PETSc vectors and dense matrices where the plugin's
+   kernels use them (the solvers' work vectors move through it: src/ksp/common/work.kokkos.cxx). */
 #include "kokkosimpl.hpp"
 
 #if defined(GS_DEVICE_VECTORS)
@@ -181,7 +181,7 @@ PetscErrorCode GSVecRestoreArrays(PetscInt n, const Vec v[], GSVecArray a[])
 
 /* A dense matrix's array (its local rows, column-major): in device memory for a device matrix (MATDENSECUDA), as
    GetArray() does for vectors */
-static PetscErrorCode GetDenseArray(Mat M, GSAccess access, GSVecArray *a)
+PetscErrorCode GSMatDenseGetArray(Mat M, GSAccess access, GSVecArray *a)
 {
   PetscMemType mtype = PETSC_MEMTYPE_HOST;
 
@@ -211,7 +211,7 @@ static PetscErrorCode GetDenseArray(Mat M, GSAccess access, GSVecArray *a)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode RestoreDenseArray(Mat M, GSVecArray *a)
+PetscErrorCode GSMatDenseRestoreArray(Mat M, GSVecArray *a)
 {
   PetscFunctionBegin;
 #if defined(GS_DEVICE_VECTORS)
@@ -269,86 +269,5 @@ PetscErrorCode GSDeviceArrayEnd(PetscBool device)
 #else
   (void)device;
 #endif
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Work vector v from (in) or to the array of a vector or dense matrix o, which get and restore give and take back */
-template <class Obj, class Get, class Restore> static PetscErrorCode Transfer(GSWork W, PetscInt v, Obj o, bool in, Get get, Restore restore)
-{
-  DView<PetscScalar> d;
-  GSVecArray         a;
-  PetscErrorCode     ierr;
-
-  PetscFunctionBegin;
-  GSCallKokkos(d = W->Vector(v));
-  PetscCall(get(o, in ? GS_ACCESS_READ : GS_ACCESS_WRITE, &a));
-  ierr = in ? CopyIn(d, a.array, a.device, &W->copies) : CopyOut(d, a.array, a.device, &W->copies);
-  PetscCall(restore(o, &a)); /* also after a failed copy: the vector is not left locked */
-  PetscCall(ierr);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode GSWorkLoad(GSWork W, PetscInt v, Vec x)
-{
-  PetscFunctionBegin;
-  PetscCall(Transfer(W, v, x, true, GSVecGetArray, GSVecRestoreArray));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode GSWorkStore(GSWork W, PetscInt v, Vec x)
-{
-  PetscFunctionBegin;
-  PetscCall(Transfer(W, v, x, false, GSVecGetArray, GSVecRestoreArray));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode GSWorkLoadDense(GSWork W, PetscInt v, Mat M)
-{
-  PetscFunctionBegin;
-  PetscCall(Transfer(W, v, M, true, GetDenseArray, RestoreDenseArray));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode GSWorkStoreDense(GSWork W, PetscInt v, Mat M)
-{
-  PetscFunctionBegin;
-  PetscCall(Transfer(W, v, M, false, GetDenseArray, RestoreDenseArray));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode GSWorkZero(GSWork W, PetscInt v)
-{
-  DView<PetscScalar> d;
-
-  PetscFunctionBegin;
-  GSCallKokkos(d = W->Vector(v));
-  PetscCall(CopyIn(d, NULL, PETSC_TRUE, &W->copies));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode GSWorkCopy(GSWork W, PetscInt dst, PetscInt src)
-{
-  PetscFunctionBegin;
-  GSCallKokkos(Kokkos::deep_copy(Exec(), W->Vector(dst), W->Vector(src)));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode GSWorkNorm(GSWork W, PetscInt v, MPI_Comm comm, PetscReal *nrm)
-{
-  DView<PetscScalar> d;
-  PetscReal          s = 0;
-
-  PetscFunctionBegin;
-  GSCallKokkos({
-    d = W->Vector(v);
-    if (!W->norm.data()) W->norm = Kokkos::View<PetscReal, Mem>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::norm"));
-    Kokkos::parallel_reduce(
-        "GPUStream::Norm", RangePol(Exec(), 0, d.extent(0)), KOKKOS_LAMBDA(const size_t i, PetscReal &a) { a += PetscRealPart(d(i) * PetscConj(d(i))); }, W->norm);
-    SyncCopy(Kokkos::View<PetscReal, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(&s), W->norm);
-  });
-  W->launches++;
-  W->transfers++;
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &s, 1, MPIU_REAL, MPIU_SUM, comm));
-  *nrm = PetscSqrtReal(s);
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -82,6 +82,9 @@ PETSC_INTERN PetscErrorCode GSVecRestoreArray(Vec, GSVecArray *);
 /* The arrays of an operation on several vectors: all in device memory, or all on the host when some are there */
 PETSC_INTERN PetscErrorCode GSVecGetArrays(PetscInt, const Vec[], const GSAccess[], GSVecArray[]);
 PETSC_INTERN PetscErrorCode GSVecRestoreArrays(PetscInt, const Vec[], GSVecArray[]);
+/* The same for a dense matrix's local rows (column-major): in device memory for a device matrix (MATDENSECUDA) */
+PETSC_INTERN PetscErrorCode GSMatDenseGetArray(Mat, GSAccess, GSVecArray *);
+PETSC_INTERN PetscErrorCode GSMatDenseRestoreArray(Mat, GSVecArray *);
 /* n scalars from device memory (after PETSc's current stream's work) to a host array; counted in -log_view */
 PETSC_INTERN PetscErrorCode GSCopyToHost(const PetscScalar[], PetscScalar[], PetscCount);
 /* Whether an array the caller hands the plugin is in device memory (PetscGetMemType(), with device vectors only:
@@ -92,20 +95,6 @@ PETSC_INTERN PetscErrorCode GSDeviceArrayEnd(PetscBool);
 /* The vector type MatCreateVecs() of a gpustream matrix gives by default: PETSc's CUDA vectors where device arrays are
    read in place (above), else NULL (the AIJ default) */
 PETSC_INTERN const char *GSDeviceVecType(void);
-
-/* The device work of a solver (opaque to C): GSWorkLoad() copies a PETSc vector into the work vector the solver
-   numbers v, GSWorkStore() the work vector into the PETSc vector; on the device for device arrays, else between host
-   and device (counted in the copies -ksp_view reports) */
-typedef struct _n_GSWork   *GSWork;
-PETSC_INTERN PetscErrorCode GSWorkLoad(GSWork, PetscInt, Vec);
-PETSC_INTERN PetscErrorCode GSWorkStore(GSWork, PetscInt, Vec);
-/* The same for the block of a dense matrix's local rows, column-major without padding (MATDENSECUDA in place) */
-PETSC_INTERN PetscErrorCode GSWorkLoadDense(GSWork, PetscInt, Mat);
-PETSC_INTERN PetscErrorCode GSWorkStoreDense(GSWork, PetscInt, Mat);
-/* Work vectors on the device alone: v = 0 and dst = src (queued), and the 2-norm of v over comm */
-PETSC_INTERN PetscErrorCode GSWorkZero(GSWork, PetscInt);
-PETSC_INTERN PetscErrorCode GSWorkCopy(GSWork, PetscInt, PetscInt);
-PETSC_INTERN PetscErrorCode GSWorkNorm(GSWork, PetscInt, MPI_Comm, PetscReal *);
 
 /* The host-device vector copies on this process so far: with a PETSc that has a device, those its log counted (the
    plugin's and PETSc's own, a device vector's data moved for a host operation: -log_view's CpuToGpu and GpuToCpu

@@ -205,20 +205,20 @@ CGVecs RandomCG(PetscInt n)
 
 void Load(PCGFWork W, const CGVecs &v, bool jacobi)
 {
-  PCGFWorkSetVec(W, PCGF_X, v.x.data());
-  PCGFWorkSetVec(W, PCGF_R, v.r.data());
-  PCGFWorkSetVec(W, PCGF_P, v.p.data());
-  PCGFWorkSetVec(W, PCGF_W, v.w.data());
-  if (jacobi) PCGFWorkSetVec(W, PCGF_DINV, v.d.data());
+  GSWorkSetVec(PCGFWorkBase(W), PCGF_X, v.x.data());
+  GSWorkSetVec(PCGFWorkBase(W), PCGF_R, v.r.data());
+  GSWorkSetVec(PCGFWorkBase(W), PCGF_P, v.p.data());
+  GSWorkSetVec(PCGFWorkBase(W), PCGF_W, v.w.data());
+  if (jacobi) GSWorkSetVec(PCGFWorkBase(W), PCGF_DINV, v.d.data());
 }
 
 CGVecs Store(PCGFWork W, PetscInt n)
 {
   CGVecs v{std::vector<PetscScalar>(n), std::vector<PetscScalar>(n), std::vector<PetscScalar>(n), std::vector<PetscScalar>(n), {}};
-  PCGFWorkGetVec(W, PCGF_X, v.x.data());
-  PCGFWorkGetVec(W, PCGF_R, v.r.data());
-  PCGFWorkGetVec(W, PCGF_P, v.p.data());
-  PCGFWorkGetVec(W, PCGF_W, v.w.data());
+  GSWorkGetVec(PCGFWorkBase(W), PCGF_X, v.x.data());
+  GSWorkGetVec(PCGFWorkBase(W), PCGF_R, v.r.data());
+  GSWorkGetVec(PCGFWorkBase(W), PCGF_P, v.p.data());
+  GSWorkGetVec(PCGFWorkBase(W), PCGF_W, v.w.data());
   return v;
 }
 
@@ -242,7 +242,7 @@ void TestUpdate()
         const PetscScalar alpha = 0.37, beta = -0.81;
         PetscInt          l, t, c;
 
-        Check(!PCGFWorkCreate(n, jacobi ? PCGF_PC_JACOBI : PCGF_PC_NONE, &W), "PCGFWorkCreate" + tag);
+        Check(!PCGFWorkCreate(n, jacobi ? GS_PC_JACOBI : GS_PC_NONE, &W), "PCGFWorkCreate" + tag);
         Load(W, v, jacobi);
         Check(!PCGFUpdate(W, alpha, beta, nt), "PCGFUpdate" + tag);
         Check(!PCGFReduce(W, sums), "PCGFReduce" + tag);
@@ -253,7 +253,7 @@ void TestUpdate()
         Check(Close(sums[PCGF_RZ], rsums[0], AbsSum(ref.r, ref.r) * 2), "Update <r,z> matches reference" + tag);
         Check(Close(sums[PCGF_NRM], rsums[1], AbsSum(ref.r, ref.r) * 4 + AbsSum(ref.p, ref.p)), "Update norm sum matches reference" + tag);
         Check(sums[PCGF_PW] == 0 && sums[PCGF_WDW] == 0, "Reduce without SpMV gives zero <p,w>" + tag);
-        PCGFWorkGetCounts(W, &l, &t, &c);
+        GSWorkGetCounts(PCGFWorkBase(W), &l, &t, &c);
         Check(l == 1 && t == 1, "one launch and one transfer counted" + tag);
         Check(!PCGFWorkDestroy(&W) && !W, "PCGFWorkDestroy" + tag);
       }
@@ -282,7 +282,7 @@ void TestDeviceScalars()
           const PetscScalar       *d = jacobi ? v.d.data() : nullptr;
 
           GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA);
-          Check(!PCGFWorkCreate(n, jacobi ? PCGF_PC_JACOBI : PCGF_PC_NONE, &W) && !PCGFWorkSetDeviceScalars(W), "PCGFWorkSetDeviceScalars" + tag);
+          Check(!PCGFWorkCreate(n, jacobi ? GS_PC_JACOBI : GS_PC_NONE, &W) && !PCGFWorkSetDeviceScalars(W), "PCGFWorkSetDeviceScalars" + tag);
           Load(W, v, jacobi);
           Check(!PCGFUpdateDevice(W, nt) && !PCGFSpMVDotFinal(W, dA, 1) && !PCGFReduceSlot(W, 1, sums), "UpdateDevice, SpMVDotFinal, ReduceSlot" + tag);
           PCGFUpdate_Ref(n, 1, 0, 0, nt, d, ref.x.data(), ref.r.data(), ref.p.data(), ref.w.data(), rsums);
@@ -306,16 +306,16 @@ void TestDeviceScalars()
           else if (n > 1)
             Check(RelDiff(got.x, ref.x) < 1e-14 * amp && RelDiff(got.r, ref.r) < 1e-14 * amp && RelDiff(got.p, ref.p) < 1e-14 * amp, "UpdateDevice with the device's alpha and beta matches the twin with the host's" + tag);
           Check(!PCGFWorkRevertX(W), "RevertX" + tag);
-          PCGFWorkGetVec(W, PCGF_X, got.x.data());
+          GSWorkGetVec(PCGFWorkBase(W), PCGF_X, got.x.data());
           Check(RelDiff(got.x, x0) == 0, "RevertX gives the x before the last UpdateDevice" + tag);
-          PCGFWorkGetCounts(W, &l, &t, &c);
+          GSWorkGetCounts(PCGFWorkBase(W), &l, &t, &c);
           Check(l == 3 && t == 1, "3 launches, 1 transfer counted" + tag);
           PCGFWorkDestroy(&W);
           GSDeviceMatDestroy(&dA);
         }
   }
   PCGFWork W;
-  PCGFWorkCreate(10, PCGF_PC_APPLY, &W);
+  PCGFWorkCreate(10, GS_PC_APPLY, &W);
   PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
   Check(PCGFWorkSetDeviceScalars(W) == PETSC_ERR_SUP, "device scalars with a host PC is PETSC_ERR_SUP");
   PetscPopErrorHandler();
@@ -329,8 +329,8 @@ void TestUpdateNorms()
 {
   for (PetscInt n0 : sizes) {
     if (n0 > 100000) continue;
-    for (PCGFPC pc : {PCGF_PC_NONE, PCGF_PC_JACOBI, PCGF_PC_APPLY, PCGF_PC_PBJACOBI}) {
-      const PetscInt           bs = pc == PCGF_PC_PBJACOBI ? 3 : 1, n = bs * n0;
+    for (GSKSPPC pc : {GS_PC_NONE, GS_PC_JACOBI, GS_PC_APPLY, GS_PC_PBJACOBI}) {
+      const PetscInt           bs = pc == GS_PC_PBJACOBI ? 3 : 1, n = bs * n0;
       const std::string        tag = " n=" + std::to_string(n) + " pc=" + std::to_string((int)pc);
       CSRHost                  A   = RandomCSR(n, n, 7);
       CGVecs                   v = RandomCG(n), ref = v;
@@ -345,28 +345,28 @@ void TestUpdateNorms()
       for (PetscInt i = 0; i < n; i++) blocks[i * bs + i % bs] += 2;
       GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA);
       Check(!PCGFWorkCreate(n, pc, &W) && !PCGFWorkSetNorms(W, PETSC_TRUE), "PCGFWorkSetNorms" + tag);
-      Load(W, v, pc == PCGF_PC_JACOBI);
-      if (pc == PCGF_PC_PBJACOBI) PCGFWorkSetBlocks(W, bs, blocks.data());
-      if (pc == PCGF_PC_APPLY) {
-        PCGFWorkSetVec(W, PCGF_Z, z.data());
-        PCGFWorkSetVec(W, PCGF_Q, q.data());
+      Load(W, v, pc == GS_PC_JACOBI);
+      if (pc == GS_PC_PBJACOBI) GSWorkSetBlocks(PCGFWorkBase(W), bs, blocks.data());
+      if (pc == GS_PC_APPLY) {
+        GSWorkSetVec(PCGFWorkBase(W), PCGF_Z, z.data());
+        GSWorkSetVec(PCGFWorkBase(W), PCGF_Q, q.data());
       }
-      const PetscScalar *d = pc == PCGF_PC_JACOBI ? v.d.data() : (pc == PCGF_PC_PBJACOBI ? blocks.data() : nullptr);
+      const PetscScalar *d = pc == GS_PC_JACOBI ? v.d.data() : (pc == GS_PC_PBJACOBI ? blocks.data() : nullptr);
       Check(!PCGFUpdate(W, alpha, beta, nt) && !PCGFSpMVDot(W, dA, nullptr, nullptr) && !PCGFReduce(W, sums), "Update with norms, SpMVDot, Reduce" + tag);
       PCGFUpdateNorms_Ref(n, alpha, ref.x.data(), ref.r.data(), ref.p.data(), ref.w.data(), nsums);
-      if (pc == PCGF_PC_APPLY)
+      if (pc == GS_PC_APPLY)
         PCGFUpdateApply_Ref(n, alpha, beta, nt, ref.x.data(), ref.r.data(), zref.data(), ref.p.data(), ref.w.data(), q.data(), rsums);
       else
         PCGFUpdate_Ref(n, bs, alpha, beta, nt, d, ref.x.data(), ref.r.data(), ref.p.data(), ref.w.data(), rsums);
       PCGFSpMVDot_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), bs, d, ref.p.data(), wref.data(), dsums);
       CGVecs got = Store(W, n);
       Check(RelDiff(got.x, ref.x) < 1e-14 && RelDiff(got.r, ref.r) < 1e-14 && RelDiff(got.p, ref.p) < 1e-13 && RelDiff(got.w, wref) < 1e-13, "Update with norms: vectors match reference" + tag);
-      const double zscale = pc == PCGF_PC_APPLY ? AbsSum(zref, zref) + AbsSum(ref.r, zref) : 9.0 * bs * bs * AbsSum(ref.r, ref.r);
+      const double zscale = pc == GS_PC_APPLY ? AbsSum(zref, zref) + AbsSum(ref.r, zref) : 9.0 * bs * bs * AbsSum(ref.r, ref.r);
       Check(Close(sums[PCGF_RZ], rsums[0], zscale) && Close(sums[PCGF_NRM], rsums[1], zscale), "Update with norms: <r,z> and norm sums match reference" + tag);
       Check(Close(sums[PCGF_XX], nsums[0], nsums[0]) && Close(sums[PCGF_PP], nsums[1], nsums[1]) && Close(sums[PCGF_WW], nsums[2], nsums[2]) && Close(sums[PCGF_RR], nsums[3], 4 * nsums[3]),
             "Update norms ||x||, ||p||, ||w||, ||r|| match reference" + tag);
       Check(Close(sums[PCGF_PW], dsums[0], AbsSum(ref.p, wref)) && Close(sums[PCGF_WDW], dsums[1], 3.0 * bs * AbsSum(wref, wref)), "SpMVDot sums after an Update with norms" + tag);
-      PCGFWorkGetCounts(W, &l, &t, &c);
+      GSWorkGetCounts(PCGFWorkBase(W), &l, &t, &c);
       Check(l == 2 && t == 1, "Update with norms and SpMVDot: 2 launches, 1 transfer" + tag);
       /* off again: Reduce writes PCGF_NSUMS sums only, the Update's two in place */
       sums[PCGF_XX] = -1;
@@ -377,7 +377,7 @@ void TestUpdateNorms()
   }
   /* the overlapped variant's update has no norms */
   PCGFWork W;
-  PCGFWorkCreate(10, PCGF_PC_NONE, &W);
+  PCGFWorkCreate(10, GS_PC_NONE, &W);
   PCGFWorkSetOverlap(W);
   PCGFWorkSetNorms(W, PETSC_TRUE);
   PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
@@ -396,7 +396,7 @@ void TestSums()
         CGVecs            v   = RandomCG(n);
         PCGFWork          W;
         PetscScalar       sums[PCGF_NSUMS], rsums[2];
-        PCGFWorkCreate(n, jacobi ? PCGF_PC_JACOBI : PCGF_PC_NONE, &W);
+        PCGFWorkCreate(n, jacobi ? GS_PC_JACOBI : GS_PC_NONE, &W);
         Load(W, v, jacobi);
         Check(!PCGFSums(W, nt) && !PCGFReduce(W, sums), "PCGFSums" + tag);
         PCGFSums_Ref(n, 1, nt, jacobi ? v.d.data() : nullptr, v.r.data(), rsums);
@@ -425,14 +425,14 @@ void TestApply()
       PCGFWork                 W;
       PetscScalar              sums[PCGF_NSUMS], rsums[2], dsums[2];
 
-      Check(!PCGFWorkCreate(n, PCGF_PC_APPLY, &W), "PCGFWorkCreate apply" + tag);
+      Check(!PCGFWorkCreate(n, GS_PC_APPLY, &W), "PCGFWorkCreate apply" + tag);
       Load(W, v, false);
-      PCGFWorkSetVec(W, PCGF_Z, z.data());
-      PCGFWorkSetVec(W, PCGF_Q, q.data());
+      GSWorkSetVec(PCGFWorkBase(W), PCGF_Z, z.data());
+      GSWorkSetVec(PCGFWorkBase(W), PCGF_Q, q.data());
       Check(!PCGFUpdate(W, 0.3, 0.6, nt) && !PCGFReduce(W, sums), "PCGFUpdate apply" + tag);
       PCGFUpdateApply_Ref(n, 0.3, 0.6, nt, ref.x.data(), ref.r.data(), zref.data(), ref.p.data(), ref.w.data(), q.data(), rsums);
       CGVecs g = Store(W, n);
-      PCGFWorkGetVec(W, PCGF_Z, got.data());
+      GSWorkGetVec(PCGFWorkBase(W), PCGF_Z, got.data());
       Check(RelDiff(g.x, ref.x) < 1e-14 && RelDiff(g.r, ref.r) < 1e-14 && RelDiff(g.p, ref.p) < 1e-14 && RelDiff(got, zref) < 1e-14, "Update apply vectors match reference" + tag);
       Check(Close(sums[PCGF_RZ], rsums[0], AbsSum(ref.r, zref) * 2) && Close(sums[PCGF_NRM], rsums[1], AbsSum(ref.r, ref.r) + AbsSum(zref, zref)), "Update apply sums match reference" + tag);
       Check(!PCGFDot(W) && !PCGFReduce(W, sums), "PCGFDot apply" + tag);
@@ -507,7 +507,7 @@ void TestBlockFormat()
           PCGFWork    W;
           CGVecs      v = RandomCG(n);
           PetscScalar s[PCGF_NSUMS], sb[PCGF_NSUMS];
-          PCGFWorkCreate(n, PCGF_PC_NONE, &W);
+          PCGFWorkCreate(n, GS_PC_NONE, &W);
           Load(W, v, false);
           Check(!PCGFSpMVDot(W, dA, nullptr, nullptr) && !PCGFReduce(W, s), "PCGFSpMVDot CSR" + tag);
           const CGVecs c = Store(W, n);
@@ -574,7 +574,7 @@ void TestStep()
             const PetscScalar *d = jacobi ? v.d.data() : nullptr;
 
             Check(!GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, bs, -1, &dA), "GSDeviceMatCreate" + tag);
-            Check(!PCGFWorkCreate(n, jacobi ? PCGF_PC_JACOBI : PCGF_PC_NONE, &W) && !PCGFWorkSetDeviceScalars(W) && !PCGFWorkSetStep(W), "PCGFWorkSetStep" + tag);
+            Check(!PCGFWorkCreate(n, jacobi ? GS_PC_JACOBI : GS_PC_NONE, &W) && !PCGFWorkSetDeviceScalars(W) && !PCGFWorkSetStep(W), "PCGFWorkSetStep" + tag);
             Load(W, v, jacobi);
             for (int it = 0; it < 3; it++) {
               const std::string at = " (Step " + std::to_string(it) + ")" + tag;
@@ -595,7 +595,7 @@ void TestStep()
             Check(!PCGFWorkRevertX(W), "RevertX" + tag);
             const CGVecs back = Store(W, n);
             Check(RelDiff(back.x, before.x) == 0 && RelDiff(back.r, before.r) == 0 && RelDiff(back.p, before.p) == 0 && RelDiff(back.w, before.w) == 0, "RevertX after a Step gives x, r, p, w before it" + tag);
-            PCGFWorkGetCounts(W, &l, &t, &c);
+            GSWorkGetCounts(PCGFWorkBase(W), &l, &t, &c);
             Check(l == 3 && t == 3, "3 Steps: 3 launches, 3 transfers counted" + tag);
             PCGFWorkDestroy(&W);
             GSDeviceMatDestroy(&dA);
@@ -606,7 +606,7 @@ void TestStep()
   PetscInt    ia[2] = {0, 1}, ja[1] = {0};
   PetscScalar a[1] = {2};
   GSDeviceMatCreate(1, 1, ia, ja, a, PETSC_FALSE, 1, -1, &dA);
-  PCGFWorkCreate(1, PCGF_PC_NONE, &W);
+  PCGFWorkCreate(1, GS_PC_NONE, &W);
   PCGFWorkSetDeviceScalars(W);
   PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
   Check(PCGFStep(W, dA, KSP_NORM_PRECONDITIONED, 0) == PETSC_ERR_ARG_WRONGSTATE, "Step before PCGFWorkSetStep is PETSC_ERR_ARG_WRONGSTATE");
@@ -629,7 +629,7 @@ void TestSpMVDot()
         std::vector<PetscScalar> wref(n);
 
         GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA);
-        PCGFWorkCreate(n, jacobi ? PCGF_PC_JACOBI : PCGF_PC_NONE, &W);
+        PCGFWorkCreate(n, jacobi ? GS_PC_JACOBI : GS_PC_NONE, &W);
         Load(W, v, jacobi);
         Check(!PCGFSpMVDot(W, dA, nullptr, nullptr), "PCGFSpMVDot" + tag);
         Check(!PCGFReduce(W, sums), "PCGFReduce" + tag);
@@ -658,7 +658,7 @@ void TestOverlap()
 {
   const KSPNormType norms[] = {KSP_NORM_PRECONDITIONED, KSP_NORM_UNPRECONDITIONED, KSP_NORM_NATURAL};
   for (PetscInt n : sizes)
-    for (PCGFPC pc : {PCGF_PC_NONE, PCGF_PC_JACOBI, PCGF_PC_APPLY})
+    for (GSKSPPC pc : {GS_PC_NONE, GS_PC_JACOBI, GS_PC_APPLY})
       for (KSPNormType nt : norms) {
         const std::string        tag     = " n=" + std::to_string(n) + " pc=" + std::to_string((int)pc) + " norm=" + std::to_string((int)nt);
         const PCGFVec            ids[10] = {PCGF_X, PCGF_R, PCGF_U, PCGF_W, PCGF_M, PCGF_N, PCGF_Z, PCGF_Q, PCGF_P, PCGF_S};
@@ -668,15 +668,15 @@ void TestOverlap()
         Check(!PCGFWorkCreate(n, pc, &W) && !PCGFWorkSetOverlap(W), "PCGFWorkSetOverlap" + tag);
         for (int k = 0; k < 10; k++) {
           v[k] = Random(n);
-          PCGFWorkSetVec(W, ids[k], v[k].data());
+          GSWorkSetVec(PCGFWorkBase(W), ids[k], v[k].data());
         }
-        if (pc == PCGF_PC_JACOBI) PCGFWorkSetVec(W, PCGF_DINV, d.data());
+        if (pc == GS_PC_JACOBI) GSWorkSetVec(PCGFWorkBase(W), PCGF_DINV, d.data());
         Check(!PCGFOverlapUpdate(W, 0.3, 0.6, nt) && !PCGFReduce(W, sums), "PCGFOverlapUpdate" + tag);
-        PCGFOverlapUpdate_Ref(n, 0.3, 0.6, nt, pc == PCGF_PC_JACOBI ? d.data() : nullptr, pc == PCGF_PC_APPLY ? PETSC_TRUE : PETSC_FALSE, v[0].data(), v[1].data(), v[2].data(), v[3].data(), v[4].data(), v[5].data(), v[6].data(), v[7].data(),
-                              v[8].data(), v[9].data(), rsums);
+        PCGFOverlapUpdate_Ref(n, 0.3, 0.6, nt, pc == GS_PC_JACOBI ? d.data() : nullptr, pc == GS_PC_APPLY ? PETSC_TRUE : PETSC_FALSE, v[0].data(), v[1].data(), v[2].data(), v[3].data(), v[4].data(), v[5].data(), v[6].data(), v[7].data(), v[8].data(),
+                              v[9].data(), rsums);
         bool same = true;
         for (int k = 0; k < 10; k++) {
-          PCGFWorkGetVec(W, ids[k], got.data());
+          GSWorkGetVec(PCGFWorkBase(W), ids[k], got.data());
           same = same && RelDiff(got, v[k]) < 1e-14;
         }
         Check(same, "OverlapUpdate vectors match reference" + tag);
@@ -688,7 +688,7 @@ void TestOverlap()
         GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA);
         std::vector<PetscScalar> ref(n);
         Check(!PCGFSpMVN(W, dA, nullptr, nullptr), "PCGFSpMVN" + tag);
-        PCGFWorkGetVec(W, PCGF_N, got.data());
+        GSWorkGetVec(PCGFWorkBase(W), PCGF_N, got.data());
         GSSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), v[4].data(), nullptr, ref.data());
         Check(RelDiff(got, ref) < 1e-14, "SpMVN n = A m matches reference" + tag);
         GSDeviceMatDestroy(&dA);
@@ -703,9 +703,9 @@ void TestMatSolveBlock()
   for (PetscInt n : sizes) {
     if (n > 100000) continue;
     for (PetscInt k : {1, 5, 8, 13})
-      for (PCGFPC pc : {PCGF_PC_NONE, PCGF_PC_JACOBI, PCGF_PC_APPLY})
+      for (GSKSPPC pc : {GS_PC_NONE, GS_PC_JACOBI, GS_PC_APPLY})
         for (KSPNormType nt : {KSP_NORM_PRECONDITIONED, KSP_NORM_UNPRECONDITIONED}) {
-          const bool               jacobi = pc == PCGF_PC_JACOBI, apply = pc == PCGF_PC_APPLY;
+          const bool               jacobi = pc == GS_PC_JACOBI, apply = pc == GS_PC_APPLY;
           const std::string        tag = " n=" + std::to_string(n) + " k=" + std::to_string(k) + (jacobi ? " jacobi" : (apply ? " apply" : " none")) + " norm=" + std::to_string((int)nt);
           CSRHost                  A   = RandomCSR(n, n, 7);
           GSDeviceMat              dA;
@@ -716,17 +716,17 @@ void TestMatSolveBlock()
 
           GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA);
           Check(!PCGFBlockCreate(n, k, pc, &B), "PCGFBlockCreate" + tag);
-          PCGFBlockSetVec(B, PCGF_X, x.data());
-          PCGFBlockSetVec(B, PCGF_R, r.data());
-          PCGFBlockSetVec(B, PCGF_P, p.data());
-          PCGFBlockSetVec(B, PCGF_W, w.data());
-          if (jacobi) PCGFBlockSetVec(B, PCGF_DINV, d.data());
+          GSWorkSetVec(PCGFBlockBase(B), PCGF_X, x.data());
+          GSWorkSetVec(PCGFBlockBase(B), PCGF_R, r.data());
+          GSWorkSetVec(PCGFBlockBase(B), PCGF_P, p.data());
+          GSWorkSetVec(PCGFBlockBase(B), PCGF_W, w.data());
+          if (jacobi) GSWorkSetVec(PCGFBlockBase(B), PCGF_DINV, d.data());
           if (apply) {
-            PCGFBlockSetVec(B, PCGF_Z, z.data());
-            PCGFBlockSetVec(B, PCGF_Q, q.data());
+            GSWorkSetVec(PCGFBlockBase(B), PCGF_Z, z.data());
+            GSWorkSetVec(PCGFBlockBase(B), PCGF_Q, q.data());
           }
           Check(!PCGFBlockUpdate(B, alpha.data(), beta.data(), nt) && !PCGFBlockSpMVDot(B, dA, nullptr, nullptr, nullptr), "block Update, SpMVDot" + tag);
-          if (apply) Check(!PCGFBlockSetVec(B, PCGF_Q, qw.data()) && !PCGFBlockDot(B), "block Dot with the host's Q" + tag); /* qw stands for M^{-1} W */
+          if (apply) Check(!GSWorkSetVec(PCGFBlockBase(B), PCGF_Q, qw.data()) && !PCGFBlockDot(B), "block Dot with the host's Q" + tag); /* qw stands for M^{-1} W */
           Check(!PCGFBlockReduce(B, sums.data()), "block Reduce" + tag);
           for (PetscInt j = 0; j < k; j++) { /* the twins on column j: Update, then w = A p */
             PetscScalar              rs[2], ds[2];
@@ -747,13 +747,13 @@ void TestMatSolveBlock()
           }
           for (PCGFVec v : {PCGF_X, PCGF_R, PCGF_P, PCGF_W, PCGF_Z}) {
             if (v == PCGF_Z && !apply) continue;
-            PCGFBlockGetVec(B, v, got.data());
+            GSWorkGetVec(PCGFBlockBase(B), v, got.data());
             vecs = vecs && RelDiff(got, v == PCGF_X ? x : (v == PCGF_R ? r : (v == PCGF_P ? p : (v == PCGF_W ? w : z)))) < 1e-14;
           }
           Check(vecs, "block vectors match the single-vector twins column by column" + tag);
           Check(sumsok, "block sums match the single-vector twins column by column" + tag);
           PetscInt l, t, c;
-          Check(!PCGFBlockGetCounts(B, &l, &t, &c) && l == 3 && t == 1, "3 launches and 1 transfer for all columns" + tag);
+          Check(!GSWorkGetCounts(PCGFBlockBase(B), &l, &t, &c) && l == 3 && t == 1, "3 launches and 1 transfer for all columns" + tag);
           PCGFBlockDestroy(&B);
           GSDeviceMatDestroy(&dA);
         }
@@ -778,26 +778,26 @@ void TestBCGSBlocks()
 
         for (PetscInt i = 0; i < n; i++) blocks[i * bs + i % bs] += 2;
         GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA);
-        Check(!PBFWorkCreate(n, PBF_PC_PBJACOBI, &W) && !PBFWorkSetBlocks(W, bs, blocks.data()), "PBFWorkSetBlocks" + tag);
-        PBFWorkSetVec(W, PBF_X, x.data());
-        PBFWorkSetVec(W, PBF_R, r.data());
-        PBFWorkSetVec(W, PBF_R0, r0.data());
-        PBFWorkSetVec(W, PBF_P, p.data());
+        Check(!PBFWorkCreate(n, GS_PC_PBJACOBI, &W) && !GSWorkSetBlocks(PBFWorkBase(W), bs, blocks.data()), "PBFWorkSetBlocks" + tag);
+        GSWorkSetVec(PBFWorkBase(W), PBF_X, x.data());
+        GSWorkSetVec(PBFWorkBase(W), PBF_R, r.data());
+        GSWorkSetVec(PBFWorkBase(W), PBF_R0, r0.data());
+        GSWorkSetVec(PBFWorkBase(W), PBF_P, p.data());
         Check(!PBFSpMVDot1(W, dA, nullptr, nullptr), "PBFSpMVDot1 blocks" + tag);
-        PBFWorkGetVec(W, PBF_V, v.data());
+        GSWorkGetVec(PBFWorkBase(W), PBF_V, v.data());
         PBFSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), bs, blocks.data(), p.data(), vref.data());
         Check(RelDiff(v, vref) < 1e-14, "v = A D^-1 p with blocks matches reference" + tag);
         Check(!PBFUpdateS(W, PETSC_TRUE, 0.7), "PBFUpdateS blocks" + tag);
-        PBFWorkGetVec(W, PBF_S, s.data());
+        GSWorkGetVec(PBFWorkBase(W), PBF_S, s.data());
         Check(!PBFSpMVDot3(W, dA, nullptr, nullptr), "PBFSpMVDot3 blocks" + tag);
-        PBFWorkGetVec(W, PBF_T, t.data());
+        GSWorkGetVec(PBFWorkBase(W), PBF_T, t.data());
         PBFSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), bs, blocks.data(), s.data(), tref.data());
         Check(RelDiff(t, tref) < 1e-14, "t = A D^-1 s with blocks matches reference" + tag);
         Check(!PBFUpdate(W, 0.4, -0.3) && !PBFReduce(W, sums), "PBFUpdate blocks" + tag);
         PBFUpdate_Ref(n, bs, 0.7, 0.4, -0.3, blocks.data(), nullptr, nullptr, x.data(), r.data(), p.data(), v.data(), s.data(), t.data(), r0.data(), &rr0);
-        PBFWorkGetVec(W, PBF_X, gx.data());
-        PBFWorkGetVec(W, PBF_R, gr.data());
-        PBFWorkGetVec(W, PBF_P, gp.data());
+        GSWorkGetVec(PBFWorkBase(W), PBF_X, gx.data());
+        GSWorkGetVec(PBFWorkBase(W), PBF_R, gr.data());
+        GSWorkGetVec(PBFWorkBase(W), PBF_P, gp.data());
         Check(RelDiff(gx, x) < 1e-13 && RelDiff(gr, r) < 1e-14 && RelDiff(gp, p) < 1e-14, "x, r, p updates by blocks match reference" + tag);
         Check(Close(sums[PBF_RR0], rr0, AbsSum(r, r0)), "<r,r0*> after the update by blocks matches reference" + tag);
         PBFWorkDestroy(&W);
@@ -822,7 +822,7 @@ void TestPartialsGrowth()
   GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA);
   GSDeviceMatGetLaunchShape(dA, &vlen, &team, &league);
   GSDeviceMatSetLaunchShape(dA, vlen, team, 50000); /* more teams than rows: most do nothing */
-  PCGFWorkCreate(n, PCGF_PC_NONE, &W);
+  PCGFWorkCreate(n, GS_PC_NONE, &W);
   Load(W, v, false);
   PCGFUpdate(W, 0.5, 0.25, KSP_NORM_UNPRECONDITIONED);
   Check(!PCGFSpMVDot(W, dA, nullptr, nullptr), "SpMVDot after the reduction buffer grew");
@@ -855,7 +855,7 @@ void TestPointBlock()
 
         for (PetscInt i = 0; i < n; i++) blocks[i * bs + i % bs] += 2; /* a dominant diagonal, as an inverse block has */
         GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA);
-        Check(!PCGFWorkCreate(n, PCGF_PC_PBJACOBI, &W) && !PCGFWorkSetBlocks(W, bs, blocks.data()), "PCGFWorkSetBlocks" + tag);
+        Check(!PCGFWorkCreate(n, GS_PC_PBJACOBI, &W) && !GSWorkSetBlocks(PCGFWorkBase(W), bs, blocks.data()), "PCGFWorkSetBlocks" + tag);
         Load(W, v, false);
         Check(!PCGFSpMVDot(W, dA, nullptr, nullptr) && !PCGFReduce(W, sums), "SpMVDot blocks" + tag);
         PCGFSpMVDot_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), bs, blocks.data(), v.p.data(), wref.data(), rsums);
@@ -886,10 +886,10 @@ void TestPointBlock()
     }
   /* blocks larger than the fused kernels hold, or that do not divide the local size */
   PCGFWork W;
-  PCGFWorkCreate(12, PCGF_PC_PBJACOBI, &W);
+  PCGFWorkCreate(12, GS_PC_PBJACOBI, &W);
   PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
-  Check(PCGFWorkSetBlocks(W, PCGF_MAX_BS + 1, nullptr) == PETSC_ERR_ARG_OUTOFRANGE, "a block size above PCGF_MAX_BS is PETSC_ERR_ARG_OUTOFRANGE");
-  Check(PCGFWorkSetBlocks(W, 5, nullptr) == PETSC_ERR_ARG_OUTOFRANGE, "a block size that does not divide n is PETSC_ERR_ARG_OUTOFRANGE");
+  Check(GSWorkSetBlocks(PCGFWorkBase(W), PCGF_MAX_BS + 1, nullptr) == PETSC_ERR_ARG_OUTOFRANGE, "a block size above PCGF_MAX_BS is PETSC_ERR_ARG_OUTOFRANGE");
+  Check(GSWorkSetBlocks(PCGFWorkBase(W), 5, nullptr) == PETSC_ERR_ARG_OUTOFRANGE, "a block size that does not divide n is PETSC_ERR_ARG_OUTOFRANGE");
   PetscPopErrorHandler();
   PCGFWorkDestroy(&W);
 }
@@ -899,7 +899,7 @@ void TestPointBlock()
 void TestBCGS()
 {
   for (PetscInt n : sizes) {
-    for (PBFPC pc : {PBF_PC_NONE, PBF_PC_JACOBI, PBF_PC_APPLY})
+    for (GSKSPPC pc : {GS_PC_NONE, GS_PC_JACOBI, GS_PC_APPLY})
       for (PetscInt maxlen : {9, 40}) {
         const std::string        tag = " n=" + std::to_string(n) + " pc=" + std::to_string((int)pc) + " maxlen=" + std::to_string(maxlen);
         CSRHost                  A   = RandomCSR(n, n, maxlen);
@@ -908,29 +908,29 @@ void TestBCGS()
         auto                     x = Random(n), r = Random(n), r0 = Random(n), p = Random(n), d = Random(n, 0.5, 2), ph = Random(n), sh = Random(n);
         std::vector<PetscScalar> v(n), s(n), t(n), got(n), dv(n);
         PetscScalar              sums[PBF_NSUMS], rr0 = 0, vr0 = 0, ss, ts = 0, tt = 0, tr0 = 0;
-        const PetscScalar       *dinv = pc == PBF_PC_JACOBI ? d.data() : nullptr;
+        const PetscScalar       *dinv = pc == GS_PC_JACOBI ? d.data() : nullptr;
 
         GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA);
         Check(!PBFWorkCreate(n, pc, &W), "PBFWorkCreate" + tag);
-        PBFWorkSetVec(W, PBF_X, x.data());
-        PBFWorkSetVec(W, PBF_R, r.data());
-        PBFWorkSetVec(W, PBF_R0, r0.data());
-        PBFWorkSetVec(W, PBF_P, p.data());
-        if (dinv) PBFWorkSetVec(W, PBF_DINV, d.data());
-        if (pc == PBF_PC_APPLY) {
-          PBFWorkSetVec(W, PBF_PH, ph.data());
-          PBFWorkSetVec(W, PBF_SH, sh.data());
+        GSWorkSetVec(PBFWorkBase(W), PBF_X, x.data());
+        GSWorkSetVec(PBFWorkBase(W), PBF_R, r.data());
+        GSWorkSetVec(PBFWorkBase(W), PBF_R0, r0.data());
+        GSWorkSetVec(PBFWorkBase(W), PBF_P, p.data());
+        if (dinv) GSWorkSetVec(PBFWorkBase(W), PBF_DINV, d.data());
+        if (pc == GS_PC_APPLY) {
+          GSWorkSetVec(PBFWorkBase(W), PBF_PH, ph.data());
+          GSWorkSetVec(PBFWorkBase(W), PBF_SH, sh.data());
         }
         /* <r,r0*>; v = A M^{-1} p and <v,r0*> (the fused kernel knows Jacobi; an applied PC goes through MatMult) */
         PBFSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), 1, dinv, p.data(), v.data());
         for (PetscInt i = 0; i < n; i++) rr0 += r[i] * r0[i], vr0 += v[i] * r0[i];
         Check(!PBFRDot(W), "PBFRDot" + tag);
-        if (pc == PBF_PC_APPLY) {
-          PBFWorkSetVec(W, PBF_V, v.data());
+        if (pc == GS_PC_APPLY) {
+          GSWorkSetVec(PBFWorkBase(W), PBF_V, v.data());
           Check(!PBFDot1(W), "PBFDot1" + tag);
         } else
           Check(!PBFSpMVDot1(W, dA, nullptr, nullptr), "PBFSpMVDot1" + tag);
-        PBFWorkGetVec(W, PBF_V, got.data());
+        GSWorkGetVec(PBFWorkBase(W), PBF_V, got.data());
         Check(RelDiff(got, v) < 1e-14, "v = A M^-1 p matches reference" + tag);
         if (n && vr0 == 0) { /* an empty row made v = 0: the solver stops at this breakdown before UpdateS */
           PBFWorkDestroy(&W);
@@ -944,34 +944,34 @@ void TestBCGS()
         const PetscScalar alpha = n ? rr0 / vr0 : 0;
         PBFUpdateS_Ref(n, alpha, r.data(), v.data(), s.data(), &ss);
         if (n) {
-          PBFWorkGetVec(W, PBF_S, got.data());
+          GSWorkGetVec(PBFWorkBase(W), PBF_S, got.data());
           Check(RelDiff(got, s) < 1e-9 * std::max(1.0, std::abs(alpha)), "s with the device's alpha matches reference" + tag);
         }
         /* the given alpha (several ranks) gives the reference s exactly up to FMA */
         PBFUpdateS(W, PETSC_TRUE, alpha);
-        PBFWorkGetVec(W, PBF_S, got.data());
+        GSWorkGetVec(PBFWorkBase(W), PBF_S, got.data());
         Check(RelDiff(got, s) < 1e-14, "s with a given alpha matches reference" + tag);
         /* t = A M^{-1} s and its three sums */
         PBFSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), 1, dinv, s.data(), t.data());
         for (PetscInt i = 0; i < n; i++) ts += t[i] * s[i], tt += t[i] * t[i], tr0 += t[i] * r0[i];
-        if (pc == PBF_PC_APPLY) {
-          PBFWorkSetVec(W, PBF_T, t.data());
+        if (pc == GS_PC_APPLY) {
+          GSWorkSetVec(PBFWorkBase(W), PBF_T, t.data());
           Check(!PBFDot3(W), "PBFDot3" + tag);
         } else
           Check(!PBFSpMVDot3(W, dA, nullptr, nullptr), "PBFSpMVDot3" + tag);
         PBFReduce(W, sums);
-        PBFWorkGetVec(W, PBF_T, got.data());
+        GSWorkGetVec(PBFWorkBase(W), PBF_T, got.data());
         Check(RelDiff(got, t) < 1e-14, "t = A M^-1 s matches reference" + tag);
         Check(Close(sums[PBF_SS], ss, AbsSum(s, s)) && Close(sums[PBF_TS], ts, AbsSum(t, s)) && Close(sums[PBF_TT], tt, AbsSum(t, t)) && Close(sums[PBF_TR0], tr0, AbsSum(t, r0)), "the four sums match reference" + tag);
         /* x, r, p and <r,r0*> */
         PetscScalar rrnew;
         Check(!PBFUpdate(W, 0.4, -0.3), "PBFUpdate" + tag); /* with the alpha of the last UpdateS, the given one */
         PBFReduce(W, sums);
-        PBFUpdate_Ref(n, 1, alpha, 0.4, -0.3, dinv, pc == PBF_PC_APPLY ? ph.data() : nullptr, sh.data(), x.data(), r.data(), p.data(), v.data(), s.data(), t.data(), r0.data(), &rrnew);
+        PBFUpdate_Ref(n, 1, alpha, 0.4, -0.3, dinv, pc == GS_PC_APPLY ? ph.data() : nullptr, sh.data(), x.data(), r.data(), p.data(), v.data(), s.data(), t.data(), r0.data(), &rrnew);
         std::vector<PetscScalar> gx(n), gr(n), gp(n);
-        PBFWorkGetVec(W, PBF_X, gx.data());
-        PBFWorkGetVec(W, PBF_R, gr.data());
-        PBFWorkGetVec(W, PBF_P, gp.data());
+        GSWorkGetVec(PBFWorkBase(W), PBF_X, gx.data());
+        GSWorkGetVec(PBFWorkBase(W), PBF_R, gr.data());
+        GSWorkGetVec(PBFWorkBase(W), PBF_P, gp.data());
         Check(RelDiff(gx, x) < 1e-9 && RelDiff(gr, r) < 1e-9 && RelDiff(gp, p) < 1e-9, "x, r, p updates match reference" + tag);
         Check(Close(sums[PBF_RR0], rrnew, 1e3 * (AbsSum(r, r0) + 1)), "<r,r0*> after the update matches reference" + tag);
         PBFWorkDestroy(&W);
@@ -988,7 +988,7 @@ void TestBCGSFold()
   for (PetscInt n0 : sizes) {
     if (n0 == 0) continue;
     for (PetscInt bs : {1, 3})
-      for (PBFPC pc : {PBF_PC_NONE, PBF_PC_JACOBI})
+      for (GSKSPPC pc : {GS_PC_NONE, GS_PC_JACOBI})
         for (PetscInt maxlen : {9, 40}) {
           if (bs > 1 && maxlen > 9) continue;
           const PetscInt           n   = bs * n0;
@@ -1000,15 +1000,15 @@ void TestBCGSFold()
           std::vector<PetscScalar> v(n), s(n), t(n), got(n);
           PetscScalar              sums[PBF_NSUMS], rr0 = 0, rr = 0, vr0 = 0, ss, ts = 0, tt = 0, tr0 = 0;
           PetscInt                 l, tr, c;
-          const PetscScalar       *dinv = pc == PBF_PC_JACOBI ? d.data() : nullptr;
+          const PetscScalar       *dinv = pc == GS_PC_JACOBI ? d.data() : nullptr;
 
           Check(!GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, bs, -1, &dA), "GSDeviceMatCreate" + tag);
           Check(!PBFWorkCreate(n, pc, &W) && !PBFWorkSetDeviceScalars(W), "PBFWorkSetDeviceScalars" + tag);
-          PBFWorkSetVec(W, PBF_X, x.data());
-          PBFWorkSetVec(W, PBF_R, r.data());
-          PBFWorkSetVec(W, PBF_R0, r0.data());
-          PBFWorkSetVec(W, PBF_P, p.data());
-          if (dinv) PBFWorkSetVec(W, PBF_DINV, d.data());
+          GSWorkSetVec(PBFWorkBase(W), PBF_X, x.data());
+          GSWorkSetVec(PBFWorkBase(W), PBF_R, r.data());
+          GSWorkSetVec(PBFWorkBase(W), PBF_R0, r0.data());
+          GSWorkSetVec(PBFWorkBase(W), PBF_P, p.data());
+          if (dinv) GSWorkSetVec(PBFWorkBase(W), PBF_DINV, d.data());
           PBFSpMV_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), 1, dinv, p.data(), v.data());
           for (PetscInt i = 0; i < n; i++) rr0 += r[i] * r0[i], rr += r[i] * r[i], vr0 += v[i] * r0[i];
           if (vr0 == 0) { /* the solver stops at this breakdown before s */
@@ -1023,9 +1023,9 @@ void TestBCGSFold()
           Check(!PBFRDot(W) && !PBFSpMVDot1(W, dA, nullptr, nullptr) && !PBFSpMVDot3Final(W, dA, 1, PETSC_TRUE) && !PBFReduceSlot(W, 1, sums), "RDot, SpMVDot1, SpMVDot3Final with s, ReduceSlot" + tag);
           /* the device's alpha carries the rounding of its sums, amplified by cancellation in <v,r0*> */
           const double amp = (1 + std::abs(alpha)) * (1 + AbsSum(v, r0) / std::abs(vr0));
-          PBFWorkGetVec(W, PBF_S, got.data());
+          GSWorkGetVec(PBFWorkBase(W), PBF_S, got.data());
           Check(RelDiff(got, s) < 1e-13 * amp, "s formed in the SpMV matches reference" + tag);
-          PBFWorkGetVec(W, PBF_T, got.data());
+          GSWorkGetVec(PBFWorkBase(W), PBF_T, got.data());
           Check(RelDiff(got, t) < 1e-12 * amp, "t = A M^-1 s of the gathered s matches reference" + tag);
           Check(Close(sums[PBF_RR0], rr0, AbsSum(r, r0)) && Close(sums[PBF_RR], rr, AbsSum(r, r)) && Close(sums[PBF_VR0], vr0, AbsSum(v, r0)), "<r,r0*>, <r,r>, <v,r0*> in the slot" + tag);
           Check(Close(sums[PBF_SS], ss, 1e2 * amp * AbsSum(s, s)) && Close(sums[PBF_TS], ts, 1e2 * amp * AbsSum(t, s)) && Close(sums[PBF_TT], tt, 1e2 * amp * AbsSum(t, t)) && Close(sums[PBF_TR0], tr0, 1e2 * amp * AbsSum(t, r0)),
@@ -1035,9 +1035,9 @@ void TestBCGSFold()
           PetscScalar       rrnew;
           Check(!PBFUpdateDevice(W), "PBFUpdateDevice" + tag);
           PBFUpdate_Ref(n, 1, alpha, omega, beta, dinv, nullptr, nullptr, x.data(), r.data(), p.data(), v.data(), s.data(), t.data(), r0.data(), &rrnew);
-          PBFWorkGetVec(W, PBF_X, got.data());
+          GSWorkGetVec(PBFWorkBase(W), PBF_X, got.data());
           Check(RelDiff(got, x) < 1e-11 * amp, "the Update after the fold moves x by the stored alpha" + tag);
-          PBFWorkGetCounts(W, &l, &tr, &c);
+          GSWorkGetCounts(PBFWorkBase(W), &l, &tr, &c);
           Check(l == 4 && tr == 1, "RDot, SpMVDot1, SpMVDot3Final with s, Update: 4 launches, 1 transfer" + tag);
           PBFWorkDestroy(&W);
           GSDeviceMatDestroy(&dA);
@@ -1061,7 +1061,7 @@ void TestBCGSHalo()
   for (PetscInt m : sizes) {
     if (m > 100000) continue;
     for (PetscInt bs : {1, 3})
-      for (PBFPC pc : {PBF_PC_NONE, PBF_PC_JACOBI}) {
+      for (GSKSPPC pc : {GS_PC_NONE, GS_PC_JACOBI}) {
         const PetscInt           n   = bs * (m + rank);
         const std::string        tag = " n=" + std::to_string(n) + " bs=" + std::to_string(bs) + " pc=" + std::to_string((int)pc) + " rank=" + std::to_string(rank);
         const PetscMPIInt        nl  = (PetscMPIInt)n;
@@ -1086,7 +1086,7 @@ void TestBCGSHalo()
         const PetscInt     ng   = (PetscInt)garray.size();
         const CSRHost      A    = bs == 1 ? RandomCSR(n, n, 9) : RandomBlockCSR(n / bs, bs, 4);
         const CSRHost      B    = RandomCSRBy(n, ng, [&](PetscInt) { return offdiag(rng) ? len(rng) : 0; });
-        const PetscScalar *dinv = pc == PBF_PC_JACOBI ? d.data() : nullptr;
+        const PetscScalar *dinv = pc == GS_PC_JACOBI ? d.data() : nullptr;
         /* the twins: the diagonal block on the local values, the off-diagonal block added on the ghost values with
            their owners' D^{-1} */
         const auto Twin = [&](const std::vector<PetscScalar> &x, const std::vector<PetscScalar> &xall, std::vector<PetscScalar> &y) {
@@ -1108,28 +1108,28 @@ void TestBCGSHalo()
         Check(!GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, bs, -1, &dA) && !GSDeviceMatCreate(n, ng, B.ia.data(), B.ja.data(), B.a.data(), PETSC_TRUE, 1, -1, &dB), "GSDeviceMatCreate" + tag);
         Check(!GSHaloCreate(comm, n, ranges.data(), ng, garray.data(), devicempi, &H) && !GSHaloGetSizes(H, &nsend, &nghost, &neighbors, nullptr), "GSHaloCreate" + tag);
         Check(!PBFWorkCreate(n, pc, &W), "PBFWorkCreate" + tag);
-        PBFWorkSetVec(W, PBF_P, p.data());
-        PBFWorkSetVec(W, PBF_S, s.data());
-        PBFWorkSetVec(W, PBF_R0, r0.data());
-        if (dinv) PBFWorkSetVec(W, PBF_DINV, d.data());
+        GSWorkSetVec(PBFWorkBase(W), PBF_P, p.data());
+        GSWorkSetVec(PBFWorkBase(W), PBF_S, s.data());
+        GSWorkSetVec(PBFWorkBase(W), PBF_R0, r0.data());
+        if (dinv) GSWorkSetVec(PBFWorkBase(W), PBF_DINV, d.data());
         const PetscInt launches = (nsend > 0) + 1 + (offrows > 0);
 
-        PBFWorkGetCounts(W, &l0, &t0, &c0);
+        GSWorkGetCounts(PBFWorkBase(W), &l0, &t0, &c0);
         Check(!PBFSpMVDot1(W, dA, dB, H), "PBFSpMVDot1 with the halo" + tag);
-        PBFWorkGetCounts(W, &l1, &t0, &c0);
+        GSWorkGetCounts(PBFWorkBase(W), &l1, &t0, &c0);
         Check(l1 - l0 == launches, "SpMVDot1 with the halo: gather, interior and off-diagonal launches" + tag);
         Twin(p, pall, v);
-        PBFWorkGetVec(W, PBF_V, got.data());
+        GSWorkGetVec(PBFWorkBase(W), PBF_V, got.data());
         Check(RelDiff(got, v) < 1e-14, "v = A M^-1 p with the halo matches the twins" + tag);
         for (PetscInt i = 0; i < n; i++) vr0 += v[i] * r0[i];
         PBFReduce(W, sums);
         Check(Close(sums[PBF_VR0], vr0, AbsSum(v, r0)), "local <v,r0*> with the halo matches the twins" + tag);
 
         Check(!PBFSpMVDot3(W, dA, dB, H), "PBFSpMVDot3 with the halo" + tag);
-        PBFWorkGetCounts(W, &l0, &t0, &c0);
+        GSWorkGetCounts(PBFWorkBase(W), &l0, &t0, &c0);
         Check(l0 - l1 == launches, "SpMVDot3 with the halo: gather, interior and off-diagonal launches" + tag);
         Twin(s, sall, t);
-        PBFWorkGetVec(W, PBF_T, got.data());
+        GSWorkGetVec(PBFWorkBase(W), PBF_T, got.data());
         Check(RelDiff(got, t) < 1e-14, "t = A M^-1 s with the halo matches the twins" + tag);
         for (PetscInt i = 0; i < n; i++) ts += t[i] * s[i], tt += t[i] * t[i], tr0 += t[i] * r0[i];
         PBFReduce(W, sums);
@@ -1147,7 +1147,7 @@ void TestBCGSHalo()
    column computed elsewhere, pcteams >= 4 seven teams instead of the default (sums across teams on a host backend
    too); a random 9-per-row matrix of n0 rows (rounded down to whole blocks) and inverse diagonal blocks */
 struct SGFCase {
-  const SGFPC              pc;
+  const GSKSPPC            pc;
   const PetscInt           teams, bs, n;
   const CSRHost            A;
   GSDeviceMat              dA;
@@ -1155,14 +1155,14 @@ struct SGFCase {
   const PetscScalar       *dinv;
   const std::string        tag;
 
-  static SGFPC PCOf(int pcteams)
+  static GSKSPPC PCOf(int pcteams)
   {
-    const SGFPC pcs[4] = {SGF_PC_NONE, SGF_PC_JACOBI, SGF_PC_PBJACOBI, SGF_PC_APPLY};
+    const GSKSPPC pcs[4] = {GS_PC_NONE, GS_PC_JACOBI, GS_PC_PBJACOBI, GS_PC_APPLY};
     return pcs[pcteams % 4];
   }
 
   SGFCase(PetscInt n0, int pcteams)
-      : pc(PCOf(pcteams)), teams(pcteams < 4 ? 0 : 7), bs(pc == SGF_PC_PBJACOBI ? 3 : 1), n(n0 - n0 % bs), A(RandomCSR(n, n, 9)), d(Random(n * bs, 0.5, 2)), dinv(pc == SGF_PC_JACOBI || pc == SGF_PC_PBJACOBI ? d.data() : nullptr),
+      : pc(PCOf(pcteams)), teams(pcteams < 4 ? 0 : 7), bs(pc == GS_PC_PBJACOBI ? 3 : 1), n(n0 - n0 % bs), A(RandomCSR(n, n, 9)), d(Random(n * bs, 0.5, 2)), dinv(pc == GS_PC_JACOBI || pc == GS_PC_PBJACOBI ? d.data() : nullptr),
         tag(" n=" + std::to_string(n) + " pc=" + std::to_string((int)pc) + " teams=" + std::to_string(teams))
   {
     GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA);
@@ -1178,7 +1178,7 @@ struct SGFCase {
     SGFWork W = nullptr;
     Check(!SGFWorkCreate(n, m, pc, bs, &W), "SGFWorkCreate" + what);
     if (teams) Check(!SGFWorkSetTeams(W, teams), "SGFWorkSetTeams" + what);
-    if (dinv) SGFWorkSetVec(W, SGF_DINV, d.data());
+    if (dinv) GSWorkSetVec(SGFWorkBase(W), SGF_DINV, d.data());
     return W;
   }
 };
@@ -1194,7 +1194,7 @@ void TestSGMRES()
     for (int pcteams = 0; pcteams < 2 * 4; pcteams++) {
       if (pcteams >= 4 && n0 > 10007) continue;
       const SGFCase      C(n0, pcteams);
-      const SGFPC        pc = C.pc;
+      const GSKSPPC      pc = C.pc;
       const PetscInt     bs = C.bs, n = C.n;
       const CSRHost     &A    = C.A;
       const GSDeviceMat  dA   = C.dA;
@@ -1214,15 +1214,15 @@ void TestSGMRES()
 
             V = Random(n * (m + 1));
             for (PetscInt i = n; i < n * (m + 1); i++) V[i] *= sc;
-            for (PetscInt j = 0; j < k; j++) SGFWorkSetColumn(W, j, V.data() + j * n);
+            for (PetscInt j = 0; j < k; j++) GSWorkSetVec(SGFWorkBase(W), SGF_COLUMN(j), V.data() + j * n);
             /* w = s A M^{-1} v_{k-1} and the first-stage sums */
             SGFSpMVDot_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), dinv, bs, k, k == 1 ? 0.7 : 1.0, V.data(), s1.data());
-            if (pc == SGF_PC_APPLY) {
-              SGFWorkSetColumn(W, k, V.data() + k * n);
+            if (pc == GS_PC_APPLY) {
+              GSWorkSetVec(SGFWorkBase(W), SGF_COLUMN(k), V.data() + k * n);
               Check(!SGFDot(W, k), "SGFDot" + tag);
             } else
               Check(!SGFSpMVDot(W, dA, k, k == 1 ? 0.7 : 1.0), "SGFSpMVDot" + tag);
-            SGFWorkGetColumn(W, k, col.data());
+            GSWorkGetVec(SGFWorkBase(W), SGF_COLUMN(k), col.data());
             Check(RelDiff(col, std::vector<PetscScalar>(V.begin() + k * n, V.begin() + (k + 1) * n)) < 1e-14, "w = A M^-1 v matches reference" + tag);
             SGFReduceDots(W, SGF_PASS1, k, got.data());
             bool ok = true;
@@ -1237,7 +1237,7 @@ void TestSGMRES()
               if (given) SGFWorkSetGiven(W, k, s1.data());
               Check(!SGFOrthogonalize(W, k, refine, given), "SGFOrthogonalize" + tag);
               SGFOrthogonalize_Ref(n, k, s1.data(), refined, V.data(), s2.data());
-              SGFWorkGetColumn(W, k, col.data());
+              GSWorkGetVec(SGFWorkBase(W), SGF_COLUMN(k), col.data());
               Check(RelDiff(col, std::vector<PetscScalar>(V.begin() + k * n, V.begin() + (k + 1) * n)) < 1e-12, "w' matches reference" + tag);
               SGFReduceDots(W, SGF_PASS2, refined ? k : 1, got.data());
               ok = true;
@@ -1252,7 +1252,7 @@ void TestSGMRES()
             Check(!SGFNormalize(W, k, given, PETSC_FALSE), "SGFNormalize" + tag);
             SGFReduceXi(W, &gxi, rec.data());
             SGFNormalize_Ref(n, k, refined, s2.data(), V.data(), &rkk, &xi);
-            SGFWorkGetColumn(W, k, col.data());
+            GSWorkGetVec(SGFWorkBase(W), SGF_COLUMN(k), col.data());
             Check(RelDiff(col, std::vector<PetscScalar>(V.begin() + k * n, V.begin() + (k + 1) * n)) < 1e-10, "v_k matches reference" + tag);
             Check(Close(rec[SGF_REC_RKK], rkk, 1e3 * std::abs(rkk)) && (rec[SGF_REC_REFINED] != 0) == (bool)refined && Close(rec[SGF_REC_WW], s1[0], 10 * n), "R(k,k) and the record match reference" + tag);
             Check(Close(gxi, xi, 10 * n), "xi matches reference" + tag);
@@ -1273,30 +1273,30 @@ void TestSGMRES()
             auto c = Random(k);
             SGFWorkSetGiven(W, k, c.data());
             std::vector<PetscScalar> xr = x, u(n, 0.0), ur(n);
-            if (pc != SGF_PC_APPLY) {
-              SGFWorkSetVec(W, SGF_X, x.data());
+            if (pc != GS_PC_APPLY) {
+              GSWorkSetVec(SGFWorkBase(W), SGF_X, x.data());
               Check(!SGFUpdateSolution(W, k, PETSC_FALSE), "SGFUpdateSolution" + tag);
               SGFUpdateSolution_Ref(n, k, c.data(), dinv, bs, V.data(), xr.data(), ur.data());
-              SGFWorkGetVec(W, SGF_X, col.data());
+              GSWorkGetVec(SGFWorkBase(W), SGF_X, col.data());
               Check(RelDiff(col, xr) < 1e-12, "x update matches reference" + tag);
             }
             Check(!SGFUpdateSolution(W, k, PETSC_TRUE), "SGFUpdateSolution into u" + tag);
             SGFUpdateSolution_Ref(n, k, c.data(), nullptr, 1, V.data(), u.data(), ur.data());
-            SGFWorkGetVec(W, SGF_U, col.data());
+            GSWorkGetVec(SGFWorkBase(W), SGF_U, col.data());
             Check(RelDiff(col, u) < 1e-12, "u = V c matches reference" + tag);
           }
         }
       }
       /* r0 = b - A x into column 0 and <r0,r0> */
-      if (pc != SGF_PC_APPLY) {
+      if (pc != GS_PC_APPLY) {
         std::vector<PetscScalar> r(n), col(n), rec(SGF_NREC);
         PetscScalar              rr, grr;
-        SGFWorkSetVec(W, SGF_X, x.data());
-        SGFWorkSetVec(W, SGF_B, b.data());
+        GSWorkSetVec(SGFWorkBase(W), SGF_X, x.data());
+        GSWorkSetVec(SGFWorkBase(W), SGF_B, b.data());
         Check(!SGFResidual(W, dA), "SGFResidual" + tagn);
         SGFReduceXi(W, &grr, rec.data());
         SGFResidual_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), x.data(), b.data(), r.data(), &rr);
-        SGFWorkGetColumn(W, 0, col.data());
+        GSWorkGetVec(SGFWorkBase(W), SGF_COLUMN(0), col.data());
         Check(RelDiff(col, r) < 1e-14 && Close(grr, rr, AbsSum(r, r)), "residual and its norm match reference" + tagn);
       }
       SGFWorkDestroy(&W);
@@ -1316,7 +1316,7 @@ void TestSGMRESDelayed()
     for (int pcteams = 0; pcteams < 2 * 4; pcteams++) {
       if ((pcteams >= 4 && n0 > 10007) || (n0 > 20000 && pcteams > 1)) continue;
       const SGFCase      C(n0, pcteams);
-      const SGFPC        pc = C.pc;
+      const GSKSPPC      pc = C.pc;
       const PetscInt     bs = C.bs, n = C.n, kmax = n >= 8 ? std::min<PetscInt>(m, n / 2) : 2; /* well inside the Krylov space's dimension (a breakdown ends it) */
       const CSRHost     &A    = C.A;
       const GSDeviceMat  dA   = C.dA;
@@ -1328,15 +1328,15 @@ void TestSGMRESDelayed()
         PetscScalar              xi, gxi;
         auto                     Col = [&](PetscInt j) { return std::vector<PetscScalar>(V.begin() + j * n, V.begin() + (j + 1) * n); };
 
-        SGFWorkSetColumn(W, 0, V.data());
+        GSWorkSetVec(SGFWorkBase(W), SGF_COLUMN(0), V.data());
         /* iteration 1: column 1 only */
         SGFSpMVDot_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), dinv, bs, 1, 0.7, V.data(), sums.data());
-        if (pc == SGF_PC_APPLY) {
-          SGFWorkSetColumn(W, 1, V.data() + n);
+        if (pc == GS_PC_APPLY) {
+          GSWorkSetVec(SGFWorkBase(W), SGF_COLUMN(1), V.data() + n);
           Check(!SGFDot(W, 1), "SGFDot" + tagn);
         } else
           Check(!SGFSpMVDot(W, dA, 1, 0.7), "SGFSpMVDot" + tagn);
-        SGFWorkGetColumn(W, 1, col.data());
+        GSWorkGetVec(SGFWorkBase(W), SGF_COLUMN(1), col.data());
         Check(RelDiff(col, Col(1)) < 1e-14, "column 1 matches reference" + tagn);
         bool ok = true, closed = false;
         for (PetscInt k = 2; k <= kmax && ok; k++) {
@@ -1348,18 +1348,18 @@ void TestSGMRESDelayed()
               for (PetscInt i = 0; i < n; i++) V[nc * n + i] -= c[j - 1] * V[j * n + i];
               Rt[j + nc * ld] += c[j - 1];
             }
-            SGFWorkSetColumn(W, nc, V.data() + nc * n);
+            GSWorkSetVec(SGFWorkBase(W), SGF_COLUMN(nc), V.data() + nc * n);
             SGFWorkSetR(W, Rt.data());
           }
           /* V(:,k) = A M^{-1} w'_{k-1} and the pairs */
           SGFSpMVDot_Ref(n, A.ia.data(), A.ja.data(), A.a.data(), dinv, bs, k, 1.0, V.data(), got.data());
           SGFPairDots_Ref(n, k, V.data(), sums.data());
-          if (pc == SGF_PC_APPLY || given) { /* the column from elsewhere (several processes: SpMVHalo) */
-            SGFWorkSetColumn(W, k, V.data() + k * n);
+          if (pc == GS_PC_APPLY || given) { /* the column from elsewhere (several processes: SpMVHalo) */
+            GSWorkSetVec(SGFWorkBase(W), SGF_COLUMN(k), V.data() + k * n);
             ok = ok && !SGFDotDelayed(W, k, (PetscBool)!given);
           } else
             ok = ok && !SGFSpMVDotDelayed(W, dA, k);
-          SGFWorkGetColumn(W, k, col.data());
+          GSWorkGetVec(SGFWorkBase(W), SGF_COLUMN(k), col.data());
           ok = ok && RelDiff(col, Col(k)) < 1e-12;
           Check(ok, "SpMV of w'_{k-1} matches reference" + tag);
           SGFReduceDots(W, SGF_PASS1, 2 * nc, got.data());
@@ -1375,9 +1375,9 @@ void TestSGMRESDelayed()
             break;
           }
           SGFOrthogonalizeDelayed_Ref(n, k, coef.data(), V.data(), &xi);
-          SGFWorkGetColumn(W, nc, col.data());
+          GSWorkGetVec(SGFWorkBase(W), SGF_COLUMN(nc), col.data());
           ok = ok && RelDiff(col, Col(nc)) < 1e-10;
-          SGFWorkGetColumn(W, k, col.data());
+          GSWorkGetVec(SGFWorkBase(W), SGF_COLUMN(k), col.data());
           ok = ok && RelDiff(col, Col(k)) < 1e-10;
           Check(ok, "v_{k-1} and w'_k match reference" + tag);
           ok = ok && Close(gxi, xi, 10 * n) && Close(rec[SGF_REC_RKK], rect[SGF_REC_RKK], 1e3 * std::abs(rect[SGF_REC_RKK])) && rec[SGF_REC_REFINED] == 1 && Close(rec[SGF_REC_WW], rect[SGF_REC_WW], 1e3 * std::abs(rect[SGF_REC_WW]));
@@ -1386,7 +1386,7 @@ void TestSGMRESDelayed()
           for (PetscInt j = 1; j <= nc; j++) ok = ok && Close(R[j + nc * ld], Rt[j + nc * ld], 1e3 * (std::abs(Rt[j + nc * ld]) + 1)) && Close(R[j + k * ld], Rt[j + k * ld], 1e3 * (std::abs(Rt[j + k * ld]) + 1));
           Check(ok, "R(:,k-1) and the first pass of R(:,k) match reference" + tag);
           /* the twins go on from the device's columns and R */
-          for (PetscInt j : {nc, k}) SGFWorkGetColumn(W, j, V.data() + j * n);
+          for (PetscInt j : {nc, k}) GSWorkGetVec(SGFWorkBase(W), SGF_COLUMN(j), V.data() + j * n);
           Rt = R;
         }
         if (ok && !closed) { /* the close of the cycle at kmax */
@@ -1406,7 +1406,7 @@ void TestSGMRESDelayed()
           ww = got[0];
           for (PetscInt j = 1; j < k; j++) ww += Rt[j + k * ld] * Rt[j + k * ld];
           SGFNormalize_Ref(n, k, PETSC_TRUE, got.data(), V.data(), &rkk, &xi);
-          SGFWorkGetColumn(W, k, col.data());
+          GSWorkGetVec(SGFWorkBase(W), SGF_COLUMN(k), col.data());
           SGFGetR(W, R.data());
           if (rkk <= 1e-8 * std::sqrt(std::abs(ww))) { /* a breakdown (n = 1): v_k is rounding */
             SGFWorkDestroy(&W);
@@ -1452,7 +1452,7 @@ void TestSizeMismatch()
   GSDeviceMat dA;
   PCGFWork    W;
   GSDeviceMatCreate(10, 10, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, 1, -1, &dA);
-  PCGFWorkCreate(11, PCGF_PC_NONE, &W);
+  PCGFWorkCreate(11, GS_PC_NONE, &W);
   PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
   Check(PCGFSpMVDot(W, dA, nullptr, nullptr) == PETSC_ERR_ARG_SIZ, "SpMVDot with mismatched sizes is PETSC_ERR_ARG_SIZ");
   PetscPopErrorHandler();

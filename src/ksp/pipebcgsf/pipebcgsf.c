@@ -11,7 +11,7 @@
 typedef struct {
   PBFWork          work;
   PetscInt         n;
-  PBFPC            pc;      /* (point-block) Jacobi fused, none, or any PC applied on the host */
+  GSKSPPC          pc;      /* (point-block) Jacobi fused, none, or any PC applied on the host */
   PetscBool        fused;   /* the SpMVs run fused on the device (one-process gpustream operator) */
   PetscBool        halo;    /* the SpMVs run fused on the device with the halo exchange (several processes, gpustream) */
   Mat              dinvmat; /* the operator and state the device inverse diagonal was taken from */
@@ -31,7 +31,7 @@ typedef struct {
 /* Whether a solve runs ahead with device scalars (KSPPIPEBCGSFSolveAhead_Private()) */
 static PetscBool KSPPIPEBCGSFAhead_Private(KSP_PIPEBCGSF *bf, PetscMPIInt size)
 {
-  return (PetscBool)(bf->devscalars && bf->fused && size == 1 && (bf->pc == PBF_PC_NONE || bf->pc == PBF_PC_JACOBI) && !bf->replace_every);
+  return (PetscBool)(bf->devscalars && bf->fused && size == 1 && (bf->pc == GS_PC_NONE || bf->pc == GS_PC_JACOBI) && !bf->replace_every);
 }
 
 /* Every device allocation of a solve with n local unknowns: the device copy of a gpustream operator (*dA NULL when it
@@ -43,7 +43,7 @@ static PetscErrorCode KSPPIPEBCGSFAllocate_Private(KSP ksp, Mat Amat, Mat Pmat, 
   KSP_PIPEBCGSF *bf   = (KSP_PIPEBCGSF *)ksp->data;
   MPI_Comm       comm = PetscObjectComm((PetscObject)ksp);
   PetscBool      jacobi, pbjacobi, none, gs;
-  PBFPC          pc;
+  GSKSPPC        pc;
   PetscInt       bs;
   PetscMPIInt    size;
 
@@ -64,13 +64,13 @@ static PetscErrorCode KSPPIPEBCGSFAllocate_Private(KSP ksp, Mat Amat, Mat Pmat, 
   bf->fused = (PetscBool)(gs && size == 1 && (none || jacobi || pbjacobi));
   bf->halo  = (PetscBool)(gs && size > 1 && (none || jacobi));
   if (none)
-    pc = PBF_PC_NONE;
+    pc = GS_PC_NONE;
   else if ((bf->fused || bf->halo) && (jacobi || (pbjacobi && bs == 1)))
-    pc = PBF_PC_JACOBI;
+    pc = GS_PC_JACOBI;
   else if (bf->fused && pbjacobi)
-    pc = PBF_PC_PBJACOBI;
+    pc = GS_PC_PBJACOBI;
   else
-    pc = PBF_PC_APPLY;
+    pc = GS_PC_APPLY;
   if (bf->work && (bf->n != n || bf->pc != pc)) PetscCall(PBFWorkDestroy(&bf->work));
   if (!bf->work) {
     PetscCall(GSAllOK(comm, PBFWorkCreate(n, pc, &bf->work))); /* may fail on one process */
@@ -100,16 +100,16 @@ static PetscErrorCode KSPPIPEBCGSFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat, G
   PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
   PetscCall(KSPPIPEBCGSFAllocate_Private(ksp, Amat, Pmat, n, dA, dB, halo));
   PetscCall(MatGetBlockSize(Pmat, &bs));
-  if (bf->pc == PBF_PC_JACOBI || bf->pc == PBF_PC_PBJACOBI) {
+  if (bf->pc == GS_PC_JACOBI || bf->pc == GS_PC_PBJACOBI) {
     PetscObjectState state;
     PetscCall(PetscObjectStateGet((PetscObject)Pmat, &state));
     if (bf->dinvmat != Pmat || bf->dinvstate != state) {
       PetscScalar *blk;
-      PetscCall(GSPCGetInverseBlocks(ksp->pc, bf->pc == PBF_PC_PBJACOBI ? bs : 1, ksp->work[0], ksp->work[1], &blk));
-      if (bf->pc == PBF_PC_PBJACOBI)
-        PetscCall(PBFWorkSetBlocks(bf->work, bs, blk));
+      PetscCall(GSPCGetInverseBlocks(ksp->pc, bf->pc == GS_PC_PBJACOBI ? bs : 1, ksp->work[0], ksp->work[1], &blk));
+      if (bf->pc == GS_PC_PBJACOBI)
+        PetscCall(GSWorkSetBlocks(PBFWorkBase(bf->work), bs, blk));
       else
-        PetscCall(PBFWorkSetVec(bf->work, PBF_DINV, blk));
+        PetscCall(GSWorkSetVec(PBFWorkBase(bf->work), PBF_DINV, blk));
       PetscCall(PetscFree(blk));
       bf->dinvmat   = Pmat;
       bf->dinvstate = state;
@@ -126,7 +126,7 @@ static PetscErrorCode KSPPIPEBCGSFHostSpMV_Private(KSP ksp, Mat Amat, PBFVec in,
 
   PetscFunctionBegin;
   PetscCall(GSWorkStore(PBFWorkBase(bf->work), in, X));
-  if (bf->pc == PBF_PC_APPLY) {
+  if (bf->pc == GS_PC_APPLY) {
     PetscCall(PCApply(ksp->pc, X, XH));
     PetscCall(GSWorkLoad(PBFWorkBase(bf->work), inh, XH));
     PetscCall(KSP_MatMult(ksp, Amat, XH, Y));
@@ -224,7 +224,7 @@ static PetscErrorCode KSPPIPEBCGSFSolveAhead_Private(KSP ksp, GSDeviceMat dA, Pe
       ksp->reason = KSP_DIVERGED_ITS;
       break;
     }
-    PetscCall(PBFWorkGetCounts(bf->work, &l0, &t0, &c0));
+    PetscCall(GSWorkGetCounts(PBFWorkBase(bf->work), &l0, &t0, &c0));
     if (i + 1 < ksp->max_it) PetscCall(KSPPIPEBCGSFLaunchAhead_Private(bf->work, bf->folded, dA, (i + 1) % 2));
     PetscCall(PBFReduceSlot(bf->work, i % 2, s));
     tested = PETSC_FALSE;
@@ -237,7 +237,7 @@ static PetscErrorCode KSPPIPEBCGSFSolveAhead_Private(KSP ksp, GSDeviceMat dA, Pe
       tested = PETSC_TRUE;
     }
     if (ksp->reason) { /* counted as the default loop counts */
-      PetscCall(PBFWorkGetCounts(bf->work, &l1, &t0, &c0));
+      PetscCall(GSWorkGetCounts(PBFWorkBase(bf->work), &l1, &t0, &c0));
       bf->discarded = l1 - l0;
       if (tested) i++;
       break;
@@ -291,10 +291,10 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
   PetscCall(KSPLogResidualHistory(ksp, ksp->rnorm));
   PetscCall(KSPMonitor(ksp, 0, ksp->rnorm));
   PetscCall((*ksp->converged)(ksp, 0, ksp->rnorm, &ksp->reason, ksp->cnvP));
-  PetscCall(PBFWorkGetCounts(bf->work, &l0, &t0, &c0));
+  PetscCall(GSWorkGetCounts(PBFWorkBase(bf->work), &l0, &t0, &c0));
   PetscCall(PetscLogEventBegin(PBF_Iterations, ksp, 0, 0, 0));
   bf->ranahead  = KSPPIPEBCGSFAhead_Private(bf, bf->size);
-  bf->folded    = bf->sinspmvset ? bf->sinspmv : (PetscBool)(bf->n <= (bf->pc == PBF_PC_JACOBI ? PBF_FOLD_ROWS_JACOBI : PBF_FOLD_ROWS));
+  bf->folded    = bf->sinspmvset ? bf->sinspmv : (PetscBool)(bf->n <= (bf->pc == GS_PC_JACOBI ? PBF_FOLD_ROWS_JACOBI : PBF_FOLD_ROWS));
   bf->discarded = 0;
   if (bf->ranahead && !ksp->reason)
     PetscCall(KSPPIPEBCGSFSolveAhead_Private(ksp, dA, &i));
@@ -357,7 +357,7 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
   PetscCall(PetscLogEventEnd(PBF_Iterations, ksp, 0, 0, 0));
   {
     PetscInt l1, t1, c1;
-    PetscCall(PBFWorkGetCounts(bf->work, &l1, &t1, &c1));
+    PetscCall(GSWorkGetCounts(PBFWorkBase(bf->work), &l1, &t1, &c1));
     bf->passes    = i;
     bf->launches  = l1 - l0 - bf->discarded;
     bf->transfers = t1 - t0;
@@ -406,7 +406,7 @@ static PetscErrorCode KSPView_PIPEBCGSF(KSP ksp, PetscViewer viewer)
   if (!bf->work || !bf->passes) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerASCIIPrintf(viewer, "  SpMV: %s; preconditioner: %s\n",
                                    bf->fused ? "fused gpustream device kernels" : (bf->halo ? "fused gpustream device kernels, the halo exchange overlapping the diagonal block" : "MatMult of the operator, vectors staged through the host"),
-                                   bf->pc == PBF_PC_JACOBI ? "jacobi fused into the kernels" : (bf->pc == PBF_PC_PBJACOBI ? "point-block jacobi fused into the kernels" : (bf->pc == PBF_PC_NONE ? "none" : "applied on the host to p and s"))));
+                                   bf->pc == GS_PC_JACOBI ? "jacobi fused into the kernels" : (bf->pc == GS_PC_PBJACOBI ? "point-block jacobi fused into the kernels" : (bf->pc == GS_PC_NONE ? "none" : "applied on the host to p and s"))));
   {
     const double l = (double)bf->launches / (double)bf->passes, t = (double)bf->transfers / (double)bf->passes, c = (double)bf->copies / (double)bf->passes;
     PetscCall(PetscViewerASCIIPrintf(viewer, "  per iteration: %.3g %s, %.3g %s, %.3g %s\n", l, GSNounReal(l, 3, "kernel launch", "kernel launches"), t, GSNounReal(t, 3, "device-to-host reduction", "device-to-host reductions"), c,

@@ -3,6 +3,7 @@
    reduction leaves one partial sum per team in its own slot of one device buffer, copied to the host once per
    iteration and summed there in a fixed order. */
 #include "devicemat.hpp"
+#include "../common/work.hpp"
 #include "pipebcgsfimpl.h"
 
 using namespace gpustream;
@@ -11,43 +12,36 @@ using namespace gpustream;
    T <t,s>, <t,t>, <t,r0*> */
 enum { SLOT_R = PBF_RR0, SLOT_A = PBF_VR0, SLOT_S = PBF_SS, SLOT_T = PBF_TS, NSLOTS = PBF_NSUMS };
 
-static DView<PetscScalar> &Vec_(PBFWork, PBFVec);
-
 struct _n_PBFWork : _n_GSWork {
-  DView<PetscScalar>                       Vector(PetscInt v) override;
-  PetscInt                                 n = 0;
-  PBFPC                                    pc;
-  DView<PetscScalar>                       x, r, r0, p, v, s, t, dinv, ph, sh; /* dinv: n / bs inverse blocks, row-major */
-  int                                      bs = 1;
-  DView<PetscScalar>                       alpha; /* the alpha UpdateS used, so that x moves with exactly the alpha r did */
-  DView<PetscScalar>                       partials;
-  Kokkos::View<PetscScalar *, PinnedSpace> hpartials;
-  int                                      tu = 1, lu = 1;
+  DView<PetscScalar> Vector(PetscInt v) override
+  {
+    DView<PetscScalar> *all[] = {&x, &r, &r0, &p, &this->v, &s, &t, &dinv, &ph, &sh};
+    return *all[v];
+  }
+  bool Has(PetscInt v) const override
+  {
+    return v >= PBF_X && v <= PBF_SH;
+  }
+  DView<PetscScalar> x, r, r0, p, v, s, t, ph, sh;
+  DView<PetscScalar> alpha; /* the alpha UpdateS used, so that x moves with exactly the alpha r did */
   /* device scalars (PBFWorkSetDeviceScalars()): omega, beta and whether the Update may move x; SpMVDot3's teams done;
-     the finished sums of the last two iterations in pinned host memory */
-  DView<PetscScalar>                       scal;
-  DView<unsigned>                          done;
-  Kokkos::View<PetscScalar *, PinnedSpace> hsums;
-  SlotEvents                               ready; /* the sums of slot k reached hsums */
+     the finished sums of the last two iterations */
+  DeviceScalars ds;
 };
 
-PetscErrorCode PBFWorkCreate(PetscInt n, PBFPC pc, PBFWork *work)
+PetscErrorCode PBFWorkCreate(PetscInt n, GSKSPPC pc, PBFWork *work)
 {
   std::unique_ptr<_n_PBFWork> W; /* freed, with the views made so far, if an allocation fails */
 
   PetscFunctionBegin;
   PetscCall(PetscGPUStreamKokkosInitialize());
   PetscCallCXX(W.reset(new _n_PBFWork));
-  W->n             = n;
-  W->pc            = pc;
-  W->tu            = TeamThreads();
-  const PetscInt t = (n + W->tu - 1) / W->tu;
-  W->lu            = (int)PetscMax(1, PetscMin(t, (PetscInt)FusedTeams(W->tu)));
+  W->Init("PipeBCGSF", n, pc, PBF_MAX_BS, FusedTeams(TeamThreads()));
   GSCallKokkos({
     for (auto v : {&W->x, &W->r, &W->r0, &W->p, &W->v, &W->s, &W->t}) *v = DView<PetscScalar>("PipeBCGSF::vec", n);
-    W->dinv      = DView<PetscScalar>("PipeBCGSF::dinv", pc == PBF_PC_JACOBI ? n : 0);
-    W->ph        = DView<PetscScalar>("PipeBCGSF::ph", pc == PBF_PC_APPLY ? n : 0);
-    W->sh        = DView<PetscScalar>("PipeBCGSF::sh", pc == PBF_PC_APPLY ? n : 0);
+    W->dinv      = DView<PetscScalar>("PipeBCGSF::dinv", pc == GS_PC_JACOBI ? n : 0);
+    W->ph        = DView<PetscScalar>("PipeBCGSF::ph", pc == GS_PC_APPLY ? n : 0);
+    W->sh        = DView<PetscScalar>("PipeBCGSF::sh", pc == GS_PC_APPLY ? n : 0);
     W->alpha     = DView<PetscScalar>("PipeBCGSF::alpha", 1);
     W->partials  = DView<PetscScalar>("PipeBCGSF::partials", NSLOTS * (size_t)W->lu);
     W->hpartials = Kokkos::View<PetscScalar *, PinnedSpace>("PipeBCGSF::hpartials", NSLOTS * (size_t)W->lu);
@@ -56,89 +50,28 @@ PetscErrorCode PBFWorkCreate(PetscInt n, PBFPC pc, PBFWork *work)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The buffers of device scalars (PBFWorkSetDeviceScalars()), made once */
-static void EnsureScalars(PBFWork W)
-{
-  if (W->scal.data()) return;
-  W->scal  = DView<PetscScalar>("PipeBCGSF::scal", 3);
-  W->done  = DView<unsigned>("PipeBCGSF::done", 1);
-  W->hsums = Kokkos::View<PetscScalar *, PinnedSpace>("PipeBCGSF::hsums", 2 * PBF_NSUMS);
-}
-
 /* Everything a solve would otherwise allocate when its steps first run: point-block Jacobi's blocks (of size bs) and
    the device scalars' buffers */
 PetscErrorCode PBFWorkReserve(PBFWork W, PetscInt bs, PetscBool scalars)
 {
   PetscFunctionBegin;
   GSCallKokkos({
-    if (W->pc == PBF_PC_PBJACOBI && W->dinv.extent(0) != (size_t)(W->n * bs)) W->dinv = DView<PetscScalar>("PipeBCGSF::dinvblocks", W->n * bs);
-    if (scalars) EnsureScalars(W);
+    W->ReserveBlocks(bs);
+    if (scalars) W->ds.Ensure(*W, 3, PBF_NSUMS);
   });
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Point-block Jacobi: the n / bs inverse diagonal blocks, each bs x bs row-major */
-PetscErrorCode PBFWorkSetBlocks(PBFWork W, PetscInt bs, const PetscScalar blocks[])
-{
-  PetscFunctionBegin;
-  PetscCheck(W->pc == PBF_PC_PBJACOBI, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Blocks are for point-block Jacobi work");
-  PetscCall(LoadInverseBlocks(W->dinv, "PipeBCGSF::dinvblocks", W->n, bs, PBF_MAX_BS, blocks, &W->copies));
-  W->bs = (int)bs;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode PBFWorkDestroy(PBFWork *W)
 {
   PetscFunctionBegin;
-  if (!*W) PetscFunctionReturn(PETSC_SUCCESS);
-  GSCallKokkos(delete *W);
-  *W = nullptr;
+  PetscCall(GSWorkDelete(W));
   PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static DView<PetscScalar> &Vec_(PBFWork W, PBFVec v)
-{
-  DView<PetscScalar> *all[] = {&W->x, &W->r, &W->r0, &W->p, &W->v, &W->s, &W->t, &W->dinv, &W->ph, &W->sh};
-  return *all[v];
-}
-
-DView<PetscScalar> _n_PBFWork::Vector(PetscInt v)
-{
-  return Vec_(this, (PBFVec)v);
 }
 
 GSWork PBFWorkBase(PBFWork W)
 {
   return W;
-}
-
-/* Host to device; a NULL array sets the vector to zero */
-PetscErrorCode PBFWorkSetVec(PBFWork W, PBFVec v, const PetscScalar a[])
-{
-  PetscFunctionBegin;
-  PetscCall(CopyIn(Vec_(W, v), a, PETSC_FALSE, &W->copies));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode PBFWorkGetVec(PBFWork W, PBFVec v, PetscScalar a[])
-{
-  PetscFunctionBegin;
-  PetscCall(CopyOut(Vec_(W, v), a, PETSC_FALSE, &W->copies));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode PBFWorkGetCounts(PBFWork W, PetscInt *launches, PetscInt *transfers, PetscInt *copies)
-{
-  PetscFunctionBegin;
-  *launches  = W->launches;
-  *transfers = W->transfers;
-  *copies    = W->copies;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static FusedPol Policy(PBFWork W, int nsums, int teams = 0)
-{
-  return FusedPol(teams ? teams : W->lu, W->tu).set_scratch_size(0, Kokkos::PerTeam((size_t)nsums * W->tu * sizeof(PetscScalar)));
 }
 
 /* The SpMV kernels: the same teams (so the same partial-sum slots), each thread split into the matrix's lanes per row
@@ -208,7 +141,7 @@ PetscErrorCode PBFRDot(PBFWork W)
 
   PetscFunctionBegin;
   GSCallKokkos(TeamFor(
-      "PipeBCGSF::RDot", Policy(W, 2), KOKKOS_LAMBDA(const Member &m) {
+      "PipeBCGSF::RDot", W->FusedPolicy(2), KOKKOS_LAMBDA(const Member &m) {
         PetscScalar acc[2] = {0, 0};
         ForEachIndex(m, n, [&](const PetscInt i) {
           acc[0] += r(i) * r0(i);
@@ -252,7 +185,7 @@ template <class S> static void OffDiagDot(PBFWork W, const char *name, const GSD
   PetscScalar *const    out  = W->partials.data() + slot * (size_t)L;
 
   TeamFor(
-      name, Policy(W, N, teams), KOKKOS_LAMBDA(const Member &m) {
+      name, W->FusedPolicy(N, teams), KOKKOS_LAMBDA(const Member &m) {
         PetscScalar acc[N] = {};
         ForEachIndex(m, nb, [&](const PetscInt k) {
           const PetscInt    row = rows(k);
@@ -290,42 +223,63 @@ template <class S> static PetscErrorCode OffDiagStage(PBFWork W, const char *nam
    the local ones, with no copy of D^{-1}'s ghost values to keep in step with the operator */
 static DView<PetscScalar> GhostScale(PBFWork W)
 {
-  return W->pc == PBF_PC_JACOBI ? W->dinv : DView<PetscScalar>();
+  return W->pc == GS_PC_JACOBI ? W->dinv : DView<PetscScalar>();
 }
 
 static PetscErrorCode CheckStage(PBFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H)
 {
   PetscFunctionBegin;
   PetscCheck(A->csr.m == W->n && A->csr.n == W->n && (!H || B->csr.m == W->n), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
-  PetscCheck(!H || W->pc == PBF_PC_NONE || W->pc == PBF_PC_JACOBI, PETSC_COMM_SELF, PETSC_ERR_SUP, "On several processes the SpMVs fuse PCNONE or PCJACOBI only");
+  PetscCheck(!H || W->pc == GS_PC_NONE || W->pc == GS_PC_JACOBI, PETSC_COMM_SELF, PETSC_ERR_SUP, "On several processes the SpMVs fuse PCNONE or PCJACOBI only");
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* f(g) for the gather g of y through the M^{-1} the kernels fuse: Jacobi's D^{-1}, the identity, or (Blocks: one
+   process) point-block Jacobi's blocks */
+template <bool Blocks, class F> static void ByGather(PBFWork W, const DView<PetscScalar> &y, const F &f)
+{
+  if constexpr (Blocks)
+    if (W->pc == GS_PC_PBJACOBI) {
+      f(BlockGather{y, W->dinv, W->bs});
+      return;
+    }
+  if (W->pc == GS_PC_JACOBI)
+    f(Gather<true>{y, W->dinv});
+  else
+    f(Gather<false>{y, W->dinv});
+}
+
+/* An SpMV stage, out = A M^{-1} y with its sums: kernel(blk, g, split) launches the stage's kernel for A's storage on
+   the gather g. On several ranks (split) the interior kernel runs over the diagonal block while the ghost values
+   travel; then only the rows that need them, in the off-diagonal kernel (offname), with their sums (sum, in slot) */
+template <class S, class K>
+static PetscErrorCode SpMVStage(PBFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H, const DView<PetscScalar> &y, const DView<PetscScalar> &out, const S sum, int slot, const char *offname, PetscLogDouble flops, const K &kernel)
+{
+  PetscFunctionBegin;
+  PetscCall(CheckStage(W, A, B, H));
+  PetscCall(PetscLogEventBegin(PBF_SpMVDot, 0, 0, 0, 0));
+  if (!H) {
+    GSCallKokkos(ByGather<true>(W, y, [&](auto g) { ByStorage(A->csr, [&](auto blk) { kernel(blk, g, std::false_type()); }); }));
+    W->launches++;
+  } else {
+    PetscInt gathers;
+    PetscCall(HaloBegin(H, y, &gathers, GhostScale(W)));
+    GSCallKokkos(ByGather<false>(W, y, [&](auto g) { ByStorage(A->csr, [&](auto blk) { kernel(blk, g, std::true_type()); }); }));
+    W->launches += gathers + 1;
+    PetscCall(OffDiagStage(W, offname, B, H, out, sum, slot));
+  }
+  PetscCall(PetscLogFlops(2.0 * (A->val.extent(0) + (H ? B->val.extent(0) : 0)) + flops * W->n));
+  PetscCall(PetscLogEventEnd(PBF_SpMVDot, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode PBFSpMVDot1(PBFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H)
 {
   PetscFunctionBegin;
-  PetscCall(CheckStage(W, A, B, H));
-  PetscCall(PetscLogEventBegin(PBF_SpMVDot, 0, 0, 0, 0));
-  if (!H) {
-    if (W->pc == PBF_PC_PBJACOBI)
-      GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot1<decltype(blk)::value>(W, A->csr, BlockGather{W->p, W->dinv, W->bs}); }));
-    else if (W->pc == PBF_PC_JACOBI)
-      GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot1<decltype(blk)::value>(W, A->csr, Gather<true>{W->p, W->dinv}); }));
-    else
-      GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot1<decltype(blk)::value>(W, A->csr, Gather<false>{W->p, W->dinv}); }));
-    W->launches++;
-  } else { /* the diagonal block runs while the ghost values travel; then only the rows that need them */
-    PetscInt gathers;
-    PetscCall(HaloBegin(H, W->p, &gathers, GhostScale(W)));
-    if (W->pc == PBF_PC_JACOBI)
-      GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot1<decltype(blk)::value, true>(W, A->csr, Gather<true>{W->p, W->dinv}, B->csr.rowptr); }));
-    else
-      GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot1<decltype(blk)::value, true>(W, A->csr, Gather<false>{W->p, W->dinv}, B->csr.rowptr); }));
-    W->launches += gathers + 1;
-    PetscCall(OffDiagStage(W, "PipeBCGSF::SpMVDot1OffDiag", B, H, W->v, Dot1Sums{W->r0}, SLOT_A));
-  }
-  PetscCall(PetscLogFlops(2.0 * (A->val.extent(0) + (H ? B->val.extent(0) : 0)) + 2.0 * W->n));
-  PetscCall(PetscLogEventEnd(PBF_SpMVDot, 0, 0, 0, 0));
+  PetscCall(SpMVStage(W, A, B, H, W->p, W->v, Dot1Sums{W->r0}, SLOT_A, "PipeBCGSF::SpMVDot1OffDiag", 2.0, [&](auto blk, auto g, auto split) {
+    constexpr bool Split = decltype(split)::value;
+    SpMVDot1<decltype(blk)::value, Split>(W, A->csr, g, Split ? B->csr.rowptr : DView<const PetscInt>());
+  }));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -338,7 +292,7 @@ PetscErrorCode PBFDot1(PBFWork W)
 
   PetscFunctionBegin;
   GSCallKokkos(TeamFor(
-      "PipeBCGSF::Dot1", Policy(W, 1), KOKKOS_LAMBDA(const Member &m) {
+      "PipeBCGSF::Dot1", W->FusedPolicy(1), KOKKOS_LAMBDA(const Member &m) {
         PetscScalar acc[1] = {0};
         ForEachIndex(m, n, [&](const PetscInt i) { acc[0] += v(i) * r0(i); });
         TeamSumStore<1>(m, acc, out);
@@ -371,7 +325,7 @@ PetscErrorCode PBFUpdateS(PBFWork W, PetscBool given, PetscScalar alpha_given)
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PBF_Update, 0, 0, 0, 0));
   GSCallKokkos(TeamFor(
-      "PipeBCGSF::UpdateS", Policy(W, 3), KOKKOS_LAMBDA(const Member &m) {
+      "PipeBCGSF::UpdateS", W->FusedPolicy(3), KOKKOS_LAMBDA(const Member &m) {
         const PetscScalar alpha = given ? alpha_given : TeamAlpha(m, Scratch(m.team_scratch(0), 2 * m.team_size()), pr, pa, L);
         if (m.league_rank() == 0 && m.team_rank() == 0) a(0) = alpha;
         PetscScalar acc[1] = {0};
@@ -419,10 +373,10 @@ KOKKOS_INLINE_FUNCTION void FinishSums(const Member &m, const Scratch &buf, cons
    `slot`. Split (several ranks): as in SpMVDot1 */
 template <bool Blk, class G, bool Final = false, bool Split = false> static void SpMVDot3(PBFWork W, const CSR &A, const G g, int slot = 0, const DView<const PetscInt> &browptr = {})
 {
-  const DView<PetscScalar>                       t = W->t, sc = W->scal, part = W->partials;
+  const DView<PetscScalar>                       t = W->t, sc = W->ds.scal, part = W->partials;
   const Dot3Sums                                 sum  = {W->s, W->r0};
-  const DView<unsigned>                          done = W->done;
-  const Kokkos::View<PetscScalar *, PinnedSpace> hs   = W->hsums;
+  const DView<unsigned>                          done = W->ds.done;
+  const Kokkos::View<PetscScalar *, PinnedSpace> hs   = W->ds.hsums;
   const int                                      L = W->lu, so = PBF_NSUMS * slot;
   PetscScalar *const                             out = W->partials.data() + SLOT_T * (size_t)W->lu;
   const size_t                                   scr = FinishScratch(W, A);
@@ -445,28 +399,10 @@ template <bool Blk, class G, bool Final = false, bool Split = false> static void
 PetscErrorCode PBFSpMVDot3(PBFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H)
 {
   PetscFunctionBegin;
-  PetscCall(CheckStage(W, A, B, H));
-  PetscCall(PetscLogEventBegin(PBF_SpMVDot, 0, 0, 0, 0));
-  if (!H) {
-    if (W->pc == PBF_PC_PBJACOBI)
-      GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot3<decltype(blk)::value>(W, A->csr, BlockGather{W->s, W->dinv, W->bs}); }));
-    else if (W->pc == PBF_PC_JACOBI)
-      GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot3<decltype(blk)::value>(W, A->csr, Gather<true>{W->s, W->dinv}); }));
-    else
-      GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot3<decltype(blk)::value>(W, A->csr, Gather<false>{W->s, W->dinv}); }));
-    W->launches++;
-  } else {
-    PetscInt gathers;
-    PetscCall(HaloBegin(H, W->s, &gathers, GhostScale(W)));
-    if (W->pc == PBF_PC_JACOBI)
-      GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot3<decltype(blk)::value, Gather<true>, false, true>(W, A->csr, Gather<true>{W->s, W->dinv}, 0, B->csr.rowptr); }));
-    else
-      GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot3<decltype(blk)::value, Gather<false>, false, true>(W, A->csr, Gather<false>{W->s, W->dinv}, 0, B->csr.rowptr); }));
-    W->launches += gathers + 1;
-    PetscCall(OffDiagStage(W, "PipeBCGSF::SpMVDot3OffDiag", B, H, W->t, Dot3Sums{W->s, W->r0}, SLOT_T));
-  }
-  PetscCall(PetscLogFlops(2.0 * (A->val.extent(0) + (H ? B->val.extent(0) : 0)) + 6.0 * W->n));
-  PetscCall(PetscLogEventEnd(PBF_SpMVDot, 0, 0, 0, 0));
+  PetscCall(SpMVStage(W, A, B, H, W->s, W->t, Dot3Sums{W->s, W->r0}, SLOT_T, "PipeBCGSF::SpMVDot3OffDiag", 6.0, [&](auto blk, auto g, auto split) {
+    constexpr bool Split = decltype(split)::value;
+    SpMVDot3<decltype(blk)::value, decltype(g), false, Split>(W, A->csr, g, 0, Split ? B->csr.rowptr : DView<const PetscInt>());
+  }));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -479,7 +415,7 @@ PetscErrorCode PBFDot3(PBFWork W)
 
   PetscFunctionBegin;
   GSCallKokkos(TeamFor(
-      "PipeBCGSF::Dot3", Policy(W, 3), KOKKOS_LAMBDA(const Member &m) {
+      "PipeBCGSF::Dot3", W->FusedPolicy(3), KOKKOS_LAMBDA(const Member &m) {
         PetscScalar acc[3] = {0, 0, 0};
         ForEachIndex(m, n, [&](const PetscInt i) {
           const PetscScalar ti = t(i);
@@ -494,14 +430,14 @@ PetscErrorCode PBFDot3(PBFWork W)
 }
 
 /* Dev: omega and beta from the device (SpMVDot3Final), and nothing moves when it found a reason to stop */
-template <PBFPC PC, bool Dev = false> static void Update(PBFWork W, PetscScalar omega_, PetscScalar beta_)
+template <GSKSPPC PC, bool Dev = false> static void Update(PBFWork W, PetscScalar omega_, PetscScalar beta_)
 {
-  const DView<PetscScalar> x = W->x, r = W->r, r0 = W->r0, p = W->p, v = W->v, s = W->s, t = W->t, d = W->dinv, ph = W->ph, sh = W->sh, a = W->alpha, sc = W->scal;
+  const DView<PetscScalar> x = W->x, r = W->r, r0 = W->r0, p = W->p, v = W->v, s = W->s, t = W->t, d = W->dinv, ph = W->ph, sh = W->sh, a = W->alpha, sc = W->ds.scal;
   PetscScalar *const       out = W->partials.data() + SLOT_R * (size_t)W->lu;
   const PetscInt           n   = W->n;
 
   TeamFor(
-      Dev ? "PipeBCGSF::UpdateDev" : "PipeBCGSF::Update", Policy(W, 2), KOKKOS_LAMBDA(const Member &m) {
+      Dev ? "PipeBCGSF::UpdateDev" : "PipeBCGSF::Update", W->FusedPolicy(2), KOKKOS_LAMBDA(const Member &m) {
         if (Dev && sc(2) == 0) return;
         PetscScalar       acc[2] = {0, 0};
         const PetscScalar alpha = a(0), omega = Dev ? sc(0) : omega_, beta = Dev ? sc(1) : beta_;
@@ -516,15 +452,15 @@ template <PBFPC PC, bool Dev = false> static void Update(PBFWork W, PetscScalar 
           e[3] = v(i);
           e[4] = r0(i);
           e[5] = LoadOnce(x(i)); /* x: no kernel reads it soon */
-          if (PC == PBF_PC_APPLY) {
+          if (PC == GS_PC_APPLY) {
             e[6] = ph(i);
             e[7] = sh(i);
           }
-          if (PC == PBF_PC_JACOBI) e[8] = d(i);
+          if (PC == GS_PC_JACOBI) e[8] = d(i);
         };
         const auto step = [&](const PetscInt i, const PetscScalar(&e)[9]) {
           const PetscScalar pi = e[0], si = e[1], ti = e[2], vi = e[3], r0i = e[4], xi = e[5];
-          const PetscScalar dx = PC == PBF_PC_APPLY ? alpha * e[6] + omega * e[7] : (PC == PBF_PC_JACOBI ? e[8] * (alpha * pi + omega * si) : alpha * pi + omega * si);
+          const PetscScalar dx = PC == GS_PC_APPLY ? alpha * e[6] + omega * e[7] : (PC == GS_PC_JACOBI ? e[8] * (alpha * pi + omega * si) : alpha * pi + omega * si);
           const PetscScalar ri = si - omega * ti;
           StoreOnce(x(i), xi + dx);
           r(i) = ri;
@@ -546,7 +482,7 @@ static void UpdateBlocks(PBFWork W, PetscScalar omega, PetscScalar beta)
   const PetscInt           nb  = W->n / bs;
 
   TeamFor(
-      "PipeBCGSF::UpdateBlocks", Policy(W, 2), KOKKOS_LAMBDA(const Member &m) {
+      "PipeBCGSF::UpdateBlocks", W->FusedPolicy(2), KOKKOS_LAMBDA(const Member &m) {
         PetscScalar       acc[2] = {0, 0};
         const PetscScalar alpha  = a(0);
         /* last blocks first: see Update() */
@@ -574,14 +510,10 @@ PetscErrorCode PBFUpdate(PBFWork W, PetscScalar omega, PetscScalar beta)
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PBF_Update, 0, 0, 0, 0));
-  if (W->pc == PBF_PC_PBJACOBI)
+  if (W->pc == GS_PC_PBJACOBI)
     GSCallKokkos(UpdateBlocks(W, omega, beta));
-  else if (W->pc == PBF_PC_APPLY)
-    GSCallKokkos(Update<PBF_PC_APPLY>(W, omega, beta));
-  else if (W->pc == PBF_PC_JACOBI)
-    GSCallKokkos(Update<PBF_PC_JACOBI>(W, omega, beta));
   else
-    GSCallKokkos(Update<PBF_PC_NONE>(W, omega, beta));
+    GSCallKokkos(ByPC<GS_PC_APPLY, GS_PC_JACOBI>(W->pc, [&](auto pc) { Update<decltype(pc)::value>(W, omega, beta); }));
   W->launches++;
   PetscCall(PetscLogFlops(12.0 * W->n));
   PetscCall(PetscLogEventEnd(PBF_Update, 0, 0, 0, 0));
@@ -593,9 +525,9 @@ PetscErrorCode PBFUpdate(PBFWork W, PetscScalar omega, PetscScalar beta)
 PetscErrorCode PBFWorkSetDeviceScalars(PBFWork W)
 {
   PetscFunctionBegin;
-  PetscCheck(W->pc == PBF_PC_NONE || W->pc == PBF_PC_JACOBI, PETSC_COMM_SELF, PETSC_ERR_SUP, "Device scalars need PCNONE or PCJACOBI");
-  GSCallKokkos(EnsureScalars(W));
-  PetscCall(W->ready.Create());
+  PetscCheck(W->pc == GS_PC_NONE || W->pc == GS_PC_JACOBI, PETSC_COMM_SELF, PETSC_ERR_SUP, "Device scalars need PCNONE or PCJACOBI");
+  GSCallKokkos(W->ds.Ensure(*W, 3, PBF_NSUMS));
+  PetscCall(W->ds.ready.Create());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -619,9 +551,9 @@ template <bool Jacobi> struct GatherS {
    SpMVDot3Final, for a second gathered vector. */
 template <bool Blk, bool Jacobi> static void SpMVDot3S(PBFWork W, const CSR &A, int slot)
 {
-  const DView<PetscScalar>                       r = W->r, v = W->v, d = W->dinv, s = W->s, t = W->t, r0 = W->r0, a = W->alpha, sc = W->scal, part = W->partials;
-  const DView<unsigned>                          done = W->done;
-  const Kokkos::View<PetscScalar *, PinnedSpace> hs   = W->hsums;
+  const DView<PetscScalar>                       r = W->r, v = W->v, d = W->dinv, s = W->s, t = W->t, r0 = W->r0, a = W->alpha, sc = W->ds.scal, part = W->partials;
+  const DView<unsigned>                          done = W->ds.done;
+  const Kokkos::View<PetscScalar *, PinnedSpace> hs   = W->ds.hsums;
   const int                                      L = W->lu, so = PBF_NSUMS * slot;
   const size_t                                   scr = FinishScratch(W, A);
 
@@ -652,11 +584,11 @@ template <bool Blk, bool Jacobi> static void SpMVDot3S(PBFWork W, const CSR &A, 
    UpdateS folded in (SpMVDot3S) */
 PetscErrorCode PBFSpMVDot3Final(PBFWork W, GSDeviceMat A, PetscInt slot, PetscBool formS)
 {
-  const bool jacobi = W->pc == PBF_PC_JACOBI;
+  const bool jacobi = W->pc == GS_PC_JACOBI;
 
   PetscFunctionBegin;
   PetscCall(CheckStage(W, A, nullptr, nullptr));
-  PetscCheck(W->scal.data() && (slot == 0 || slot == 1), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Call PBFWorkSetDeviceScalars() first; slot %" PetscInt_FMT " must be 0 or 1", slot);
+  PetscCheck(W->ds.scal.data() && (slot == 0 || slot == 1), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Call PBFWorkSetDeviceScalars() first; slot %" PetscInt_FMT " must be 0 or 1", slot);
   PetscCall(PetscLogEventBegin(PBF_SpMVDot, 0, 0, 0, 0));
   GSCallKokkos(ByStorage(A->csr, [&](auto blk) {
     constexpr bool Blk = decltype(blk)::value;
@@ -669,7 +601,7 @@ PetscErrorCode PBFSpMVDot3Final(PBFWork W, GSDeviceMat A, PetscInt slot, PetscBo
     else
       SpMVDot3<Blk, Gather<false>, true>(W, A->csr, Gather<false>{W->s, W->dinv}, (int)slot);
   }));
-  PetscCall(W->ready.Record(slot));
+  PetscCall(W->ds.ready.Record(slot));
   W->launches++;
   PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + (formS ? 10.0 : 6.0) * W->n));
   PetscCall(PetscLogEventEnd(PBF_SpMVDot, 0, 0, 0, 0));
@@ -681,10 +613,7 @@ PetscErrorCode PBFUpdateDevice(PBFWork W)
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PBF_Update, 0, 0, 0, 0));
-  if (W->pc == PBF_PC_JACOBI)
-    GSCallKokkos((Update<PBF_PC_JACOBI, true>(W, 0, 0)));
-  else
-    GSCallKokkos((Update<PBF_PC_NONE, true>(W, 0, 0)));
+  GSCallKokkos(ByPC<GS_PC_JACOBI>(W->pc, [&](auto pc) { Update<decltype(pc)::value, true>(W, 0, 0); }));
   W->launches++;
   PetscCall(PetscLogFlops(12.0 * W->n));
   PetscCall(PetscLogEventEnd(PBF_Update, 0, 0, 0, 0));
@@ -696,8 +625,7 @@ PetscErrorCode PBFReduceSlot(PBFWork W, PetscInt slot, PetscScalar sums[PBF_NSUM
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PBF_Reduce, 0, 0, 0, 0));
-  PetscCall(W->ready.Wait(slot));
-  for (int k = 0; k < PBF_NSUMS; k++) sums[k] = W->hsums(PBF_NSUMS * slot + k);
+  PetscCall(W->ds.Read(slot, PBF_NSUMS, sums));
   W->transfers++;
   PetscCall(PetscLogEventEnd(PBF_Reduce, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -713,10 +641,7 @@ PetscErrorCode PBFReduce(PBFWork W, PetscScalar sums[PBF_NSUMS])
   PetscCall(PetscLogEventBegin(PBF_Reduce, 0, 0, 0, 0));
   GSCallKokkos(SyncCopy(W->hpartials, W->partials));
   W->transfers++;
-  for (int k = 0; k < PBF_NSUMS; k++) {
-    sums[k] = 0;
-    for (int i = 0; i < L; i++) sums[k] += h[k * L + i];
-  }
+  SumPartials(h, PBF_NSUMS, L, sums);
   PetscCall(PetscLogEventEnd(PBF_Reduce, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -16,7 +16,7 @@
    On the host path the SpMVs run through MatMult() and Dot1/Dot3 compute the partial sums of v and t. */
 #pragma once
 
-#include "../../sys/gpustreamimpl.h"
+#include "../common/work.h"
 
 #if defined(PETSC_USE_COMPLEX)
 #  error "PETSc GPUStream supports real scalars only"
@@ -35,8 +35,6 @@ typedef enum {
 
 typedef enum { PBF_X, PBF_R, PBF_R0, PBF_P, PBF_V, PBF_S, PBF_T, PBF_DINV, PBF_PH, PBF_SH } PBFVec;
 
-typedef enum { PBF_PC_NONE, PBF_PC_JACOBI, PBF_PC_APPLY, PBF_PC_PBJACOBI } PBFPC;
-
 /* Point-block Jacobi is fused for blocks up to this size (D^{-1} in n / bs row-major bs x bs blocks) */
 #define PBF_MAX_BS 8
 
@@ -47,14 +45,10 @@ typedef enum { PBF_PC_NONE, PBF_PC_JACOBI, PBF_PC_APPLY, PBF_PC_PBJACOBI } PBFPC
 
 typedef struct _n_PBFWork *PBFWork;
 
-PETSC_INTERN PetscErrorCode PBFWorkCreate(PetscInt, PBFPC, PBFWork *);
+PETSC_INTERN PetscErrorCode PBFWorkCreate(PetscInt, GSKSPPC, PBFWork *);
 PETSC_INTERN PetscErrorCode PBFWorkDestroy(PBFWork *);
-PETSC_INTERN GSWork         PBFWorkBase(PBFWork); /* for GSWorkLoad() and GSWorkStore() */
-PETSC_INTERN PetscErrorCode PBFWorkSetVec(PBFWork, PBFVec, const PetscScalar[]);
-PETSC_INTERN PetscErrorCode PBFWorkGetVec(PBFWork, PBFVec, PetscScalar[]);
-PETSC_INTERN PetscErrorCode PBFWorkGetCounts(PBFWork, PetscInt *, PetscInt *, PetscInt *);
-PETSC_INTERN PetscErrorCode PBFWorkSetBlocks(PBFWork, PetscInt, const PetscScalar[]);
-/* What PBFWorkSetBlocks() and PBFWorkSetDeviceScalars() allocate when they first run, made ahead (KSPSetUp()) */
+PETSC_INTERN GSWork         PBFWorkBase(PBFWork); /* its vectors (PBFVec), D^{-1} and counts: work.h */
+/* What GSWorkSetBlocks() and PBFWorkSetDeviceScalars() allocate when they first run, made ahead (KSPSetUp()) */
 PETSC_INTERN PetscErrorCode PBFWorkReserve(PBFWork, PetscInt, PetscBool);
 
 PETSC_INTERN PetscErrorCode PBFRDot(PBFWork);

@@ -15,7 +15,7 @@
 typedef struct {
   PCGFWork         work;
   PetscInt         n;       /* local size the work vectors were made for */
-  PCGFPC           pc;      /* none, Jacobi fused into the kernels, or any PC applied on the host */
+  GSKSPPC          pc;      /* none, Jacobi fused into the kernels, or any PC applied on the host */
   Mat              dinvmat; /* the operator and state the device inverse diagonal was taken from */
   PetscObjectState dinvstate;
   PetscBool        fusedspmv;  /* last solve ran the SpMV on the device (gpustream operator) */
@@ -42,7 +42,7 @@ typedef struct {
   PetscBool blockfused;
   PCGFBlock block; /* its device blocks, kept for the next KSPMatSolve of the same sizes */
   PetscInt  blockn, blockk;
-  PCGFPC    blockpc;
+  GSKSPPC   blockpc;
 } KSP_PIPECGFUSED;
 
 /* Whether a and b, both nonzero, differ in sign: as KSPCG, <r,z> or <p,Ap> changing sign between two iterations is an
@@ -55,7 +55,7 @@ static PetscBool KSPPIPECGFUSEDSignChange_Private(PetscScalar a, PetscScalar b)
 /* The PC as the kernels see it and point-block Jacobi's block size. Point-block Jacobi is fused on one process for
    blocks of up to PCGF_MAX_BS rows; elsewhere it is applied on the host like any PC. With a null space on the operator
    the PC goes through KSP_PCApply(), which projects it out of z and q, so z stays clear of it. */
-static PetscErrorCode KSPPIPECGFUSEDPCKind_Private(KSP ksp, Mat Amat, Mat Pmat, PCGFPC *pc, PetscInt *bs)
+static PetscErrorCode KSPPIPECGFUSEDPCKind_Private(KSP ksp, Mat Amat, Mat Pmat, GSKSPPC *pc, PetscInt *bs)
 {
   KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
   PetscBool        jacobi, pbjacobi, none;
@@ -71,21 +71,21 @@ static PetscErrorCode KSPPIPECGFUSEDPCKind_Private(KSP ksp, Mat Amat, Mat Pmat, 
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
   pbjacobi = (PetscBool)(pbjacobi && size == 1 && *bs <= PCGF_MAX_BS && !cg->overlap);
   if (nsp)
-    *pc = PCGF_PC_APPLY;
+    *pc = GS_PC_APPLY;
   else if (jacobi || (pbjacobi && *bs == 1))
-    *pc = PCGF_PC_JACOBI;
+    *pc = GS_PC_JACOBI;
   else if (pbjacobi)
-    *pc = PCGF_PC_PBJACOBI;
+    *pc = GS_PC_PBJACOBI;
   else
-    *pc = none ? PCGF_PC_NONE : PCGF_PC_APPLY;
+    *pc = none ? GS_PC_NONE : GS_PC_APPLY;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* Whether a solve runs ahead with device scalars (KSPPIPECGFUSEDSolveAhead_Private()), given the resident device
    matrix dA (NULL: none) */
-static PetscBool KSPPIPECGFUSEDAhead_Private(KSP_PIPECGFUSED *cg, PetscMPIInt size, GSDeviceMat dA, PCGFPC pc)
+static PetscBool KSPPIPECGFUSEDAhead_Private(KSP_PIPECGFUSED *cg, PetscMPIInt size, GSDeviceMat dA, GSKSPPC pc)
 {
-  return (PetscBool)(!cg->overlap && cg->devscalars && size == 1 && dA && (pc == PCGF_PC_NONE || pc == PCGF_PC_JACOBI) && !cg->replace_every && !cg->replace_auto);
+  return (PetscBool)(!cg->overlap && cg->devscalars && size == 1 && dA && (pc == GS_PC_NONE || pc == GS_PC_JACOBI) && !cg->replace_every && !cg->replace_auto);
 }
 
 /* Whether a solve that runs ahead takes one kernel an iteration for n local rows */
@@ -104,7 +104,7 @@ static PetscErrorCode KSPPIPECGFUSEDAllocate_Private(KSP ksp, Mat Amat, Mat Pmat
   KSP_PIPECGFUSED *cg   = (KSP_PIPECGFUSED *)ksp->data;
   MPI_Comm         comm = PetscObjectComm((PetscObject)ksp);
   PetscBool        gs, ahead, overlap = (PetscBool)(cg->overlap && !cg->replace_every && !cg->replace_auto);
-  PCGFPC           pc = PCGF_PC_NONE;
+  GSKSPPC          pc = GS_PC_NONE;
   PetscInt         bs = 1;
   PetscMPIInt      size;
 
@@ -146,16 +146,16 @@ static PetscErrorCode KSPPIPECGFUSEDPrepare_Private(KSP ksp, Mat Amat, Mat Pmat,
   PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
   PetscCall(KSPPIPECGFUSEDAllocate_Private(ksp, Amat, Pmat, n, dA, dB, halo));
   PetscCall(MatGetBlockSize(Pmat, &bs));
-  if (cg->pc == PCGF_PC_JACOBI || cg->pc == PCGF_PC_PBJACOBI) {
+  if (cg->pc == GS_PC_JACOBI || cg->pc == GS_PC_PBJACOBI) {
     PetscObjectState state;
     PetscCall(PetscObjectStateGet((PetscObject)Pmat, &state));
     if (cg->dinvmat != Pmat || cg->dinvstate != state) {
       PetscScalar *blk;
-      PetscCall(GSPCGetInverseBlocks(ksp->pc, cg->pc == PCGF_PC_PBJACOBI ? bs : 1, ksp->work[0], ksp->work[1], &blk));
-      if (cg->pc == PCGF_PC_PBJACOBI)
-        PetscCall(PCGFWorkSetBlocks(cg->work, bs, blk));
+      PetscCall(GSPCGetInverseBlocks(ksp->pc, cg->pc == GS_PC_PBJACOBI ? bs : 1, ksp->work[0], ksp->work[1], &blk));
+      if (cg->pc == GS_PC_PBJACOBI)
+        PetscCall(GSWorkSetBlocks(PCGFWorkBase(cg->work), bs, blk));
       else
-        PetscCall(PCGFWorkSetVec(cg->work, PCGF_DINV, blk));
+        PetscCall(GSWorkSetVec(PCGFWorkBase(cg->work), PCGF_DINV, blk));
       PetscCall(PetscFree(blk));
       cg->dinvmat   = Pmat;
       cg->dinvstate = state;
@@ -303,7 +303,7 @@ static PetscErrorCode KSPPIPECGFUSEDFinish_Private(KSP ksp, Mat Amat, PetscInt l
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventEnd(PCGF_Iterations, ksp, 0, 0, 0));
-  PetscCall(PCGFWorkGetCounts(cg->work, &l1, &t1, &c1));
+  PetscCall(GSWorkGetCounts(PCGFWorkBase(cg->work), &l1, &t1, &c1));
   cg->launches  = l1 - l0 - cg->discarded;
   cg->transfers = t1 - t0;
   cg->copies    = c1 - c0;
@@ -354,7 +354,7 @@ static PetscErrorCode KSPPIPECGFUSEDSolveOverlap_Private(KSP ksp, Mat Amat, GSDe
   PetscCall(KSPMonitor(ksp, 0, dp));
   PetscCall((*ksp->converged)(ksp, 0, dp, &ksp->reason, ksp->cnvP));
   if (ksp->reason) { /* no iteration: an empty event, which the caller ends */
-    PetscCall(PCGFWorkGetCounts(cg->work, l0, t0, c0));
+    PetscCall(GSWorkGetCounts(PCGFWorkBase(cg->work), l0, t0, c0));
     PetscCall(PetscLogEventBegin(PCGF_Iterations, ksp, 0, 0, 0));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -367,10 +367,10 @@ static PetscErrorCode KSPPIPECGFUSEDSolveOverlap_Private(KSP ksp, Mat Amat, GSDe
   PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_M, M));
   PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_N, N));
   for (PCGFVec v = PCGF_Z; v <= PCGF_S; v = (PCGFVec)(v + 1))
-    if (v == PCGF_Z || v == PCGF_Q || v == PCGF_S) PetscCall(PCGFWorkSetVec(cg->work, v, NULL));
-  PetscCall(PCGFWorkSetVec(cg->work, PCGF_P, NULL));
+    if (v == PCGF_Z || v == PCGF_Q || v == PCGF_S) PetscCall(GSWorkSetVec(PCGFWorkBase(cg->work), v, NULL));
+  PetscCall(GSWorkSetVec(PCGFWorkBase(cg->work), PCGF_P, NULL));
   cg->solving = PETSC_TRUE;
-  PetscCall(PCGFWorkGetCounts(cg->work, l0, t0, c0));
+  PetscCall(GSWorkGetCounts(PCGFWorkBase(cg->work), l0, t0, c0));
   PetscCall(PetscLogEventBegin(PCGF_Iterations, ksp, 0, 0, 0));
 
   for (i = 0;; i++) {
@@ -415,7 +415,7 @@ static PetscErrorCode KSPPIPECGFUSEDSolveOverlap_Private(KSP ksp, Mat Amat, GSDe
         PetscCallMPI(MPI_Iallreduce(MPI_IN_PLACE, s, PCGF_NSUMS, MPIU_SCALAR, MPIU_SUM, comm, &req));
         cg->allreduces++;
       }
-      if (cg->pc == PCGF_PC_APPLY) { /* m = M^{-1} w on the host */
+      if (cg->pc == GS_PC_APPLY) { /* m = M^{-1} w on the host */
         PetscCall(GSWorkStore(PCGFWorkBase(cg->work), PCGF_W, W));
         PetscCall(KSP_PCApply(ksp, W, M));
         PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_M, M));
@@ -513,7 +513,7 @@ static PetscErrorCode KSPPIPECGFUSEDSolveAhead_Private(KSP ksp, GSDeviceMat dA)
   if (cg->stepped) PetscCall(PCGFWorkSetStep(cg->work));
   PetscCall(KSPPIPECGFUSEDIterate_Private(ksp, dA, 0));
   for (k = 0;; k++) {
-    PetscCall(PCGFWorkGetCounts(cg->work, &l0, &t0, &c0));
+    PetscCall(GSWorkGetCounts(PCGFWorkBase(cg->work), &l0, &t0, &c0));
     cg->ahead = (PetscBool)(k < ksp->max_it);
     if (cg->ahead) PetscCall(KSPPIPECGFUSEDIterate_Private(ksp, dA, k + 1));
     if (k < ksp->max_it)
@@ -527,7 +527,7 @@ static PetscErrorCode KSPPIPECGFUSEDSolveAhead_Private(KSP ksp, GSDeviceMat dA)
   }
   if (cg->ahead) { /* drop iteration k+1 */
     PetscCall(PCGFWorkRevertX(cg->work));
-    PetscCall(PCGFWorkGetCounts(cg->work, &l1, &t0, &c0));
+    PetscCall(GSWorkGetCounts(PCGFWorkBase(cg->work), &l1, &t0, &c0));
     cg->discarded = l1 - l0;
     cg->ahead     = PETSC_FALSE;
   }
@@ -573,25 +573,25 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
      is never set on the PETSc vector. */
   if (ksp->guess_zero) {
     PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_R, B));
-    PetscCall(PCGFWorkSetVec(cg->work, PCGF_X, NULL));
+    PetscCall(GSWorkSetVec(PCGFWorkBase(cg->work), PCGF_X, NULL));
   } else {
     PetscCall(KSP_MatMult(ksp, Amat, X, R));
     PetscCall(VecAYPX(R, -1.0, B));
     PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_R, R));
     PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_X, X));
   }
-  if (cg->pc == PCGF_PC_APPLY) { /* z = M^{-1} r; its recurrence then needs q = M^{-1} w every iteration */
+  if (cg->pc == GS_PC_APPLY) { /* z = M^{-1} r; its recurrence then needs q = M^{-1} w every iteration */
     PetscCall(KSP_PCApply(ksp, ksp->guess_zero ? B : R, Q));
     PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_Z, Q));
-    PetscCall(PCGFWorkSetVec(cg->work, PCGF_Q, NULL));
+    PetscCall(GSWorkSetVec(PCGFWorkBase(cg->work), PCGF_Q, NULL));
   }
-  PetscCall(PCGFWorkSetVec(cg->work, PCGF_P, NULL));
-  PetscCall(PCGFWorkSetVec(cg->work, PCGF_W, NULL));
+  PetscCall(GSWorkSetVec(PCGFWorkBase(cg->work), PCGF_P, NULL));
+  PetscCall(GSWorkSetVec(PCGFWorkBase(cg->work), PCGF_W, NULL));
   PetscCall(PCGFWorkSetNorms(cg->work, cg->replace_auto));
   if (cg->replace_auto) PetscCall(KSPPIPECGFUSEDAutoInit_Private(ksp, Amat, &est));
   cg->solving = PETSC_TRUE;
 
-  PetscCall(PCGFWorkGetCounts(cg->work, &l0, &t0, &c0));
+  PetscCall(GSWorkGetCounts(PCGFWorkBase(cg->work), &l0, &t0, &c0));
   PetscCall(PetscLogEventBegin(PCGF_Iterations, ksp, 0, 0, 0));
   ksp->its      = 0;
   cg->ranahead  = KSPPIPECGFUSEDAhead_Private(cg, cg->size, dA, cg->pc);
@@ -614,7 +614,7 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
       PetscCall(KSP_MatMult(ksp, Amat, X, R));
       PetscCall(VecAYPX(R, -1.0, B));
       PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_R, R));
-      if (cg->pc == PCGF_PC_APPLY) {
+      if (cg->pc == GS_PC_APPLY) {
         PetscCall(KSP_PCApply(ksp, R, Q));
         PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_Z, Q));
       }
@@ -636,12 +636,12 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
         PetscCall(KSP_MatMult(ksp, Amat, P, W));
         PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_W, W));
       }
-      if (cg->pc == PCGF_PC_APPLY) { /* q = M^{-1} w on the host */
+      if (cg->pc == GS_PC_APPLY) { /* q = M^{-1} w on the host */
         if (dA) PetscCall(GSWorkStore(PCGFWorkBase(cg->work), PCGF_W, W));
         PetscCall(KSP_PCApply(ksp, W, Q));
         PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_Q, Q));
       }
-      if (!dA || cg->pc == PCGF_PC_APPLY) PetscCall(PCGFDot(cg->work));
+      if (!dA || cg->pc == GS_PC_APPLY) PetscCall(PCGFDot(cg->work));
     }
     PetscCall(PCGFReduce(cg->work, s));
     if (cg->size > 1) { /* the iteration's only global synchronization: every sum in one message */
@@ -681,7 +681,7 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   GSHalo           halo = NULL;
   GSStreamPlan     plan = NULL;
   PetscBool        gs, jacobi, none;
-  PCGFPC           pc;
+  GSKSPPC          pc;
   PetscMPIInt      size;
   PetscInt         n, k, ldb, ldx, it, l0, t0, c0, l1, t1, c1;
   PCGFBlock        blk;
@@ -726,7 +726,7 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   PetscCall(MatDenseGetLDA(B, &ldb));
   PetscCall(MatDenseGetLDA(X, &ldx));
   PetscCheck(ldb == n && ldx == n, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPMatSolve with KSPPIPECGFUSED needs dense matrices without padding (leading dimension %" PetscInt_FMT ")", n);
-  pc = jacobi ? PCGF_PC_JACOBI : (none ? PCGF_PC_NONE : PCGF_PC_APPLY);
+  pc = jacobi ? GS_PC_JACOBI : (none ? GS_PC_NONE : GS_PC_APPLY);
   if (cg->block && (cg->blockn != n || cg->blockk != k || cg->blockpc != pc)) PetscCall(PCGFBlockDestroy(&cg->block));
   if (!cg->block) {
     PetscCall(PCGFBlockCreate(n, k, pc, &cg->block));
@@ -738,7 +738,7 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   if (jacobi) {
     PetscScalar *d;
     PetscCall(GSPCGetInverseBlocks(ksp->pc, 1, ksp->work[0], ksp->work[1], &d));
-    PetscCall(PCGFBlockSetVec(blk, PCGF_DINV, d));
+    PetscCall(GSWorkSetVec(PCGFBlockBase(blk), PCGF_DINV, d));
     PetscCall(PetscFree(d));
   }
   /* R = B - A X on the host (X = 0 unless the guess is nonzero), then everything on the device */
@@ -750,22 +750,22 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   }
   PetscCall(GSWorkLoadDense(PCGFBlockBase(blk), PCGF_R, R ? R : B));
   PetscCall(GSWorkLoadDense(PCGFBlockBase(blk), PCGF_X, X));
-  if (pc == PCGF_PC_APPLY) { /* Z = M^{-1} R; its recurrence then needs Q = M^{-1} W every iteration */
+  if (pc == GS_PC_APPLY) { /* Z = M^{-1} R; its recurrence then needs Q = M^{-1} W every iteration */
     PetscCall(MatDuplicate(B, MAT_DO_NOT_COPY_VALUES, &Wh));
     PetscCall(MatDuplicate(B, MAT_DO_NOT_COPY_VALUES, &Qh));
     PetscCall(PCMatApply(ksp->pc, R ? R : B, Qh));
     PetscCall(GSWorkLoadDense(PCGFBlockBase(blk), PCGF_Z, Qh));
-    PetscCall(PCGFBlockSetVec(blk, PCGF_Q, NULL));
+    PetscCall(GSWorkSetVec(PCGFBlockBase(blk), PCGF_Q, NULL));
   }
   PetscCall(MatDestroy(&R));
-  PetscCall(PCGFBlockSetVec(blk, PCGF_P, NULL));
-  PetscCall(PCGFBlockSetVec(blk, PCGF_W, NULL));
+  PetscCall(GSWorkSetVec(PCGFBlockBase(blk), PCGF_P, NULL));
+  PetscCall(GSWorkSetVec(PCGFBlockBase(blk), PCGF_W, NULL));
   PetscCall(PetscMalloc6(k * PCGF_NSUMS, &sums, k * PCGF_NSUMS, &prev, k, &alpha, k, &beta, k, &dp0, k, &done));
   for (PetscInt j = 0; j < k; j++) {
     alpha[j] = beta[j] = 0;
     done[j]            = PETSC_FALSE;
   }
-  PetscCall(PCGFBlockGetCounts(blk, &l0, &t0, &c0));
+  PetscCall(GSWorkGetCounts(PCGFBlockBase(blk), &l0, &t0, &c0));
   ksp->reason = KSP_CONVERGED_ITERATING;
   PetscCall(PetscLogEventBegin(PCGF_Iterations, ksp, 0, 0, 0));
   for (it = 0;; it++) {
@@ -773,7 +773,7 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
     PetscCall(PCGFBlockUpdate(blk, alpha, beta, ksp->normtype));
     if (it < ksp->max_it) {
       PetscCall(PCGFBlockSpMVDot(blk, dA, dB, halo, plan));
-      if (pc == PCGF_PC_APPLY) { /* Q = M^{-1} W for all columns on the host, frozen ones too (their alpha is 0) */
+      if (pc == GS_PC_APPLY) { /* Q = M^{-1} W for all columns on the host, frozen ones too (their alpha is 0) */
         PetscCall(GSWorkStoreDense(PCGFBlockBase(blk), PCGF_W, Wh));
         PetscCall(PCMatApply(ksp->pc, Wh, Qh));
         PetscCall(GSWorkLoadDense(PCGFBlockBase(blk), PCGF_Q, Qh));
@@ -827,7 +827,7 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
     PetscCall(PetscArraycpy(prev, sums, k * PCGF_NSUMS));
   }
   PetscCall(PetscLogEventEnd(PCGF_Iterations, ksp, 0, 0, 0));
-  PetscCall(PCGFBlockGetCounts(blk, &l1, &t1, &c1));
+  PetscCall(GSWorkGetCounts(PCGFBlockBase(blk), &l1, &t1, &c1));
   cg->blockpasses    = it + 1;
   cg->blocklaunches  = l1 - l0;
   cg->blocktransfers = t1 - t0;
@@ -880,8 +880,7 @@ static PetscErrorCode KSPView_PIPECGFUSED(KSP ksp, PetscViewer viewer)
       PetscCall(PetscViewerASCIIPrintf(viewer, "  last KSPMatSolve: %" PetscInt_FMT " %s in the block kernels, %" PetscInt_FMT " %s, %.3g %s and %.3g %s per iteration\n", cg->blockcolumns, GSNoun(cg->blockcolumns, "column", "columns together"),
                                        cg->blockpasses - 1, GSNoun(cg->blockpasses - 1, "iteration", "iterations"), l, GSNounReal(l, 3, "kernel launch", "kernel launches"), t,
                                        GSNounReal(t, 3, "device-to-host reduction", "device-to-host reductions")));
-      if (cg->blockpc == PCGF_PC_APPLY)
-        PetscCall(PetscViewerASCIIPrintf(viewer, "  last KSPMatSolve: preconditioner applied on the host to all columns at once (PCMatApply), %.3g %s per iteration\n", c, GSNounReal(c, 3, "block copy", "block copies")));
+      if (cg->blockpc == GS_PC_APPLY) PetscCall(PetscViewerASCIIPrintf(viewer, "  last KSPMatSolve: preconditioner applied on the host to all columns at once (PCMatApply), %.3g %s per iteration\n", c, GSNounReal(c, 3, "block copy", "block copies")));
     } else
       PetscCall(PetscViewerASCIIPrintf(viewer, "  last KSPMatSolve: %" PetscInt_FMT " %s\n", cg->blockcolumns, GSNoun(cg->blockcolumns, "column solved", "columns solved one by one")));
   }
@@ -889,10 +888,10 @@ static PetscErrorCode KSPView_PIPECGFUSED(KSP ksp, PetscViewer viewer)
   {
     PetscLogDouble vbytes, pbytes;
     PetscCall(PCGFWorkGetMemory(cg->work, &vbytes, &pbytes));
-    if (cg->pc == PCGF_PC_APPLY)
+    if (cg->pc == GS_PC_APPLY)
       PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner applied on the host each iteration (z by recurrence, q = M^{-1} w)\n"));
     else
-      PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner fused into the kernels: %s\n", cg->pc == PCGF_PC_JACOBI ? "jacobi" : (cg->pc == PCGF_PC_PBJACOBI ? "point-block jacobi" : "none")));
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner fused into the kernels: %s\n", cg->pc == GS_PC_JACOBI ? "jacobi" : (cg->pc == GS_PC_PBJACOBI ? "point-block jacobi" : "none")));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  device memory: work vectors %.6g MB, reduction buffer %.6g KB\n", vbytes / 1048576.0, pbytes / 1024.0));
   }
   if (cg->passes) {

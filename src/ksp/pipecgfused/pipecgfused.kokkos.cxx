@@ -2,35 +2,34 @@
    writes one partial sum per team into a device buffer; Reduce() copies the partials of the whole iteration to
    pinned host memory at once and sums them there in a fixed order, so results do not vary from run to run. */
 #include "devicemat.hpp"
+#include "../common/work.hpp"
 #include "pipecgfusedimpl.h"
 
 #include <utility>
 
 using namespace gpustream;
 
-static DView<PetscScalar> &Vec_(PCGFWork, PCGFVec);
-
+/* partials: [Update: nu x lu][SpMVDot or Dot: 2 x ls][off-diagonal: 2 x lb] */
 struct _n_PCGFWork : _n_GSWork {
-  DView<PetscScalar>                       Vector(PetscInt v) override;
-  PetscInt                                 n = 0;
-  DView<PetscScalar>                       x, r, p, w, dinv; /* dinv: n / bs inverse bs x bs blocks, row-major */
-  int                                      bs = 1;
-  DView<PetscScalar>                       z, q;        /* z = M^{-1} r by recurrence and q = M^{-1} w, for PCs applied on the host */
-  DView<PetscScalar>                       u, m, nv, s; /* the overlapped variant's u = M^{-1} r, m = M^{-1} w, n = A m, s */
-  PCGFPC                                   pc = PCGF_PC_NONE;
-  DView<PetscScalar>                       partials; /* [Update: nu x lu][SpMVDot or Dot: 2 x ls][off-diagonal: 2 x lb] */
-  Kokkos::View<PetscScalar *, PinnedSpace> hpartials;
-  int                                      tu = 1, lu = 1; /* launch shape of the vector kernels */
-  int                                      nu = 2;         /* sums of an Update: 2, or 6 with the norms (PCGFWorkSetNorms()) */
-  int                                      ls = 0;         /* teams of the last SpMVDot/Dot, 0 if none since Reduce */
-  int                                      lb = 0;         /* teams of the last off-diagonal kernel (several ranks) */
+  DView<PetscScalar> Vector(PetscInt v) override
+  {
+    DView<PetscScalar> *all[] = {&x, &r, &p, &w, &dinv, &z, &q, &u, &m, &nv, &s, &xalt};
+    return *all[v];
+  }
+  bool Has(PetscInt v) const override
+  {
+    return v >= PCGF_X && v <= PCGF_XPREV;
+  }
+  DView<PetscScalar> x, r, p, w;
+  DView<PetscScalar> z, q;        /* z = M^{-1} r by recurrence and q = M^{-1} w, for PCs applied on the host */
+  DView<PetscScalar> u, m, nv, s; /* the overlapped variant's u = M^{-1} r, m = M^{-1} w, n = A m, s */
+  int                nu = 2;      /* sums of an Update: 2, or 6 with the norms (PCGFWorkSetNorms()) */
+  int                ls = 0;      /* teams of the last SpMVDot/Dot, 0 if none since Reduce */
+  int                lb = 0;      /* teams of the last off-diagonal kernel (several ranks) */
   /* device scalars (PCGFWorkSetDeviceScalars()): alpha and beta of the next Update, the count of SpMVDot's teams done,
-     the finished sums of the last two iterations in pinned host memory, the other x the Update writes */
-  DView<PetscScalar>                       scal;
-  DView<unsigned>                          done;
-  Kokkos::View<PetscScalar *, PinnedSpace> hsums;
-  DView<PetscScalar>                       xalt;
-  SlotEvents                               ready; /* the sums of slot k reached hsums */
+     the finished sums of the last two iterations; the other x the Update writes */
+  DeviceScalars      ds;
+  DView<PetscScalar> xalt;
   /* one kernel per iteration (PCGFWorkSetStep()): the other r, p and w that Step writes; the vectors the last
      UpdateDevice (1: x) or Step (4) moved to their other buffers; the direction of the next Step's rows */
   DView<PetscScalar> ralt, palt, walt;
@@ -56,11 +55,7 @@ static void EnsurePartials(PCGFWork W, int teams)
    variant (PCGFWorkSetOverlap()), made once */
 static void EnsureScalars(PCGFWork W)
 {
-  if (!W->scal.data()) {
-    W->scal  = DView<PetscScalar>("PipeCGFused::scal", 2);
-    W->done  = DView<unsigned>("PipeCGFused::done", 1);
-    W->hsums = Kokkos::View<PetscScalar *, PinnedSpace>("PipeCGFused::hsums", 2 * PCGF_NSUMS);
-  }
+  W->ds.Ensure(*W, 2, PCGF_NSUMS);
   if (W->xalt.extent(0) != (size_t)W->n) W->xalt = DView<PetscScalar>("PipeCGFused::xalt", W->n);
 }
 
@@ -76,26 +71,22 @@ static void EnsureOverlap(PCGFWork W)
     if (v->extent(0) != (size_t)W->n) *v = DView<PetscScalar>("PipeCGFused::overlap", W->n);
 }
 
-PetscErrorCode PCGFWorkCreate(PetscInt n, PCGFPC pc, PCGFWork *work)
+PetscErrorCode PCGFWorkCreate(PetscInt n, GSKSPPC pc, PCGFWork *work)
 {
   std::unique_ptr<_n_PCGFWork> W; /* freed, with the views made so far, if an allocation fails */
 
   PetscFunctionBegin;
   PetscCall(PetscGPUStreamKokkosInitialize());
   PetscCallCXX(W.reset(new _n_PCGFWork));
-  W->n             = n;
-  W->pc            = pc;
-  W->tu            = TeamThreads();
-  const PetscInt t = (n + W->tu - 1) / W->tu;
-  W->lu            = (int)PetscMax(1, PetscMin(t, (PetscInt)FusedTeams(W->tu)));
+  W->Init("PipeCGFused", n, pc, PCGF_MAX_BS, FusedTeams(TeamThreads()));
   GSCallKokkos({
     W->x    = DView<PetscScalar>("PipeCGFused::x", n);
     W->r    = DView<PetscScalar>("PipeCGFused::r", n);
     W->p    = DView<PetscScalar>("PipeCGFused::p", n);
     W->w    = DView<PetscScalar>("PipeCGFused::w", n);
-    W->dinv = DView<PetscScalar>("PipeCGFused::dinv", pc == PCGF_PC_JACOBI ? n : 0);
-    W->z    = DView<PetscScalar>("PipeCGFused::z", pc == PCGF_PC_APPLY ? n : 0);
-    W->q    = DView<PetscScalar>("PipeCGFused::q", pc == PCGF_PC_APPLY ? n : 0);
+    W->dinv = DView<PetscScalar>("PipeCGFused::dinv", pc == GS_PC_JACOBI ? n : 0);
+    W->z    = DView<PetscScalar>("PipeCGFused::z", pc == GS_PC_APPLY ? n : 0);
+    W->q    = DView<PetscScalar>("PipeCGFused::q", pc == GS_PC_APPLY ? n : 0);
     EnsurePartials(W.get(), MaxTeams(TeamThreads())); /* the most teams SpMVShape() gives an SpMV */
   });
   *work = W.release();
@@ -122,7 +113,7 @@ PetscErrorCode PCGFWorkReserve(PCGFWork W, PetscInt bs, PetscBool norms, PetscBo
 {
   PetscFunctionBegin;
   GSCallKokkos({
-    if (W->pc == PCGF_PC_PBJACOBI && W->dinv.extent(0) != (size_t)(W->n * bs)) W->dinv = DView<PetscScalar>("PipeCGFused::dinvblocks", W->n * bs);
+    W->ReserveBlocks(bs);
     if (norms) {
       const int nu = W->nu;
       W->nu        = 2 + PCGF_NALL - PCGF_XX;
@@ -136,87 +127,16 @@ PetscErrorCode PCGFWorkReserve(PCGFWork W, PetscInt bs, PetscBool norms, PetscBo
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Point-block Jacobi: the n / bs inverse diagonal blocks, each bs x bs row-major */
-PetscErrorCode PCGFWorkSetBlocks(PCGFWork W, PetscInt bs, const PetscScalar blocks[])
-{
-  PetscFunctionBegin;
-  PetscCheck(W->pc == PCGF_PC_PBJACOBI, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Blocks are for point-block Jacobi work");
-  PetscCall(LoadInverseBlocks(W->dinv, "PipeCGFused::dinvblocks", W->n, bs, PCGF_MAX_BS, blocks, &W->copies));
-  W->bs = (int)bs;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 PetscErrorCode PCGFWorkDestroy(PCGFWork *W)
 {
   PetscFunctionBegin;
-  if (!*W) PetscFunctionReturn(PETSC_SUCCESS);
-  GSCallKokkos(delete *W);
-  *W = nullptr;
+  PetscCall(GSWorkDelete(W));
   PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static DView<PetscScalar> &Vec_(PCGFWork W, PCGFVec v)
-{
-  switch (v) {
-  case PCGF_X:
-    return W->x;
-  case PCGF_R:
-    return W->r;
-  case PCGF_P:
-    return W->p;
-  case PCGF_W:
-    return W->w;
-  case PCGF_Z:
-    return W->z;
-  case PCGF_Q:
-    return W->q;
-  case PCGF_U:
-    return W->u;
-  case PCGF_M:
-    return W->m;
-  case PCGF_N:
-    return W->nv;
-  case PCGF_S:
-    return W->s;
-  case PCGF_XPREV:
-    return W->xalt;
-  default:
-    return W->dinv;
-  }
-}
-
-DView<PetscScalar> _n_PCGFWork::Vector(PetscInt v)
-{
-  return Vec_(this, (PCGFVec)v);
 }
 
 GSWork PCGFWorkBase(PCGFWork W)
 {
   return W;
-}
-
-/* Host to device; a NULL array sets the vector to zero */
-PetscErrorCode PCGFWorkSetVec(PCGFWork W, PCGFVec v, const PetscScalar a[])
-{
-  PetscFunctionBegin;
-  PetscCall(CopyIn(Vec_(W, v), a, PETSC_FALSE, &W->copies));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode PCGFWorkGetVec(PCGFWork W, PCGFVec v, PetscScalar a[])
-{
-  PetscFunctionBegin;
-  PetscCall(CopyOut(Vec_(W, v), a, PETSC_FALSE, &W->copies));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode PCGFWorkGetCounts(PCGFWork W, PetscInt *launches, PetscInt *transfers, PetscInt *copies)
-{
-  PetscFunctionBegin;
-  *launches  = W->launches;
-  *transfers = W->transfers;
-  *copies    = W->copies;
-  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode PCGFWorkGetMemory(PCGFWork W, PetscLogDouble *vecbytes, PetscLogDouble *partialbytes)
@@ -245,11 +165,11 @@ template <KSPNormType Norm, bool Norms> static void UpdateBlocks(PCGFWork W, Pet
   constexpr int            NS = Norms ? 6 : 2;
   const DView<PetscScalar> x = W->x, r = W->r, p = W->p, w = W->w, d = W->dinv;
   PetscScalar *const       out = W->partials.data();
-  const int                bs = W->bs, T = W->tu, L = W->lu;
-  const PetscInt           nb = W->n / bs;
+  const int                bs  = W->bs;
+  const PetscInt           nb  = W->n / bs;
 
   TeamFor(
-      "PipeCGFused::UpdateBlocks", FusedPol(L, T).set_scratch_size(0, Kokkos::PerTeam(NS * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+      "PipeCGFused::UpdateBlocks", W->FusedPolicy(NS), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[NS] = {};
         /* last blocks first: see SpMVDot() */
         ForEachIndex<true>(t, nb, [&](const PetscInt b) {
@@ -264,8 +184,7 @@ template <KSPNormType Norm, bool Norms> static void UpdateBlocks(PCGFWork W, Pet
             r(o + i) = rb[i];
             p(o + i) = zi + beta * pi;
             acc[0] += rb[i] * zi;
-            if (Norm == KSP_NORM_PRECONDITIONED) acc[1] += zi * zi;
-            if (Norm == KSP_NORM_UNPRECONDITIONED) acc[1] += rb[i] * rb[i];
+            NormAdd<Norm>(acc[1], rb[i], zi);
             if constexpr (Norms) {
               const PetscScalar wi = w(o + i);
               acc[2] += xi * xi;
@@ -279,35 +198,33 @@ template <KSPNormType Norm, bool Norms> static void UpdateBlocks(PCGFWork W, Pet
       });
 }
 
-/* Dev: alpha and beta come from the device (W->scal, SpMVDot's last team) and x moves to the other buffer */
-template <PCGFPC PC, KSPNormType Norm, bool Norms, bool Dev = false> static void Update(PCGFWork W, PetscScalar alpha_, PetscScalar beta_)
+/* Dev: alpha and beta come from the device (W->ds.scal, SpMVDot's last team) and x moves to the other buffer */
+template <GSKSPPC PC, KSPNormType Norm, bool Norms, bool Dev = false> static void Update(PCGFWork W, PetscScalar alpha_, PetscScalar beta_)
 {
   constexpr int            NS = Norms ? 6 : 2;
-  const DView<PetscScalar> x = W->x, xo = Dev ? W->xalt : W->x, r = W->r, p = W->p, w = W->w, d = W->dinv, z = W->z, q = W->q, sc = W->scal;
+  const DView<PetscScalar> x = W->x, xo = Dev ? W->xalt : W->x, r = W->r, p = W->p, w = W->w, d = W->dinv, z = W->z, q = W->q, sc = W->ds.scal;
   PetscScalar *const       out = W->partials.data();
   const PetscInt           n   = W->n;
-  const int                T = W->tu, L = W->lu;
 
-  if constexpr (PC == PCGF_PC_PBJACOBI) {
+  if constexpr (PC == GS_PC_PBJACOBI) {
     UpdateBlocks<Norm, Norms>(W, alpha_, beta_);
     return;
   }
   TeamFor(
-      Dev ? "PipeCGFused::UpdateDev" : "PipeCGFused::Update", FusedPol(L, T).set_scratch_size(0, Kokkos::PerTeam(NS * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+      Dev ? "PipeCGFused::UpdateDev" : "PipeCGFused::Update", W->FusedPolicy(NS), KOKKOS_LAMBDA(const Member &t) {
         const PetscScalar alpha = Dev ? sc(0) : alpha_, beta = Dev ? sc(1) : beta_;
         PetscScalar       acc[NS] = {};
         /* last rows first: see SpMVDot() */
         ForEachIndex<true>(t, n, [&](const PetscInt i) {
           const PetscScalar pi = p(i), wi = w(i), xi = LoadOnce(x(i)); /* x: no kernel reads it soon */
           const PetscScalar ri = r(i) - alpha * wi;
-          const PetscScalar zi = PC == PCGF_PC_JACOBI ? d(i) * ri : (PC == PCGF_PC_APPLY ? z(i) - alpha * q(i) : ri);
-          if (PC == PCGF_PC_APPLY) z(i) = zi;
+          const PetscScalar zi = PC == GS_PC_JACOBI ? d(i) * ri : (PC == GS_PC_APPLY ? z(i) - alpha * q(i) : ri);
+          if (PC == GS_PC_APPLY) z(i) = zi;
           StoreOnce(xo(i), xi + alpha * pi);
           r(i) = ri;
           p(i) = zi + beta * pi;
           acc[0] += ri * zi;
-          if (Norm == KSP_NORM_PRECONDITIONED) acc[1] += zi * zi;
-          if (Norm == KSP_NORM_UNPRECONDITIONED) acc[1] += ri * ri;
+          NormAdd<Norm>(acc[1], ri, zi);
           if constexpr (Norms) {
             acc[2] += xi * xi;
             acc[3] += pi * pi;
@@ -319,46 +236,33 @@ template <PCGFPC PC, KSPNormType Norm, bool Norms, bool Dev = false> static void
       });
 }
 
-template <PCGFPC PC, bool Norms, bool Dev = false> static void UpdateNorm(PCGFWork W, PetscScalar alpha, PetscScalar beta, KSPNormType normtype)
+/* Calls f(pc) for the work's preconditioner, any the kernels fuse or take from the host (GS_PC_...) */
+template <class F> static void ByWorkPC(PCGFWork W, const F &f)
 {
-  switch (normtype) {
-  case KSP_NORM_PRECONDITIONED:
-    Update<PC, KSP_NORM_PRECONDITIONED, Norms, Dev>(W, alpha, beta);
-    break;
-  case KSP_NORM_UNPRECONDITIONED:
-    Update<PC, KSP_NORM_UNPRECONDITIONED, Norms, Dev>(W, alpha, beta);
-    break;
-  default: /* natural (from <r,z>) and none need no second sum */
-    Update<PC, KSP_NORM_NONE, Norms, Dev>(W, alpha, beta);
-  }
+  ByPC<GS_PC_JACOBI, GS_PC_PBJACOBI, GS_PC_APPLY>(W->pc, f);
 }
 
-template <PCGFPC PC> static void UpdateNorms(PCGFWork W, PetscScalar alpha, PetscScalar beta, KSPNormType normtype)
+/* Calls f(std::integral_constant<bool, jacobi>()): whether the SpMV kernels weigh w by Jacobi's D^{-1} */
+template <class F> static void ByJacobi(PCGFWork W, const F &f)
 {
-  if (W->nu > 2)
-    UpdateNorm<PC, true>(W, alpha, beta, normtype);
+  if (W->dinv.extent(0))
+    f(std::true_type());
   else
-    UpdateNorm<PC, false>(W, alpha, beta, normtype);
+    f(std::false_type());
 }
-
-/* Calls F<PC>(args...) for the work's preconditioner */
-#define PCGF_DISPATCH(F, W, ...)                                                                                                                                                                                                                         \
-  do {                                                                                                                                                                                                                                                   \
-    if ((W)->pc == PCGF_PC_JACOBI)                                                                                                                                                                                                                       \
-      F<PCGF_PC_JACOBI>(__VA_ARGS__);                                                                                                                                                                                                                    \
-    else if ((W)->pc == PCGF_PC_PBJACOBI)                                                                                                                                                                                                                \
-      F<PCGF_PC_PBJACOBI>(__VA_ARGS__);                                                                                                                                                                                                                  \
-    else if ((W)->pc == PCGF_PC_APPLY)                                                                                                                                                                                                                   \
-      F<PCGF_PC_APPLY>(__VA_ARGS__);                                                                                                                                                                                                                     \
-    else                                                                                                                                                                                                                                                 \
-      F<PCGF_PC_NONE>(__VA_ARGS__);                                                                                                                                                                                                                      \
-  } while (0)
 
 PetscErrorCode PCGFUpdate(PCGFWork W, PetscScalar alpha, PetscScalar beta, KSPNormType normtype)
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PCGF_Update, 0, 0, 0, 0));
-  GSCallKokkos(PCGF_DISPATCH(UpdateNorms, W, W, alpha, beta, normtype));
+  GSCallKokkos(ByWorkPC(W, [&](auto pc) {
+    ByNorm(normtype, [&](auto norm) {
+      if (W->nu > 2)
+        Update<decltype(pc)::value, decltype(norm)::value, true>(W, alpha, beta);
+      else
+        Update<decltype(pc)::value, decltype(norm)::value, false>(W, alpha, beta);
+    });
+  }));
   W->launches++;
   PetscCall(PetscLogFlops((W->nu > 2 ? 18.0 : 10.0) * W->n));
   PetscCall(PetscLogEventEnd(PCGF_Update, 0, 0, 0, 0));
@@ -404,13 +308,13 @@ KOKKOS_INLINE_FUNCTION void FinishIteration(const Member &t, const Scratch &buf,
    first and this kernel first first, so that each starts on the vectors the other left in L2 (H200, against both
    forward: the SpMV reversed was 2% faster at 4e6 and 0.6% at 1e7; the Update reversed instead, another 0.5% and
    0.7%). Final (one process, device scalars): the last team to finish sums every team's partials of this kernel and
-   of the Update before it, in a fixed order, writes the four sums to slot `slot` of the pinned W->hsums and the next
-   alpha and beta to W->scal, so the next Update needs nothing from the host */
+   of the Update before it, in a fixed order, writes the four sums to slot `slot` of the pinned W->ds.hsums and the next
+   alpha and beta to W->ds.scal, so the next Update needs nothing from the host */
 template <bool Jacobi, bool Split, bool Final, bool Blk> static void SpMVDot(PCGFWork W, const CSR &A, const LaunchShape &s, const DView<const PetscInt> &browptr, int slot = 0)
 {
-  const DView<PetscScalar>                       p = W->p, w = W->w, d = W->dinv, sc = W->scal, part = W->partials;
-  const DView<unsigned>                          done = W->done;
-  const Kokkos::View<PetscScalar *, PinnedSpace> hs   = W->hsums;
+  const DView<PetscScalar>                       p = W->p, w = W->w, d = W->dinv, sc = W->ds.scal, part = W->partials;
+  const DView<unsigned>                          done = W->ds.done;
+  const Kokkos::View<PetscScalar *, PinnedSpace> hs   = W->ds.hsums;
   const int                                      lu = W->lu, nu = W->nu, so = PCGF_NSUMS * slot;
   PetscScalar *const                             out = W->partials.data() + (size_t)nu * lu;
   const size_t                                   scr = FinishScratch(s);
@@ -443,7 +347,7 @@ template <bool Jacobi> static void OffDiagDot(PCGFWork W, const GSDeviceMat B, c
   PetscScalar *const       out  = W->partials.data() + (size_t)W->nu * W->lu + 2 * W->ls;
 
   TeamFor(
-      "PipeCGFused::OffDiagDot", FusedPol(teams, W->tu).set_scratch_size(0, Kokkos::PerTeam(2 * W->tu * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+      "PipeCGFused::OffDiagDot", W->FusedPolicy(2, teams), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[2] = {0, 0};
         ForEachIndex(t, nb, [&](const PetscInt k) {
           const PetscInt    row = rows(k);
@@ -482,6 +386,12 @@ template <bool Blk> static void SpMVDotBlocks(PCGFWork W, const CSR &A, const La
       });
 }
 
+/* SpMVDot for the work's D^{-1} and A's storage */
+template <bool Split, bool Final> static void SpMVDotFor(PCGFWork W, const CSR &A, const LaunchShape &s, const DView<const PetscInt> &browptr, int slot = 0)
+{
+  ByJacobi(W, [&](auto jacobi) { ByStorage(A, [&](auto blk) { SpMVDot<decltype(jacobi)::value, Split, Final, decltype(blk)::value>(W, A, s, browptr, slot); }); });
+}
+
 PetscErrorCode PCGFSpMVDot(PCGFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H)
 {
   const LaunchShape s = FusedShape(A->shape);
@@ -489,15 +399,13 @@ PetscErrorCode PCGFSpMVDot(PCGFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H)
   PetscFunctionBegin;
   PetscCheck(A->csr.m == W->n && A->csr.n == W->n && (!H || B->csr.m == W->n), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
   PetscCall(PetscLogEventBegin(PCGF_SpMVDot, 0, 0, 0, 0));
-  PetscCheck(W->pc != PCGF_PC_PBJACOBI || !H, PETSC_COMM_SELF, PETSC_ERR_SUP, "Point-block Jacobi is fused on one process only");
+  PetscCheck(W->pc != GS_PC_PBJACOBI || !H, PETSC_COMM_SELF, PETSC_ERR_SUP, "Point-block Jacobi is fused on one process only");
   if (!H) {
     GSCallKokkos(EnsurePartials(W, s.league));
-    if (W->pc == PCGF_PC_PBJACOBI)
+    if (W->pc == GS_PC_PBJACOBI)
       GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDotBlocks<decltype(blk)::value>(W, A->csr, s); }));
-    else if (W->dinv.extent(0))
-      GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot<true, false, false, decltype(blk)::value>(W, A->csr, s, A->csr.rowptr); }));
     else
-      GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot<false, false, false, decltype(blk)::value>(W, A->csr, s, A->csr.rowptr); }));
+      GSCallKokkos((SpMVDotFor<false, false>(W, A->csr, s, A->csr.rowptr)));
     W->ls = s.league;
     W->launches++;
   } else { /* the diagonal block runs while the ghost values travel; then only the rows that need them */
@@ -507,18 +415,10 @@ PetscErrorCode PCGFSpMVDot(PCGFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H)
 
     PetscCall(HaloBegin(H, W->p, &gathers));
     GSCallKokkos(EnsurePartials(W, s.league + teams));
-    if (W->dinv.extent(0))
-      GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot<true, true, false, decltype(blk)::value>(W, A->csr, s, B->csr.rowptr); }));
-    else
-      GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot<false, true, false, decltype(blk)::value>(W, A->csr, s, B->csr.rowptr); }));
+    GSCallKokkos((SpMVDotFor<true, false>(W, A->csr, s, B->csr.rowptr)));
     W->ls = s.league;
     PetscCall(HaloEnd(H));
-    if (teams) {
-      if (W->dinv.extent(0))
-        GSCallKokkos(OffDiagDot<true>(W, B, HaloGhosts(H), teams));
-      else
-        GSCallKokkos(OffDiagDot<false>(W, B, HaloGhosts(H), teams));
-    }
+    if (teams) GSCallKokkos(ByJacobi(W, [&](auto jacobi) { OffDiagDot<decltype(jacobi)::value>(W, B, HaloGhosts(H), teams); }));
     W->lb = teams;
     W->launches += gathers + 1 + (teams > 0);
   }
@@ -527,16 +427,16 @@ PetscErrorCode PCGFSpMVDot(PCGFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-template <PCGFPC PC> static void Dot(PCGFWork W)
+template <GSKSPPC PC> static void Dot(PCGFWork W)
 {
   const DView<PetscScalar> p = W->p, w = W->w, d = W->dinv, q = W->q;
   PetscScalar *const       out = W->partials.data() + (size_t)W->nu * W->lu;
   const PetscInt           n   = W->n;
-  const int                T = W->tu, L = W->lu, bs = W->bs;
+  const int                bs  = W->bs;
 
-  if constexpr (PC == PCGF_PC_PBJACOBI) {
+  if constexpr (PC == GS_PC_PBJACOBI) {
     TeamFor(
-        "PipeCGFused::DotBlocks", FusedPol(L, T).set_scratch_size(0, Kokkos::PerTeam(2 * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+        "PipeCGFused::DotBlocks", W->FusedPolicy(2), KOKKOS_LAMBDA(const Member &t) {
           PetscScalar acc[2] = {0, 0};
           ForEachIndex(t, n / bs, [&](const PetscInt b) {
             const PetscInt o = b * bs;
@@ -552,12 +452,12 @@ template <PCGFPC PC> static void Dot(PCGFWork W)
     return;
   }
   TeamFor(
-      "PipeCGFused::Dot", FusedPol(L, T).set_scratch_size(0, Kokkos::PerTeam(2 * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+      "PipeCGFused::Dot", W->FusedPolicy(2), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[2] = {0, 0};
         ForEachIndex(t, n, [&](const PetscInt i) {
           const PetscScalar wi = w(i);
           acc[0] += p(i) * wi;
-          acc[1] += PC == PCGF_PC_JACOBI ? wi * d(i) * wi : (PC == PCGF_PC_APPLY ? wi * q(i) : wi * wi);
+          acc[1] += PC == GS_PC_JACOBI ? wi * d(i) * wi : (PC == GS_PC_APPLY ? wi * q(i) : wi * wi);
         });
         TeamSumStore<2>(t, acc, out);
       });
@@ -568,7 +468,7 @@ PetscErrorCode PCGFDot(PCGFWork W)
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PCGF_Dot, 0, 0, 0, 0));
   GSCallKokkos(EnsurePartials(W, W->lu));
-  GSCallKokkos(PCGF_DISPATCH(Dot, W, W));
+  GSCallKokkos(ByWorkPC(W, [&](auto pc) { Dot<decltype(pc)::value>(W); }));
   W->ls = W->lu;
   W->lb = 0; /* its sums replace those of an SpMVDot before it */
   W->launches++;
@@ -577,16 +477,16 @@ PetscErrorCode PCGFDot(PCGFWork W)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-template <PCGFPC PC, KSPNormType Norm> static void Sums(PCGFWork W)
+template <GSKSPPC PC, KSPNormType Norm> static void Sums(PCGFWork W)
 {
   const DView<PetscScalar> r = W->r, d = W->dinv, z = W->z;
   PetscScalar *const       out = W->partials.data();
   const PetscInt           n   = W->n;
   const int                bs  = W->bs;
 
-  if constexpr (PC == PCGF_PC_PBJACOBI) {
+  if constexpr (PC == GS_PC_PBJACOBI) {
     TeamFor(
-        "PipeCGFused::SumsBlocks", FusedPol(W->lu, W->tu).set_scratch_size(0, Kokkos::PerTeam(2 * W->tu * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+        "PipeCGFused::SumsBlocks", W->FusedPolicy(2), KOKKOS_LAMBDA(const Member &t) {
           PetscScalar acc[2] = {0, 0};
           ForEachIndex(t, n / bs, [&](const PetscInt b) {
             const PetscInt o = b * bs;
@@ -594,8 +494,7 @@ template <PCGFPC PC, KSPNormType Norm> static void Sums(PCGFWork W)
               PetscScalar zi = 0;
               for (int k = 0; k < bs; k++) zi += d((o + i) * bs + k) * r(o + k);
               acc[0] += r(o + i) * zi;
-              if (Norm == KSP_NORM_PRECONDITIONED) acc[1] += zi * zi;
-              if (Norm == KSP_NORM_UNPRECONDITIONED) acc[1] += r(o + i) * r(o + i);
+              NormAdd<Norm>(acc[1], r(o + i), zi);
             }
           });
           TeamSumStore<2>(t, acc, out);
@@ -603,30 +502,15 @@ template <PCGFPC PC, KSPNormType Norm> static void Sums(PCGFWork W)
     return;
   }
   TeamFor(
-      "PipeCGFused::Sums", FusedPol(W->lu, W->tu).set_scratch_size(0, Kokkos::PerTeam(2 * W->tu * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+      "PipeCGFused::Sums", W->FusedPolicy(2), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[2] = {0, 0};
         ForEachIndex(t, n, [&](const PetscInt i) {
-          const PetscScalar ri = r(i), zi = PC == PCGF_PC_JACOBI ? d(i) * ri : (PC == PCGF_PC_APPLY ? z(i) : ri);
+          const PetscScalar ri = r(i), zi = PC == GS_PC_JACOBI ? d(i) * ri : (PC == GS_PC_APPLY ? z(i) : ri);
           acc[0] += ri * zi;
-          if (Norm == KSP_NORM_PRECONDITIONED) acc[1] += zi * zi;
-          if (Norm == KSP_NORM_UNPRECONDITIONED) acc[1] += ri * ri;
+          NormAdd<Norm>(acc[1], ri, zi);
         });
         TeamSumStore<2>(t, acc, out);
       });
-}
-
-template <PCGFPC PC> static void SumsNorm(PCGFWork W, KSPNormType normtype)
-{
-  switch (normtype) {
-  case KSP_NORM_PRECONDITIONED:
-    Sums<PC, KSP_NORM_PRECONDITIONED>(W);
-    break;
-  case KSP_NORM_UNPRECONDITIONED:
-    Sums<PC, KSP_NORM_UNPRECONDITIONED>(W);
-    break;
-  default:
-    Sums<PC, KSP_NORM_NONE>(W);
-  }
 }
 
 PetscErrorCode PCGFUpdateX(PCGFWork W, PetscScalar alpha)
@@ -649,7 +533,7 @@ PetscErrorCode PCGFSums(PCGFWork W, KSPNormType normtype)
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PCGF_Update, 0, 0, 0, 0));
-  GSCallKokkos(PCGF_DISPATCH(SumsNorm, W, W, normtype));
+  GSCallKokkos(ByWorkPC(W, [&](auto pc) { ByNorm(normtype, [&](auto norm) { Sums<decltype(pc)::value, decltype(norm)::value>(W); }); }));
   W->launches++;
   PetscCall(PetscLogFlops(4.0 * W->n));
   PetscCall(PetscLogEventEnd(PCGF_Update, 0, 0, 0, 0));
@@ -687,14 +571,14 @@ PetscErrorCode PCGFReduce(PCGFWork W, PetscScalar sums[])
 PetscErrorCode PCGFWorkSetDeviceScalars(PCGFWork W)
 {
   PetscFunctionBegin;
-  PetscCheck(W->pc == PCGF_PC_NONE || W->pc == PCGF_PC_JACOBI, PETSC_COMM_SELF, PETSC_ERR_SUP, "Device scalars need PCNONE or PCJACOBI");
+  PetscCheck(W->pc == GS_PC_NONE || W->pc == GS_PC_JACOBI, PETSC_COMM_SELF, PETSC_ERR_SUP, "Device scalars need PCNONE or PCJACOBI");
   PetscCheck(W->nu == 2, PETSC_COMM_SELF, PETSC_ERR_SUP, "Device scalars need an Update without the norms");
   GSCallKokkos({
     EnsureScalars(W);
-    SyncCopy(W->scal, PetscScalar(0));
+    SyncCopy(W->ds.scal, PetscScalar(0));
   });
   W->moved = 0;
-  PetscCall(W->ready.Create());
+  PetscCall(W->ds.ready.Create());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -703,10 +587,7 @@ PetscErrorCode PCGFUpdateDevice(PCGFWork W, KSPNormType normtype)
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PCGF_Update, 0, 0, 0, 0));
-  if (W->pc == PCGF_PC_JACOBI)
-    GSCallKokkos((UpdateNorm<PCGF_PC_JACOBI, false, true>(W, 0, 0, normtype)));
-  else
-    GSCallKokkos((UpdateNorm<PCGF_PC_NONE, false, true>(W, 0, 0, normtype)));
+  GSCallKokkos(ByPC<GS_PC_JACOBI>(W->pc, [&](auto pc) { ByNorm(normtype, [&](auto norm) { Update<decltype(pc)::value, decltype(norm)::value, false, true>(W, 0, 0); }); }));
   std::swap(W->x, W->xalt);
   W->moved = 1;
   W->launches++;
@@ -739,14 +620,11 @@ PetscErrorCode PCGFSpMVDotFinal(PCGFWork W, GSDeviceMat A, PetscInt slot)
 
   PetscFunctionBegin;
   PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
-  PetscCheck(W->scal.data() && (slot == 0 || slot == 1), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Call PCGFWorkSetDeviceScalars() first; slot %" PetscInt_FMT " must be 0 or 1", slot);
+  PetscCheck(W->ds.scal.data() && (slot == 0 || slot == 1), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Call PCGFWorkSetDeviceScalars() first; slot %" PetscInt_FMT " must be 0 or 1", slot);
   PetscCall(PetscLogEventBegin(PCGF_SpMVDot, 0, 0, 0, 0));
   GSCallKokkos(EnsurePartials(W, s.league));
-  if (W->dinv.extent(0))
-    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot<true, false, true, decltype(blk)::value>(W, A->csr, s, A->csr.rowptr, (int)slot); }));
-  else
-    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot<false, false, true, decltype(blk)::value>(W, A->csr, s, A->csr.rowptr, (int)slot); }));
-  PetscCall(W->ready.Record(slot));
+  GSCallKokkos((SpMVDotFor<false, true>(W, A->csr, s, A->csr.rowptr, (int)slot)));
+  PetscCall(W->ds.ready.Record(slot));
   W->ls = 0; /* nothing left for Reduce() */
   W->launches++;
   PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 5.0 * W->n));
@@ -780,9 +658,9 @@ template <bool Jacobi> struct NextP {
    the rows last first, alternated between iterations so that each starts on the rows the previous one wrote last. */
 template <bool Jacobi, KSPNormType Norm, bool Blk, bool Rev> static void Step(PCGFWork W, const CSR &A, const LaunchShape &s, int slot)
 {
-  const DView<PetscScalar>                       x = W->x, r = W->r, p = W->p, w = W->w, d = W->dinv, xn = W->xalt, rn = W->ralt, pn = W->palt, wn = W->walt, sc = W->scal, part = W->partials;
-  const DView<unsigned>                          done = W->done;
-  const Kokkos::View<PetscScalar *, PinnedSpace> hs   = W->hsums;
+  const DView<PetscScalar>                       x = W->x, r = W->r, p = W->p, w = W->w, d = W->dinv, xn = W->xalt, rn = W->ralt, pn = W->palt, wn = W->walt, sc = W->ds.scal, part = W->partials;
+  const DView<unsigned>                          done = W->ds.done;
+  const Kokkos::View<PetscScalar *, PinnedSpace> hs   = W->ds.hsums;
   const int                                      so   = PCGF_NSUMS * slot;
   const size_t                                   scr  = FinishScratch(s);
 
@@ -801,8 +679,7 @@ template <bool Jacobi, KSPNormType Norm, bool Blk, bool Rev> static void Step(PC
             wn(row) = wi;
           });
           acc[0] += ri * zi;
-          if (Norm == KSP_NORM_PRECONDITIONED) acc[1] += zi * zi;
-          if (Norm == KSP_NORM_UNPRECONDITIONED) acc[1] += ri * ri;
+          NormAdd<Norm>(acc[1], ri, zi);
           dot[0] += pk * wi;
           dot[1] += Jacobi ? wi * d(row) * wi : wi * wi;
         });
@@ -811,26 +688,11 @@ template <bool Jacobi, KSPNormType Norm, bool Blk, bool Rev> static void Step(PC
       });
 }
 
-template <bool Jacobi, bool Blk> static void StepNorm(PCGFWork W, const CSR &A, const LaunchShape &s, int slot, KSPNormType normtype)
-{
-  const bool rev = W->rev;
-  switch (normtype) {
-  case KSP_NORM_PRECONDITIONED:
-    rev ? Step<Jacobi, KSP_NORM_PRECONDITIONED, Blk, true>(W, A, s, slot) : Step<Jacobi, KSP_NORM_PRECONDITIONED, Blk, false>(W, A, s, slot);
-    break;
-  case KSP_NORM_UNPRECONDITIONED:
-    rev ? Step<Jacobi, KSP_NORM_UNPRECONDITIONED, Blk, true>(W, A, s, slot) : Step<Jacobi, KSP_NORM_UNPRECONDITIONED, Blk, false>(W, A, s, slot);
-    break;
-  default:
-    rev ? Step<Jacobi, KSP_NORM_NONE, Blk, true>(W, A, s, slot) : Step<Jacobi, KSP_NORM_NONE, Blk, false>(W, A, s, slot);
-  }
-}
-
 /* The other r, p and w of PCGFStep() (after PCGFWorkSetDeviceScalars()) */
 PetscErrorCode PCGFWorkSetStep(PCGFWork W)
 {
   PetscFunctionBegin;
-  PetscCheck(W->scal.data(), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Call PCGFWorkSetDeviceScalars() first");
+  PetscCheck(W->ds.scal.data(), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Call PCGFWorkSetDeviceScalars() first");
   GSCallKokkos(EnsureStep(W));
   W->rev = false;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -847,11 +709,19 @@ PetscErrorCode PCGFStep(PCGFWork W, GSDeviceMat A, KSPNormType normtype, PetscIn
   PetscCheck(W->nu == 2, PETSC_COMM_SELF, PETSC_ERR_SUP, "One kernel per iteration forms no norms for residual replacement");
   PetscCall(PetscLogEventBegin(PCGF_Step, 0, 0, 0, 0));
   GSCallKokkos(EnsurePartials(W, 2 * s.league)); /* four sums a team */
-  if (W->dinv.extent(0))
-    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { StepNorm<true, decltype(blk)::value>(W, A->csr, s, (int)slot, normtype); }));
-  else
-    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { StepNorm<false, decltype(blk)::value>(W, A->csr, s, (int)slot, normtype); }));
-  PetscCall(W->ready.Record(slot));
+  GSCallKokkos(ByJacobi(W, [&](auto jacobi) {
+    ByStorage(A->csr, [&](auto blk) {
+      ByNorm(normtype, [&](auto norm) {
+        constexpr bool        J = decltype(jacobi)::value, B = decltype(blk)::value;
+        constexpr KSPNormType N = decltype(norm)::value;
+        if (W->rev)
+          Step<J, N, B, true>(W, A->csr, s, (int)slot);
+        else
+          Step<J, N, B, false>(W, A->csr, s, (int)slot);
+      });
+    });
+  }));
+  PetscCall(W->ds.ready.Record(slot));
   std::swap(W->x, W->xalt);
   std::swap(W->r, W->ralt);
   std::swap(W->p, W->palt);
@@ -870,8 +740,7 @@ PetscErrorCode PCGFReduceSlot(PCGFWork W, PetscInt slot, PetscScalar sums[])
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PCGF_Reduce, 0, 0, 0, 0));
-  PetscCall(W->ready.Wait(slot));
-  for (int k = 0; k < PCGF_NSUMS; k++) sums[k] = W->hsums(PCGF_NSUMS * slot + k);
+  PetscCall(W->ds.Read(slot, PCGF_NSUMS, sums));
   W->transfers++;
   PetscCall(PetscLogEventEnd(PCGF_Reduce, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -881,20 +750,20 @@ PetscErrorCode PCGFReduceSlot(PCGFWork W, PetscInt slot, PetscScalar sums[])
 PetscErrorCode PCGFWorkSetOverlap(PCGFWork W)
 {
   PetscFunctionBegin;
-  PetscCheck(W->pc != PCGF_PC_PBJACOBI, PETSC_COMM_SELF, PETSC_ERR_SUP, "The overlapped variant applies point-block Jacobi on the host");
+  PetscCheck(W->pc != GS_PC_PBJACOBI, PETSC_COMM_SELF, PETSC_ERR_SUP, "The overlapped variant applies point-block Jacobi on the host");
   GSCallKokkos(EnsureOverlap(W));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-template <PCGFPC PC, KSPNormType Norm> static void OverlapUpdate(PCGFWork W, PetscScalar alpha, PetscScalar beta)
+template <GSKSPPC PC, KSPNormType Norm> static void OverlapUpdate(PCGFWork W, PetscScalar alpha, PetscScalar beta)
 {
   const DView<PetscScalar> x = W->x, r = W->r, u = W->u, w = W->w, m = W->m, nv = W->nv, z = W->z, q = W->q, p = W->p, s = W->s, d = W->dinv;
   PetscScalar *const       out = W->partials.data();
   const PetscInt           n   = W->n;
-  const int                T = W->tu, L = W->lu;
+  const int                L   = W->lu;
 
   TeamFor(
-      "PipeCGFused::OverlapUpdate", FusedPol(L, T).set_scratch_size(0, Kokkos::PerTeam(4 * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+      "PipeCGFused::OverlapUpdate", W->FusedPolicy(4), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[4] = {0, 0, 0, 0};
         ForEachIndex(t, n, [&](const PetscInt i) {
           const PetscScalar zi = nv(i) + beta * z(i), qi = m(i) + beta * q(i), pi = u(i) + beta * p(i), si = w(i) + beta * s(i);
@@ -907,10 +776,9 @@ template <PCGFPC PC, KSPNormType Norm> static void OverlapUpdate(PCGFWork W, Pet
           u(i) = ui;
           w(i) = wi;
           r(i) = ri;
-          if (PC != PCGF_PC_APPLY) m(i) = PC == PCGF_PC_JACOBI ? d(i) * wi : wi;
+          if (PC != GS_PC_APPLY) m(i) = PC == GS_PC_JACOBI ? d(i) * wi : wi;
           acc[0] += ri * ui;
-          if (Norm == KSP_NORM_PRECONDITIONED) acc[1] += ui * ui;
-          if (Norm == KSP_NORM_UNPRECONDITIONED) acc[1] += ri * ri;
+          NormAdd<Norm>(acc[1], ri, ui);
           acc[2] += wi * ui;
         });
         /* gamma and the norm where an Update puts <r,z> and the norm, delta where an SpMVDot puts <p,w> */
@@ -925,31 +793,12 @@ template <PCGFPC PC, KSPNormType Norm> static void OverlapUpdate(PCGFWork W, Pet
       });
 }
 
-template <PCGFPC PC> static void OverlapUpdateNorm(PCGFWork W, PetscScalar alpha, PetscScalar beta, KSPNormType normtype)
-{
-  switch (normtype) {
-  case KSP_NORM_PRECONDITIONED:
-    OverlapUpdate<PC, KSP_NORM_PRECONDITIONED>(W, alpha, beta);
-    break;
-  case KSP_NORM_UNPRECONDITIONED:
-    OverlapUpdate<PC, KSP_NORM_UNPRECONDITIONED>(W, alpha, beta);
-    break;
-  default:
-    OverlapUpdate<PC, KSP_NORM_NONE>(W, alpha, beta);
-  }
-}
-
 PetscErrorCode PCGFOverlapUpdate(PCGFWork W, PetscScalar alpha, PetscScalar beta, KSPNormType normtype)
 {
   PetscFunctionBegin;
   PetscCheck(W->nu == 2, PETSC_COMM_SELF, PETSC_ERR_SUP, "The overlapped variant forms no norms for residual replacement");
   PetscCall(PetscLogEventBegin(PCGF_Update, 0, 0, 0, 0));
-  if (W->pc == PCGF_PC_JACOBI)
-    GSCallKokkos(OverlapUpdateNorm<PCGF_PC_JACOBI>(W, alpha, beta, normtype));
-  else if (W->pc == PCGF_PC_APPLY)
-    GSCallKokkos(OverlapUpdateNorm<PCGF_PC_APPLY>(W, alpha, beta, normtype));
-  else
-    GSCallKokkos(OverlapUpdateNorm<PCGF_PC_NONE>(W, alpha, beta, normtype));
+  GSCallKokkos(ByPC<GS_PC_JACOBI, GS_PC_APPLY>(W->pc, [&](auto pc) { ByNorm(normtype, [&](auto norm) { OverlapUpdate<decltype(pc)::value, decltype(norm)::value>(W, alpha, beta); }); }));
   W->ls = W->lu; /* Reduce reads delta (and a zero) from the SpMV stage's place */
   W->lb = 0;
   W->launches++;

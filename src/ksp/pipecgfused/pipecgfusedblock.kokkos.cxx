@@ -5,6 +5,7 @@
    (PCGFBlockDot) and BlockUpdate carries Z by its recurrence. The vector kernels give a team 8 columns of its rows, so their
    sums stay in registers. */
 #include "devicemat.hpp"
+#include "../common/work.hpp"
 #include "pipecgfusedimpl.h"
 
 using namespace gpustream;
@@ -14,42 +15,42 @@ namespace
 constexpr int KC = 8; /* columns per team */
 } // namespace
 
-static DView<PetscScalar> &BlockVec(PCGFBlock, PCGFVec);
-
+/* partials: [Update: 2 KC nch L][Dot: 2 KC nch L] */
 struct _n_PCGFBlock : _n_GSWork {
-  DView<PetscScalar>                       Vector(PetscInt v) override;
-  PetscInt                                 n = 0, k = 0, nch = 0; /* rows, columns, chunks of KC columns */
-  PCGFPC                                   pc = PCGF_PC_NONE;
-  DView<PetscScalar>                       x, r, p, w, dinv, z, q; /* n x k column-major; dinv: n; z, q: PC applied on the host */
-  DView<PetscScalar>                       ab;                     /* alpha (k) then beta (k) of this iteration */
+  DView<PetscScalar> Vector(PetscInt v) override
+  {
+    DView<PetscScalar> *all[] = {&x, &r, &p, &w, &dinv, &z, &q};
+    return *all[v];
+  }
+  /* X, R, P, W, DINV, and Z and Q with a PC applied on the host */
+  bool Has(PetscInt v) const override
+  {
+    return v >= PCGF_X && (v <= PCGF_DINV || (pc == GS_PC_APPLY && v <= PCGF_Q));
+  }
+  PetscInt                                 k = 0, nch = 0;   /* columns, chunks of KC columns */
+  DView<PetscScalar>                       x, r, p, w, z, q; /* n x k column-major (dinv: n); z, q: PC applied on the host */
+  DView<PetscScalar>                       ab;               /* alpha (k) then beta (k) of this iteration */
   Kokkos::View<PetscScalar *, PinnedSpace> hab;
-  DView<PetscScalar>                       partials; /* [Update: 2 KC nch L][Dot: 2 KC nch L] */
-  DView<PetscScalar>                       ghosts;   /* the ghost rows of P on several processes */
-  Kokkos::View<PetscScalar *, PinnedSpace> hpartials;
-  int                                      tu = 1, lu = 1;
+  DView<PetscScalar>                       ghosts; /* the ghost rows of P on several processes */
 };
 
-PetscErrorCode PCGFBlockCreate(PetscInt n, PetscInt k, PCGFPC pc, PCGFBlock *block)
+PetscErrorCode PCGFBlockCreate(PetscInt n, PetscInt k, GSKSPPC pc, PCGFBlock *block)
 {
   std::unique_ptr<_n_PCGFBlock> B; /* freed, with the views made so far, if an allocation fails */
 
   PetscFunctionBegin;
   PetscCheck(k >= 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "A block solve needs at least one column, not %" PetscInt_FMT, k);
-  PetscCheck(pc != PCGF_PC_PBJACOBI, PETSC_COMM_SELF, PETSC_ERR_SUP, "A block solve has no point-block Jacobi kernels");
+  PetscCheck(pc != GS_PC_PBJACOBI, PETSC_COMM_SELF, PETSC_ERR_SUP, "A block solve has no point-block Jacobi kernels");
   PetscCall(PetscGPUStreamKokkosInitialize());
   PetscCallCXX(B.reset(new _n_PCGFBlock));
-  B->n             = n;
-  B->k             = k;
-  B->nch           = (k + KC - 1) / KC;
-  B->pc            = pc;
-  B->tu            = TeamThreads();
-  const PetscInt t = (n + B->tu - 1) / B->tu;
-  B->lu            = (int)PetscMax(1, PetscMin(t, (PetscInt)MaxTeams(B->tu)));
+  B->Init("PipeCGFused", n, pc, 1, MaxTeams(TeamThreads()));
+  B->k   = k;
+  B->nch = (k + KC - 1) / KC;
   GSCallKokkos({
     for (auto v : {&B->x, &B->r, &B->p, &B->w}) *v = DView<PetscScalar>("PipeCGFused::block", (size_t)n * k);
-    B->dinv      = DView<PetscScalar>("PipeCGFused::blockdinv", pc == PCGF_PC_JACOBI ? n : 0);
-    B->z         = DView<PetscScalar>("PipeCGFused::blockz", pc == PCGF_PC_APPLY ? (size_t)n * k : 0);
-    B->q         = DView<PetscScalar>("PipeCGFused::blockq", pc == PCGF_PC_APPLY ? (size_t)n * k : 0);
+    B->dinv      = DView<PetscScalar>("PipeCGFused::blockdinv", pc == GS_PC_JACOBI ? n : 0);
+    B->z         = DView<PetscScalar>("PipeCGFused::blockz", pc == GS_PC_APPLY ? (size_t)n * k : 0);
+    B->q         = DView<PetscScalar>("PipeCGFused::blockq", pc == GS_PC_APPLY ? (size_t)n * k : 0);
     B->ab        = DView<PetscScalar>("PipeCGFused::alphabeta", 2 * k);
     B->hab       = Kokkos::View<PetscScalar *, PinnedSpace>("PipeCGFused::halphabeta", 2 * k);
     B->partials  = DView<PetscScalar>("PipeCGFused::blockpartials", 4 * (size_t)KC * B->nch * B->lu);
@@ -62,35 +63,8 @@ PetscErrorCode PCGFBlockCreate(PetscInt n, PetscInt k, PCGFPC pc, PCGFBlock *blo
 PetscErrorCode PCGFBlockDestroy(PCGFBlock *B)
 {
   PetscFunctionBegin;
-  if (!*B) PetscFunctionReturn(PETSC_SUCCESS);
-  GSCallKokkos(delete *B);
-  *B = nullptr;
+  PetscCall(GSWorkDelete(B));
   PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static DView<PetscScalar> &BlockVec(PCGFBlock B, PCGFVec v)
-{
-  switch (v) {
-  case PCGF_X:
-    return B->x;
-  case PCGF_R:
-    return B->r;
-  case PCGF_P:
-    return B->p;
-  case PCGF_W:
-    return B->w;
-  case PCGF_Z:
-    return B->z;
-  case PCGF_Q:
-    return B->q;
-  default:
-    return B->dinv;
-  }
-}
-
-DView<PetscScalar> _n_PCGFBlock::Vector(PetscInt v)
-{
-  return BlockVec(this, (PCGFVec)v);
 }
 
 GSWork PCGFBlockBase(PCGFBlock B)
@@ -98,87 +72,44 @@ GSWork PCGFBlockBase(PCGFBlock B)
   return B;
 }
 
-static PetscErrorCode BlockVecCheck(PCGFBlock B, PCGFVec v)
+/* The vector kernels: L = lu teams for each chunk of KC columns, 2 KC sums a thread */
+static TeamPol BlockPolicy(PCGFBlock B)
 {
-  PetscFunctionBegin;
-  PetscCheck(v <= PCGF_DINV || (B->pc == PCGF_PC_APPLY && v <= PCGF_Q), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "A block solve has X, R, P, W, DINV, and Z and Q with a PC applied on the host, only");
-  PetscFunctionReturn(PETSC_SUCCESS);
+  return TeamPol(B->lu * (int)B->nch, B->tu).set_scratch_size(0, Kokkos::PerTeam(2 * KC * B->tu * sizeof(PetscScalar)));
 }
 
-/* X, R, P, W, Z, Q: n x k column-major (leading dimension n); DINV: n. A NULL array zeroes the block. */
-PetscErrorCode PCGFBlockSetVec(PCGFBlock B, PCGFVec v, const PetscScalar a[])
+/* Calls f(i, e, j, c) for the rows i of this team's share and the columns j = j0 + c of its chunk (c < KC, j < k), e
+   the index of entry i of column j */
+template <class F> KOKKOS_INLINE_FUNCTION void ForEachBlockEntry(const Member &t, PetscInt n, PetscInt k, int L, const F &f)
 {
-  PetscFunctionBegin;
-  PetscCall(BlockVecCheck(B, v));
-  PetscCall(CopyIn(BlockVec(B, v), a, PETSC_FALSE, &B->copies));
-  PetscFunctionReturn(PETSC_SUCCESS);
+  const int      ch = t.league_rank() / L, tl = t.league_rank() % L;
+  const PetscInt j0 = (PetscInt)ch * KC, nc = PetscMin((PetscInt)KC, k - j0);
+  for (PetscInt i = (PetscInt)tl * t.team_size() + t.team_rank(); i < n; i += (PetscInt)L * t.team_size())
+    for (PetscInt c = 0; c < nc; c++) f(i, i + (j0 + c) * n, j0 + c, c);
 }
 
-PetscErrorCode PCGFBlockGetVec(PCGFBlock B, PCGFVec v, PetscScalar a[])
-{
-  PetscFunctionBegin;
-  PetscCall(BlockVecCheck(B, v));
-  PetscCall(CopyOut(BlockVec(B, v), a, PETSC_FALSE, &B->copies));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode PCGFBlockGetCounts(PCGFBlock B, PetscInt *launches, PetscInt *transfers, PetscInt *copies)
-{
-  PetscFunctionBegin;
-  *launches  = B->launches;
-  *transfers = B->transfers;
-  *copies    = B->copies;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Calls f(row, first column, columns) for the rows of this team's share and its chunk of columns */
-template <class F> KOKKOS_INLINE_FUNCTION void ForEachBlockRow(const Member &t, PetscInt n, PetscInt k, int L, const F &f)
-{
-  const int      c = t.league_rank() / L, tl = t.league_rank() % L;
-  const PetscInt j0 = (PetscInt)c * KC, nc = PetscMin((PetscInt)KC, k - j0);
-  for (PetscInt i = (PetscInt)tl * t.team_size() + t.team_rank(); i < n; i += (PetscInt)L * t.team_size()) f(i, j0, nc);
-}
-
-template <PCGFPC PC, KSPNormType Norm> static void BlockUpdate(PCGFBlock B)
+template <GSKSPPC PC, KSPNormType Norm> static void BlockUpdate(PCGFBlock B)
 {
   const DView<PetscScalar> x = B->x, r = B->r, p = B->p, w = B->w, d = B->dinv, z = B->z, q = B->q, ab = B->ab;
   PetscScalar *const       out = B->partials.data();
   const PetscInt           n = B->n, k = B->k;
-  const int                L = B->lu, T = B->tu;
+  const int                L = B->lu;
 
   TeamFor(
-      "PipeCGFused::BlockUpdate", TeamPol(L * (int)B->nch, T).set_scratch_size(0, Kokkos::PerTeam(2 * KC * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+      "PipeCGFused::BlockUpdate", BlockPolicy(B), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[2 * KC] = {};
-        ForEachBlockRow(t, n, k, L, [&](const PetscInt i, const PetscInt j0, const PetscInt nc) {
-          for (PetscInt c = 0; c < nc; c++) {
-            const PetscInt    e = i + (j0 + c) * n;
-            const PetscScalar a = ab(j0 + c), b = ab(k + j0 + c), pi = p(e), ri = r(e) - a * w(e);
-            const PetscScalar zi = PC == PCGF_PC_JACOBI ? d(i) * ri : (PC == PCGF_PC_APPLY ? z(e) - a * q(e) : ri);
-            if (PC == PCGF_PC_APPLY) z(e) = zi;
-            x(e) += a * pi;
-            r(e) = ri;
-            p(e) = zi + b * pi;
-            acc[2 * c] += ri * zi;
-            if (Norm == KSP_NORM_PRECONDITIONED) acc[2 * c + 1] += zi * zi;
-            if (Norm == KSP_NORM_UNPRECONDITIONED) acc[2 * c + 1] += ri * ri;
-          }
+        ForEachBlockEntry(t, n, k, L, [&](const PetscInt i, const PetscInt e, const PetscInt j, const PetscInt c) {
+          const PetscScalar a = ab(j), b = ab(k + j), pi = p(e), ri = r(e) - a * w(e);
+          const PetscScalar zi = PC == GS_PC_JACOBI ? d(i) * ri : (PC == GS_PC_APPLY ? z(e) - a * q(e) : ri);
+          if (PC == GS_PC_APPLY) z(e) = zi;
+          x(e) += a * pi;
+          r(e) = ri;
+          p(e) = zi + b * pi;
+          acc[2 * c] += ri * zi;
+          NormAdd<Norm>(acc[2 * c + 1], ri, zi);
         });
         TeamSumStore<2 * KC>(t, acc, out);
       });
-}
-
-template <PCGFPC PC> static void BlockUpdateNorm(PCGFBlock B, KSPNormType normtype)
-{
-  switch (normtype) {
-  case KSP_NORM_PRECONDITIONED:
-    BlockUpdate<PC, KSP_NORM_PRECONDITIONED>(B);
-    break;
-  case KSP_NORM_UNPRECONDITIONED:
-    BlockUpdate<PC, KSP_NORM_UNPRECONDITIONED>(B);
-    break;
-  default:
-    BlockUpdate<PC, KSP_NORM_NONE>(B);
-  }
 }
 
 /* x += alpha_j p; r -= alpha_j w; z = D^{-1} r (or z -= alpha_j q); p = z + beta_j p in every column j; partial <r,z>
@@ -192,36 +123,28 @@ PetscErrorCode PCGFBlockUpdate(PCGFBlock B, const PetscScalar alpha[], const Pet
     B->hab(B->k + j) = beta[j];
   }
   GSCallKokkos(SyncCopy(B->ab, B->hab));
-  if (B->pc == PCGF_PC_JACOBI)
-    GSCallKokkos(BlockUpdateNorm<PCGF_PC_JACOBI>(B, normtype));
-  else if (B->pc == PCGF_PC_APPLY)
-    GSCallKokkos(BlockUpdateNorm<PCGF_PC_APPLY>(B, normtype));
-  else
-    GSCallKokkos(BlockUpdateNorm<PCGF_PC_NONE>(B, normtype));
+  GSCallKokkos(ByPC<GS_PC_JACOBI, GS_PC_APPLY>(B->pc, [&](auto pc) { ByNorm(normtype, [&](auto norm) { BlockUpdate<decltype(pc)::value, decltype(norm)::value>(B); }); }));
   B->launches++;
-  PetscCall(PetscLogFlops((B->pc == PCGF_PC_APPLY ? 12.0 : 10.0) * B->n * B->k));
+  PetscCall(PetscLogFlops((B->pc == GS_PC_APPLY ? 12.0 : 10.0) * B->n * B->k));
   PetscCall(PetscLogEventEnd(PCGF_Update, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* The partial <p_j,w_j> and <w_j, M w_j> of every column: M = D^{-1}, the identity, or given as q_j = M w_j */
-template <PCGFPC PC> static void BlockDot(PCGFBlock B)
+template <GSKSPPC PC> static void BlockDot(PCGFBlock B)
 {
   const DView<PetscScalar> p = B->p, w = B->w, d = B->dinv, q = B->q;
   PetscScalar *const       out = B->partials.data() + 2 * (size_t)KC * B->nch * B->lu;
   const PetscInt           n = B->n, k = B->k;
-  const int                L = B->lu, T = B->tu;
+  const int                L = B->lu;
 
   TeamFor(
-      "PipeCGFused::BlockDot", TeamPol(L * (int)B->nch, T).set_scratch_size(0, Kokkos::PerTeam(2 * KC * T * sizeof(PetscScalar))), KOKKOS_LAMBDA(const Member &t) {
+      "PipeCGFused::BlockDot", BlockPolicy(B), KOKKOS_LAMBDA(const Member &t) {
         PetscScalar acc[2 * KC] = {};
-        ForEachBlockRow(t, n, k, L, [&](const PetscInt i, const PetscInt j0, const PetscInt nc) {
-          for (PetscInt c = 0; c < nc; c++) {
-            const PetscInt    e  = i + (j0 + c) * n;
-            const PetscScalar wi = w(e);
-            acc[2 * c] += p(e) * wi;
-            acc[2 * c + 1] += PC == PCGF_PC_JACOBI ? wi * d(i) * wi : (PC == PCGF_PC_APPLY ? wi * q(e) : wi * wi);
-          }
+        ForEachBlockEntry(t, n, k, L, [&](const PetscInt i, const PetscInt e, const PetscInt, const PetscInt c) {
+          const PetscScalar wi = w(e);
+          acc[2 * c] += p(e) * wi;
+          acc[2 * c + 1] += PC == GS_PC_JACOBI ? wi * d(i) * wi : (PC == GS_PC_APPLY ? wi * q(e) : wi * wi);
         });
         TeamSumStore<2 * KC>(t, acc, out);
       });
@@ -250,11 +173,8 @@ PetscErrorCode PCGFBlockSpMVDot(PCGFBlock B, GSDeviceMat A, GSDeviceMat O, GSHal
     B->launches++;
   }
   B->launches++;
-  if (B->pc == PCGF_PC_JACOBI)
-    GSCallKokkos(BlockDot<PCGF_PC_JACOBI>(B));
-  else if (B->pc == PCGF_PC_NONE)
-    GSCallKokkos(BlockDot<PCGF_PC_NONE>(B));
-  if (B->pc != PCGF_PC_APPLY) {
+  if (B->pc != GS_PC_APPLY) {
+    GSCallKokkos(ByPC<GS_PC_JACOBI>(B->pc, [&](auto pc) { BlockDot<decltype(pc)::value>(B); }));
     B->launches++;
     PetscCall(PetscLogFlops(5.0 * n * k));
   }
@@ -268,9 +188,9 @@ PetscErrorCode PCGFBlockSpMVDot(PCGFBlock B, GSDeviceMat A, GSDeviceMat O, GSHal
 PetscErrorCode PCGFBlockDot(PCGFBlock B)
 {
   PetscFunctionBegin;
-  PetscCheck(B->pc == PCGF_PC_APPLY, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "PCGFBlockDot is for a PC applied on the host; PCGFBlockSpMVDot forms the sums otherwise");
+  PetscCheck(B->pc == GS_PC_APPLY, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "PCGFBlockDot is for a PC applied on the host; PCGFBlockSpMVDot forms the sums otherwise");
   PetscCall(PetscLogEventBegin(PCGF_Dot, 0, 0, 0, 0));
-  GSCallKokkos(BlockDot<PCGF_PC_APPLY>(B));
+  GSCallKokkos(BlockDot<GS_PC_APPLY>(B));
   B->launches++;
   PetscCall(PetscLogFlops(5.0 * B->n * B->k));
   PetscCall(PetscLogEventEnd(PCGF_Dot, 0, 0, 0, 0));

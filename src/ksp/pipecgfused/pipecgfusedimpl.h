@@ -25,7 +25,7 @@
      SpMVN:         n = A m (on several ranks with the halo exchange), while the sums travel in an MPI_Iallreduce */
 #pragma once
 
-#include "../../sys/gpustreamimpl.h"
+#include "../common/work.h"
 #include "../../stream/streamimpl.h"
 
 #if defined(PETSC_USE_COMPLEX)
@@ -46,25 +46,20 @@ typedef enum { PCGF_XX = PCGF_NSUMS, PCGF_PP, PCGF_WW, PCGF_RR, PCGF_NALL } PCGF
 
 typedef enum { PCGF_X, PCGF_R, PCGF_P, PCGF_W, PCGF_DINV, PCGF_Z, PCGF_Q, PCGF_U, PCGF_M, PCGF_N, PCGF_S, PCGF_XPREV } PCGFVec; /* XPREV: x before the last UpdateDevice */
 
-/* The preconditioner as the kernels see it: none, Jacobi fused (D^{-1} on the device), or applied on the host each
-   iteration (any PC): then z = M^{-1} r follows the recurrence z -= alpha q with q = M^{-1} w given by the PC.
-   Point-block Jacobi keeps the inverse blocks on the device (PCGFWorkSetBlocks()) and its kernels visit a block of
+/* The preconditioner as the kernels see it (GSKSPPC): none, Jacobi fused (D^{-1} on the device), or applied on the
+   host each iteration (any PC): then z = M^{-1} r follows the recurrence z -= alpha q with q = M^{-1} w given by the
+   PC. Point-block Jacobi keeps the inverse blocks on the device (GSWorkSetBlocks()) and its kernels visit a block of
    rows per thread. */
-typedef enum { PCGF_PC_NONE, PCGF_PC_JACOBI, PCGF_PC_APPLY, PCGF_PC_PBJACOBI } PCGFPC;
 
 /* Point-block Jacobi is fused for blocks up to this size: each thread keeps one block of r (Update) or of w (SpMVDot) */
 #define PCGF_MAX_BS 8
 
 typedef struct _n_PCGFWork *PCGFWork; /* device vectors and reduction buffers of one solver */
 
-PETSC_INTERN PetscErrorCode PCGFWorkCreate(PetscInt, PCGFPC, PCGFWork *);
+PETSC_INTERN PetscErrorCode PCGFWorkCreate(PetscInt, GSKSPPC, PCGFWork *);
 PETSC_INTERN PetscErrorCode PCGFWorkDestroy(PCGFWork *);
-PETSC_INTERN GSWork         PCGFWorkBase(PCGFWork); /* for GSWorkLoad() and GSWorkStore() */
-PETSC_INTERN PetscErrorCode PCGFWorkSetVec(PCGFWork, PCGFVec, const PetscScalar[]);
-PETSC_INTERN PetscErrorCode PCGFWorkGetVec(PCGFWork, PCGFVec, PetscScalar[]);
-PETSC_INTERN PetscErrorCode PCGFWorkGetCounts(PCGFWork, PetscInt *, PetscInt *, PetscInt *);
+PETSC_INTERN GSWork         PCGFWorkBase(PCGFWork); /* its vectors (PCGFVec), D^{-1} and counts: work.h */
 PETSC_INTERN PetscErrorCode PCGFWorkSetLaunchShape(PCGFWork, PetscInt, PetscInt);
-PETSC_INTERN PetscErrorCode PCGFWorkSetBlocks(PCGFWork, PetscInt, const PetscScalar[]);
 PETSC_INTERN PetscErrorCode PCGFWorkGetMemory(PCGFWork, PetscLogDouble *, PetscLogDouble *);
 PETSC_INTERN PetscErrorCode PCGFWorkSetNorms(PCGFWork, PetscBool);
 /* What the steps below allocate when they first run, made ahead (KSPSetUp()): point-block Jacobi's blocks of the
@@ -100,7 +95,7 @@ PETSC_INTERN PetscErrorCode PCGFWorkSetStep(PCGFWork);
 PETSC_INTERN PetscErrorCode PCGFStep(PCGFWork, GSDeviceMat, KSPNormType, PetscInt);
 
 /* KSPMatSolve: k columns advancing together (pipecgfusedblock.kokkos.cxx), PCNONE or Jacobi fused, or any PC applied
-   on the host (PCGF_PC_APPLY):
+   on the host (GS_PC_APPLY):
      BlockUpdate:  every column's Update with its own alpha_j, beta_j;  partial <r_j,z_j> and norm sums (with a PC
                    applied on the host z_j -= alpha_j q_j, as the single-vector Update)
      BlockSpMVDot: W = A P in one pass over the matrix for all columns (resident, or streamed: each subdivision
@@ -111,12 +106,11 @@ PETSC_INTERN PetscErrorCode PCGFStep(PCGFWork, GSDeviceMat, KSPNormType, PetscIn
    Each column follows exactly the single-vector kernels' arithmetic (their twins serve for the tests). */
 typedef struct _n_PCGFBlock *PCGFBlock;
 
-PETSC_INTERN PetscErrorCode PCGFBlockCreate(PetscInt, PetscInt, PCGFPC, PCGFBlock *);
+PETSC_INTERN PetscErrorCode PCGFBlockCreate(PetscInt, PetscInt, GSKSPPC, PCGFBlock *);
 PETSC_INTERN PetscErrorCode PCGFBlockDestroy(PCGFBlock *);
-PETSC_INTERN GSWork         PCGFBlockBase(PCGFBlock); /* for GSWorkLoadDense() and GSWorkStoreDense() */
-PETSC_INTERN PetscErrorCode PCGFBlockSetVec(PCGFBlock, PCGFVec, const PetscScalar[]);
-PETSC_INTERN PetscErrorCode PCGFBlockGetVec(PCGFBlock, PCGFVec, PetscScalar[]);
-PETSC_INTERN PetscErrorCode PCGFBlockGetCounts(PCGFBlock, PetscInt *, PetscInt *, PetscInt *); /* launches, reductions, vector block copies */
+/* Its base: X, R, P, W, Z, Q n x k column-major (Z and Q with a PC applied on the host), DINV n; GSWorkLoadDense() and
+   GSWorkStoreDense() for dense matrices; its counts are launches, reductions and block copies */
+PETSC_INTERN GSWork         PCGFBlockBase(PCGFBlock);
 PETSC_INTERN PetscErrorCode PCGFBlockUpdate(PCGFBlock, const PetscScalar[], const PetscScalar[], KSPNormType);
 PETSC_INTERN PetscErrorCode PCGFBlockSpMVDot(PCGFBlock, GSDeviceMat, GSDeviceMat, GSHalo, GSStreamPlan);
 PETSC_INTERN PetscErrorCode PCGFBlockDot(PCGFBlock);

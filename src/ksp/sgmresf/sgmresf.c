@@ -17,7 +17,7 @@ typedef struct {
   SGFWork          work;
   PetscInt         n, m, workm, bs;  /* restart; the restart the work was sized for; point-block Jacobi's block size */
   PetscInt         teams, workteams; /* -ksp_sgmresf_teams (0: automatic); what the work was made with */
-  SGFPC            pc;               /* (point-block) Jacobi fused, none, or any PC applied on the host */
+  GSKSPPC          pc;               /* (point-block) Jacobi fused, none, or any PC applied on the host */
   SGFRefine        refine;
   PetscBool        fused;   /* x and the SpMVs on the device: a resident gpustream operator; one process fuses the SpMV with its sums */
   Mat              dinvmat; /* the operator and state the device inverse diagonal was taken from */
@@ -45,7 +45,7 @@ static PetscErrorCode KSPSGMRESFAllocate_Private(KSP ksp, Mat Amat, Mat Pmat, Pe
   KSP_SGMRESF *sg   = (KSP_SGMRESF *)ksp->data;
   MPI_Comm     comm = PetscObjectComm((PetscObject)ksp);
   PetscBool    jacobi, pbjacobi, none, gs;
-  SGFPC        pc;
+  GSKSPPC      pc;
   PetscInt     bs = 1;
   PetscMPIInt  size;
 
@@ -68,8 +68,8 @@ static PetscErrorCode KSPSGMRESFAllocate_Private(KSP ksp, Mat Amat, Mat Pmat, Pe
     *dB   = NULL;
     *halo = NULL;
   }
-  pc = !sg->fused ? SGF_PC_APPLY : (none ? SGF_PC_NONE : (jacobi ? SGF_PC_JACOBI : SGF_PC_PBJACOBI));
-  if (pc == SGF_PC_PBJACOBI) PetscCall(MatGetBlockSize(Pmat, &bs));
+  pc = !sg->fused ? GS_PC_APPLY : (none ? GS_PC_NONE : (jacobi ? GS_PC_JACOBI : GS_PC_PBJACOBI));
+  if (pc == GS_PC_PBJACOBI) PetscCall(MatGetBlockSize(Pmat, &bs));
   if (sg->work && (sg->n != n || sg->pc != pc || sg->bs != bs || sg->workm != sg->m || sg->workteams != sg->teams)) PetscCall(SGFWorkDestroy(&sg->work));
   if (!sg->work) {
     const PetscInt np = 8 * ((2 * sg->m + 7) / 8) + 1;                    /* the work's sums (the delayed refinement's 2(k-1) pairs) and one more */
@@ -104,13 +104,13 @@ static PetscErrorCode KSPSGMRESFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat, GSD
   PetscFunctionBegin;
   PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
   PetscCall(KSPSGMRESFAllocate_Private(ksp, Amat, Pmat, n, dA, dB, halo));
-  if (sg->pc == SGF_PC_JACOBI || sg->pc == SGF_PC_PBJACOBI) {
+  if (sg->pc == GS_PC_JACOBI || sg->pc == GS_PC_PBJACOBI) {
     PetscObjectState state;
     PetscCall(PetscObjectStateGet((PetscObject)Pmat, &state));
     if (sg->dinvmat != Pmat || sg->dinvstate != state) {
       PetscScalar *blk;
       PetscCall(GSPCGetInverseBlocks(ksp->pc, sg->bs, ksp->work[0], ksp->work[1], &blk));
-      PetscCall(SGFWorkSetVec(sg->work, SGF_DINV, blk));
+      PetscCall(GSWorkSetVec(SGFWorkBase(sg->work), SGF_DINV, blk));
       PetscCall(PetscFree(blk));
       sg->dinvmat   = Pmat;
       sg->dinvstate = state;
@@ -249,7 +249,7 @@ static PetscErrorCode KSPSGMRESFLaunch_Private(KSP ksp, Mat Amat, GSDeviceMat dA
   PetscInt     l1, l2, t1, c1;
 
   PetscFunctionBegin;
-  PetscCall(SGFWorkGetCounts(sg->work, &l1, &t1, &c1));
+  PetscCall(GSWorkGetCounts(SGFWorkBase(sg->work), &l1, &t1, &c1));
   if (delayed && k > 1)
     PetscCall(KSPSGMRESFLaunchDelayed_Private(ksp, Amat, dA, dB, halo, k));
   else {
@@ -264,7 +264,7 @@ static PetscErrorCode KSPSGMRESFLaunch_Private(KSP ksp, Mat Amat, GSDeviceMat dA
     }
     if (!delayed) PetscCall(KSPSGMRESFOrthonormalize_Private(ksp, k));
   }
-  PetscCall(SGFWorkGetCounts(sg->work, &l2, &t1, &c1));
+  PetscCall(GSWorkGetCounts(SGFWorkBase(sg->work), &l2, &t1, &c1));
   if (k == 1) {
     sg->first++;
     sg->lfirst += l2 - l1;
@@ -362,7 +362,7 @@ static PetscErrorCode KSPSGMRESFEnd_Private(KSP ksp, PetscInt l0, PetscInt t0, P
   PetscFunctionBegin;
   if (!sg->solving) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCheck(!sg->kk, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The solution lacks %" PetscInt_FMT " columns of the cycle", sg->kk);
-  PetscCall(SGFWorkGetCounts(sg->work, &l1, &t1, &c1));
+  PetscCall(GSWorkGetCounts(SGFWorkBase(sg->work), &l1, &t1, &c1));
   sg->launches  = l1 - l0;
   sg->transfers = t1 - t0;
   sg->copies    = c1 - c0;
@@ -433,7 +433,7 @@ static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
 
   ksp->its    = 0;
   ksp->reason = KSP_CONVERGED_ITERATING;
-  PetscCall(SGFWorkGetCounts(sg->work, &l0, &t0, &c0));
+  PetscCall(GSWorkGetCounts(SGFWorkBase(sg->work), &l0, &t0, &c0));
   PetscCall(PetscLogEventBegin(SGF_Iterations, ksp, 0, 0, 0));
   while (!ksp->reason) {
     PetscBool breakdown = PETSC_FALSE, nan = PETSC_FALSE, atfloor = PETSC_FALSE, last = PETSC_FALSE;
@@ -606,7 +606,7 @@ static PetscErrorCode KSPView_SGMRESF(KSP ksp, PetscViewer viewer)
   if (!sg->first) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerASCIIPrintf(viewer, "  SpMV: %s; preconditioner: %s\n",
                                    sg->fused ? (sg->size == 1 ? "fused gpustream device kernels" : "gpustream device kernels, the halo exchange overlapping the diagonal block") : "MatMult of the operator, vectors staged through the host",
-                                   sg->pc == SGF_PC_JACOBI ? "jacobi fused into the kernels" : (sg->pc == SGF_PC_PBJACOBI ? "point-block jacobi fused into the kernels" : (sg->pc == SGF_PC_NONE ? "none" : "applied on the host"))));
+                                   sg->pc == GS_PC_JACOBI ? "jacobi fused into the kernels" : (sg->pc == GS_PC_PBJACOBI ? "point-block jacobi fused into the kernels" : (sg->pc == GS_PC_NONE ? "none" : "applied on the host"))));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  kernel launches: %.3g in the first iteration of a cycle, %.3g in later ones; %.3g per iteration with the cycle ends\n", (double)sg->lfirst / (double)sg->first,
                                    sg->later ? (double)sg->llater / (double)sg->later : 0.0, (double)sg->launches / (double)(sg->first + sg->later)));
   {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 #include "devicemat.hpp"
+#include "../common/work.hpp"
 #include "sgmresfimpl.h"
 
 using namespace gpustream;
@@ -23,47 +24,43 @@ using Basis = Kokkos::View<PetscScalar **, Kokkos::LayoutLeft, Mem>;
 
 /* partials: pass 1 (np slots: 0 <w,w>, j <v_j,w>; delayed: the pairs of PairDots()), pass 2 (np slots: 0 <w',w'>,
    j <v_j,w'>), then the SGF_NREC record; np rounds 2m up to whole chunks */
-static DView<PetscScalar> &Vec_(SGFWork, SGFVec);
-
 struct _n_SGFWork : _n_GSWork {
-  DView<PetscScalar>                       Vector(PetscInt v) override;
-  PetscInt                                 n = 0, m = 0, bs = 1; /* bs: of PCPBJACOBI's blocks */
-  SGFPC                                    pc;
+  DView<PetscScalar> Vector(PetscInt v) override;
+  bool               Has(PetscInt v) const override
+  {
+    return v >= SGF_X && v - SGF_COLUMN(0) <= m;
+  }
+  PetscInt                                 m = 0;
   Basis                                    V;
-  DView<PetscScalar>                       x, b, dinv, u;
+  DView<PetscScalar>                       x, b, u;
   DView<PetscScalar>                       t;     /* several processes: the SpMV's input, or A x (allocated on first use) */
   DView<PetscScalar>                       R;     /* (m+1) x (m+1), column-major; R(j,k) for 1 <= j <= k <= m */
   DView<PetscScalar>                       given; /* sums reduced by the host, or the coefficients of the x update */
   DView<PetscScalar>                       fin;   /* each pass's sums finished on the device (np each), by its last team */
   DView<unsigned>                          fdone; /* teams of the running kernel done, for its last team */
-  DView<PetscScalar>                       partials;
-  Kokkos::View<PetscScalar *, PinnedSpace> hpartials, hR;
-  Kokkos::View<PetscScalar *, PinnedSpace> hxi;                             /* two slots of xi partials and record, so one can be read while the next is written */
-  int                                      tu = 1, lu = 1, np = CH, xs = 0; /* xs: the slot of hxi the last xi went to */
-  SlotEvents                               done;                            /* recorded after each slot's kernel: the host waits for it alone */
+  Kokkos::View<PetscScalar *, PinnedSpace> hR;
+  Kokkos::View<PetscScalar *, PinnedSpace> hxi;             /* two slots of xi partials and record, so one can be read while the next is written */
+  int                                      np = CH, xs = 0; /* xs: the slot of hxi the last xi went to */
+  SlotEvents                               done;            /* recorded after each slot's kernel: the host waits for it alone */
 };
 
-PetscErrorCode SGFWorkCreate(PetscInt n, PetscInt m, SGFPC pc, PetscInt bs, SGFWork *work)
+PetscErrorCode SGFWorkCreate(PetscInt n, PetscInt m, GSKSPPC pc, PetscInt bs, SGFWork *work)
 {
   std::unique_ptr<_n_SGFWork> W; /* freed, with the views made so far, if an allocation fails */
 
   PetscFunctionBegin;
-  PetscCheck(pc != SGF_PC_PBJACOBI || (bs >= 1 && n % bs == 0), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Blocks of size %" PetscInt_FMT " for %" PetscInt_FMT " rows", bs, n);
+  PetscCheck(pc != GS_PC_PBJACOBI || (bs >= 1 && n % bs == 0), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Blocks of size %" PetscInt_FMT " for %" PetscInt_FMT " rows", bs, n);
   PetscCall(PetscGPUStreamKokkosInitialize());
   PetscCallCXX(W.reset(new _n_SGFWork));
-  W->bs            = pc == SGF_PC_PBJACOBI ? bs : 1;
-  W->n             = n;
-  W->m             = m;
-  W->pc            = pc;
-  W->np            = (int)(CH * ((2 * m + CH - 1) / CH)); /* the delayed refinement's 2(k-1) sums and 2 more */
-  W->tu            = TeamThreads();
-  const PetscInt t = (n + W->tu - 1) / W->tu;
-  W->lu            = (int)PetscMax(1, PetscMin(t, (PetscInt)WaveTeams(W->tu, SGFTeamsPerSM)));
+  W->Init("SGMRESF", n, pc, std::numeric_limits<int>::max(), WaveTeams(TeamThreads(), SGFTeamsPerSM)); /* the kernels take blocks of any size */
+  W->bs = pc == GS_PC_PBJACOBI ? (int)bs : 1;
+  W->m  = m;
+  W->np = (int)(CH * ((2 * m + CH - 1) / CH)); /* the delayed refinement's 2(k-1) sums and 2 more */
   GSCallKokkos({
     W->V     = Basis("SGMRESF::basis", n, m + 1);
-    W->x     = DView<PetscScalar>("SGMRESF::x", pc == SGF_PC_APPLY ? 0 : n);
-    W->b     = DView<PetscScalar>("SGMRESF::b", pc == SGF_PC_APPLY ? 0 : n);
-    W->dinv  = DView<PetscScalar>("SGMRESF::dinv", pc == SGF_PC_JACOBI ? n : (pc == SGF_PC_PBJACOBI ? n * bs : 0));
+    W->x     = DView<PetscScalar>("SGMRESF::x", pc == GS_PC_APPLY ? 0 : n);
+    W->b     = DView<PetscScalar>("SGMRESF::b", pc == GS_PC_APPLY ? 0 : n);
+    W->dinv  = DView<PetscScalar>("SGMRESF::dinv", pc == GS_PC_JACOBI ? n : (pc == GS_PC_PBJACOBI ? n * bs : 0));
     W->u     = DView<PetscScalar>("SGMRESF::u", n);
     W->R     = DView<PetscScalar>("SGMRESF::R", (size_t)(m + 1) * (m + 1));
     W->given = DView<PetscScalar>("SGMRESF::given", (size_t)W->np + 1);
@@ -80,16 +77,8 @@ PetscErrorCode SGFWorkCreate(PetscInt n, PetscInt m, SGFPC pc, PetscInt bs, SGFW
 PetscErrorCode SGFWorkDestroy(SGFWork *W)
 {
   PetscFunctionBegin;
-  if (!*W) PetscFunctionReturn(PETSC_SUCCESS);
-  GSCallKokkos(delete *W);
-  *W = nullptr;
+  PetscCall(GSWorkDelete(W));
   PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static DView<PetscScalar> &Vec_(SGFWork W, SGFVec v)
-{
-  DView<PetscScalar> *all[] = {&W->x, &W->b, &W->dinv, &W->u};
-  return *all[v];
 }
 
 GSWork SGFWorkBase(SGFWork W)
@@ -131,48 +120,14 @@ static DView<PetscScalar> Column(SGFWork W, PetscInt j)
 
 DView<PetscScalar> _n_SGFWork::Vector(PetscInt v)
 {
+  DView<PetscScalar> *all[] = {&x, &b, &dinv, &u};
+
   if (v >= SGF_COLUMN(0)) {
     PetscInt j = v - SGF_COLUMN(0);
     if (j > m) throw std::out_of_range("SGFWork: column " + std::to_string(j) + " of a basis of " + std::to_string(m + 1));
     return Column(this, j);
   }
-  return Vec_(this, (SGFVec)v);
-}
-
-PetscErrorCode SGFWorkSetVec(SGFWork W, SGFVec v, const PetscScalar a[])
-{
-  PetscFunctionBegin;
-  PetscCall(CopyIn(Vec_(W, v), a, PETSC_FALSE, &W->copies));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode SGFWorkGetVec(SGFWork W, SGFVec v, PetscScalar a[])
-{
-  PetscFunctionBegin;
-  PetscCall(CopyOut(Vec_(W, v), a, PETSC_FALSE, &W->copies));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode SGFWorkSetColumn(SGFWork W, PetscInt j, const PetscScalar a[])
-{
-  DView<PetscScalar> c;
-
-  PetscFunctionBegin;
-  PetscCheck(j >= 0 && j <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Column %" PetscInt_FMT " of a basis of %" PetscInt_FMT, j, W->m + 1);
-  GSCallKokkos(c = Column(W, j));
-  PetscCall(CopyIn(c, a, PETSC_FALSE, &W->copies));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode SGFWorkGetColumn(SGFWork W, PetscInt j, PetscScalar a[])
-{
-  DView<PetscScalar> c;
-
-  PetscFunctionBegin;
-  PetscCheck(j >= 0 && j <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Column %" PetscInt_FMT " of a basis of %" PetscInt_FMT, j, W->m + 1);
-  GSCallKokkos(c = Column(W, j));
-  PetscCall(CopyOut(c, a, PETSC_FALSE, &W->copies));
-  PetscFunctionReturn(PETSC_SUCCESS);
+  return *all[v];
 }
 
 /* Up to np + 1 scalars from the host: sums the next kernel takes as given, or the coefficients of UpdateSolution */
@@ -201,15 +156,6 @@ PetscErrorCode SGFWorkSetTeams(SGFWork W, PetscInt teams)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SGFWorkGetCounts(SGFWork W, PetscInt *launches, PetscInt *transfers, PetscInt *copies)
-{
-  PetscFunctionBegin;
-  *launches  = W->launches;
-  *transfers = W->transfers;
-  *copies    = W->copies;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* Device bytes of the basis and of everything else */
 PetscErrorCode SGFWorkGetMemory(SGFWork W, PetscLogDouble *basis, PetscLogDouble *other)
 {
@@ -229,15 +175,15 @@ namespace
 {
 /* M^{-1} V(:,col) gathered inside the SpMV: Jacobi scales each entry; point-block Jacobi applies row j of its block's
    inverse, stored row by row (d(j * bs + c) = D_b^{-1}(j mod bs, c)) */
-template <SGFPC PC> struct ColumnGather {
+template <GSKSPPC PC> struct ColumnGather {
   Basis                              V;
   DView<PetscScalar>                 d;
   int                                col;
   PetscInt                           bs;
   KOKKOS_INLINE_FUNCTION PetscScalar operator()(const PetscInt j) const
   {
-    if (PC == SGF_PC_JACOBI) return d(j) * V(j, col);
-    if (PC == SGF_PC_PBJACOBI) {
+    if (PC == GS_PC_JACOBI) return d(j) * V(j, col);
+    if (PC == GS_PC_PBJACOBI) {
       const PetscInt b0 = j - j % bs;
       PetscScalar    s  = 0;
       for (PetscInt c = 0; c < bs; c++) s += d(j * bs + c) * V(b0 + c, col);
@@ -558,7 +504,13 @@ KOKKOS_INLINE_FUNCTION void FinishDelayed(const Member &t, const Scratch &H, con
 }
 } // namespace
 
-template <SGFPC PC, bool Blk> static void SpMVDot(SGFWork W, const CSR &A, int k, PetscScalar scale)
+/* Calls f(pc, blk) for the work's fused preconditioner and A's storage */
+template <class F> static void ByFusedPC(SGFWork W, const CSR &A, const F &f)
+{
+  ByPC<GS_PC_JACOBI, GS_PC_PBJACOBI>(W->pc, [&](auto pc) { ByStorage(A, [&](auto blk) { f(pc, blk); }); });
+}
+
+template <GSKSPPC PC, bool Blk> static void SpMVDot(SGFWork W, const CSR &A, int k, PetscScalar scale)
 {
   const Basis            V = W->V;
   const ColumnGather<PC> g{W->V, W->dinv, k - 1, W->bs};
@@ -593,20 +545,15 @@ PetscErrorCode SGFSpMVDot(SGFWork W, GSDeviceMat A, PetscInt k, PetscScalar scal
   PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
   PetscCheck(k >= 1 && k <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Iteration %" PetscInt_FMT " of a cycle of %" PetscInt_FMT, k, W->m);
   PetscCall(PetscLogEventBegin(SGF_SpMVDot, 0, 0, 0, 0));
-  PetscCheck(W->pc != SGF_PC_APPLY, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "A PC applied on the host has no fused SpMV");
-  if (W->pc == SGF_PC_JACOBI)
-    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot<SGF_PC_JACOBI, decltype(blk)::value>(W, A->csr, (int)k, scale); }));
-  else if (W->pc == SGF_PC_PBJACOBI)
-    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot<SGF_PC_PBJACOBI, decltype(blk)::value>(W, A->csr, (int)k, scale); }));
-  else
-    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDot<SGF_PC_NONE, decltype(blk)::value>(W, A->csr, (int)k, scale); }));
+  PetscCheck(W->pc != GS_PC_APPLY, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "A PC applied on the host has no fused SpMV");
+  GSCallKokkos(ByFusedPC(W, A->csr, [&](auto pc, auto blk) { SpMVDot<decltype(pc)::value, decltype(blk)::value>(W, A->csr, (int)k, scale); }));
   W->launches++;
   PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 2.0 * k * W->n));
   PetscCall(PetscLogEventEnd(SGF_SpMVDot, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-template <SGFPC PC, bool Blk> static void SpMVDotDelayed(SGFWork W, const CSR &A, int k)
+template <GSKSPPC PC, bool Blk> static void SpMVDotDelayed(SGFWork W, const CSR &A, int k)
 {
   const Basis              V = W->V;
   const ColumnGather<PC>   g{W->V, W->dinv, k - 1, W->bs};
@@ -653,14 +600,9 @@ PetscErrorCode SGFSpMVDotDelayed(SGFWork W, GSDeviceMat A, PetscInt k)
   PetscFunctionBegin;
   PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
   PetscCheck(k >= 2 && k <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Delayed iteration %" PetscInt_FMT " of a cycle of %" PetscInt_FMT, k, W->m);
-  PetscCheck(W->pc != SGF_PC_APPLY, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "A PC applied on the host has no fused SpMV");
+  PetscCheck(W->pc != GS_PC_APPLY, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "A PC applied on the host has no fused SpMV");
   PetscCall(PetscLogEventBegin(SGF_SpMVDot, 0, 0, 0, 0));
-  if (W->pc == SGF_PC_JACOBI)
-    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDotDelayed<SGF_PC_JACOBI, decltype(blk)::value>(W, A->csr, (int)k); }));
-  else if (W->pc == SGF_PC_PBJACOBI)
-    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDotDelayed<SGF_PC_PBJACOBI, decltype(blk)::value>(W, A->csr, (int)k); }));
-  else
-    GSCallKokkos(ByStorage(A->csr, [&](auto blk) { SpMVDotDelayed<SGF_PC_NONE, decltype(blk)::value>(W, A->csr, (int)k); }));
+  GSCallKokkos(ByFusedPC(W, A->csr, [&](auto pc, auto blk) { SpMVDotDelayed<decltype(pc)::value, decltype(blk)::value>(W, A->csr, (int)k); }));
   W->launches++;
   PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 4.0 * (k - 1) * W->n));
   PetscCall(PetscLogEventEnd(SGF_SpMVDot, 0, 0, 0, 0));
@@ -765,9 +707,9 @@ PetscErrorCode SGFSpMVHalo(SGFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H, Pe
 
   PetscFunctionBegin;
   PetscCheck(k >= 1 && k <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Iteration %" PetscInt_FMT " of a cycle of %" PetscInt_FMT, k, W->m);
-  PetscCheck(W->pc == SGF_PC_NONE || W->pc == SGF_PC_JACOBI, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "The device SpMV of several processes applies no preconditioner or Jacobi");
+  PetscCheck(W->pc == GS_PC_NONE || W->pc == GS_PC_JACOBI, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "The device SpMV of several processes applies no preconditioner or Jacobi");
   PetscCall(PetscLogEventBegin(SGF_SpMVDot, 0, 0, 0, 0));
-  if (W->pc == SGF_PC_JACOBI || scale != 1.0) {
+  if (W->pc == GS_PC_JACOBI || scale != 1.0) {
     GSCallKokkos(ScaledInput("SGMRESF::ScaleColumn", W->dinv, scale, x, W->t));
     x = W->t;
     W->launches++;
@@ -935,7 +877,7 @@ PetscErrorCode SGFResidual(SGFWork W, GSDeviceMat A)
 {
   PetscFunctionBegin;
   PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
-  PetscCheck(W->pc != SGF_PC_APPLY, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "The solution lives on the host with a PC applied there");
+  PetscCheck(W->pc != GS_PC_APPLY, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "The solution lives on the host with a PC applied there");
   PetscCall(PetscLogEventBegin(SGF_SpMVDot, 0, 0, 0, 0));
   GSCallKokkos(ByStorage(A->csr, [&](auto blk) { Residual<decltype(blk)::value>(W, A->csr); }));
   W->launches++;
@@ -949,7 +891,7 @@ PetscErrorCode SGFResidual(SGFWork W, GSDeviceMat A)
 PetscErrorCode SGFResidualHalo(SGFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H)
 {
   PetscFunctionBegin;
-  PetscCheck(W->pc != SGF_PC_APPLY, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "The solution lives on the host with a PC applied there");
+  PetscCheck(W->pc != GS_PC_APPLY, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "The solution lives on the host with a PC applied there");
   PetscCall(PetscLogEventBegin(SGF_SpMVDot, 0, 0, 0, 0));
   PetscCall(SpMVHalo(W, A, B, H, W->x, Temp(W)));
   {
@@ -974,7 +916,7 @@ PetscErrorCode SGFResidualHalo(SGFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-template <SGFPC PC> static void UpdateSolution(SGFWork W, int kk, bool tou)
+template <GSKSPPC PC> static void UpdateSolution(SGFWork W, int kk, bool tou)
 {
   const Basis              V = W->V;
   const DView<PetscScalar> x = W->x, d = W->dinv, u = W->u;
@@ -990,7 +932,7 @@ template <SGFPC PC> static void UpdateSolution(SGFWork W, int kk, bool tou)
           if (tou)
             u(i) = ui[0];
           else
-            x(i) += PC == SGF_PC_JACOBI ? d(i) * ui[0] : ui[0];
+            x(i) += PC == GS_PC_JACOBI ? d(i) * ui[0] : ui[0];
         });
       });
 }
@@ -1018,16 +960,16 @@ PetscErrorCode SGFUpdateSolution(SGFWork W, PetscInt kk, PetscBool tou)
 {
   PetscFunctionBegin;
   PetscCheck(kk >= 0 && kk <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%" PetscInt_FMT " columns of a basis of %" PetscInt_FMT, kk, W->m + 1);
-  PetscCheck(tou || W->pc != SGF_PC_APPLY, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "The solution lives on the host with a PC applied there");
+  PetscCheck(tou || W->pc != GS_PC_APPLY, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "The solution lives on the host with a PC applied there");
   PetscCall(PetscLogEventBegin(SGF_Update, 0, 0, 0, 0));
-  if (W->pc == SGF_PC_JACOBI)
-    GSCallKokkos(UpdateSolution<SGF_PC_JACOBI>(W, (int)kk, tou));
-  else if (W->pc == SGF_PC_PBJACOBI && !tou) {
-    GSCallKokkos(UpdateSolution<SGF_PC_NONE>(W, (int)kk, true));
+  if (W->pc == GS_PC_JACOBI)
+    GSCallKokkos(UpdateSolution<GS_PC_JACOBI>(W, (int)kk, tou));
+  else if (W->pc == GS_PC_PBJACOBI && !tou) {
+    GSCallKokkos(UpdateSolution<GS_PC_NONE>(W, (int)kk, true));
     GSCallKokkos(AddBlocks(W));
     W->launches++;
   } else
-    GSCallKokkos(UpdateSolution<SGF_PC_NONE>(W, (int)kk, tou));
+    GSCallKokkos(UpdateSolution<GS_PC_NONE>(W, (int)kk, tou));
   W->launches++;
   PetscCall(PetscLogFlops(2.0 * kk * W->n));
   PetscCall(PetscLogEventEnd(SGF_Update, 0, 0, 0, 0));
@@ -1046,10 +988,7 @@ PetscErrorCode SGFReduceDots(SGFWork W, SGFPass pass, PetscInt cnt, PetscScalar 
   PetscCall(PetscLogEventBegin(SGF_Reduce, 0, 0, 0, 0));
   GSCallKokkos(SyncCopy(Kokkos::subview(W->hpartials, std::make_pair(off, off + len)), Kokkos::subview(W->partials, std::make_pair(off, off + len))));
   W->transfers++;
-  for (PetscInt k = 0; k < cnt; k++) {
-    sums[k] = 0;
-    for (int i = 0; i < L; i++) sums[k] += h[k * L + i];
-  }
+  SumPartials(h, (int)cnt, L, sums);
   PetscCall(PetscLogEventEnd(SGF_Reduce, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

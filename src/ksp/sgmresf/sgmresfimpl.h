@@ -43,7 +43,7 @@
    take as given instead of summing partials. */
 #pragma once
 
-#include "../../sys/gpustreamimpl.h"
+#include "../common/work.h"
 
 #if defined(PETSC_USE_COMPLEX)
 #  error "PETSc GPUStream supports real scalars only"
@@ -51,10 +51,8 @@
 
 typedef enum { SGF_REFINE_NEVER, SGF_REFINE_IFNEEDED, SGF_REFINE_ALWAYS, SGF_REFINE_DELAYED } SGFRefine;
 
-typedef enum { SGF_PC_NONE, SGF_PC_JACOBI, SGF_PC_PBJACOBI, SGF_PC_APPLY } SGFPC;
-
 typedef enum { SGF_X, SGF_B, SGF_DINV, SGF_U } SGFVec;
-#define SGF_COLUMN(j) (SGF_U + 1 + (j)) /* the work vector of the basis column j, for GSWorkLoad() and GSWorkStore() */
+#define SGF_COLUMN(j) (SGF_U + 1 + (j)) /* the work vector of the basis column j (work.h: GSWorkSetVec(), GSWorkLoad(), ...) */
 
 /* Which partial sums a reduction copies: the first-stage sums of SpMVDot/Dot, of Orthogonalize */
 typedef enum { SGF_PASS1, SGF_PASS2 } SGFPass;
@@ -69,16 +67,11 @@ enum { SGF_REC_RKK, SGF_REC_REFINED, SGF_REC_WW, SGF_NREC };
 
 typedef struct _n_SGFWork *SGFWork;
 
-PETSC_INTERN PetscErrorCode SGFWorkCreate(PetscInt, PetscInt, SGFPC, PetscInt, SGFWork *);
+PETSC_INTERN PetscErrorCode SGFWorkCreate(PetscInt, PetscInt, GSKSPPC, PetscInt, SGFWork *);
 PETSC_INTERN PetscErrorCode SGFWorkDestroy(SGFWork *);
-PETSC_INTERN GSWork         SGFWorkBase(SGFWork); /* for GSWorkLoad() and GSWorkStore() */
-PETSC_INTERN PetscErrorCode SGFWorkSetVec(SGFWork, SGFVec, const PetscScalar[]);
-PETSC_INTERN PetscErrorCode SGFWorkGetVec(SGFWork, SGFVec, PetscScalar[]);
-PETSC_INTERN PetscErrorCode SGFWorkSetColumn(SGFWork, PetscInt, const PetscScalar[]);
-PETSC_INTERN PetscErrorCode SGFWorkGetColumn(SGFWork, PetscInt, PetscScalar[]);
+PETSC_INTERN GSWork         SGFWorkBase(SGFWork); /* its vectors (SGFVec and SGF_COLUMN()), D^{-1} and counts: work.h */
 PETSC_INTERN PetscErrorCode SGFWorkSetGiven(SGFWork, PetscInt, const PetscScalar[]);
 PETSC_INTERN PetscErrorCode SGFWorkSetTeams(SGFWork, PetscInt);
-PETSC_INTERN PetscErrorCode SGFWorkGetCounts(SGFWork, PetscInt *, PetscInt *, PetscInt *);
 PETSC_INTERN PetscErrorCode SGFWorkGetMemory(SGFWork, PetscLogDouble *, PetscLogDouble *);
 
 PETSC_INTERN PetscErrorCode SGFSpMVDot(SGFWork, GSDeviceMat, PetscInt, PetscScalar);
