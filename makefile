@@ -36,7 +36,7 @@ SOURCES = petsc-registration.c \
           src/ksp/common/residualgap.c \
           src/ksp/common/rightpc.c \
           src/ksp/common/pcblocks.c \
-          src/ksp/common/setup.c \
+          src/ksp/common/base.c \
           src/ksp/common/work.kokkos.cxx
 OBJS = $(SOURCES:%=$(BUILD)/%.o)
 LIB  = $(BUILD)/libpetscgpustream.so

@@ -1,43 +1,34 @@
 /* KSPPIPEBCGSF: pipelined BiCGStab with fused kernels (Algorithm 4 of Rupp et al., 2016). With
    beta_i = -<A s_i, r0*> / <A p_i, r0*> and ||r_{i+1}||^2 = <s,s> - 2 omega <s,As> + omega^2 <As,As>, an iteration is
    four kernels and one device-to-host copy on one process with a gpustream operator; see pipebcgsfimpl.h. */
-#include <petsc/private/kspimpl.h>
 #include "pipebcgsfimpl.h"
+#include "../common/base.h"
 #include "../common/residualgap.h"
-#include "../common/setup.h"
 #include "../common/rightpc.h"
-#include "../common/pcblocks.h"
 
 typedef struct {
-  PBFWork          work;
-  PetscInt         n;
-  GSKSPPC          pc;      /* (point-block) Jacobi fused, none, or any PC applied on the host */
-  PetscBool        fused;   /* the SpMVs run fused on the device (one-process gpustream operator) */
-  PetscBool        halo;    /* the SpMVs run fused on the device with the halo exchange (several processes, gpustream) */
-  Mat              dinvmat; /* the operator and state the device inverse diagonal was taken from */
-  PetscObjectState dinvstate;
-  PetscBool        solving;
-  PetscMPIInt      size;
-  PetscInt         passes, launches, transfers, copies, allreduces, confirmations;
-  PetscLogDouble   logged;                      /* GSLoggedCopies() as the last solve began */
-  PetscInt         hostcopies;                  /* host-device vector copies of the last solve */
-  PetscInt         replace_every, replacements; /* r = b - A x every this many iterations (0: never) */
-  PetscBool        devscalars, ranahead;        /* option; the last solve computed omega and beta on the device */
-  PetscBool        sinspmv, sinspmvset, folded; /* UpdateS folded into SpMVDot3: option, whether given, last solve's */
-  PetscInt         discarded;                   /* launches of the iteration begun after the last */
-  GSResidualGap    gap;                         /* the true residual against the recursive one at convergence */
+  GSKSPBase     base;
+  PBFWork       work;
+  PetscBool     fused; /* the SpMVs run fused on the device (one-process gpustream operator) */
+  PetscBool     halo;  /* the SpMVs run fused on the device with the halo exchange (several processes, gpustream) */
+  PetscInt      confirmations;
+  PetscInt      replace_every, replacements; /* r = b - A x every this many iterations (0: never) */
+  PetscBool     devscalars, ranahead;        /* option; the last solve computed omega and beta on the device */
+  PetscBool     sinspmv, sinspmvset, folded; /* UpdateS folded into SpMVDot3: option, whether given, last solve's */
+  GSResidualGap gap;                         /* the true residual against the recursive one at convergence */
 } KSP_PIPEBCGSF;
 
 /* Whether a solve runs ahead with device scalars (KSPPIPEBCGSFSolveAhead_Private()) */
 static PetscBool KSPPIPEBCGSFAhead_Private(KSP_PIPEBCGSF *bf, PetscMPIInt size)
 {
-  return (PetscBool)(bf->devscalars && bf->fused && size == 1 && (bf->pc == GS_PC_NONE || bf->pc == GS_PC_JACOBI) && !bf->replace_every);
+  return (PetscBool)(bf->devscalars && bf->fused && size == 1 && (bf->base.pc == GS_PC_NONE || bf->base.pc == GS_PC_JACOBI) && !bf->replace_every);
 }
 
 /* Every device allocation of a solve with n local unknowns: the device copy of a gpustream operator (*dA NULL when it
    streams), the work vectors and the device scalars' buffers where the solve runs ahead. KSPSetUp() makes them, so
    that a failed allocation surfaces there, before KSPSolve() locks b (PETSc keeps that lock when a solver fails
-   inside); KSPSolve() calls it again, which allocates only what changed since. */
+   inside); KSPSolve() calls it again, which allocates only what changed since. Jacobi, and point-block Jacobi with
+   blocks of up to PBF_MAX_BS rows on one process, are fused. */
 static PetscErrorCode KSPPIPEBCGSFAllocate_Private(KSP ksp, Mat Amat, Mat Pmat, PetscInt n, GSDeviceMat *dA, GSDeviceMat *dB, GSHalo *halo)
 {
   KSP_PIPEBCGSF *bf   = (KSP_PIPEBCGSF *)ksp->data;
@@ -48,18 +39,13 @@ static PetscErrorCode KSPPIPEBCGSFAllocate_Private(KSP ksp, Mat Amat, Mat Pmat, 
   PetscMPIInt    size;
 
   PetscFunctionBegin;
-  *dA   = NULL;
-  *dB   = NULL;
-  *halo = NULL;
   PetscCallMPI(MPI_Comm_size(comm, &size));
-  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &jacobi));
-  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCPBJACOBI, &pbjacobi));
-  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &none));
-  PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATGPUSTREAM, &gs));
-  if (gs) PetscCall(MatGPUStreamGetDeviceMat(Amat, dA, dB, halo));
+  PetscCall(GSKSPGetDeviceOperator(ksp, Amat, dA, dB, halo));
   gs = (PetscBool)(*dA != NULL); /* a streamed matrix has no whole device CSR: MatMult() */
-  PetscCall(MatGetBlockSize(Pmat, &bs));
-  pbjacobi = (PetscBool)(pbjacobi && bs <= PBF_MAX_BS);
+  PetscCall(GSKSPGetPC(ksp, Pmat, &pc, &bs));
+  none     = (PetscBool)(pc == GS_PC_NONE);
+  jacobi   = (PetscBool)(pc == GS_PC_JACOBI);
+  pbjacobi = (PetscBool)(pc == GS_PC_PBJACOBI && bs <= PBF_MAX_BS);
   /* the device SpMVs apply no preconditioner but a fused (point-block) Jacobi: other PCs take the host path */
   bf->fused = (PetscBool)(gs && size == 1 && (none || jacobi || pbjacobi));
   bf->halo  = (PetscBool)(gs && size > 1 && (none || jacobi));
@@ -71,50 +57,12 @@ static PetscErrorCode KSPPIPEBCGSFAllocate_Private(KSP ksp, Mat Amat, Mat Pmat, 
     pc = GS_PC_PBJACOBI;
   else
     pc = GS_PC_APPLY;
-  if (bf->work && (bf->n != n || bf->pc != pc)) PetscCall(PBFWorkDestroy(&bf->work));
-  if (!bf->work) {
+  if (GSKSPWorkStale(ksp, n, pc, pc == GS_PC_PBJACOBI ? bs : 1, PETSC_FALSE)) {
+    PetscCall(PBFWorkDestroy(&bf->work));
     PetscCall(GSAllOK(comm, PBFWorkCreate(n, pc, &bf->work))); /* may fail on one process */
-    bf->n       = n;
-    bf->pc      = pc;
-    bf->dinvmat = NULL;
+    PetscCall(GSKSPSetWork(ksp, PBFWorkBase(bf->work), n, pc, pc == GS_PC_PBJACOBI ? bs : 1));
   }
   PetscCall(GSAllOK(comm, PBFWorkReserve(bf->work, bs, KSPPIPEBCGSFAhead_Private(bf, size))));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode KSPSetUp_PIPEBCGSF(KSP ksp)
-{
-  PetscFunctionBegin;
-  PetscCall(GSKSPSetUp(ksp, KSPPIPEBCGSFAllocate_Private, 3));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* The device allocations for the solve's vectors (see KSPPIPEBCGSFAllocate_Private()), and D^{-1} from the PC itself
-   when Jacobi or point-block Jacobi (blocks of up to PBF_MAX_BS rows) is fused */
-static PetscErrorCode KSPPIPEBCGSFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat, GSDeviceMat *dA, GSDeviceMat *dB, GSHalo *halo)
-{
-  KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
-  PetscInt       n, bs;
-
-  PetscFunctionBegin;
-  PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
-  PetscCall(KSPPIPEBCGSFAllocate_Private(ksp, Amat, Pmat, n, dA, dB, halo));
-  PetscCall(MatGetBlockSize(Pmat, &bs));
-  if (bf->pc == GS_PC_JACOBI || bf->pc == GS_PC_PBJACOBI) {
-    PetscObjectState state;
-    PetscCall(PetscObjectStateGet((PetscObject)Pmat, &state));
-    if (bf->dinvmat != Pmat || bf->dinvstate != state) {
-      PetscScalar *blk;
-      PetscCall(GSPCGetInverseBlocks(ksp->pc, bf->pc == GS_PC_PBJACOBI ? bs : 1, ksp->work[0], ksp->work[1], &blk));
-      if (bf->pc == GS_PC_PBJACOBI)
-        PetscCall(GSWorkSetBlocks(PBFWorkBase(bf->work), bs, blk));
-      else
-        PetscCall(GSWorkSetVec(PBFWorkBase(bf->work), PBF_DINV, blk));
-      PetscCall(PetscFree(blk));
-      bf->dinvmat   = Pmat;
-      bf->dinvstate = state;
-    }
-  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -125,13 +73,14 @@ static PetscErrorCode KSPPIPEBCGSFHostSpMV_Private(KSP ksp, Mat Amat, PBFVec in,
   Vec            X = ksp->work[0], XH = ksp->work[1], Y = ksp->work[2];
 
   PetscFunctionBegin;
+  if (bf->base.pc != GS_PC_APPLY) {
+    PetscCall(GSKSPHostMult(ksp, Amat, in, X, out, Y));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(GSWorkStore(PBFWorkBase(bf->work), in, X));
-  if (bf->pc == GS_PC_APPLY) {
-    PetscCall(PCApply(ksp->pc, X, XH));
-    PetscCall(GSWorkLoad(PBFWorkBase(bf->work), inh, XH));
-    PetscCall(KSP_MatMult(ksp, Amat, XH, Y));
-  } else
-    PetscCall(KSP_MatMult(ksp, Amat, X, Y));
+  PetscCall(PCApply(ksp->pc, X, XH));
+  PetscCall(GSWorkLoad(PBFWorkBase(bf->work), inh, XH));
+  PetscCall(KSP_MatMult(ksp, Amat, XH, Y));
   PetscCall(GSWorkLoad(PBFWorkBase(bf->work), out, Y));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -142,9 +91,9 @@ static PetscErrorCode KSPPIPEBCGSFReduce_Private(KSP ksp, PetscScalar s[PBF_NSUM
 
   PetscFunctionBegin;
   PetscCall(PBFReduce(bf->work, s));
-  if (bf->size > 1) {
+  if (bf->base.size > 1) {
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, s, PBF_NSUMS, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)ksp)));
-    bf->allreduces++;
+    bf->base.allreduces++;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -238,13 +187,110 @@ static PetscErrorCode KSPPIPEBCGSFSolveAhead_Private(KSP ksp, GSDeviceMat dA, Pe
     }
     if (ksp->reason) { /* counted as the default loop counts */
       PetscCall(GSWorkGetCounts(PBFWorkBase(bf->work), &l1, &t0, &c0));
-      bf->discarded = l1 - l0;
+      bf->base.discarded = l1 - l0;
       if (tested) i++;
       break;
     }
     if (i + 1 < ksp->max_it) PetscCall(PBFUpdateDevice(bf->work));
   }
   *its = i;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* r0 = b - A x0, on the host unless x0 = 0 (right preconditioning: x is the solution itself); r0* = p0 = r0, their
+   sums, and ||r0||. x is written back at the end, so a zero x0 is never set on the PETSc vector. */
+static PetscErrorCode KSPPIPEBCGSFStart_Private(KSP ksp, Mat Amat, PetscReal *dp)
+{
+  KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
+  GSWork         W  = PBFWorkBase(bf->work);
+  Vec            X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[2];
+
+  PetscFunctionBegin;
+  if (ksp->guess_zero) {
+    PetscCall(GSWorkZero(W, PBF_X));
+    PetscCall(GSWorkLoad(W, PBF_R, B));
+  } else {
+    PetscCall(KSP_MatMult(ksp, Amat, X, R));
+    PetscCall(VecAYPX(R, -1.0, B));
+    PetscCall(GSWorkLoad(W, PBF_X, X));
+    PetscCall(GSWorkLoad(W, PBF_R, R));
+  }
+  PetscCall(GSWorkNorm(W, PBF_R, PetscObjectComm((PetscObject)ksp), dp));
+  for (PBFVec v = PBF_R0; v <= PBF_P; v = (PBFVec)(v + 1)) PetscCall(GSWorkCopy(W, v, PBF_R));
+  PetscCall(PBFRDot(bf->work));
+  bf->base.solving  = PETSC_TRUE;
+  bf->confirmations = 0;
+  bf->replacements  = 0;
+  bf->gap.truenorm  = -1;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Residual replacement: r = b - A x, and p = r + beta (p - omega v) moved by the same correction so that it stays
+   built on the new r (replacing r alone slowed Pe-100 convection-diffusion by 25%); the sums of r need redoing */
+static PetscErrorCode KSPPIPEBCGSFReplace_Private(KSP ksp, Mat Amat)
+{
+  KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
+  GSWork         W  = PBFWorkBase(bf->work);
+  Vec            X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[2], D = ksp->work[0], P = ksp->work[1];
+
+  PetscFunctionBegin;
+  PetscCall(GSWorkStore(W, PBF_X, X));
+  PetscCall(KSP_MatMult(ksp, Amat, X, R));
+  PetscCall(VecAYPX(R, -1.0, B));
+  PetscCall(GSWorkStore(W, PBF_R, D));
+  PetscCall(VecAYPX(D, -1.0, R));
+  PetscCall(GSWorkStore(W, PBF_P, P));
+  PetscCall(VecAXPY(P, 1.0, D));
+  PetscCall(GSWorkLoad(W, PBF_R, R));
+  PetscCall(GSWorkLoad(W, PBF_P, P));
+  PetscCall(PBFRDot(bf->work));
+  bf->replacements++;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Iteration i of the loop with the host's scalars: v = A M^{-1} p and <v,r0*>; s = r - alpha v and <s,s>;
+   t = A M^{-1} s and its three sums (on several processes dB and halo split each SpMV around the halo exchange);
+   the Update, a replacement, the norm and the tests. stop: the loop ends at iteration i (x solves the system
+   exactly, or a breakdown) */
+static PetscErrorCode KSPPIPEBCGSFIterate_Private(KSP ksp, Mat Amat, GSDeviceMat dA, GSDeviceMat dB, GSHalo halo, PetscInt i, PetscBool *stop)
+{
+  KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
+  PetscScalar    s[PBF_NSUMS], omega, beta;
+
+  PetscFunctionBegin;
+  *stop = PETSC_TRUE;
+  if (bf->fused || bf->halo)
+    PetscCall(PBFSpMVDot1(bf->work, dA, dB, halo));
+  else {
+    PetscCall(KSPPIPEBCGSFHostSpMV_Private(ksp, Amat, PBF_P, PBF_PH, PBF_V));
+    PetscCall(PBFDot1(bf->work));
+  }
+  if (bf->base.size > 1) { /* alpha needs the global sums first: a second synchronization point */
+    PetscCall(KSPPIPEBCGSFReduce_Private(ksp, s));
+    PetscCall(PBFUpdateS(bf->work, PETSC_TRUE, s[PBF_VR0] != 0.0 ? s[PBF_RR0] / s[PBF_VR0] : 0.0));
+  } else
+    PetscCall(PBFUpdateS(bf->work, PETSC_FALSE, 0.0));
+  if (bf->fused || bf->halo)
+    PetscCall(PBFSpMVDot3(bf->work, dA, dB, halo));
+  else {
+    PetscCall(KSPPIPEBCGSFHostSpMV_Private(ksp, Amat, PBF_S, PBF_SH, PBF_T));
+    PetscCall(PBFDot3(bf->work));
+  }
+  PetscCall(KSPPIPEBCGSFReduce_Private(ksp, s));
+  if (KSPPIPEBCGSFCheck_Private(ksp, s)) {    /* s = 0: x + alpha M^{-1} p solves the system exactly */
+    PetscCall(PBFUpdate(bf->work, 0.0, 0.0)); /* alpha: the one UpdateS used, in device memory */
+    ksp->its    = i + 1;
+    ksp->rnorm  = 0.0;
+    ksp->reason = KSP_CONVERGED_ATOL;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (ksp->reason) PetscFunctionReturn(PETSC_SUCCESS);
+  omega = s[PBF_TS] / s[PBF_TT];
+  beta  = -s[PBF_TR0] / s[PBF_VR0];
+  PetscCall(PBFUpdate(bf->work, omega, beta));
+  if (bf->replace_every && (i + 1) % bf->replace_every == 0) PetscCall(KSPPIPEBCGSFReplace_Private(ksp, Amat));
+  PetscCall(KSPPIPEBCGSFConverged_Private(ksp, i, s, omega)); /* the norm formula cancels near convergence: confirmed with <r,r> */
+  *stop = PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -255,136 +301,39 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
   GSDeviceMat    dA = NULL, dB = NULL;
   GSHalo         halo = NULL;
   Vec            X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[2];
-  PetscScalar    s[PBF_NSUMS], omega, beta;
   PetscReal      dp;
-  PetscInt       i = 0, l0, t0, c0;
+  PetscInt       i = 0;
+  PetscBool      stop;
 
   PetscFunctionBegin;
-  PetscCheck(!ksp->transpose_solve, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPPIPEBCGSF has no transpose solve");
-  bf->logged = GSLoggedCopies();
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &bf->size));
-  PetscCall(PCGetOperators(ksp->pc, &Amat, &Pmat));
-  PetscCall(KSPPIPEBCGSFPrepare_Private(ksp, Amat, Pmat, &dA, &dB, &halo));
-
-  /* r0 = b - A x0, on the host unless x0 = 0 (right preconditioning: x is the solution itself); r0* = p0 = r0. x is
-     written back at the end, so a zero x0 is never set on the PETSc vector. */
-  if (ksp->guess_zero) {
-    PetscCall(GSWorkZero(PBFWorkBase(bf->work), PBF_X));
-    PetscCall(GSWorkLoad(PBFWorkBase(bf->work), PBF_R, B));
-  } else {
-    PetscCall(KSP_MatMult(ksp, Amat, X, R));
-    PetscCall(VecAYPX(R, -1.0, B));
-    PetscCall(GSWorkLoad(PBFWorkBase(bf->work), PBF_X, X));
-    PetscCall(GSWorkLoad(PBFWorkBase(bf->work), PBF_R, R));
-  }
-  PetscCall(GSWorkNorm(PBFWorkBase(bf->work), PBF_R, PetscObjectComm((PetscObject)ksp), &dp));
-  for (PBFVec v = PBF_R0; v <= PBF_P; v = (PBFVec)(v + 1)) PetscCall(GSWorkCopy(PBFWorkBase(bf->work), v, PBF_R));
-  PetscCall(PBFRDot(bf->work));
-  bf->solving       = PETSC_TRUE;
-  bf->allreduces    = 0;
-  bf->confirmations = 0;
-  bf->replacements  = 0;
-  bf->gap.truenorm  = -1;
-
+  PetscCall(GSKSPSolveBegin(ksp, &Amat, &Pmat, &dA, &dB, &halo));
+  PetscCall(KSPPIPEBCGSFStart_Private(ksp, Amat, &dp));
   ksp->its   = 0;
   ksp->rnorm = ksp->normtype == KSP_NORM_NONE ? 0.0 : dp;
   PetscCall(KSPLogResidualHistory(ksp, ksp->rnorm));
   PetscCall(KSPMonitor(ksp, 0, ksp->rnorm));
   PetscCall((*ksp->converged)(ksp, 0, ksp->rnorm, &ksp->reason, ksp->cnvP));
-  PetscCall(GSWorkGetCounts(PBFWorkBase(bf->work), &l0, &t0, &c0));
+  PetscCall(GSKSPIterationsBegin(ksp));
   PetscCall(PetscLogEventBegin(PBF_Iterations, ksp, 0, 0, 0));
-  bf->ranahead  = KSPPIPEBCGSFAhead_Private(bf, bf->size);
-  bf->folded    = bf->sinspmvset ? bf->sinspmv : (PetscBool)(bf->n <= (bf->pc == GS_PC_JACOBI ? PBF_FOLD_ROWS_JACOBI : PBF_FOLD_ROWS));
-  bf->discarded = 0;
-  if (bf->ranahead && !ksp->reason)
-    PetscCall(KSPPIPEBCGSFSolveAhead_Private(ksp, dA, &i));
-  else
-    i = 0;
+  bf->ranahead = KSPPIPEBCGSFAhead_Private(bf, bf->base.size);
+  bf->folded   = bf->sinspmvset ? bf->sinspmv : (PetscBool)(bf->base.n <= (bf->base.pc == GS_PC_JACOBI ? PBF_FOLD_ROWS_JACOBI : PBF_FOLD_ROWS));
+  if (bf->ranahead && !ksp->reason) PetscCall(KSPPIPEBCGSFSolveAhead_Private(ksp, dA, &i));
   for (; !ksp->reason; i++) {
     if (i == ksp->max_it) {
       ksp->reason = KSP_DIVERGED_ITS;
       break;
     }
-    /* v = A M^{-1} p and <v,r0*>; s = r - alpha v and <s,s>; t = A M^{-1} s and its three sums (on several
-       processes dB and halo split each SpMV around the halo exchange) */
-    if (bf->fused || bf->halo)
-      PetscCall(PBFSpMVDot1(bf->work, dA, dB, halo));
-    else {
-      PetscCall(KSPPIPEBCGSFHostSpMV_Private(ksp, Amat, PBF_P, PBF_PH, PBF_V));
-      PetscCall(PBFDot1(bf->work));
-    }
-    if (bf->size > 1) { /* alpha needs the global sums first: a second synchronization point */
-      PetscCall(KSPPIPEBCGSFReduce_Private(ksp, s));
-      PetscCall(PBFUpdateS(bf->work, PETSC_TRUE, s[PBF_VR0] != 0.0 ? s[PBF_RR0] / s[PBF_VR0] : 0.0));
-    } else
-      PetscCall(PBFUpdateS(bf->work, PETSC_FALSE, 0.0));
-    if (bf->fused || bf->halo)
-      PetscCall(PBFSpMVDot3(bf->work, dA, dB, halo));
-    else {
-      PetscCall(KSPPIPEBCGSFHostSpMV_Private(ksp, Amat, PBF_S, PBF_SH, PBF_T));
-      PetscCall(PBFDot3(bf->work));
-    }
-    PetscCall(KSPPIPEBCGSFReduce_Private(ksp, s));
-    if (KSPPIPEBCGSFCheck_Private(ksp, s)) {    /* s = 0: x + alpha M^{-1} p solves the system exactly */
-      PetscCall(PBFUpdate(bf->work, 0.0, 0.0)); /* alpha: the one UpdateS used, in device memory */
-      ksp->its    = i + 1;
-      ksp->rnorm  = 0.0;
-      ksp->reason = KSP_CONVERGED_ATOL;
-      break;
-    }
-    if (ksp->reason) break;
-    omega = s[PBF_TS] / s[PBF_TT];
-    beta  = -s[PBF_TR0] / s[PBF_VR0];
-    PetscCall(PBFUpdate(bf->work, omega, beta));
-    if (bf->replace_every && (i + 1) % bf->replace_every == 0) {
-      /* r = b - A x, and p = r + beta (p - omega v) moved by the same correction so that it stays built on the
-         new r (replacing r alone slowed Pe-100 convection-diffusion by 25%); the sums of r need redoing */
-      Vec D = ksp->work[0], P = ksp->work[1];
-      PetscCall(GSWorkStore(PBFWorkBase(bf->work), PBF_X, X));
-      PetscCall(KSP_MatMult(ksp, Amat, X, R));
-      PetscCall(VecAYPX(R, -1.0, B));
-      PetscCall(GSWorkStore(PBFWorkBase(bf->work), PBF_R, D));
-      PetscCall(VecAYPX(D, -1.0, R));
-      PetscCall(GSWorkStore(PBFWorkBase(bf->work), PBF_P, P));
-      PetscCall(VecAXPY(P, 1.0, D));
-      PetscCall(GSWorkLoad(PBFWorkBase(bf->work), PBF_R, R));
-      PetscCall(GSWorkLoad(PBFWorkBase(bf->work), PBF_P, P));
-      PetscCall(PBFRDot(bf->work));
-      bf->replacements++;
-    }
-    PetscCall(KSPPIPEBCGSFConverged_Private(ksp, i, s, omega)); /* the norm formula cancels near convergence: confirmed with <r,r> */
+    PetscCall(KSPPIPEBCGSFIterate_Private(ksp, Amat, dA, dB, halo, i, &stop));
+    if (stop) break;
   }
   PetscCall(PetscLogEventEnd(PBF_Iterations, ksp, 0, 0, 0));
-  {
-    PetscInt l1, t1, c1;
-    PetscCall(GSWorkGetCounts(PBFWorkBase(bf->work), &l1, &t1, &c1));
-    bf->passes    = i;
-    bf->launches  = l1 - l0 - bf->discarded;
-    bf->transfers = t1 - t0;
-    bf->copies    = c1 - c0;
-  }
-  PetscCall(GSWorkStore(PBFWorkBase(bf->work), PBF_X, X));
-  bf->solving    = PETSC_FALSE;
-  bf->hostcopies = (PetscInt)(GSLoggedCopies() - bf->logged);
+  PetscCall(GSKSPIterationsEnd(ksp, i));
+  PetscCall(GSKSPSolveEnd(ksp, PETSC_TRUE));
   if (bf->gap.check && ksp->reason > 0 && ksp->normtype != KSP_NORM_NONE) { /* right preconditioning: ||b - A x|| */
     PetscCall(KSP_MatMult(ksp, Amat, X, R));
     PetscCall(VecAYPX(R, -1.0, B));
     PetscCall(VecNorm(R, NORM_2, &bf->gap.truenorm));
   }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode KSPBuildSolution_PIPEBCGSF(KSP ksp, Vec v, Vec *V)
-{
-  KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
-
-  PetscFunctionBegin;
-  if (bf->solving) PetscCall(GSWorkStore(PBFWorkBase(bf->work), PBF_X, ksp->vec_sol));
-  if (v) {
-    PetscCall(VecCopy(ksp->vec_sol, v));
-    if (V) *V = v;
-  } else if (V)
-    *V = ksp->vec_sol;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -403,20 +352,15 @@ static PetscErrorCode KSPView_PIPEBCGSF(KSP ksp, PetscViewer viewer)
   else
     PetscCall(PetscViewerASCIIPrintf(viewer, "  no residual replacement\n"));
   PetscCall(GSResidualGapView(&bf->gap, ksp, viewer));
-  if (!bf->work || !bf->passes) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  SpMV: %s; preconditioner: %s\n",
-                                   bf->fused ? "fused gpustream device kernels" : (bf->halo ? "fused gpustream device kernels, the halo exchange overlapping the diagonal block" : "MatMult of the operator, vectors staged through the host"),
-                                   bf->pc == GS_PC_JACOBI ? "jacobi fused into the kernels" : (bf->pc == GS_PC_PBJACOBI ? "point-block jacobi fused into the kernels" : (bf->pc == GS_PC_NONE ? "none" : "applied on the host to p and s"))));
-  {
-    const double l = (double)bf->launches / (double)bf->passes, t = (double)bf->transfers / (double)bf->passes, c = (double)bf->copies / (double)bf->passes;
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  per iteration: %.3g %s, %.3g %s, %.3g %s\n", l, GSNounReal(l, 3, "kernel launch", "kernel launches"), t, GSNounReal(t, 3, "device-to-host reduction", "device-to-host reductions"), c,
-                                     GSNounReal(c, 3, "vector copy", "vector copies")));
-  }
-  PetscCall(GSHostCopiesView(viewer, bf->hostcopies));
-  if (bf->size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  MPI_Allreduce calls per iteration: %.3g\n", (double)bf->allreduces / (double)bf->passes));
+  if (!bf->work || !bf->base.passes) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(
+      PetscViewerASCIIPrintf(viewer, "  SpMV: %s; preconditioner: %s\n",
+                             bf->fused ? "fused gpustream device kernels" : (bf->halo ? "fused gpustream device kernels, the halo exchange overlapping the diagonal block" : "MatMult of the operator, vectors staged through the host"),
+                             bf->base.pc == GS_PC_JACOBI ? "jacobi fused into the kernels" : (bf->base.pc == GS_PC_PBJACOBI ? "point-block jacobi fused into the kernels" : (bf->base.pc == GS_PC_NONE ? "none" : "applied on the host to p and s"))));
+  PetscCall(GSKSPViewCounts(ksp, viewer));
   if (bf->ranahead)
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  omega and beta computed on the device, the host testing convergence while the next SpMVs run; %" PetscInt_FMT " %s begun after the last iteration %s dropped\n", bf->discarded,
-                                     GSNoun(bf->discarded, "launch", "launches"), GSNoun(bf->discarded, "was", "were")));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  omega and beta computed on the device, the host testing convergence while the next SpMVs run; %" PetscInt_FMT " %s begun after the last iteration %s dropped\n", bf->base.discarded,
+                                     GSNoun(bf->base.discarded, "launch", "launches"), GSNoun(bf->base.discarded, "was", "were")));
   if (bf->ranahead)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  s = r - alpha v %s (-ksp_pipebcgsf_s_in_spmv %s)\n", bf->folded ? "formed inside the second SpMV (s of each column from r and v)" : "formed by its own kernel before the second SpMV",
                                      bf->sinspmvset ? (bf->sinspmv ? "true" : "false") : "auto"));
@@ -458,9 +402,7 @@ static PetscErrorCode KSPReset_PIPEBCGSF(KSP ksp)
 
   PetscFunctionBegin;
   PetscCall(PBFWorkDestroy(&bf->work));
-  bf->n       = 0;
-  bf->dinvmat = NULL;
-  bf->passes  = 0;
+  PetscCall(GSKSPResetBase(ksp));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -529,27 +471,15 @@ static PetscErrorCode KSPDestroy_PIPEBCGSF(KSP ksp)
 M*/
 PETSC_EXTERN PetscErrorCode KSPCreate_PIPEBCGSF(KSP ksp)
 {
-  KSP_PIPEBCGSF *bf;
+  static const GSKSPOps ops = {"KSPPIPEBCGSF", KSPSolve_PIPEBCGSF, KSPView_PIPEBCGSF, KSPSetFromOptions_PIPEBCGSF, KSPReset_PIPEBCGSF, KSPDestroy_PIPEBCGSF, NULL, NULL, KSPPIPEBCGSFAllocate_Private, 3};
+  KSP_PIPEBCGSF        *bf;
 
   PetscFunctionBegin;
-  PetscCall(PetscNew(&bf));
-  ksp->data = (void *)bf;
-  PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_RIGHT, 2));
-  PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NONE, PC_RIGHT, 1));
-  PetscCall(GSRightPCCreate(ksp));
-#if defined(GPUSTREAM_PETSC_KSP_GUESS_NOT_READ)
-  ksp->guess_not_read = PETSC_TRUE; /* a zero initial guess is never read: x is written at the end */
-#endif
-  ksp->ops->setup          = KSPSetUp_PIPEBCGSF;
-  ksp->ops->solve          = KSPSolve_PIPEBCGSF;
-  ksp->ops->destroy        = KSPDestroy_PIPEBCGSF;
-  ksp->ops->view           = KSPView_PIPEBCGSF;
-  ksp->ops->reset          = KSPReset_PIPEBCGSF;
-  ksp->ops->buildsolution  = KSPBuildSolution_PIPEBCGSF;
-  ksp->ops->setfromoptions = KSPSetFromOptions_PIPEBCGSF;
-  ksp->setupnewmatrix      = PETSC_TRUE; /* KSPSetUp_PIPEBCGSF() for each new operator */
-  bf->devscalars           = PETSC_TRUE;
-  bf->sinspmv              = PETSC_TRUE;
+  PetscCall(GSKSPCreate(ksp, sizeof(KSP_PIPEBCGSF), PC_RIGHT, &ops));
+  bf             = (KSP_PIPEBCGSF *)ksp->data;
+  bf->base.x     = PBF_X;
+  bf->devscalars = PETSC_TRUE;
+  bf->sinspmv    = PETSC_TRUE;
   PetscCall(GSResidualGapInit(&bf->gap, "pipebcgsf"));
   PetscCall(KSPConvergedReasonViewSet(ksp, GSResidualGapReasonView, &bf->gap, NULL));
   PetscFunctionReturn(PETSC_SUCCESS);

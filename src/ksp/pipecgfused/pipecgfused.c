@@ -6,30 +6,20 @@
    (w = A p and the sums of <p,w>, <w,D^{-1}w>) and Reduce; or one kernel, Step, doing both. With z = D^{-1} r,
    A-conjugacy gives <r_{i+1}, z_{i+1}> = alpha_i^2 <w_i, D^{-1} w_i> - <r_i, z_i>, so beta_i is known before r_{i+1}
    exists. */
-#include <petsc/private/kspimpl.h>
 #include "pipecgfusedimpl.h"
+#include "../common/base.h"
 #include "../common/residualgap.h"
-#include "../common/setup.h"
 #include "../common/pcblocks.h"
 
 typedef struct {
-  PCGFWork         work;
-  PetscInt         n;       /* local size the work vectors were made for */
-  GSKSPPC          pc;      /* none, Jacobi fused into the kernels, or any PC applied on the host */
-  Mat              dinvmat; /* the operator and state the device inverse diagonal was taken from */
-  PetscObjectState dinvstate;
-  PetscBool        fusedspmv;  /* last solve ran the SpMV on the device (gpustream operator) */
-  PetscBool        devscalars; /* alpha and beta computed on the device, the host one iteration behind (option) */
-  PetscInt         onekernel;  /* with device scalars, Update and SpMV in one kernel an iteration: 0 never, 1 always, 2 auto */
-  PetscBool        stepped;    /* the last solve ran so */
-  PetscBool        ranahead;   /* the last solve ran so (devscalars, and the solve was eligible) */
-  PetscBool        ahead;      /* while iterating ahead: iteration k+1 is begun, x_{k+1} in the making */
-  PetscInt         discarded;  /* kernel launches of the iteration begun before the host knew to stop */
-  PetscBool        solving;    /* device x is newer than ksp->vec_sol */
-  PetscMPIInt      size;
-  PetscInt         passes, launches, transfers, copies, allreduces; /* counted over the iteration loop of the last solve */
-  PetscLogDouble   logged;                                          /* GSLoggedCopies() as the last solve began */
-  PetscInt         hostcopies;                                      /* host-device vector copies of the last solve */
+  GSKSPBase base;
+  PCGFWork  work;
+  PetscBool fusedspmv;  /* last solve ran the SpMV on the device (gpustream operator) */
+  PetscBool devscalars; /* alpha and beta computed on the device, the host one iteration behind (option) */
+  PetscInt  onekernel;  /* with device scalars, Update and SpMV in one kernel an iteration: 0 never, 1 always, 2 auto */
+  PetscBool stepped;    /* the last solve ran so */
+  PetscBool ranahead;   /* the last solve ran so (devscalars, and the solve was eligible) */
+  PetscBool ahead;      /* while iterating ahead: iteration k+1 is begun, x_{k+1} in the making (base.x: PCGF_XPREV) */
   /* attainable accuracy */
   PetscInt      replace_every; /* replace r by b - A x every this many iterations (0: never) */
   PetscBool     replace_auto;  /* replace when the estimated residual gap crosses sqrt(eps) ||r|| */
@@ -59,17 +49,17 @@ static PetscErrorCode KSPPIPECGFUSEDPCKind_Private(KSP ksp, Mat Amat, Mat Pmat, 
 {
   KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
   PetscBool        jacobi, pbjacobi, none;
+  GSKSPPC          kind;
   MatNullSpace     nsp;
   PetscMPIInt      size;
 
   PetscFunctionBegin;
   PetscCall(MatGetNullSpace(Amat, &nsp));
-  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &jacobi));
-  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCPBJACOBI, &pbjacobi));
-  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &none));
-  PetscCall(MatGetBlockSize(Pmat, bs));
+  PetscCall(GSKSPGetPC(ksp, Pmat, &kind, bs));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
-  pbjacobi = (PetscBool)(pbjacobi && size == 1 && *bs <= PCGF_MAX_BS && !cg->overlap);
+  none     = (PetscBool)(kind == GS_PC_NONE);
+  jacobi   = (PetscBool)(kind == GS_PC_JACOBI);
+  pbjacobi = (PetscBool)(kind == GS_PC_PBJACOBI && size == 1 && *bs <= PCGF_MAX_BS && !cg->overlap);
   if (nsp)
     *pc = GS_PC_APPLY;
   else if (jacobi || (pbjacobi && *bs == 1))
@@ -103,64 +93,22 @@ static PetscErrorCode KSPPIPECGFUSEDAllocate_Private(KSP ksp, Mat Amat, Mat Pmat
 {
   KSP_PIPECGFUSED *cg   = (KSP_PIPECGFUSED *)ksp->data;
   MPI_Comm         comm = PetscObjectComm((PetscObject)ksp);
-  PetscBool        gs, ahead, overlap = (PetscBool)(cg->overlap && !cg->replace_every && !cg->replace_auto);
+  PetscBool        ahead, overlap = (PetscBool)(cg->overlap && !cg->replace_every && !cg->replace_auto);
   GSKSPPC          pc = GS_PC_NONE;
   PetscInt         bs = 1;
   PetscMPIInt      size;
 
   PetscFunctionBegin;
-  *dA   = NULL;
-  *dB   = NULL;
-  *halo = NULL;
-  PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATGPUSTREAM, &gs));
-  if (gs) PetscCall(MatGPUStreamGetDeviceMat(Amat, dA, dB, halo));
+  PetscCall(GSKSPGetDeviceOperator(ksp, Amat, dA, dB, halo));
   PetscCall(KSPPIPECGFUSEDPCKind_Private(ksp, Amat, Pmat, &pc, &bs));
-  if (cg->work && (cg->n != n || cg->pc != pc)) PetscCall(PCGFWorkDestroy(&cg->work));
-  if (!cg->work) {
+  if (GSKSPWorkStale(ksp, n, pc, pc == GS_PC_PBJACOBI ? bs : 1, PETSC_FALSE)) {
+    PetscCall(PCGFWorkDestroy(&cg->work));
     PetscCall(GSAllOK(comm, PCGFWorkCreate(n, pc, &cg->work))); /* may fail on one process */
-    cg->n       = n;
-    cg->pc      = pc;
-    cg->dinvmat = NULL;
+    PetscCall(GSKSPSetWork(ksp, PCGFWorkBase(cg->work), n, pc, pc == GS_PC_PBJACOBI ? bs : 1));
   }
   PetscCallMPI(MPI_Comm_size(comm, &size));
   ahead = KSPPIPECGFUSEDAhead_Private(cg, size, *dA, pc);
   PetscCall(GSAllOK(comm, PCGFWorkReserve(cg->work, bs, (PetscBool)(cg->replace_auto && !cg->overlap), ahead, (PetscBool)(ahead && KSPPIPECGFUSEDStepped_Private(cg, n)), overlap)));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode KSPSetUp_PIPECGFUSED(KSP ksp)
-{
-  PetscFunctionBegin;
-  PetscCall(GSKSPSetUp(ksp, KSPPIPECGFUSEDAllocate_Private, 5));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* The device allocations for the solve's vectors (see KSPPIPECGFUSEDAllocate_Private()), and D^{-1} taken from the PC
-   itself so PCJACOBI's and PCPBJACOBI's own options hold */
-static PetscErrorCode KSPPIPECGFUSEDPrepare_Private(KSP ksp, Mat Amat, Mat Pmat, GSDeviceMat *dA, GSDeviceMat *dB, GSHalo *halo)
-{
-  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
-  PetscInt         n, bs;
-
-  PetscFunctionBegin;
-  PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
-  PetscCall(KSPPIPECGFUSEDAllocate_Private(ksp, Amat, Pmat, n, dA, dB, halo));
-  PetscCall(MatGetBlockSize(Pmat, &bs));
-  if (cg->pc == GS_PC_JACOBI || cg->pc == GS_PC_PBJACOBI) {
-    PetscObjectState state;
-    PetscCall(PetscObjectStateGet((PetscObject)Pmat, &state));
-    if (cg->dinvmat != Pmat || cg->dinvstate != state) {
-      PetscScalar *blk;
-      PetscCall(GSPCGetInverseBlocks(ksp->pc, cg->pc == GS_PC_PBJACOBI ? bs : 1, ksp->work[0], ksp->work[1], &blk));
-      if (cg->pc == GS_PC_PBJACOBI)
-        PetscCall(GSWorkSetBlocks(PCGFWorkBase(cg->work), bs, blk));
-      else
-        PetscCall(GSWorkSetVec(PCGFWorkBase(cg->work), PCGF_DINV, blk));
-      PetscCall(PetscFree(blk));
-      cg->dinvmat   = Pmat;
-      cg->dinvstate = state;
-    }
-  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -295,30 +243,24 @@ static PetscErrorCode KSPPIPECGFUSEDAutoCheck_Private(KSP ksp, Mat Amat, PCGFAut
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* After the iteration loop: its counts, x back to the host, the true residual check */
-static PetscErrorCode KSPPIPECGFUSEDFinish_Private(KSP ksp, Mat Amat, PetscInt l0, PetscInt t0, PetscInt c0)
+/* After the iteration loop (base.passes of them): its counts, x back to the host, the true residual check */
+static PetscErrorCode KSPPIPECGFUSEDFinish_Private(KSP ksp, Mat Amat)
 {
   KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
-  PetscInt         l1, t1, c1;
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventEnd(PCGF_Iterations, ksp, 0, 0, 0));
-  PetscCall(GSWorkGetCounts(PCGFWorkBase(cg->work), &l1, &t1, &c1));
-  cg->launches  = l1 - l0 - cg->discarded;
-  cg->transfers = t1 - t0;
-  cg->copies    = c1 - c0;
-  if (cg->solving) PetscCall(GSWorkStore(PCGFWorkBase(cg->work), PCGF_X, ksp->vec_sol));
-  cg->solving    = PETSC_FALSE;
-  cg->hostcopies = (PetscInt)(GSLoggedCopies() - cg->logged);
+  PetscCall(GSKSPIterationsEnd(ksp, cg->base.passes));
+  PetscCall(GSKSPSolveEnd(ksp, PETSC_TRUE));
   if (cg->gap.check && ksp->reason > 0 && ksp->normtype != KSP_NORM_NONE && cg->gap.truenorm < 0) PetscCall(KSPPIPECGFUSEDTrueNorm_Private(ksp, Amat, &cg->gap.truenorm));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* Ghysels and Vanroose's pipelined CG (the recurrences of KSPPIPECG) with all vector updates in one kernel: the sums
    of an iteration travel in one MPI_Iallreduce while m = M^{-1} w and n = A m are computed */
-/* The set-up (r, u, w, m, n on the host, then loaded) is left out of the counts l0, t0, c0 and of the iterations event,
-   as in the default loop */
-static PetscErrorCode KSPPIPECGFUSEDSolveOverlap_Private(KSP ksp, Mat Amat, GSDeviceMat dA, GSDeviceMat dB, GSHalo halo, PetscInt *l0, PetscInt *t0, PetscInt *c0)
+/* The set-up (r, u, w, m, n on the host, then loaded) is left out of the iterations' counts (GSKSPIterationsBegin())
+   and of the iterations event, as in the default loop */
+static PetscErrorCode KSPPIPECGFUSEDSolveOverlap_Private(KSP ksp, Mat Amat, GSDeviceMat dA, GSDeviceMat dB, GSHalo halo)
 {
   KSP_PIPECGFUSED *cg   = (KSP_PIPECGFUSED *)ksp->data;
   MPI_Comm         comm = PetscObjectComm((PetscObject)ksp);
@@ -354,7 +296,7 @@ static PetscErrorCode KSPPIPECGFUSEDSolveOverlap_Private(KSP ksp, Mat Amat, GSDe
   PetscCall(KSPMonitor(ksp, 0, dp));
   PetscCall((*ksp->converged)(ksp, 0, dp, &ksp->reason, ksp->cnvP));
   if (ksp->reason) { /* no iteration: an empty event, which the caller ends */
-    PetscCall(GSWorkGetCounts(PCGFWorkBase(cg->work), l0, t0, c0));
+    PetscCall(GSKSPIterationsBegin(ksp));
     PetscCall(PetscLogEventBegin(PCGF_Iterations, ksp, 0, 0, 0));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -369,8 +311,8 @@ static PetscErrorCode KSPPIPECGFUSEDSolveOverlap_Private(KSP ksp, Mat Amat, GSDe
   for (PCGFVec v = PCGF_Z; v <= PCGF_S; v = (PCGFVec)(v + 1))
     if (v == PCGF_Z || v == PCGF_Q || v == PCGF_S) PetscCall(GSWorkSetVec(PCGFWorkBase(cg->work), v, NULL));
   PetscCall(GSWorkSetVec(PCGFWorkBase(cg->work), PCGF_P, NULL));
-  cg->solving = PETSC_TRUE;
-  PetscCall(GSWorkGetCounts(PCGFWorkBase(cg->work), l0, t0, c0));
+  cg->base.solving = PETSC_TRUE;
+  PetscCall(GSKSPIterationsBegin(ksp));
   PetscCall(PetscLogEventBegin(PCGF_Iterations, ksp, 0, 0, 0));
 
   for (i = 0;; i++) {
@@ -411,22 +353,19 @@ static PetscErrorCode KSPPIPECGFUSEDSolveOverlap_Private(KSP ksp, Mat Amat, GSDe
     PetscCall(PCGFReduce(cg->work, s));
     {
       MPI_Request req = MPI_REQUEST_NULL;
-      if (cg->size > 1) {
+      if (cg->base.size > 1) {
         PetscCallMPI(MPI_Iallreduce(MPI_IN_PLACE, s, PCGF_NSUMS, MPIU_SCALAR, MPIU_SUM, comm, &req));
-        cg->allreduces++;
+        cg->base.allreduces++;
       }
-      if (cg->pc == GS_PC_APPLY) { /* m = M^{-1} w on the host */
+      if (cg->base.pc == GS_PC_APPLY) { /* m = M^{-1} w on the host */
         PetscCall(GSWorkStore(PCGFWorkBase(cg->work), PCGF_W, W));
         PetscCall(KSP_PCApply(ksp, W, M));
         PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_M, M));
       }
       if (dA)
         PetscCall(PCGFSpMVN(cg->work, dA, dB, halo));
-      else {
-        PetscCall(GSWorkStore(PCGFWorkBase(cg->work), PCGF_M, M));
-        PetscCall(KSP_MatMult(ksp, Amat, M, N));
-        PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_N, N));
-      }
+      else
+        PetscCall(GSKSPHostMult(ksp, Amat, PCGF_M, M, PCGF_N, N));
       PetscCallMPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
     }
     gammaold = gamma;
@@ -434,7 +373,7 @@ static PetscErrorCode KSPPIPECGFUSEDSolveOverlap_Private(KSP ksp, Mat Amat, GSDe
     gamma    = s[PCGF_RZ];
     delta    = s[PCGF_PW];
   }
-  cg->passes = i + 1;
+  cg->base.passes = i + 1;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -509,12 +448,13 @@ static PetscErrorCode KSPPIPECGFUSEDSolveAhead_Private(KSP ksp, GSDeviceMat dA)
 
   PetscFunctionBegin;
   PetscCall(PCGFWorkSetDeviceScalars(cg->work));
-  cg->stepped = KSPPIPECGFUSEDStepped_Private(cg, cg->n);
+  cg->stepped = KSPPIPECGFUSEDStepped_Private(cg, cg->base.n);
   if (cg->stepped) PetscCall(PCGFWorkSetStep(cg->work));
   PetscCall(KSPPIPECGFUSEDIterate_Private(ksp, dA, 0));
   for (k = 0;; k++) {
     PetscCall(GSWorkGetCounts(PCGFWorkBase(cg->work), &l0, &t0, &c0));
-    cg->ahead = (PetscBool)(k < ksp->max_it);
+    cg->ahead  = (PetscBool)(k < ksp->max_it);
+    cg->base.x = cg->ahead ? PCGF_XPREV : PCGF_X;
     if (cg->ahead) PetscCall(KSPPIPECGFUSEDIterate_Private(ksp, dA, k + 1));
     if (k < ksp->max_it)
       PetscCall(PCGFReduceSlot(cg->work, k % 2, s));
@@ -528,10 +468,94 @@ static PetscErrorCode KSPPIPECGFUSEDSolveAhead_Private(KSP ksp, GSDeviceMat dA)
   if (cg->ahead) { /* drop iteration k+1 */
     PetscCall(PCGFWorkRevertX(cg->work));
     PetscCall(GSWorkGetCounts(PCGFWorkBase(cg->work), &l1, &t0, &c0));
-    cg->discarded = l1 - l0;
-    cg->ahead     = PETSC_FALSE;
+    cg->base.discarded = l1 - l0;
+    cg->ahead          = PETSC_FALSE;
+    cg->base.x         = PCGF_X;
   }
-  cg->passes = k + 1;
+  cg->base.passes = k + 1;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* r = b - A x on the host, once; then everything moves to the device. x is written back at the end, so a zero x0
+   is never set on the PETSc vector. */
+static PetscErrorCode KSPPIPECGFUSEDStart_Private(KSP ksp, Mat Amat, PCGFAuto *est)
+{
+  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
+  GSWork           W  = PCGFWorkBase(cg->work);
+  Vec              X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[0], Q = ksp->work[2];
+
+  PetscFunctionBegin;
+  if (ksp->guess_zero) {
+    PetscCall(GSWorkLoad(W, PCGF_R, B));
+    PetscCall(GSWorkSetVec(W, PCGF_X, NULL));
+  } else {
+    PetscCall(KSP_MatMult(ksp, Amat, X, R));
+    PetscCall(VecAYPX(R, -1.0, B));
+    PetscCall(GSWorkLoad(W, PCGF_R, R));
+    PetscCall(GSWorkLoad(W, PCGF_X, X));
+  }
+  if (cg->base.pc == GS_PC_APPLY) { /* z = M^{-1} r; its recurrence then needs q = M^{-1} w every iteration */
+    PetscCall(KSP_PCApply(ksp, ksp->guess_zero ? B : R, Q));
+    PetscCall(GSWorkLoad(W, PCGF_Z, Q));
+    PetscCall(GSWorkSetVec(W, PCGF_Q, NULL));
+  }
+  PetscCall(GSWorkSetVec(W, PCGF_P, NULL));
+  PetscCall(GSWorkSetVec(W, PCGF_W, NULL));
+  PetscCall(PCGFWorkSetNorms(cg->work, cg->replace_auto));
+  if (cg->replace_auto) PetscCall(KSPPIPECGFUSEDAutoInit_Private(ksp, Amat, est));
+  cg->base.solving = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Residual replacement at iteration k: x_k first (with the last alpha), then r_k = b - A x_k, then p_k = z_k + beta
+   p_{k-1} with the classical beta = <r_k,z_k> / <r_{k-1},z_{k-1}> (rzold; 0 to restart): the recurrence for beta
+   assumes r_k = r_{k-1} - alpha w_{k-1}, which the replacement breaks by as much as r_k itself late in the solve */
+static PetscErrorCode KSPPIPECGFUSEDReplace_Private(KSP ksp, Mat Amat, PetscScalar alpha, PetscScalar rzold, PetscBool restart, PCGFAuto *est)
+{
+  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
+  GSWork           W  = PCGFWorkBase(cg->work);
+  Vec              X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[0], Q = ksp->work[2];
+  PetscScalar      s[PCGF_NALL];
+
+  PetscFunctionBegin;
+  PetscCall(PCGFUpdateX(cg->work, alpha));
+  PetscCall(GSWorkStore(W, PCGF_X, X));
+  PetscCall(KSP_MatMult(ksp, Amat, X, R));
+  PetscCall(VecAYPX(R, -1.0, B));
+  PetscCall(GSWorkLoad(W, PCGF_R, R));
+  if (cg->base.pc == GS_PC_APPLY) {
+    PetscCall(KSP_PCApply(ksp, R, Q));
+    PetscCall(GSWorkLoad(W, PCGF_Z, Q));
+  }
+  PetscCall(PCGFSums(cg->work, KSP_NORM_NONE));
+  PetscCall(PCGFReduce(cg->work, s));
+  if (cg->base.size > 1) PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, s, PCGF_NSUMS, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)ksp)));
+  PetscCall(PCGFUpdate(cg->work, 0.0, restart ? 0.0 : s[PCGF_RZ] / rzold, ksp->normtype));
+  if (cg->replace_auto) PetscCall(KSPPIPECGFUSEDAutoReset_Private(est, X));
+  cg->replacements++;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* w = A p and the SpMV stage's sums: fused on the device (dA), else through MatMult() on the host; with a PC applied
+   on the host, q = M^{-1} w there too, and the sums from w and q */
+static PetscErrorCode KSPPIPECGFUSEDSpMVStage_Private(KSP ksp, Mat Amat, GSDeviceMat dA, GSDeviceMat dB, GSHalo halo)
+{
+  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
+  GSWork           Wk = PCGFWorkBase(cg->work);
+  /* P (host staging of p) shares its work vector with R, which the stage never needs */
+  Vec P = ksp->work[0], W = ksp->work[1], Q = ksp->work[2];
+
+  PetscFunctionBegin;
+  if (dA)
+    PetscCall(PCGFSpMVDot(cg->work, dA, dB, halo));
+  else
+    PetscCall(GSKSPHostMult(ksp, Amat, PCGF_P, P, PCGF_W, W));
+  if (cg->base.pc == GS_PC_APPLY) { /* q = M^{-1} w on the host */
+    if (dA) PetscCall(GSWorkStore(Wk, PCGF_W, W));
+    PetscCall(KSP_PCApply(ksp, W, Q));
+    PetscCall(GSWorkLoad(Wk, PCGF_Q, Q));
+  }
+  if (!dA || cg->base.pc == GS_PC_APPLY) PetscCall(PCGFDot(cg->work));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -541,21 +565,14 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
   Mat              Amat, Pmat;
   GSDeviceMat      dA = NULL, dB = NULL;
   GSHalo           halo = NULL;
-  /* R (set-up and residual replacement) and P (host staging of p) are never needed at once: one work vector */
-  Vec         X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[0], P = ksp->work[0], W = ksp->work[1], Q = ksp->work[2];
-  PetscScalar s[PCGF_NALL], prev[PCGF_NSUMS], alpha = 0, beta = 0, rzold = 1;
-  PetscInt    k, l0, t0, c0, nsums                                       = cg->replace_auto ? PCGF_NALL : PCGF_NSUMS;
-  PCGFAuto    est;
-  PetscBool   replace = PETSC_FALSE, restart = PETSC_FALSE, replaced;
+  PetscScalar      s[PCGF_NALL], prev[PCGF_NSUMS], alpha = 0, beta = 0, rzold = 1;
+  PetscInt         k, nsums = cg->replace_auto ? PCGF_NALL : PCGF_NSUMS;
+  PCGFAuto         est;
+  PetscBool        replace = PETSC_FALSE, restart = PETSC_FALSE, replaced;
 
   PetscFunctionBegin;
-  PetscCheck(!ksp->transpose_solve, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPPIPECGFUSED has no transpose solve");
-  cg->logged = GSLoggedCopies();
-  PetscCall(PCGetOperators(ksp->pc, &Amat, &Pmat));
-  PetscCall(KSPPIPECGFUSEDPrepare_Private(ksp, Amat, Pmat, &dA, &dB, &halo));
-  cg->fusedspmv = (PetscBool)(dA != NULL); /* a streamed matrix has no whole device CSR: MatMult() */
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &cg->size));
-  cg->allreduces   = 0;
+  PetscCall(GSKSPSolveBegin(ksp, &Amat, &Pmat, &dA, &dB, &halo));
+  cg->fusedspmv    = (PetscBool)(dA != NULL); /* a streamed matrix has no whole device CSR: MatMult() */
   cg->replacements = 0;
   cg->refuted      = 0;
   cg->gap.truenorm = -1;
@@ -564,41 +581,18 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
     const char *pre = GSPrefix((PetscObject)ksp);
     PetscCheck(!cg->replace_every, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-%sksp_pipecgfused_replace_every needs -%sksp_pipecgfused_overlap_reduction 0", pre, pre);
     PetscCheck(!cg->replace_auto, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-%sksp_pipecgfused_replace auto needs -%sksp_pipecgfused_overlap_reduction 0", pre, pre);
-    PetscCall(KSPPIPECGFUSEDSolveOverlap_Private(ksp, Amat, dA, dB, halo, &l0, &t0, &c0));
-    PetscCall(KSPPIPECGFUSEDFinish_Private(ksp, Amat, l0, t0, c0));
+    PetscCall(KSPPIPECGFUSEDSolveOverlap_Private(ksp, Amat, dA, dB, halo));
+    PetscCall(KSPPIPECGFUSEDFinish_Private(ksp, Amat));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-
-  /* r = b - A x on the host, once; then everything moves to the device. x is written back at the end, so a zero x0
-     is never set on the PETSc vector. */
-  if (ksp->guess_zero) {
-    PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_R, B));
-    PetscCall(GSWorkSetVec(PCGFWorkBase(cg->work), PCGF_X, NULL));
-  } else {
-    PetscCall(KSP_MatMult(ksp, Amat, X, R));
-    PetscCall(VecAYPX(R, -1.0, B));
-    PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_R, R));
-    PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_X, X));
-  }
-  if (cg->pc == GS_PC_APPLY) { /* z = M^{-1} r; its recurrence then needs q = M^{-1} w every iteration */
-    PetscCall(KSP_PCApply(ksp, ksp->guess_zero ? B : R, Q));
-    PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_Z, Q));
-    PetscCall(GSWorkSetVec(PCGFWorkBase(cg->work), PCGF_Q, NULL));
-  }
-  PetscCall(GSWorkSetVec(PCGFWorkBase(cg->work), PCGF_P, NULL));
-  PetscCall(GSWorkSetVec(PCGFWorkBase(cg->work), PCGF_W, NULL));
-  PetscCall(PCGFWorkSetNorms(cg->work, cg->replace_auto));
-  if (cg->replace_auto) PetscCall(KSPPIPECGFUSEDAutoInit_Private(ksp, Amat, &est));
-  cg->solving = PETSC_TRUE;
-
-  PetscCall(GSWorkGetCounts(PCGFWorkBase(cg->work), &l0, &t0, &c0));
+  PetscCall(KSPPIPECGFUSEDStart_Private(ksp, Amat, &est));
+  PetscCall(GSKSPIterationsBegin(ksp));
   PetscCall(PetscLogEventBegin(PCGF_Iterations, ksp, 0, 0, 0));
-  ksp->its      = 0;
-  cg->ranahead  = KSPPIPECGFUSEDAhead_Private(cg, cg->size, dA, cg->pc);
-  cg->discarded = 0;
+  ksp->its     = 0;
+  cg->ranahead = KSPPIPECGFUSEDAhead_Private(cg, cg->base.size, dA, cg->base.pc);
   if (cg->ranahead) {
     PetscCall(KSPPIPECGFUSEDSolveAhead_Private(ksp, dA));
-    PetscCall(KSPPIPECGFUSEDFinish_Private(ksp, Amat, l0, t0, c0));
+    PetscCall(KSPPIPECGFUSEDFinish_Private(ksp, Amat));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   for (k = 0;; k++) {
@@ -606,47 +600,15 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
     replaced = (PetscBool)(replace || (cg->replace_every && k > 0 && k % cg->replace_every == 0));
     replace  = PETSC_FALSE;
     if (replaced) {
-      /* Residual replacement: x_k first, then r_k = b - A x_k, then p_k = z_k + beta p_{k-1} with the classical
-         beta = <r_k,z_k> / <r_{k-1},z_{k-1}>: the recurrence for beta assumes r_k = r_{k-1} - alpha w_{k-1}, which
-         the replacement breaks by as much as r_k itself late in the solve */
-      PetscCall(PCGFUpdateX(cg->work, alpha));
-      PetscCall(GSWorkStore(PCGFWorkBase(cg->work), PCGF_X, X));
-      PetscCall(KSP_MatMult(ksp, Amat, X, R));
-      PetscCall(VecAYPX(R, -1.0, B));
-      PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_R, R));
-      if (cg->pc == GS_PC_APPLY) {
-        PetscCall(KSP_PCApply(ksp, R, Q));
-        PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_Z, Q));
-      }
-      PetscCall(PCGFSums(cg->work, KSP_NORM_NONE));
-      PetscCall(PCGFReduce(cg->work, s));
-      if (cg->size > 1) PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, s, PCGF_NSUMS, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)ksp)));
-      beta    = restart ? 0.0 : s[PCGF_RZ] / rzold;
+      PetscCall(KSPPIPECGFUSEDReplace_Private(ksp, Amat, alpha, rzold, restart, &est));
       restart = PETSC_FALSE;
-      PetscCall(PCGFUpdate(cg->work, 0.0, beta, ksp->normtype));
-      if (cg->replace_auto) PetscCall(KSPPIPECGFUSEDAutoReset_Private(&est, X));
-      cg->replacements++;
     } else
       PetscCall(PCGFUpdate(cg->work, alpha, beta, ksp->normtype));
-    if (k < ksp->max_it) {
-      if (dA)
-        PetscCall(PCGFSpMVDot(cg->work, dA, dB, halo));
-      else {
-        PetscCall(GSWorkStore(PCGFWorkBase(cg->work), PCGF_P, P));
-        PetscCall(KSP_MatMult(ksp, Amat, P, W));
-        PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_W, W));
-      }
-      if (cg->pc == GS_PC_APPLY) { /* q = M^{-1} w on the host */
-        if (dA) PetscCall(GSWorkStore(PCGFWorkBase(cg->work), PCGF_W, W));
-        PetscCall(KSP_PCApply(ksp, W, Q));
-        PetscCall(GSWorkLoad(PCGFWorkBase(cg->work), PCGF_Q, Q));
-      }
-      if (!dA || cg->pc == GS_PC_APPLY) PetscCall(PCGFDot(cg->work));
-    }
+    if (k < ksp->max_it) PetscCall(KSPPIPECGFUSEDSpMVStage_Private(ksp, Amat, dA, dB, halo));
     PetscCall(PCGFReduce(cg->work, s));
-    if (cg->size > 1) { /* the iteration's only global synchronization: every sum in one message */
+    if (cg->base.size > 1) { /* the iteration's only global synchronization: every sum in one message */
       PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, s, (PetscMPIInt)nsums, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)ksp)));
-      cg->allreduces++;
+      cg->base.allreduces++;
     }
     if (cg->replace_auto) replace = KSPPIPECGFUSEDAutoUpdate_Private(&est, k, replaced, alpha, s);
 
@@ -660,9 +622,131 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
     alpha = s[PCGF_RZ] / s[PCGF_PW];
     beta  = alpha * alpha * s[PCGF_WDW] / s[PCGF_RZ] - 1.0;
   }
-  cg->passes = k + 1;
-  PetscCall(KSPPIPECGFUSEDFinish_Private(ksp, Amat, l0, t0, c0));
+  cg->base.passes = k + 1;
+  PetscCall(KSPPIPECGFUSEDFinish_Private(ksp, Amat));
   PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* KSPMatSolve column by column (one KSPSolve() each): the KSP reports the slowest column, or the first that failed,
+   as the block kernels do */
+static PetscErrorCode KSPPIPECGFUSEDMatSolveColumns_Private(KSP ksp, Mat B, Mat X, PetscInt k)
+{
+  PetscInt           maxits = 0;
+  KSPConvergedReason worst  = KSP_CONVERGED_ITERATING;
+
+  PetscFunctionBegin;
+  for (PetscInt j = 0; j < k; j++) {
+    Vec b, x;
+    PetscCall(MatDenseGetColumnVecRead(B, j, &b));
+    PetscCall(MatDenseGetColumnVecWrite(X, j, &x));
+    PetscCall(KSPSolve(ksp, b, x));
+    PetscCall(MatDenseRestoreColumnVecWrite(X, j, &x));
+    PetscCall(MatDenseRestoreColumnVecRead(B, j, &b));
+    if (worst >= 0 && (ksp->reason < 0 || ksp->its >= maxits)) worst = ksp->reason;
+    maxits = PetscMax(maxits, ksp->its);
+  }
+  if (k) {
+    ksp->its    = maxits;
+    ksp->reason = worst;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The block work for n rows, k columns and the PC pc (kept from the last KSPMatSolve of the same sizes), D^{-1}, and
+   R = B - A X on the host (X = 0 unless the guess is nonzero); then everything on the device. With a PC applied on the
+   host, Z = M^{-1} R, and the host blocks Wh and Qh of W and Q = M^{-1} W. */
+static PetscErrorCode KSPPIPECGFUSEDMatSolveStart_Private(KSP ksp, Mat Amat, Mat B, Mat X, PetscInt n, PetscInt k, GSKSPPC pc, Mat *Wh, Mat *Qh)
+{
+  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
+  Mat              R  = NULL; /* B - A X for a nonzero guess */
+  GSWork           W;
+
+  PetscFunctionBegin;
+  if (cg->block && (cg->blockn != n || cg->blockk != k || cg->blockpc != pc)) PetscCall(PCGFBlockDestroy(&cg->block));
+  if (!cg->block) {
+    PetscCall(PCGFBlockCreate(n, k, pc, &cg->block));
+    cg->blockn  = n;
+    cg->blockk  = k;
+    cg->blockpc = pc;
+  }
+  W = PCGFBlockBase(cg->block);
+  if (pc == GS_PC_JACOBI) {
+    PetscScalar *d;
+    PetscCall(GSPCGetInverseBlocks(ksp->pc, 1, ksp->work[0], ksp->work[1], &d));
+    PetscCall(GSWorkSetVec(W, PCGF_DINV, d));
+    PetscCall(PetscFree(d));
+  }
+  if (ksp->guess_zero)
+    PetscCall(MatZeroEntries(X));
+  else {
+    PetscCall(MatMatMult(Amat, X, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &R));
+    PetscCall(MatAYPX(R, -1.0, B, SAME_NONZERO_PATTERN));
+  }
+  PetscCall(GSWorkLoadDense(W, PCGF_R, R ? R : B));
+  PetscCall(GSWorkLoadDense(W, PCGF_X, X));
+  if (pc == GS_PC_APPLY) { /* Z = M^{-1} R; its recurrence then needs Q = M^{-1} W every iteration */
+    PetscCall(MatDuplicate(B, MAT_DO_NOT_COPY_VALUES, Wh));
+    PetscCall(MatDuplicate(B, MAT_DO_NOT_COPY_VALUES, Qh));
+    PetscCall(PCMatApply(ksp->pc, R ? R : B, *Qh));
+    PetscCall(GSWorkLoadDense(W, PCGF_Z, *Qh));
+    PetscCall(GSWorkSetVec(W, PCGF_Q, NULL));
+  }
+  PetscCall(MatDestroy(&R));
+  PetscCall(GSWorkSetVec(W, PCGF_P, NULL));
+  PetscCall(GSWorkSetVec(W, PCGF_W, NULL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Iteration it of the block solve from every column's sums: which columns are done (their norm meets the
+   tolerances; dp0: the norms of iteration 0), the largest norm to the history and the monitors, and a reason to stop
+   (NaN or Inf, all done, the iteration limit) */
+static PetscErrorCode KSPPIPECGFUSEDBlockTest_Private(KSP ksp, PetscInt k, PetscInt it, const PetscScalar sums[], PetscReal dp0[], PetscBool done[])
+{
+  PetscBool all = PETSC_TRUE, nan = PETSC_FALSE;
+  PetscReal dpmax = 0;
+
+  PetscFunctionBegin;
+  for (PetscInt j = 0; j < k; j++) {
+    const PetscScalar *sj = sums + j * PCGF_NSUMS;
+    const PetscReal    dp = ksp->normtype == KSP_NORM_NONE ? 0.0 : PetscSqrtReal(PetscAbsReal(PetscRealPart(sj[PCGF_NRM])));
+    if (PetscIsInfOrNanScalar(sj[PCGF_RZ]) || PetscIsInfOrNanScalar(sj[PCGF_NRM])) nan = PETSC_TRUE;
+    if (it == 0) dp0[j] = dp;
+    if (!done[j] && ksp->normtype != KSP_NORM_NONE && (dp <= PetscMax(ksp->rtol * dp0[j], ksp->abstol) || sj[PCGF_RZ] == 0.0)) done[j] = PETSC_TRUE;
+    all   = (PetscBool)(all && done[j]);
+    dpmax = PetscMax(dpmax, dp);
+  }
+  ksp->its   = it;
+  ksp->rnorm = dpmax;
+  PetscCall(KSPLogResidualHistory(ksp, dpmax));
+  PetscCall(KSPMonitor(ksp, it, dpmax)); /* before the reason is set, as in the single solves */
+  if (nan)
+    ksp->reason = KSP_DIVERGED_NANORINF;
+  else if (all)
+    ksp->reason = KSP_CONVERGED_RTOL;
+  else if (it == ksp->max_it)
+    ksp->reason = KSP_DIVERGED_ITS;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Every column's alpha and beta for the next iteration from its sums (prev: those of the iteration before), 0 for the
+   columns done; a breakdown of any column stops the solve, as KSPCG's tests */
+static void KSPPIPECGFUSEDBlockNext_Private(KSP ksp, PetscInt k, PetscInt it, const PetscScalar sums[], const PetscScalar prev[], const PetscBool done[], PetscScalar alpha[], PetscScalar beta[])
+{
+  for (PetscInt j = 0; j < k; j++) {
+    const PetscScalar *sj = sums + j * PCGF_NSUMS;
+    if (done[j]) { /* frozen */
+      alpha[j] = beta[j] = 0;
+      continue;
+    }
+    if (it > 0 && KSPPIPECGFUSEDSignChange_Private(sj[PCGF_RZ], prev[j * PCGF_NSUMS + PCGF_RZ]))
+      ksp->reason = KSP_DIVERGED_INDEFINITE_PC;
+    else if (sj[PCGF_PW] == 0.0 || (it > 0 && KSPPIPECGFUSEDSignChange_Private(sj[PCGF_PW], prev[j * PCGF_NSUMS + PCGF_PW])))
+      ksp->reason = KSP_DIVERGED_INDEFINITE_MAT;
+    else {
+      alpha[j] = sj[PCGF_RZ] / sj[PCGF_PW];
+      beta[j]  = alpha[j] * alpha[j] * sj[PCGF_WDW] / sj[PCGF_RZ] - 1.0;
+    }
+  }
 }
 
 /* Several right-hand sides: all columns advance together in the block kernels when the operator is a gpustream
@@ -680,86 +764,38 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   GSDeviceMat      dA = NULL, dB = NULL;
   GSHalo           halo = NULL;
   GSStreamPlan     plan = NULL;
-  PetscBool        gs, jacobi, none;
+  PetscBool        gs;
   GSKSPPC          pc;
   PetscMPIInt      size;
-  PetscInt         n, k, ldb, ldx, it, l0, t0, c0, l1, t1, c1;
+  PetscInt         n, k, ldb, ldx, it, bs, l0, t0, c0, l1, t1, c1;
   PCGFBlock        blk;
-  Mat              R = NULL, Wh = NULL, Qh = NULL; /* R = B - A X for a nonzero guess; W and Q = M^{-1} W staged on the host */
+  Mat              Wh = NULL, Qh = NULL; /* W and Q = M^{-1} W staged on the host */
   PetscScalar     *sums, *alpha, *beta, *prev;
-  PetscReal       *dp0, dpmax = 0;
+  PetscReal       *dp0;
   PetscBool       *done;
 
   PetscFunctionBegin;
   PetscCall(PCGetOperators(ksp->pc, &Amat, &Pmat));
   PetscCall(MatGetNullSpace(Amat, &nsp));
   PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATGPUSTREAM, &gs));
-  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &jacobi));
-  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &none));
-  if (gs) PetscCall(MatGPUStreamGetDeviceMat(Amat, &dA, &dB, &halo));
+  PetscCall(GSKSPGetPC(ksp, Pmat, &pc, &bs));
+  PetscCall(GSKSPGetDeviceOperator(ksp, Amat, &dA, &dB, &halo));
   if (gs && !dA) PetscCall(MatGPUStreamGetStreamPlan(Amat, &plan));
   PetscCall(MatGetSize(B, NULL, &k));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
   cg->blockcolumns = k;
   cg->blockfused   = (PetscBool)((dA || plan) && !nsp && ksp->normtype != KSP_NORM_NATURAL);
-  if (!cg->blockfused) { /* one solve per column; the KSP reports the slowest column, or the first that failed, as the
-                             block kernels do */
-    PetscInt           maxits = 0;
-    KSPConvergedReason worst  = KSP_CONVERGED_ITERATING;
-    for (PetscInt j = 0; j < k; j++) {
-      Vec b, x;
-      PetscCall(MatDenseGetColumnVecRead(B, j, &b));
-      PetscCall(MatDenseGetColumnVecWrite(X, j, &x));
-      PetscCall(KSPSolve(ksp, b, x));
-      PetscCall(MatDenseRestoreColumnVecWrite(X, j, &x));
-      PetscCall(MatDenseRestoreColumnVecRead(B, j, &b));
-      if (worst >= 0 && (ksp->reason < 0 || ksp->its >= maxits)) worst = ksp->reason;
-      maxits = PetscMax(maxits, ksp->its);
-    }
-    if (k) {
-      ksp->its    = maxits;
-      ksp->reason = worst;
-    }
+  if (!cg->blockfused) {
+    PetscCall(KSPPIPECGFUSEDMatSolveColumns_Private(ksp, B, X, k));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(MatGetLocalSize(B, &n, NULL));
   PetscCall(MatDenseGetLDA(B, &ldb));
   PetscCall(MatDenseGetLDA(X, &ldx));
   PetscCheck(ldb == n && ldx == n, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPMatSolve with KSPPIPECGFUSED needs dense matrices without padding (leading dimension %" PetscInt_FMT ")", n);
-  pc = jacobi ? GS_PC_JACOBI : (none ? GS_PC_NONE : GS_PC_APPLY);
-  if (cg->block && (cg->blockn != n || cg->blockk != k || cg->blockpc != pc)) PetscCall(PCGFBlockDestroy(&cg->block));
-  if (!cg->block) {
-    PetscCall(PCGFBlockCreate(n, k, pc, &cg->block));
-    cg->blockn  = n;
-    cg->blockk  = k;
-    cg->blockpc = pc;
-  }
+  if (pc == GS_PC_PBJACOBI) pc = GS_PC_APPLY; /* the block kernels fuse Jacobi alone */
+  PetscCall(KSPPIPECGFUSEDMatSolveStart_Private(ksp, Amat, B, X, n, k, pc, &Wh, &Qh));
   blk = cg->block;
-  if (jacobi) {
-    PetscScalar *d;
-    PetscCall(GSPCGetInverseBlocks(ksp->pc, 1, ksp->work[0], ksp->work[1], &d));
-    PetscCall(GSWorkSetVec(PCGFBlockBase(blk), PCGF_DINV, d));
-    PetscCall(PetscFree(d));
-  }
-  /* R = B - A X on the host (X = 0 unless the guess is nonzero), then everything on the device */
-  if (ksp->guess_zero)
-    PetscCall(MatZeroEntries(X));
-  else {
-    PetscCall(MatMatMult(Amat, X, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &R));
-    PetscCall(MatAYPX(R, -1.0, B, SAME_NONZERO_PATTERN));
-  }
-  PetscCall(GSWorkLoadDense(PCGFBlockBase(blk), PCGF_R, R ? R : B));
-  PetscCall(GSWorkLoadDense(PCGFBlockBase(blk), PCGF_X, X));
-  if (pc == GS_PC_APPLY) { /* Z = M^{-1} R; its recurrence then needs Q = M^{-1} W every iteration */
-    PetscCall(MatDuplicate(B, MAT_DO_NOT_COPY_VALUES, &Wh));
-    PetscCall(MatDuplicate(B, MAT_DO_NOT_COPY_VALUES, &Qh));
-    PetscCall(PCMatApply(ksp->pc, R ? R : B, Qh));
-    PetscCall(GSWorkLoadDense(PCGFBlockBase(blk), PCGF_Z, Qh));
-    PetscCall(GSWorkSetVec(PCGFBlockBase(blk), PCGF_Q, NULL));
-  }
-  PetscCall(MatDestroy(&R));
-  PetscCall(GSWorkSetVec(PCGFBlockBase(blk), PCGF_P, NULL));
-  PetscCall(GSWorkSetVec(PCGFBlockBase(blk), PCGF_W, NULL));
   PetscCall(PetscMalloc6(k * PCGF_NSUMS, &sums, k * PCGF_NSUMS, &prev, k, &alpha, k, &beta, k, &dp0, k, &done));
   for (PetscInt j = 0; j < k; j++) {
     alpha[j] = beta[j] = 0;
@@ -769,7 +805,6 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   ksp->reason = KSP_CONVERGED_ITERATING;
   PetscCall(PetscLogEventBegin(PCGF_Iterations, ksp, 0, 0, 0));
   for (it = 0;; it++) {
-    PetscBool all = PETSC_TRUE, nan = PETSC_FALSE;
     PetscCall(PCGFBlockUpdate(blk, alpha, beta, ksp->normtype));
     if (it < ksp->max_it) {
       PetscCall(PCGFBlockSpMVDot(blk, dA, dB, halo, plan));
@@ -782,47 +817,9 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
     }
     PetscCall(PCGFBlockReduce(blk, sums));
     if (size > 1) PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sums, (PetscMPIInt)(k * PCGF_NSUMS), MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)ksp)));
-    dpmax = 0;
-    for (PetscInt j = 0; j < k; j++) {
-      const PetscScalar *sj = sums + j * PCGF_NSUMS;
-      const PetscReal    dp = ksp->normtype == KSP_NORM_NONE ? 0.0 : PetscSqrtReal(PetscAbsReal(PetscRealPart(sj[PCGF_NRM])));
-      if (PetscIsInfOrNanScalar(sj[PCGF_RZ]) || PetscIsInfOrNanScalar(sj[PCGF_NRM])) nan = PETSC_TRUE;
-      if (it == 0) dp0[j] = dp;
-      if (!done[j] && ksp->normtype != KSP_NORM_NONE && (dp <= PetscMax(ksp->rtol * dp0[j], ksp->abstol) || sj[PCGF_RZ] == 0.0)) done[j] = PETSC_TRUE;
-      all   = (PetscBool)(all && done[j]);
-      dpmax = PetscMax(dpmax, dp);
-    }
-    ksp->its   = it;
-    ksp->rnorm = dpmax;
-    PetscCall(KSPLogResidualHistory(ksp, dpmax));
-    PetscCall(KSPMonitor(ksp, it, dpmax)); /* before the reason is set, as in the single solves */
-    if (nan) {
-      ksp->reason = KSP_DIVERGED_NANORINF;
-      break;
-    }
-    if (all) {
-      ksp->reason = KSP_CONVERGED_RTOL;
-      break;
-    }
-    if (it == ksp->max_it) {
-      ksp->reason = KSP_DIVERGED_ITS;
-      break;
-    }
-    for (PetscInt j = 0; j < k; j++) {
-      const PetscScalar *sj = sums + j * PCGF_NSUMS;
-      if (done[j]) { /* frozen */
-        alpha[j] = beta[j] = 0;
-        continue;
-      }
-      if (it > 0 && KSPPIPECGFUSEDSignChange_Private(sj[PCGF_RZ], prev[j * PCGF_NSUMS + PCGF_RZ]))
-        ksp->reason = KSP_DIVERGED_INDEFINITE_PC;
-      else if (sj[PCGF_PW] == 0.0 || (it > 0 && KSPPIPECGFUSEDSignChange_Private(sj[PCGF_PW], prev[j * PCGF_NSUMS + PCGF_PW])))
-        ksp->reason = KSP_DIVERGED_INDEFINITE_MAT;
-      else {
-        alpha[j] = sj[PCGF_RZ] / sj[PCGF_PW];
-        beta[j]  = alpha[j] * alpha[j] * sj[PCGF_WDW] / sj[PCGF_RZ] - 1.0;
-      }
-    }
+    PetscCall(KSPPIPECGFUSEDBlockTest_Private(ksp, k, it, sums, dp0, done));
+    if (ksp->reason) break;
+    KSPPIPECGFUSEDBlockNext_Private(ksp, k, it, sums, prev, done, alpha, beta);
     if (ksp->reason) break;
     PetscCall(PetscArraycpy(prev, sums, k * PCGF_NSUMS));
   }
@@ -836,21 +833,6 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   PetscCall(MatDestroy(&Wh));
   PetscCall(MatDestroy(&Qh));
   PetscCall(PetscFree6(sums, prev, alpha, beta, dp0, done));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Monitors that need x mid-solve (-ksp_monitor_true_residual) get the device iterate */
-static PetscErrorCode KSPBuildSolution_PIPECGFUSED(KSP ksp, Vec v, Vec *V)
-{
-  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
-
-  PetscFunctionBegin;
-  if (cg->solving) PetscCall(GSWorkStore(PCGFWorkBase(cg->work), cg->ahead ? PCGF_XPREV : PCGF_X, ksp->vec_sol));
-  if (v) {
-    PetscCall(VecCopy(ksp->vec_sol, v));
-    if (V) *V = v;
-  } else if (V)
-    *V = ksp->vec_sol;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -888,25 +870,21 @@ static PetscErrorCode KSPView_PIPECGFUSED(KSP ksp, PetscViewer viewer)
   {
     PetscLogDouble vbytes, pbytes;
     PetscCall(PCGFWorkGetMemory(cg->work, &vbytes, &pbytes));
-    if (cg->pc == GS_PC_APPLY)
+    if (cg->base.pc == GS_PC_APPLY)
       PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner applied on the host each iteration (z by recurrence, q = M^{-1} w)\n"));
     else
-      PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner fused into the kernels: %s\n", cg->pc == GS_PC_JACOBI ? "jacobi" : (cg->pc == GS_PC_PBJACOBI ? "point-block jacobi" : "none")));
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner fused into the kernels: %s\n", cg->base.pc == GS_PC_JACOBI ? "jacobi" : (cg->base.pc == GS_PC_PBJACOBI ? "point-block jacobi" : "none")));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  device memory: work vectors %.6g MB, reduction buffer %.6g KB\n", vbytes / 1048576.0, pbytes / 1024.0));
   }
-  if (cg->passes) {
+  if (cg->base.passes) {
     PetscCall(PetscViewerASCIIPrintf(viewer, "  SpMV: %s\n", cg->fusedspmv ? "fused gpustream device kernel" : "MatMult of the operator, vectors staged through the host"));
-    const double l = (double)cg->launches / (double)cg->passes, t = (double)cg->transfers / (double)cg->passes, c = (double)cg->copies / (double)cg->passes;
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %" PetscInt_FMT " %s, %" PetscInt_FMT " %s and %" PetscInt_FMT " %s in %" PetscInt_FMT " %s (0 to %" PetscInt_FMT ")\n", cg->launches,
-                                     GSNoun(cg->launches, "kernel launch", "kernel launches"), cg->transfers, GSNoun(cg->transfers, "device-to-host reduction", "device-to-host reductions"), cg->copies,
-                                     GSNoun(cg->copies, "vector copy", "vector copies"), cg->passes, GSNoun(cg->passes, "iteration", "iterations"), cg->passes - 1));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  per iteration: %.3g %s, %.3g %s, %.3g %s\n", l, GSNounReal(l, 3, "kernel launch", "kernel launches"), t, GSNounReal(t, 3, "device-to-host reduction", "device-to-host reductions"), c,
-                                     GSNounReal(c, 3, "vector copy", "vector copies")));
-    PetscCall(GSHostCopiesView(viewer, cg->hostcopies));
-    if (cg->size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  MPI_Allreduce calls per iteration: %.3g\n", (double)cg->allreduces / (double)cg->passes));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %" PetscInt_FMT " %s, %" PetscInt_FMT " %s and %" PetscInt_FMT " %s in %" PetscInt_FMT " %s (0 to %" PetscInt_FMT ")\n", cg->base.launches,
+                                     GSNoun(cg->base.launches, "kernel launch", "kernel launches"), cg->base.transfers, GSNoun(cg->base.transfers, "device-to-host reduction", "device-to-host reductions"), cg->base.copies,
+                                     GSNoun(cg->base.copies, "vector copy", "vector copies"), cg->base.passes, GSNoun(cg->base.passes, "iteration", "iterations"), cg->base.passes - 1));
+    PetscCall(GSKSPViewCounts(ksp, viewer));
     if (cg->ranahead) {
-      PetscCall(PetscViewerASCIIPrintf(viewer, "  alpha and beta computed on the device, the host one iteration behind; %" PetscInt_FMT " %s of an iteration begun after the last %s dropped\n", cg->discarded,
-                                       GSNoun(cg->discarded, "launch", "launches"), GSNoun(cg->discarded, "was", "were")));
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  alpha and beta computed on the device, the host one iteration behind; %" PetscInt_FMT " %s of an iteration begun after the last %s dropped\n", cg->base.discarded,
+                                       GSNoun(cg->base.discarded, "launch", "launches"), GSNoun(cg->base.discarded, "was", "were")));
       if (cg->stepped) PetscCall(PetscViewerASCIIPrintf(viewer, "  one kernel per iteration: the Update fused into the SpMV (the new p of each column formed from the old r, w, p)\n"));
     }
     if (cg->replace_every) PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replaced %" PetscInt_FMT " %s in the last solve\n", cg->replacements, GSNoun(cg->replacements, "time", "times")));
@@ -962,9 +940,7 @@ static PetscErrorCode KSPReset_PIPECGFUSED(KSP ksp)
   PetscFunctionBegin;
   PetscCall(PCGFWorkDestroy(&cg->work));
   PetscCall(PCGFBlockDestroy(&cg->block));
-  cg->n       = 0;
-  cg->dinvmat = NULL;
-  cg->passes  = 0;
+  PetscCall(GSKSPResetBase(ksp));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1081,31 +1057,15 @@ static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
 M*/
 PETSC_EXTERN PetscErrorCode KSPCreate_PIPECGFUSED(KSP ksp)
 {
-  KSP_PIPECGFUSED *cg;
+  static const GSKSPOps ops = {"KSPPIPECGFUSED", KSPSolve_PIPECGFUSED, KSPView_PIPECGFUSED, KSPSetFromOptions_PIPECGFUSED, KSPReset_PIPECGFUSED, KSPDestroy_PIPECGFUSED, NULL, KSPMatSolve_PIPECGFUSED, KSPPIPECGFUSEDAllocate_Private, 5};
+  KSP_PIPECGFUSED      *cg;
 
   PetscFunctionBegin;
-  PetscCall(PetscNew(&cg));
-  ksp->data = (void *)cg;
-  PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_PRECONDITIONED, PC_LEFT, 2));
-  PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_LEFT, 2));
-  PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NATURAL, PC_LEFT, 2));
-  PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NONE, PC_LEFT, 1));
-#if defined(GPUSTREAM_PETSC_KSP_GUESS_NOT_READ)
-  ksp->guess_not_read = PETSC_TRUE; /* a zero initial guess is never read: x is written at the end */
-#endif
-  ksp->ops->setup          = KSPSetUp_PIPECGFUSED;
-  ksp->ops->solve          = KSPSolve_PIPECGFUSED;
-  ksp->ops->destroy        = KSPDestroy_PIPECGFUSED;
-  ksp->ops->view           = KSPView_PIPECGFUSED;
-  ksp->ops->reset          = KSPReset_PIPECGFUSED;
-  ksp->ops->buildsolution  = KSPBuildSolution_PIPECGFUSED;
-  ksp->ops->matsolve       = KSPMatSolve_PIPECGFUSED;
-  ksp->ops->setfromoptions = KSPSetFromOptions_PIPECGFUSED;
-  ksp->setupnewmatrix      = PETSC_TRUE; /* KSPSetUp_PIPECGFUSED() for each new operator */
-  cg->replace_every        = 0;
-  cg->replace_auto         = PETSC_FALSE;
-  cg->devscalars           = PETSC_TRUE;
-  cg->onekernel            = 2;
+  PetscCall(GSKSPCreate(ksp, sizeof(KSP_PIPECGFUSED), PC_LEFT, &ops));
+  cg             = (KSP_PIPECGFUSED *)ksp->data;
+  cg->base.x     = PCGF_X;
+  cg->devscalars = PETSC_TRUE;
+  cg->onekernel  = 2;
   PetscCall(GSResidualGapInit(&cg->gap, "pipecgfused"));
   PetscCall(KSPConvergedReasonViewSet(ksp, GSResidualGapReasonView, &cg->gap, NULL));
   PetscFunctionReturn(PETSC_SUCCESS);

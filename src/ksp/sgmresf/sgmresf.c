@@ -1,10 +1,8 @@
 /* KSPSGMRESF: pipelined simpler GMRES(m) with fused kernels (Algorithm 6 of Rupp et al., 2016; Walker and Zhou's
    simpler GMRES). The residual is never updated inside a cycle: xi_k = <r0, v_k> gives the residual norm of every
    iteration, and the small triangular system is solved on the host once per cycle; see sgmresfimpl.h. */
-#include <petsc/private/kspimpl.h>
-#include "../common/setup.h"
 #include "sgmresfimpl.h"
-#include "../common/pcblocks.h"
+#include "../common/base.h"
 #include "../common/rightpc.h"
 
 /* The squared relative residual below which rho^2 - sum xi_i^2 is too close to its rounding (a few epsilon rho^2 on
@@ -13,27 +11,26 @@
 
 static const char *const SGFRefineTypes[] = {"never", "ifneeded", "always", "delayed", "SGFRefine", "SGF_REFINE_", NULL};
 
+/* The last solve's counts: iterations first in a cycle and later ones, and their launches; cycles, refined
+   orthogonalizations, happy breakdowns, convergence claims checked and rejected, cycles ended at the rounding floor */
 typedef struct {
+  PetscInt first, later, lfirst, llater, cycles, refinements, breakdowns, confirmations, rejections, floors;
+} KSPSGMRESFCounts;
+
+typedef struct {
+  GSKSPBase        base;
   SGFWork          work;
-  PetscInt         n, m, workm, bs;  /* restart; the restart the work was sized for; point-block Jacobi's block size */
+  PetscInt         m, workm;         /* restart; the restart the work was sized for */
   PetscInt         teams, workteams; /* -ksp_sgmresf_teams (0: automatic); what the work was made with */
-  GSKSPPC          pc;               /* (point-block) Jacobi fused, none, or any PC applied on the host */
   SGFRefine        refine;
-  PetscBool        fused;   /* x and the SpMVs on the device: a resident gpustream operator; one process fuses the SpMV with its sums */
-  Mat              dinvmat; /* the operator and state the device inverse diagonal was taken from */
-  PetscObjectState dinvstate;
-  PetscBool        solving;
-  PetscMPIInt      size;
+  PetscBool        fused;                     /* x and the SpMVs on the device: a resident gpustream operator; one process fuses the SpMV with its sums */
   PetscScalar     *R, *xi, *y, *sums;         /* host copies: R ((m+1)^2), xi and y (m+1), reduced sums (np + 1) */
   PetscScalar      sxi[2], srec[2][SGF_NREC]; /* xi and the record of the last two steps */
   PetscReal        rho, rho0;                 /* norms of the cycle's r0 and of the solve's */
   PetscInt         kk;                        /* columns of the current cycle ready for the solution */
   Vec              soltemp;                   /* KSPBuildSolution() into no vector, mid-cycle */
-  PetscInt         first, later, lfirst, llater, cycles, refinements, breakdowns, transfers, copies, allreduces, launches;
-  PetscLogDouble   logged;     /* GSLoggedCopies() as the last solve began */
-  PetscInt         hostcopies; /* host-device vector copies of the last solve */
-  PetscBool        confirm;    /* a convergence the estimate claims is checked with b - A x */
-  PetscInt         confirmations, rejections, floors;
+  KSPSGMRESFCounts c;
+  PetscBool        confirm; /* a convergence the estimate claims is checked with b - A x */
 } KSP_SGMRESF;
 
 /* Every device allocation of a solve with n local unknowns: the device copy of a gpustream operator (*dA, where the
@@ -46,20 +43,17 @@ static PetscErrorCode KSPSGMRESFAllocate_Private(KSP ksp, Mat Amat, Mat Pmat, Pe
   MPI_Comm     comm = PetscObjectComm((PetscObject)ksp);
   PetscBool    jacobi, pbjacobi, none, gs;
   GSKSPPC      pc;
-  PetscInt     bs = 1;
+  PetscInt     bs;
   PetscMPIInt  size;
 
   PetscFunctionBegin;
-  *dA   = NULL;
-  *dB   = NULL;
-  *halo = NULL;
   PetscCallMPI(MPI_Comm_size(comm, &size));
-  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &jacobi));
-  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCPBJACOBI, &pbjacobi));
-  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &none));
-  PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATGPUSTREAM, &gs));
-  if (gs) PetscCall(MatGPUStreamGetDeviceMat(Amat, dA, dB, halo));
+  PetscCall(GSKSPGetDeviceOperator(ksp, Amat, dA, dB, halo));
   gs = (PetscBool)(*dA != NULL); /* a streamed matrix has no whole device CSR: MatMult() */
+  PetscCall(GSKSPGetPC(ksp, Pmat, &pc, &bs));
+  none     = (PetscBool)(pc == GS_PC_NONE);
+  jacobi   = (PetscBool)(pc == GS_PC_JACOBI);
+  pbjacobi = (PetscBool)(pc == GS_PC_PBJACOBI);
   /* the device SpMVs apply no preconditioner but a fused (point-block) Jacobi, the point blocks on one process:
      other PCs take the host path, which keeps x on the host and applies M^{-1} there */
   sg->fused = (PetscBool)(gs && (none || jacobi || (pbjacobi && size == 1)));
@@ -69,52 +63,17 @@ static PetscErrorCode KSPSGMRESFAllocate_Private(KSP ksp, Mat Amat, Mat Pmat, Pe
     *halo = NULL;
   }
   pc = !sg->fused ? GS_PC_APPLY : (none ? GS_PC_NONE : (jacobi ? GS_PC_JACOBI : GS_PC_PBJACOBI));
-  if (pc == GS_PC_PBJACOBI) PetscCall(MatGetBlockSize(Pmat, &bs));
-  if (sg->work && (sg->n != n || sg->pc != pc || sg->bs != bs || sg->workm != sg->m || sg->workteams != sg->teams)) PetscCall(SGFWorkDestroy(&sg->work));
-  if (!sg->work) {
-    const PetscInt np = 8 * ((2 * sg->m + 7) / 8) + 1;                    /* the work's sums (the delayed refinement's 2(k-1) pairs) and one more */
+  if (pc != GS_PC_PBJACOBI) bs = 1;
+  if (GSKSPWorkStale(ksp, n, pc, bs, (PetscBool)(sg->workm != sg->m || sg->workteams != sg->teams))) {
+    const PetscInt np = 8 * ((2 * sg->m + 7) / 8) + 1; /* the work's sums (the delayed refinement's 2(k-1) pairs) and one more */
+    PetscCall(SGFWorkDestroy(&sg->work));
     PetscCall(GSAllOK(comm, SGFWorkCreate(n, sg->m, pc, bs, &sg->work))); /* may fail on one process */
     if (sg->teams) PetscCall(GSAllOK(comm, SGFWorkSetTeams(sg->work, sg->teams)));
+    PetscCall(GSKSPSetWork(ksp, SGFWorkBase(sg->work), n, pc, bs));
     sg->workteams = sg->teams;
-    sg->n         = n;
-    sg->pc        = pc;
-    sg->bs        = bs;
     sg->workm     = sg->m;
-    sg->dinvmat   = NULL;
     PetscCall(PetscFree4(sg->R, sg->xi, sg->y, sg->sums));
     PetscCall(PetscMalloc4((sg->m + 1) * (sg->m + 1), &sg->R, sg->m + 1, &sg->xi, sg->m + 1, &sg->y, np, &sg->sums));
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode KSPSetUp_SGMRESF(KSP ksp)
-{
-  PetscFunctionBegin;
-  PetscCall(GSKSPSetUp(ksp, KSPSGMRESFAllocate_Private, 3));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* The device allocations for the solve's vectors (see KSPSGMRESFAllocate_Private()), and D^{-1} (or the inverse
-   diagonal blocks) from the PC itself when (point-block) Jacobi is fused */
-static PetscErrorCode KSPSGMRESFPrepare_Private(KSP ksp, Mat Amat, Mat Pmat, GSDeviceMat *dA, GSDeviceMat *dB, GSHalo *halo)
-{
-  KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
-  PetscInt     n;
-
-  PetscFunctionBegin;
-  PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
-  PetscCall(KSPSGMRESFAllocate_Private(ksp, Amat, Pmat, n, dA, dB, halo));
-  if (sg->pc == GS_PC_JACOBI || sg->pc == GS_PC_PBJACOBI) {
-    PetscObjectState state;
-    PetscCall(PetscObjectStateGet((PetscObject)Pmat, &state));
-    if (sg->dinvmat != Pmat || sg->dinvstate != state) {
-      PetscScalar *blk;
-      PetscCall(GSPCGetInverseBlocks(ksp->pc, sg->bs, ksp->work[0], ksp->work[1], &blk));
-      PetscCall(GSWorkSetVec(SGFWorkBase(sg->work), SGF_DINV, blk));
-      PetscCall(PetscFree(blk));
-      sg->dinvmat   = Pmat;
-      sg->dinvstate = state;
-    }
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -125,11 +84,11 @@ static PetscErrorCode KSPSGMRESFAllreduce_Private(KSP ksp, PetscInt cnt, PetscSc
   KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
 
   PetscFunctionBegin;
-  if (sg->size > 1) {
+  if (sg->base.size > 1) {
     PetscMPIInt c;
     PetscCall(PetscMPIIntCast(cnt, &c));
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, s, c, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)ksp)));
-    sg->allreduces++;
+    sg->base.allreduces++;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -169,7 +128,7 @@ static PetscErrorCode KSPSGMRESFSendXi_Private(KSP ksp, PetscInt step)
   KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
 
   PetscFunctionBegin;
-  if (sg->fused && sg->size == 1)
+  if (sg->fused && sg->base.size == 1)
     PetscCall(SGFReduceXiBegin(sg->work, step % 2));
   else { /* the allreduce needs the host anyway */
     PetscCall(SGFReduceXi(sg->work, &sg->sxi[step % 2], sg->srec[step % 2]));
@@ -182,7 +141,7 @@ static PetscErrorCode KSPSGMRESFSendXi_Private(KSP ksp, PetscInt step)
 static PetscErrorCode KSPSGMRESFLaunchDelayed_Private(KSP ksp, Mat Amat, GSDeviceMat dA, GSDeviceMat dB, GSHalo halo, PetscInt k)
 {
   KSP_SGMRESF *sg    = (KSP_SGMRESF *)ksp->data;
-  PetscBool    given = (PetscBool)(sg->size > 1);
+  PetscBool    given = (PetscBool)(sg->base.size > 1);
 
   PetscFunctionBegin;
   if (sg->fused && !given)
@@ -204,7 +163,7 @@ static PetscErrorCode KSPSGMRESFLaunchDelayed_Private(KSP ksp, Mat Amat, GSDevic
 static PetscErrorCode KSPSGMRESFClose_Private(KSP ksp, PetscInt k)
 {
   KSP_SGMRESF *sg    = (KSP_SGMRESF *)ksp->data;
-  PetscBool    given = (PetscBool)(sg->size > 1);
+  PetscBool    given = (PetscBool)(sg->base.size > 1);
 
   PetscFunctionBegin;
   if (k > 1) PetscCall(SGFDot(sg->work, k)); /* the first iteration's SpMVDot or Dot left <w,w> */
@@ -218,7 +177,7 @@ static PetscErrorCode KSPSGMRESFClose_Private(KSP ksp, PetscInt k)
 static PetscErrorCode KSPSGMRESFOrthonormalize_Private(KSP ksp, PetscInt k)
 {
   KSP_SGMRESF *sg    = (KSP_SGMRESF *)ksp->data;
-  PetscBool    given = (PetscBool)(sg->size > 1);
+  PetscBool    given = (PetscBool)(sg->base.size > 1);
 
   PetscFunctionBegin;
   if (k > 1) {
@@ -245,7 +204,7 @@ static PetscErrorCode KSPSGMRESFLaunch_Private(KSP ksp, Mat Amat, GSDeviceMat dA
 {
   KSP_SGMRESF *sg    = (KSP_SGMRESF *)ksp->data;
   PetscScalar  scale = k == 1 ? 1.0 / sg->rho : 1.0;
-  PetscBool    given = (PetscBool)(sg->size > 1), delayed = (PetscBool)(sg->refine == SGF_REFINE_DELAYED);
+  PetscBool    given = (PetscBool)(sg->base.size > 1), delayed = (PetscBool)(sg->refine == SGF_REFINE_DELAYED);
   PetscInt     l1, l2, t1, c1;
 
   PetscFunctionBegin;
@@ -266,11 +225,11 @@ static PetscErrorCode KSPSGMRESFLaunch_Private(KSP ksp, Mat Amat, GSDeviceMat dA
   }
   PetscCall(GSWorkGetCounts(SGFWorkBase(sg->work), &l2, &t1, &c1));
   if (k == 1) {
-    sg->first++;
-    sg->lfirst += l2 - l1;
+    sg->c.first++;
+    sg->c.lfirst += l2 - l1;
   } else {
-    sg->later++;
-    sg->llater += l2 - l1;
+    sg->c.later++;
+    sg->c.llater += l2 - l1;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -281,7 +240,7 @@ static PetscErrorCode KSPSGMRESFFinish_Private(KSP ksp, PetscInt k, PetscScalar 
   KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
 
   PetscFunctionBegin;
-  if (sg->fused && sg->size == 1) PetscCall(SGFReduceXiEnd(sg->work, k % 2, &sg->sxi[k % 2], sg->srec[k % 2]));
+  if (sg->fused && sg->base.size == 1) PetscCall(SGFReduceXiEnd(sg->work, k % 2, &sg->sxi[k % 2], sg->srec[k % 2]));
   *xi = sg->sxi[k % 2];
   for (int i = 0; i < SGF_NREC; i++) rec[i] = sg->srec[k % 2][i];
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -333,7 +292,7 @@ static PetscErrorCode KSPSGMRESFResidual_Private(KSP ksp, Mat Amat, GSDeviceMat 
   PetscFunctionBegin;
   if (sg->fused) {
     PetscScalar rr, rec[SGF_NREC];
-    if (sg->size == 1)
+    if (sg->base.size == 1)
       PetscCall(SGFResidual(sg->work, dA));
     else
       PetscCall(SGFResidualHalo(sg->work, dA, dB, halo));
@@ -354,31 +313,179 @@ static PetscErrorCode KSPSGMRESFResidual_Private(KSP ksp, Mat Amat, GSDeviceMat 
 /* The solve is over: its counts, and x in ksp->vec_sol. Called before the last monitor call, which comes with the
    reason set, as in KSPGMRESCycle(): KSPBuildSolution() then (PETSc 3.21.2 and later) gives ksp->vec_sol without
    asking the type, so it must hold the final x by then. */
-static PetscErrorCode KSPSGMRESFEnd_Private(KSP ksp, PetscInt l0, PetscInt t0, PetscInt c0)
+static PetscErrorCode KSPSGMRESFEnd_Private(KSP ksp)
 {
   KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
-  PetscInt     l1, t1, c1;
 
   PetscFunctionBegin;
-  if (!sg->solving) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!sg->base.solving) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCheck(!sg->kk, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The solution lacks %" PetscInt_FMT " columns of the cycle", sg->kk);
-  PetscCall(GSWorkGetCounts(SGFWorkBase(sg->work), &l1, &t1, &c1));
-  sg->launches  = l1 - l0;
-  sg->transfers = t1 - t0;
-  sg->copies    = c1 - c0;
-  if (sg->fused) PetscCall(GSWorkStore(SGFWorkBase(sg->work), SGF_X, ksp->vec_sol));
-  sg->solving    = PETSC_FALSE;
-  sg->hostcopies = (PetscInt)(GSLoggedCopies() - sg->logged);
+  PetscCall(GSKSPIterationsEnd(ksp, sg->c.first + sg->c.later));
+  PetscCall(GSKSPSolveEnd(ksp, sg->fused));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* The last monitor call of the solve: ksp->reason is set and x is final */
-static PetscErrorCode KSPSGMRESFMonitorLast_Private(KSP ksp, PetscInt l0, PetscInt t0, PetscInt c0)
+static PetscErrorCode KSPSGMRESFMonitorLast_Private(KSP ksp)
 {
   PetscFunctionBegin;
-  PetscCall(KSPSGMRESFEnd_Private(ksp, l0, t0, c0));
+  PetscCall(KSPSGMRESFEnd_Private(ksp));
   PetscCall(KSPLogResidualHistory(ksp, ksp->rnorm));
   PetscCall(KSPMonitor(ksp, ksp->its, ksp->rnorm));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* r0 = b - A x0 (right preconditioning: x is the solution itself) and rho = ||r0||: on the device when fused and
+   x0 = 0, where x is written back at the end, so a zero x0 is never set on the PETSc vector; else on the host */
+static PetscErrorCode KSPSGMRESFStart_Private(KSP ksp, Mat Amat, PetscReal *rho)
+{
+  KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
+  GSWork       W  = SGFWorkBase(sg->work);
+  Vec          X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[2];
+
+  PetscFunctionBegin;
+  if (sg->fused && ksp->guess_zero) {
+    PetscCall(GSWorkZero(W, SGF_X));
+    PetscCall(GSWorkLoad(W, SGF_B, B));
+    PetscCall(GSWorkCopy(W, SGF_COLUMN(0), SGF_B));
+    PetscCall(GSWorkNorm(W, SGF_B, PetscObjectComm((PetscObject)ksp), rho));
+  } else {
+    PetscCall(GSKSPHostResidual(ksp, Amat, X, B, R));
+    PetscCall(VecNorm(R, NORM_2, rho));
+    if (sg->fused) {
+      PetscCall(GSWorkLoad(W, SGF_X, X));
+      PetscCall(GSWorkLoad(W, SGF_B, B));
+    }
+    PetscCall(GSWorkLoad(W, SGF_COLUMN(0), R));
+  }
+  sg->rho0         = *rho;
+  sg->base.solving = PETSC_TRUE;
+  sg->kk           = 0;
+  PetscCall(PetscMemzero(&sg->c, sizeof(sg->c)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Step k of the cycle, launched (with the delayed refinement, step k+1 too, or the cycle's close) unless an earlier
+   call did, then xi_k and its record; on the fused path of one process the next iteration goes to the device before
+   step k's xi is read, so that the device does not wait for the host's convergence test, and it is dropped if the
+   cycle ends at k (*launched: the steps launched so far) */
+static PetscErrorCode KSPSGMRESFStep_Private(KSP ksp, Mat Amat, GSDeviceMat dA, GSDeviceMat dB, GSHalo halo, PetscInt k, PetscBool atfloor, PetscInt *launched, PetscScalar *xi, PetscScalar rec[SGF_NREC])
+{
+  KSP_SGMRESF *sg      = (KSP_SGMRESF *)ksp->data;
+  PetscBool    delayed = (PetscBool)(sg->refine == SGF_REFINE_DELAYED);
+
+  PetscFunctionBegin;
+  if (*launched < k) {
+    PetscCall(KSPSGMRESFLaunch_Private(ksp, Amat, dA, dB, halo, k));
+    *launched = k;
+  }
+  if (delayed) { /* step k's xi and record come with iteration k+1, or with the cycle's close */
+    if (k < sg->m && *launched < k + 1) {
+      PetscCall(KSPSGMRESFLaunch_Private(ksp, Amat, dA, dB, halo, k + 1));
+      *launched = k + 1;
+    } else if (k == sg->m)
+      PetscCall(KSPSGMRESFClose_Private(ksp, k));
+  }
+  if (sg->fused && sg->base.size == 1 && *launched < sg->m && !atfloor && ksp->its + *launched - k + (delayed ? 0 : 1) < ksp->max_it) {
+    PetscCall(KSPSGMRESFLaunch_Private(ksp, Amat, dA, dB, halo, *launched + 1));
+    (*launched)++;
+  }
+  PetscCall(KSPSGMRESFFinish_Private(ksp, k, xi, rec));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The iterations of a cycle from r0 of norm rho, the residual norm estimated from the xi; they end at the restart, a
+   reason to stop, NaN or Inf (*nan), a happy breakdown (*breakdown), or the rounding floor of the estimate. *last:
+   the solve's last iteration was reported to no monitor yet. */
+static PetscErrorCode KSPSGMRESFCycle_Private(KSP ksp, Mat Amat, GSDeviceMat dA, GSDeviceMat dB, GSHalo halo, PetscReal rho, PetscBool *breakdown, PetscBool *nan, PetscBool *last)
+{
+  KSP_SGMRESF *sg       = (KSP_SGMRESF *)ksp->data;
+  PetscReal    rr       = rho * rho;
+  PetscInt     launched = 0;
+  PetscBool    atfloor  = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  *breakdown = *nan = *last = PETSC_FALSE;
+  for (PetscInt k = 1; k <= sg->m && !ksp->reason; k++) {
+    PetscScalar xi = 0, rec[SGF_NREC] = {0};
+    PetscReal   rkk, a, rn;
+
+    if (ksp->its >= ksp->max_it) {
+      ksp->reason = KSP_DIVERGED_ITS;
+      break;
+    }
+    PetscCall(KSPSGMRESFStep_Private(ksp, Amat, dA, dB, halo, k, atfloor, &launched, &xi, rec));
+    if (rec[SGF_REC_REFINED] != 0.0) sg->c.refinements++;
+    rkk = PetscRealPart(rec[SGF_REC_RKK]);
+    if (PetscIsInfOrNanScalar(xi) || PetscIsInfOrNanReal(rkk) || PetscIsInfOrNanScalar(rec[SGF_REC_WW])) {
+      *nan = PETSC_TRUE;
+      break;
+    }
+    /* happy breakdown: A M^{-1} v_{k-1} lies in the span of v_1..v_{k-1} to rounding; the first k-1 columns hold
+       the solution */
+    if (rkk <= 100.0 * PETSC_MACHINE_EPSILON * PetscSqrtReal(PetscAbsReal(PetscRealPart(rec[SGF_REC_WW])))) {
+      *breakdown = PETSC_TRUE;
+      sg->c.breakdowns++;
+      ksp->its++;
+      break;
+    }
+    if (atfloor) break; /* the step after the floor did not break down: the cycle ends without it */
+    sg->xi[k] = xi;
+    sg->kk    = k;
+    /* ||r_k||^2 = ||r_{k-1}||^2 - xi_k^2, factored so that it stays accurate as the residual drops */
+    rn = PetscSqrtReal(rr);
+    a  = PetscAbsReal(PetscRealPart(xi));
+    rr = PetscMax((rn - a) * (rn + a), 0.0);
+    ksp->its++;
+    ksp->rnorm = ksp->normtype == KSP_NORM_NONE ? 0.0 : PetscSqrtReal(rr);
+    PetscCall((*ksp->converged)(ksp, ksp->its, ksp->rnorm, &ksp->reason, ksp->cnvP));
+    /* below about sqrt(epsilon) rho the estimate is rounding, and columns after it would make R nearly singular:
+       one more step tells an invariant Krylov space (a happy breakdown) from rounding, which ends the cycle, the
+       next one starting from the true residual */
+    atfloor = (PetscBool)(!ksp->reason && k < sg->m && rr <= SGF_FLOOR * rho * rho);
+    if (atfloor) sg->c.floors++;
+    /* as KSPGMRESCycle(): the last iteration of a cycle that restarts is reported with the true residual, and so is
+       a convergence claim that the true residual checks; the last iteration of the solve once x is updated */
+    if (ksp->reason > 0 && sg->confirm && ksp->normtype != KSP_NORM_NONE) continue;
+    if (ksp->reason || ksp->its >= ksp->max_it)
+      *last = PETSC_TRUE;
+    else if (k < sg->m && !atfloor) {
+      PetscCall(KSPLogResidualHistory(ksp, ksp->rnorm));
+      PetscCall(KSPMonitor(ksp, ksp->its, ksp->rnorm));
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* After a cycle (x updated) that the solve goes on from, or a breakdown or convergence claim to test: the true
+   residual, its norm rho for the next cycle, and the test of a happy breakdown or of the claim */
+static PetscErrorCode KSPSGMRESFRestart_Private(KSP ksp, Mat Amat, GSDeviceMat dA, GSDeviceMat dB, GSHalo halo, PetscBool breakdown, PetscReal *rho)
+{
+  KSP_SGMRESF *sg      = (KSP_SGMRESF *)ksp->data;
+  PetscBool    claimed = (PetscBool)(ksp->reason > 0 && sg->confirm && ksp->normtype != KSP_NORM_NONE);
+
+  PetscFunctionBegin;
+  if (breakdown || !ksp->reason || claimed) PetscCall(KSPSGMRESFResidual_Private(ksp, Amat, dA, dB, halo, rho));
+  if (breakdown) {
+    /* exact to rounding unless the operator is singular: test the true residual */
+    ksp->rnorm = ksp->normtype == KSP_NORM_NONE ? 0.0 : *rho;
+    PetscCall((*ksp->converged)(ksp, ksp->its, ksp->rnorm, &ksp->reason, ksp->cnvP));
+    if (ksp->reason <= 0) ksp->reason = (ksp->normtype == KSP_NORM_NONE || *rho <= PETSC_SQRT_MACHINE_EPSILON * sg->rho0) ? KSP_CONVERGED_HAPPY_BREAKDOWN : KSP_DIVERGED_BREAKDOWN;
+    PetscCall(KSPSGMRESFMonitorLast_Private(ksp));
+  } else if (claimed) {
+    /* rho^2 - sum xi_i^2 cancels below about sqrt(epsilon) rho: the true residual decides, and a rejected claim
+       restarts from it */
+    sg->c.confirmations++;
+    ksp->reason = KSP_CONVERGED_ITERATING;
+    ksp->rnorm  = *rho;
+    PetscCall((*ksp->converged)(ksp, ksp->its, ksp->rnorm, &ksp->reason, ksp->cnvP));
+    if (!ksp->reason) {
+      sg->c.rejections++;
+      if (ksp->its >= ksp->max_it) ksp->reason = KSP_DIVERGED_ITS;
+    }
+    if (ksp->reason) PetscCall(KSPSGMRESFMonitorLast_Private(ksp)); /* else the next cycle reports it */
+  }
+  if (!ksp->reason && ksp->its >= ksp->max_it) ksp->reason = KSP_DIVERGED_ITS;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -388,59 +495,19 @@ static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
   Mat          Amat, Pmat;
   GSDeviceMat  dA = NULL, dB = NULL;
   GSHalo       halo = NULL;
-  Vec          X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[2];
-  PetscReal    rr, rho;
-  PetscInt     l0, t0, c0, launched;
-  PetscBool    delayed = (PetscBool)(sg->refine == SGF_REFINE_DELAYED);
+  PetscReal    rho;
+  PetscBool    breakdown, nan, last;
 
   PetscFunctionBegin;
-  PetscCheck(!ksp->transpose_solve, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPSGMRESF has no transpose solve");
-  sg->logged = GSLoggedCopies();
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &sg->size));
-  PetscCall(PCGetOperators(ksp->pc, &Amat, &Pmat));
-  PetscCall(KSPSGMRESFPrepare_Private(ksp, Amat, Pmat, &dA, &dB, &halo));
-
-  /* r0 = b - A x0 (right preconditioning: x is the solution itself): on the device when fused and x0 = 0, where x is
-     written back at the end, so a zero x0 is never set on the PETSc vector; else on the host */
-  if (sg->fused && ksp->guess_zero) {
-    PetscCall(GSWorkZero(SGFWorkBase(sg->work), SGF_X));
-    PetscCall(GSWorkLoad(SGFWorkBase(sg->work), SGF_B, B));
-    PetscCall(GSWorkCopy(SGFWorkBase(sg->work), SGF_COLUMN(0), SGF_B));
-    PetscCall(GSWorkNorm(SGFWorkBase(sg->work), SGF_B, PetscObjectComm((PetscObject)ksp), &rho));
-  } else {
-    PetscCall(GSKSPHostResidual(ksp, Amat, X, B, R));
-    PetscCall(VecNorm(R, NORM_2, &rho));
-    if (sg->fused) {
-      PetscCall(GSWorkLoad(SGFWorkBase(sg->work), SGF_X, X));
-      PetscCall(GSWorkLoad(SGFWorkBase(sg->work), SGF_B, B));
-    }
-    PetscCall(GSWorkLoad(SGFWorkBase(sg->work), SGF_COLUMN(0), R));
-  }
-  sg->rho0          = rho;
-  sg->solving       = PETSC_TRUE;
-  sg->kk            = 0;
-  sg->first         = 0;
-  sg->later         = 0;
-  sg->lfirst        = 0;
-  sg->llater        = 0;
-  sg->cycles        = 0;
-  sg->refinements   = 0;
-  sg->breakdowns    = 0;
-  sg->allreduces    = 0;
-  sg->confirmations = 0;
-  sg->rejections    = 0;
-  sg->floors        = 0;
-
+  PetscCall(GSKSPSolveBegin(ksp, &Amat, &Pmat, &dA, &dB, &halo));
+  PetscCall(KSPSGMRESFStart_Private(ksp, Amat, &rho));
   ksp->its    = 0;
   ksp->reason = KSP_CONVERGED_ITERATING;
-  PetscCall(GSWorkGetCounts(SGFWorkBase(sg->work), &l0, &t0, &c0));
+  PetscCall(GSKSPIterationsBegin(ksp));
   PetscCall(PetscLogEventBegin(SGF_Iterations, ksp, 0, 0, 0));
   while (!ksp->reason) {
-    PetscBool breakdown = PETSC_FALSE, nan = PETSC_FALSE, atfloor = PETSC_FALSE, last = PETSC_FALSE;
-
     /* as KSPGMRESCycle(): the norm of the cycle's true residual is logged, monitored and tested */
     sg->rho    = rho;
-    rr         = rho * rho;
     ksp->rnorm = ksp->normtype == KSP_NORM_NONE ? 0.0 : rho;
     PetscCall(KSPLogResidualHistory(ksp, ksp->rnorm));
     PetscCall(KSPMonitor(ksp, ksp->its, ksp->rnorm));
@@ -450,73 +517,8 @@ static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
     }
     PetscCall((*ksp->converged)(ksp, ksp->its, ksp->rnorm, &ksp->reason, ksp->cnvP));
     if (ksp->reason) break;
-    sg->cycles++;
-    launched = 0;
-    for (PetscInt k = 1; k <= sg->m && !ksp->reason; k++) {
-      PetscScalar xi = 0, rec[SGF_NREC] = {0};
-      PetscReal   rkk, a, rn;
-
-      if (ksp->its >= ksp->max_it) {
-        ksp->reason = KSP_DIVERGED_ITS;
-        break;
-      }
-      if (launched < k) {
-        PetscCall(KSPSGMRESFLaunch_Private(ksp, Amat, dA, dB, halo, k));
-        launched = k;
-      }
-      if (delayed) { /* step k's xi and record come with iteration k+1, or with the cycle's close */
-        if (k < sg->m && launched < k + 1) {
-          PetscCall(KSPSGMRESFLaunch_Private(ksp, Amat, dA, dB, halo, k + 1));
-          launched = k + 1;
-        } else if (k == sg->m)
-          PetscCall(KSPSGMRESFClose_Private(ksp, k));
-      }
-      /* fused: the next iteration goes to the device before step k's xi is read, so that the device does not wait
-         for the host's convergence test; it is dropped if the cycle ends at k */
-      if (sg->fused && sg->size == 1 && launched < sg->m && !atfloor && ksp->its + launched - k + (delayed ? 0 : 1) < ksp->max_it) {
-        PetscCall(KSPSGMRESFLaunch_Private(ksp, Amat, dA, dB, halo, launched + 1));
-        launched++;
-      }
-      PetscCall(KSPSGMRESFFinish_Private(ksp, k, &xi, rec));
-      if (rec[SGF_REC_REFINED] != 0.0) sg->refinements++;
-      rkk = PetscRealPart(rec[SGF_REC_RKK]);
-      if (PetscIsInfOrNanScalar(xi) || PetscIsInfOrNanReal(rkk) || PetscIsInfOrNanScalar(rec[SGF_REC_WW])) {
-        nan = PETSC_TRUE;
-        break;
-      }
-      /* happy breakdown: A M^{-1} v_{k-1} lies in the span of v_1..v_{k-1} to rounding; the first k-1 columns hold
-         the solution */
-      if (rkk <= 100.0 * PETSC_MACHINE_EPSILON * PetscSqrtReal(PetscAbsReal(PetscRealPart(rec[SGF_REC_WW])))) {
-        breakdown = PETSC_TRUE;
-        sg->breakdowns++;
-        ksp->its++;
-        break;
-      }
-      if (atfloor) break; /* the step after the floor did not break down: the cycle ends without it */
-      sg->xi[k] = xi;
-      sg->kk    = k;
-      /* ||r_k||^2 = ||r_{k-1}||^2 - xi_k^2, factored so that it stays accurate as the residual drops */
-      rn = PetscSqrtReal(rr);
-      a  = PetscAbsReal(PetscRealPart(xi));
-      rr = PetscMax((rn - a) * (rn + a), 0.0);
-      ksp->its++;
-      ksp->rnorm = ksp->normtype == KSP_NORM_NONE ? 0.0 : PetscSqrtReal(rr);
-      PetscCall((*ksp->converged)(ksp, ksp->its, ksp->rnorm, &ksp->reason, ksp->cnvP));
-      /* below about sqrt(epsilon) rho the estimate is rounding, and columns after it would make R nearly singular:
-         one more step tells an invariant Krylov space (a happy breakdown) from rounding, which ends the cycle, the
-         next one starting from the true residual */
-      atfloor = (PetscBool)(!ksp->reason && k < sg->m && rr <= SGF_FLOOR * rho * rho);
-      if (atfloor) sg->floors++;
-      /* as KSPGMRESCycle(): the last iteration of a cycle that restarts is reported with the true residual, and so is
-         a convergence claim that the true residual checks; the last iteration of the solve once x is updated */
-      if (ksp->reason > 0 && sg->confirm && ksp->normtype != KSP_NORM_NONE) continue;
-      if (ksp->reason || ksp->its >= ksp->max_it)
-        last = PETSC_TRUE;
-      else if (k < sg->m && !atfloor) {
-        PetscCall(KSPLogResidualHistory(ksp, ksp->rnorm));
-        PetscCall(KSPMonitor(ksp, ksp->its, ksp->rnorm));
-      }
-    }
+    sg->c.cycles++;
+    PetscCall(KSPSGMRESFCycle_Private(ksp, Amat, dA, dB, halo, rho, &breakdown, &nan, &last));
     PetscCall(KSPSGMRESFUpdateSolution_Private(ksp, sg->kk));
     sg->kk = 0;
     if (nan) {
@@ -525,32 +527,12 @@ static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
     }
     if (!ksp->reason && !breakdown && ksp->its >= ksp->max_it) ksp->reason = KSP_DIVERGED_ITS; /* no restart to prepare */
     if (last) {
-      PetscCall(KSPSGMRESFMonitorLast_Private(ksp, l0, t0, c0));
+      PetscCall(KSPSGMRESFMonitorLast_Private(ksp));
       break;
     }
-    if (breakdown || !ksp->reason || (ksp->reason > 0 && sg->confirm && ksp->normtype != KSP_NORM_NONE)) PetscCall(KSPSGMRESFResidual_Private(ksp, Amat, dA, dB, halo, &rho));
-    if (breakdown) {
-      /* exact to rounding unless the operator is singular: test the true residual */
-      ksp->rnorm = ksp->normtype == KSP_NORM_NONE ? 0.0 : rho;
-      PetscCall((*ksp->converged)(ksp, ksp->its, ksp->rnorm, &ksp->reason, ksp->cnvP));
-      if (ksp->reason <= 0) ksp->reason = (ksp->normtype == KSP_NORM_NONE || rho <= PETSC_SQRT_MACHINE_EPSILON * sg->rho0) ? KSP_CONVERGED_HAPPY_BREAKDOWN : KSP_DIVERGED_BREAKDOWN;
-      PetscCall(KSPSGMRESFMonitorLast_Private(ksp, l0, t0, c0));
-    } else if (ksp->reason > 0 && sg->confirm && ksp->normtype != KSP_NORM_NONE) {
-      /* rho^2 - sum xi_i^2 cancels below about sqrt(epsilon) rho: the true residual decides, and a rejected claim
-         restarts from it */
-      sg->confirmations++;
-      ksp->reason = KSP_CONVERGED_ITERATING;
-      ksp->rnorm  = rho;
-      PetscCall((*ksp->converged)(ksp, ksp->its, ksp->rnorm, &ksp->reason, ksp->cnvP));
-      if (!ksp->reason) {
-        sg->rejections++;
-        if (ksp->its >= ksp->max_it) ksp->reason = KSP_DIVERGED_ITS;
-      }
-      if (ksp->reason) PetscCall(KSPSGMRESFMonitorLast_Private(ksp, l0, t0, c0)); /* else the next cycle reports it */
-    }
-    if (!ksp->reason && ksp->its >= ksp->max_it) ksp->reason = KSP_DIVERGED_ITS;
+    PetscCall(KSPSGMRESFRestart_Private(ksp, Amat, dA, dB, halo, breakdown, &rho));
   }
-  PetscCall(KSPSGMRESFEnd_Private(ksp, l0, t0, c0));
+  PetscCall(KSPSGMRESFEnd_Private(ksp));
   PetscCall(PetscLogEventEnd(SGF_Iterations, ksp, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -562,16 +544,16 @@ static PetscErrorCode KSPBuildSolution_SGMRESF(KSP ksp, Vec v, Vec *V)
   KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
 
   PetscFunctionBegin;
-  if (!v && sg->solving && sg->kk) {
+  if (!v && sg->base.solving && sg->kk) {
     if (!sg->soltemp) PetscCall(VecDuplicate(ksp->vec_sol, &sg->soltemp));
     v = sg->soltemp;
   }
   if (v) {
-    if (sg->solving && sg->fused)
+    if (sg->base.solving && sg->fused)
       PetscCall(GSWorkStore(SGFWorkBase(sg->work), SGF_X, v));
     else
       PetscCall(VecCopy(ksp->vec_sol, v));
-    if (sg->solving && sg->kk) {
+    if (sg->base.solving && sg->kk) {
       PetscCall(KSPSGMRESFCoefficients_Private(ksp, sg->kk));
       PetscCall(SGFUpdateSolution(sg->work, sg->kk, PETSC_TRUE));
       PetscCall(GSWorkStore(SGFWorkBase(sg->work), SGF_U, ksp->work[0]));
@@ -580,7 +562,7 @@ static PetscErrorCode KSPBuildSolution_SGMRESF(KSP ksp, Vec v, Vec *V)
     }
     if (V) *V = v;
   } else {
-    if (sg->solving && sg->fused) PetscCall(GSWorkStore(SGFWorkBase(sg->work), SGF_X, ksp->vec_sol));
+    if (sg->base.solving && sg->fused) PetscCall(GSWorkStore(SGFWorkBase(sg->work), SGF_X, ksp->vec_sol));
     if (V) *V = ksp->vec_sol;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -601,24 +583,24 @@ static PetscErrorCode KSPView_SGMRESF(KSP ksp, PetscViewer viewer)
   {
     PetscLogDouble basis, other;
     PetscCall(SGFWorkGetMemory(sg->work, &basis, &other));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  device memory: Krylov basis %" PetscInt_FMT " x %" PetscInt_FMT " in one 2D view (column-major) %g MB, other vectors and sums %g MB\n", sg->n, sg->workm + 1, basis / 1048576.0, other / 1048576.0));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  device memory: Krylov basis %" PetscInt_FMT " x %" PetscInt_FMT " in one 2D view (column-major) %g MB, other vectors and sums %g MB\n", sg->base.n, sg->workm + 1, basis / 1048576.0, other / 1048576.0));
   }
-  if (!sg->first) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!sg->c.first) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerASCIIPrintf(viewer, "  SpMV: %s; preconditioner: %s\n",
-                                   sg->fused ? (sg->size == 1 ? "fused gpustream device kernels" : "gpustream device kernels, the halo exchange overlapping the diagonal block") : "MatMult of the operator, vectors staged through the host",
-                                   sg->pc == GS_PC_JACOBI ? "jacobi fused into the kernels" : (sg->pc == GS_PC_PBJACOBI ? "point-block jacobi fused into the kernels" : (sg->pc == GS_PC_NONE ? "none" : "applied on the host"))));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  kernel launches: %.3g in the first iteration of a cycle, %.3g in later ones; %.3g per iteration with the cycle ends\n", (double)sg->lfirst / (double)sg->first,
-                                   sg->later ? (double)sg->llater / (double)sg->later : 0.0, (double)sg->launches / (double)(sg->first + sg->later)));
+                                   sg->fused ? (sg->base.size == 1 ? "fused gpustream device kernels" : "gpustream device kernels, the halo exchange overlapping the diagonal block") : "MatMult of the operator, vectors staged through the host",
+                                   sg->base.pc == GS_PC_JACOBI ? "jacobi fused into the kernels" : (sg->base.pc == GS_PC_PBJACOBI ? "point-block jacobi fused into the kernels" : (sg->base.pc == GS_PC_NONE ? "none" : "applied on the host"))));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  kernel launches: %.3g in the first iteration of a cycle, %.3g in later ones; %.3g per iteration with the cycle ends\n", (double)sg->c.lfirst / (double)sg->c.first,
+                                   sg->c.later ? (double)sg->c.llater / (double)sg->c.later : 0.0, (double)sg->base.launches / (double)(sg->c.first + sg->c.later)));
   {
-    const double t = (double)sg->transfers / (double)(sg->first + sg->later), c = (double)sg->copies / (double)(sg->first + sg->later);
+    const double t = (double)sg->base.transfers / (double)(sg->c.first + sg->c.later), c = (double)sg->base.copies / (double)(sg->c.first + sg->c.later);
     PetscCall(PetscViewerASCIIPrintf(viewer, "  per iteration: %.3g %s (sums, R, coefficients), %.3g %s\n", t, GSNounReal(t, 3, "small host-device transfer", "small host-device transfers"), c, GSNounReal(c, 3, "vector copy", "vector copies")));
   }
-  PetscCall(GSHostCopiesView(viewer, sg->hostcopies));
-  if (sg->size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  MPI_Allreduce calls per iteration: %.3g\n", (double)sg->allreduces / (double)(sg->first + sg->later)));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %" PetscInt_FMT " %s, %" PetscInt_FMT " %s, %" PetscInt_FMT " %s, %" PetscInt_FMT " %s, %" PetscInt_FMT " rejected, %" PetscInt_FMT " %s at the estimate's rounding floor\n", sg->cycles,
-                                   GSNoun(sg->cycles, "cycle", "cycles"), sg->refinements, GSNoun(sg->refinements, "refined orthogonalization", "refined orthogonalizations"), sg->breakdowns,
-                                   GSNoun(sg->breakdowns, "happy breakdown", "happy breakdowns"), sg->confirmations, GSNoun(sg->confirmations, "convergence claim checked", "convergence claims checked"), sg->rejections, sg->floors,
-                                   GSNoun(sg->floors, "cycle ended", "cycles ended")));
+  PetscCall(GSHostCopiesView(viewer, sg->base.hostcopies));
+  if (sg->base.size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  MPI_Allreduce calls per iteration: %.3g\n", (double)sg->base.allreduces / (double)(sg->c.first + sg->c.later)));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %" PetscInt_FMT " %s, %" PetscInt_FMT " %s, %" PetscInt_FMT " %s, %" PetscInt_FMT " %s, %" PetscInt_FMT " rejected, %" PetscInt_FMT " %s at the estimate's rounding floor\n", sg->c.cycles,
+                                   GSNoun(sg->c.cycles, "cycle", "cycles"), sg->c.refinements, GSNoun(sg->c.refinements, "refined orthogonalization", "refined orthogonalizations"), sg->c.breakdowns,
+                                   GSNoun(sg->c.breakdowns, "happy breakdown", "happy breakdowns"), sg->c.confirmations, GSNoun(sg->c.confirmations, "convergence claim checked", "convergence claims checked"), sg->c.rejections, sg->c.floors,
+                                   GSNoun(sg->c.floors, "cycle ended", "cycles ended")));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -672,10 +654,8 @@ static PetscErrorCode KSPReset_SGMRESF(KSP ksp)
   PetscCall(SGFWorkDestroy(&sg->work));
   PetscCall(PetscFree4(sg->R, sg->xi, sg->y, sg->sums));
   PetscCall(VecDestroy(&sg->soltemp));
-  sg->n       = 0;
-  sg->dinvmat = NULL;
-  sg->first   = 0;
-  sg->later   = 0;
+  PetscCall(GSKSPResetBase(ksp));
+  PetscCall(PetscMemzero(&sg->c, sizeof(sg->c)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -757,28 +737,16 @@ static PetscErrorCode KSPDestroy_SGMRESF(KSP ksp)
 M*/
 PETSC_EXTERN PetscErrorCode KSPCreate_SGMRESF(KSP ksp)
 {
-  KSP_SGMRESF *sg;
+  static const GSKSPOps ops = {"KSPSGMRESF", KSPSolve_SGMRESF, KSPView_SGMRESF, KSPSetFromOptions_SGMRESF, KSPReset_SGMRESF, KSPDestroy_SGMRESF, KSPBuildSolution_SGMRESF, NULL, KSPSGMRESFAllocate_Private, 3};
+  KSP_SGMRESF          *sg;
 
   PetscFunctionBegin;
-  PetscCall(PetscNew(&sg));
-  ksp->data   = (void *)sg;
+  PetscCall(GSKSPCreate(ksp, sizeof(KSP_SGMRESF), PC_RIGHT, &ops));
+  sg          = (KSP_SGMRESF *)ksp->data;
+  sg->base.x  = SGF_X;
   sg->m       = 30;
   sg->refine  = SGF_REFINE_DELAYED;
   sg->confirm = PETSC_TRUE;
-  PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_RIGHT, 2));
-  PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NONE, PC_RIGHT, 1));
-  PetscCall(GSRightPCCreate(ksp));
-#if defined(GPUSTREAM_PETSC_KSP_GUESS_NOT_READ)
-  ksp->guess_not_read = PETSC_TRUE; /* a zero initial guess is never read: x is written at the end */
-#endif
-  ksp->ops->setup          = KSPSetUp_SGMRESF;
-  ksp->ops->solve          = KSPSolve_SGMRESF;
-  ksp->ops->destroy        = KSPDestroy_SGMRESF;
-  ksp->ops->view           = KSPView_SGMRESF;
-  ksp->ops->reset          = KSPReset_SGMRESF;
-  ksp->ops->buildsolution  = KSPBuildSolution_SGMRESF;
-  ksp->ops->setfromoptions = KSPSetFromOptions_SGMRESF;
-  ksp->setupnewmatrix      = PETSC_TRUE; /* KSPSetUp_SGMRESF() for each new operator */
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPGMRESSetRestart_C", KSPGMRESSetRestart_SGMRESF));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
