@@ -2,15 +2,21 @@
 #include "pcblocks.h"
 #include "rightpc.h"
 
-PetscErrorCode GSKSPCreate(KSP ksp, size_t size, PCSide side, const GSKSPOps *ops)
+PetscErrorCode GSKSPCreate(KSP ksp, const GSKSPOps *ops, size_t size, const void *defaults)
 {
   GSKSPBase *base;
 
   PetscFunctionBegin;
-  PetscCall(PetscCalloc(size, &base));
+  PetscCall(PetscMalloc(size, &base));
+  PetscCall(PetscMemcpy(base, defaults, size));
   ksp->data = (void *)base;
   base->ops = ops;
-  if (side == PC_LEFT) {
+  base->x   = ops->kind.x;
+  if (ops->kind.gap) {
+    PetscCall(GSResidualGapInit(&base->gap, ops->kind.gap));
+    PetscCall(KSPConvergedReasonViewSet(ksp, GSResidualGapReasonView, &base->gap, NULL));
+  }
+  if (ops->kind.side == PC_LEFT) {
     PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_PRECONDITIONED, PC_LEFT, 2));
     PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_LEFT, 2));
     PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NATURAL, PC_LEFT, 2));
@@ -24,42 +30,96 @@ PetscErrorCode GSKSPCreate(KSP ksp, size_t size, PCSide side, const GSKSPOps *op
   ksp->guess_not_read = PETSC_TRUE; /* a zero initial guess is never read: x is written at the end */
 #endif
   ksp->ops->setup          = GSKSPSetUp;
-  ksp->ops->solve          = ops->solve;
-  ksp->ops->destroy        = ops->destroy;
-  ksp->ops->view           = ops->view;
-  ksp->ops->reset          = ops->reset;
-  ksp->ops->buildsolution  = ops->buildsolution ? ops->buildsolution : GSKSPBuildSolution;
-  ksp->ops->matsolve       = ops->matsolve;
-  ksp->ops->setfromoptions = ops->setfromoptions;
+  ksp->ops->solve          = ops->f.solve;
+  ksp->ops->destroy        = GSKSPDestroy;
+  ksp->ops->view           = GSKSPView;
+  ksp->ops->reset          = GSKSPReset;
+  ksp->ops->buildsolution  = ops->f.buildsolution ? ops->f.buildsolution : GSKSPBuildSolution;
+  ksp->ops->matsolve       = ops->f.matsolve;
+  ksp->ops->setfromoptions = GSKSPSetFromOptions;
   ksp->setupnewmatrix      = PETSC_TRUE; /* GSKSPSetUp() for each new operator */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode GSKSPSetUp(KSP ksp)
 {
-  GSKSPBase  *base = (GSKSPBase *)ksp->data;
-  Mat         Amat, Pmat;
-  GSDeviceMat dA, dB;
-  GSHalo      halo;
-  PetscBool   set;
-  PetscInt    n;
+  GSKSPBase     *base = (GSKSPBase *)ksp->data;
+  GSKSPOperators o;
+  Mat            Amat;
+  PetscBool      set;
+  PetscInt       n;
 
   PetscFunctionBegin;
   PetscCall(KSPGetOperatorsSet(ksp, &set, NULL));
   if (set) {
-    PetscCall(PCGetOperators(ksp->pc, &Amat, &Pmat));
+    PetscCall(PCGetOperators(ksp->pc, &Amat, NULL));
     PetscCall(MatGetLocalSize(Amat, NULL, &n));
-    PetscCall((*base->ops->allocate)(ksp, Amat, Pmat, n, &dA, &dB, &halo));
+    PetscCall(GSKSPGetOperators(ksp, n, &o));
+    PetscCall((*base->ops->kind.allocate)(ksp, &o));
   }
-  if (ksp->setupstage == KSP_SETUP_NEW) PetscCall(KSPSetWorkVecs(ksp, base->ops->nwork));
+  if (ksp->setupstage == KSP_SETUP_NEW) PetscCall(KSPSetWorkVecs(ksp, base->ops->kind.nwork));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode GSKSPResetBase(KSP ksp)
+PetscErrorCode GSKSPView(KSP ksp, PetscViewer viewer)
+{
+  GSKSPBase *base = (GSKSPBase *)ksp->data;
+  PetscBool  isascii;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
+  if (isascii) PetscCall((*base->ops->f.view)(ksp, viewer));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSKSPSetFromOptions(KSP ksp, GSOptionItems PetscOptionsObject)
 {
   GSKSPBase *base = (GSKSPBase *)ksp->data;
 
   PetscFunctionBegin;
+  PetscOptionsHeadBegin(PetscOptionsObject, base->ops->kind.title);
+  PetscCall((*base->ops->f.setfromoptions)(ksp, PetscOptionsObject));
+  if (base->ops->kind.gap) PetscCall(GSResidualGapSetFromOptions(&base->gap, ksp, PetscOptionsObject));
+  if (base->ops->kind.side == PC_RIGHT) PetscCall(GSRightPCSetFromOptions(ksp, PetscOptionsObject, base->ops->kind.name, base->ops->kind.twin));
+  PetscOptionsHeadEnd();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSKSPOptionsIntAtLeast(KSP ksp, GSOptionItems PetscOptionsObject, const char name[], const char text[], PetscInt min, const char what[], PetscInt *value, PetscBool *set)
+{
+  GSKSPBase *base = (GSKSPBase *)ksp->data;
+  PetscInt   v;
+  PetscBool  flg;
+
+  PetscFunctionBegin;
+  PetscCall(PetscOptionsInt(name, text, base->ops->kind.name, *value, &v, &flg));
+  if (flg) {
+    GSOptionsCheck(PetscOptionsObject, v >= min, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-%s%s must be %s, not %" PetscInt_FMT, GSPrefix((PetscObject)ksp), name + 1, what, v);
+    *value = v;
+  }
+  if (set) *set = flg;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The solver's reason view (the true residual check) leaves with it: a change of type frees its context */
+PetscErrorCode GSKSPDestroy(KSP ksp)
+{
+  GSKSPBase *base = (GSKSPBase *)ksp->data;
+
+  PetscFunctionBegin;
+  if (base->ops->kind.gap) PetscCall(GSResidualGapReasonViewRemove(ksp, &base->gap));
+  if (base->ops->f.destroy) PetscCall((*base->ops->f.destroy)(ksp));
+  PetscCall(GSKSPReset(ksp));
+  PetscCall(KSPDestroyDefault(ksp));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSKSPReset(KSP ksp)
+{
+  GSKSPBase *base = (GSKSPBase *)ksp->data;
+
+  PetscFunctionBegin;
+  PetscCall((*base->ops->f.reset)(ksp));
   base->work    = NULL;
   base->n       = 0;
   base->dinvmat = NULL;
@@ -67,29 +127,22 @@ PetscErrorCode GSKSPResetBase(KSP ksp)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode GSKSPGetDeviceOperator(KSP ksp, Mat Amat, GSDeviceMat *dA, GSDeviceMat *dB, GSHalo *halo)
+PetscErrorCode GSKSPGetOperators(KSP ksp, PetscInt n, GSKSPOperators *o)
 {
-  PetscBool gs;
+  PetscBool gs, jacobi, pbjacobi, none;
 
   PetscFunctionBegin;
-  *dA   = NULL;
-  *dB   = NULL;
-  *halo = NULL;
-  PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATGPUSTREAM, &gs));
-  if (gs) PetscCall(MatGPUStreamGetDeviceMat(Amat, dA, dB, halo));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode GSKSPGetPC(KSP ksp, Mat Pmat, GSKSPPC *pc, PetscInt *bs)
-{
-  PetscBool jacobi, pbjacobi, none;
-
-  PetscFunctionBegin;
+  PetscCall(PetscMemzero(o, sizeof(*o)));
+  o->n = n;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &o->size));
+  PetscCall(PCGetOperators(ksp->pc, &o->Amat, &o->Pmat));
+  PetscCall(PetscObjectTypeCompare((PetscObject)o->Amat, MATGPUSTREAM, &gs));
+  if (gs) PetscCall(MatGPUStreamGetDeviceMat(o->Amat, &o->dA, &o->dB, &o->halo));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &jacobi));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCPBJACOBI, &pbjacobi));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &none));
-  PetscCall(MatGetBlockSize(Pmat, bs));
-  *pc = none ? GS_PC_NONE : (jacobi ? GS_PC_JACOBI : (pbjacobi ? GS_PC_PBJACOBI : GS_PC_APPLY));
+  PetscCall(MatGetBlockSize(o->Pmat, &o->bs));
+  o->pc = none ? GS_PC_NONE : (jacobi ? GS_PC_JACOBI : (pbjacobi ? GS_PC_PBJACOBI : GS_PC_APPLY));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -136,20 +189,20 @@ static PetscErrorCode GSKSPSetInverseDiagonal(KSP ksp, Mat Pmat)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode GSKSPSolveBegin(KSP ksp, Mat *Amat, Mat *Pmat, GSDeviceMat *dA, GSDeviceMat *dB, GSHalo *halo)
+PetscErrorCode GSKSPSolveBegin(KSP ksp, GSKSPOperators *o)
 {
   GSKSPBase *base = (GSKSPBase *)ksp->data;
   PetscInt   n;
 
   PetscFunctionBegin;
-  PetscCheck(!ksp->transpose_solve, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "%s has no transpose solve", base->ops->name);
+  PetscCheck(!ksp->transpose_solve, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "%s has no transpose solve", base->ops->kind.name);
   base->logged = GSLoggedCopies();
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &base->size));
-  PetscCall(PCGetOperators(ksp->pc, Amat, Pmat));
   /* the device allocations for the solve's vectors: KSPSetUp() made them, and any that changed since are made now */
   PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
-  PetscCall((*base->ops->allocate)(ksp, *Amat, *Pmat, n, dA, dB, halo));
-  PetscCall(GSKSPSetInverseDiagonal(ksp, *Pmat));
+  PetscCall(GSKSPGetOperators(ksp, n, o));
+  PetscCall((*base->ops->kind.allocate)(ksp, o));
+  PetscCall(GSKSPSetInverseDiagonal(ksp, o->Pmat));
   base->allreduces = 0;
   base->discarded  = 0;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -227,6 +280,23 @@ PetscErrorCode GSKSPHostResidual(KSP ksp, Mat A, Vec X, Vec B, Vec R)
     PetscCall(KSP_MatMult(ksp, A, X, R));
     PetscCall(VecAYPX(R, -1.0, B));
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSKSPLoadResidual(KSP ksp, Mat A, PetscInt r, PetscInt x, Vec R)
+{
+  GSKSPBase *base = (GSKSPBase *)ksp->data;
+
+  PetscFunctionBegin;
+  if (ksp->guess_zero) {
+    PetscCall(GSWorkLoad(base->work, r, ksp->vec_rhs));
+    PetscCall(GSWorkZero(base->work, x));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(KSP_MatMult(ksp, A, ksp->vec_sol, R));
+  PetscCall(VecAYPX(R, -1.0, ksp->vec_rhs));
+  PetscCall(GSWorkLoad(base->work, r, R));
+  PetscCall(GSWorkLoad(base->work, x, ksp->vec_sol));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -3,19 +3,17 @@
    four kernels and one device-to-host copy on one process with a gpustream operator; see pipebcgsfimpl.h. */
 #include "pipebcgsfimpl.h"
 #include "../common/base.h"
-#include "../common/residualgap.h"
 #include "../common/rightpc.h"
 
 typedef struct {
-  GSKSPBase     base;
-  PBFWork       work;
-  PetscBool     fused; /* the SpMVs run fused on the device (one-process gpustream operator) */
-  PetscBool     halo;  /* the SpMVs run fused on the device with the halo exchange (several processes, gpustream) */
-  PetscInt      confirmations;
-  PetscInt      replace_every, replacements; /* r = b - A x every this many iterations (0: never) */
-  PetscBool     devscalars, ranahead;        /* option; the last solve computed omega and beta on the device */
-  PetscBool     sinspmv, sinspmvset, folded; /* UpdateS folded into SpMVDot3: option, whether given, last solve's */
-  GSResidualGap gap;                         /* the true residual against the recursive one at convergence */
+  GSKSPBase base;
+  PBFWork   work;
+  PetscBool fused; /* the SpMVs run fused on the device (one-process gpustream operator) */
+  PetscBool halo;  /* the SpMVs run fused on the device with the halo exchange (several processes, gpustream) */
+  PetscInt  confirmations;
+  PetscInt  replace_every, replacements; /* r = b - A x every this many iterations (0: never) */
+  PetscBool devscalars, ranahead;        /* option; the last solve computed omega and beta on the device */
+  PetscBool sinspmv, sinspmvset, folded; /* UpdateS folded into SpMVDot3: option, whether given, last solve's */
 } KSP_PIPEBCGSF;
 
 /* Whether a solve runs ahead with device scalars (KSPPIPEBCGSFSolveAhead_Private()) */
@@ -29,40 +27,41 @@ static PetscBool KSPPIPEBCGSFAhead_Private(KSP_PIPEBCGSF *bf, PetscMPIInt size)
    that a failed allocation surfaces there, before KSPSolve() locks b (PETSc keeps that lock when a solver fails
    inside); KSPSolve() calls it again, which allocates only what changed since. Jacobi, and point-block Jacobi with
    blocks of up to PBF_MAX_BS rows on one process, are fused. */
-static PetscErrorCode KSPPIPEBCGSFAllocate_Private(KSP ksp, Mat Amat, Mat Pmat, PetscInt n, GSDeviceMat *dA, GSDeviceMat *dB, GSHalo *halo)
+static PetscErrorCode KSPPIPEBCGSFAllocate_Private(KSP ksp, GSKSPOperators *o)
 {
-  KSP_PIPEBCGSF *bf   = (KSP_PIPEBCGSF *)ksp->data;
-  MPI_Comm       comm = PetscObjectComm((PetscObject)ksp);
-  PetscBool      jacobi, pbjacobi, none, gs;
-  GSKSPPC        pc;
-  PetscInt       bs;
-  PetscMPIInt    size;
+  KSP_PIPEBCGSF  *bf   = (KSP_PIPEBCGSF *)ksp->data;
+  const PetscBool none = (PetscBool)(o->pc == GS_PC_NONE), jacobi = (PetscBool)(o->pc == GS_PC_JACOBI), pbjacobi = (PetscBool)(o->pc == GS_PC_PBJACOBI && o->bs <= PBF_MAX_BS);
+  GSKSPPC         pc;
 
   PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_size(comm, &size));
-  PetscCall(GSKSPGetDeviceOperator(ksp, Amat, dA, dB, halo));
-  gs = (PetscBool)(*dA != NULL); /* a streamed matrix has no whole device CSR: MatMult() */
-  PetscCall(GSKSPGetPC(ksp, Pmat, &pc, &bs));
-  none     = (PetscBool)(pc == GS_PC_NONE);
-  jacobi   = (PetscBool)(pc == GS_PC_JACOBI);
-  pbjacobi = (PetscBool)(pc == GS_PC_PBJACOBI && bs <= PBF_MAX_BS);
-  /* the device SpMVs apply no preconditioner but a fused (point-block) Jacobi: other PCs take the host path */
-  bf->fused = (PetscBool)(gs && size == 1 && (none || jacobi || pbjacobi));
-  bf->halo  = (PetscBool)(gs && size > 1 && (none || jacobi));
+  /* the device SpMVs apply no preconditioner but a fused (point-block) Jacobi: other PCs take the host path; a
+     streamed matrix has no whole device CSR: MatMult() */
+  bf->fused = (PetscBool)(o->dA && o->size == 1 && (none || jacobi || pbjacobi));
+  bf->halo  = (PetscBool)(o->dA && o->size > 1 && (none || jacobi));
   if (none)
     pc = GS_PC_NONE;
-  else if ((bf->fused || bf->halo) && (jacobi || (pbjacobi && bs == 1)))
+  else if ((bf->fused || bf->halo) && (jacobi || (pbjacobi && o->bs == 1)))
     pc = GS_PC_JACOBI;
   else if (bf->fused && pbjacobi)
     pc = GS_PC_PBJACOBI;
   else
     pc = GS_PC_APPLY;
-  if (GSKSPWorkStale(ksp, n, pc, pc == GS_PC_PBJACOBI ? bs : 1, PETSC_FALSE)) {
+  if (GSKSPWorkStale(ksp, o->n, pc, pc == GS_PC_PBJACOBI ? o->bs : 1, PETSC_FALSE)) {
     PetscCall(PBFWorkDestroy(&bf->work));
-    PetscCall(GSAllOK(comm, PBFWorkCreate(n, pc, &bf->work))); /* may fail on one process */
-    PetscCall(GSKSPSetWork(ksp, PBFWorkBase(bf->work), n, pc, pc == GS_PC_PBJACOBI ? bs : 1));
+    PetscCall(GSAllOK(PetscObjectComm((PetscObject)ksp), PBFWorkCreate(o->n, pc, &bf->work))); /* may fail on one process */
+    PetscCall(GSKSPSetWork(ksp, PBFWorkBase(bf->work), o->n, pc, pc == GS_PC_PBJACOBI ? o->bs : 1));
   }
-  PetscCall(GSAllOK(comm, PBFWorkReserve(bf->work, bs, KSPPIPEBCGSFAhead_Private(bf, size))));
+  PetscCall(GSAllOK(PetscObjectComm((PetscObject)ksp), PBFWorkReserve(bf->work, o->bs, KSPPIPEBCGSFAhead_Private(bf, o->size))));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The solver's own part of KSPReset() (GSKSPReset() resets the base after it) */
+static PetscErrorCode KSPReset_PIPEBCGSF(KSP ksp)
+{
+  KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
+
+  PetscFunctionBegin;
+  PetscCall(PBFWorkDestroy(&bf->work));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -203,25 +202,16 @@ static PetscErrorCode KSPPIPEBCGSFStart_Private(KSP ksp, Mat Amat, PetscReal *dp
 {
   KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
   GSWork         W  = PBFWorkBase(bf->work);
-  Vec            X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[2];
 
   PetscFunctionBegin;
-  if (ksp->guess_zero) {
-    PetscCall(GSWorkZero(W, PBF_X));
-    PetscCall(GSWorkLoad(W, PBF_R, B));
-  } else {
-    PetscCall(KSP_MatMult(ksp, Amat, X, R));
-    PetscCall(VecAYPX(R, -1.0, B));
-    PetscCall(GSWorkLoad(W, PBF_X, X));
-    PetscCall(GSWorkLoad(W, PBF_R, R));
-  }
+  PetscCall(GSKSPLoadResidual(ksp, Amat, PBF_R, PBF_X, ksp->work[2]));
   PetscCall(GSWorkNorm(W, PBF_R, PetscObjectComm((PetscObject)ksp), dp));
   for (PBFVec v = PBF_R0; v <= PBF_P; v = (PBFVec)(v + 1)) PetscCall(GSWorkCopy(W, v, PBF_R));
   PetscCall(PBFRDot(bf->work));
-  bf->base.solving  = PETSC_TRUE;
-  bf->confirmations = 0;
-  bf->replacements  = 0;
-  bf->gap.truenorm  = -1;
+  bf->base.solving      = PETSC_TRUE;
+  bf->confirmations     = 0;
+  bf->replacements      = 0;
+  bf->base.gap.truenorm = -1;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -297,17 +287,15 @@ static PetscErrorCode KSPPIPEBCGSFIterate_Private(KSP ksp, Mat Amat, GSDeviceMat
 static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
 {
   KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
-  Mat            Amat, Pmat;
-  GSDeviceMat    dA = NULL, dB = NULL;
-  GSHalo         halo = NULL;
+  GSKSPOperators o;
   Vec            X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[2];
   PetscReal      dp;
   PetscInt       i = 0;
   PetscBool      stop;
 
   PetscFunctionBegin;
-  PetscCall(GSKSPSolveBegin(ksp, &Amat, &Pmat, &dA, &dB, &halo));
-  PetscCall(KSPPIPEBCGSFStart_Private(ksp, Amat, &dp));
+  PetscCall(GSKSPSolveBegin(ksp, &o));
+  PetscCall(KSPPIPEBCGSFStart_Private(ksp, o.Amat, &dp));
   ksp->its   = 0;
   ksp->rnorm = ksp->normtype == KSP_NORM_NONE ? 0.0 : dp;
   PetscCall(KSPLogResidualHistory(ksp, ksp->rnorm));
@@ -317,22 +305,22 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
   PetscCall(PetscLogEventBegin(PBF_Iterations, ksp, 0, 0, 0));
   bf->ranahead = KSPPIPEBCGSFAhead_Private(bf, bf->base.size);
   bf->folded   = bf->sinspmvset ? bf->sinspmv : (PetscBool)(bf->base.n <= (bf->base.pc == GS_PC_JACOBI ? PBF_FOLD_ROWS_JACOBI : PBF_FOLD_ROWS));
-  if (bf->ranahead && !ksp->reason) PetscCall(KSPPIPEBCGSFSolveAhead_Private(ksp, dA, &i));
+  if (bf->ranahead && !ksp->reason) PetscCall(KSPPIPEBCGSFSolveAhead_Private(ksp, o.dA, &i));
   for (; !ksp->reason; i++) {
     if (i == ksp->max_it) {
       ksp->reason = KSP_DIVERGED_ITS;
       break;
     }
-    PetscCall(KSPPIPEBCGSFIterate_Private(ksp, Amat, dA, dB, halo, i, &stop));
+    PetscCall(KSPPIPEBCGSFIterate_Private(ksp, o.Amat, o.dA, o.dB, o.halo, i, &stop));
     if (stop) break;
   }
   PetscCall(PetscLogEventEnd(PBF_Iterations, ksp, 0, 0, 0));
   PetscCall(GSKSPIterationsEnd(ksp, i));
   PetscCall(GSKSPSolveEnd(ksp, PETSC_TRUE));
-  if (bf->gap.check && ksp->reason > 0 && ksp->normtype != KSP_NORM_NONE) { /* right preconditioning: ||b - A x|| */
-    PetscCall(KSP_MatMult(ksp, Amat, X, R));
+  if (bf->base.gap.check && ksp->reason > 0 && ksp->normtype != KSP_NORM_NONE) { /* right preconditioning: ||b - A x|| */
+    PetscCall(KSP_MatMult(ksp, o.Amat, X, R));
     PetscCall(VecAYPX(R, -1.0, B));
-    PetscCall(VecNorm(R, NORM_2, &bf->gap.truenorm));
+    PetscCall(VecNorm(R, NORM_2, &bf->base.gap.truenorm));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -340,18 +328,15 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
 static PetscErrorCode KSPView_PIPEBCGSF(KSP ksp, PetscViewer viewer)
 {
   KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
-  PetscBool      isascii;
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
-  if (!isascii) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerASCIIPrintf(viewer, "  fused kernels on Kokkos %s\n", PetscGPUStreamExecutionSpace()));
   PetscCall(GSRightPCView(ksp, viewer, "KSPBCGS"));
   if (bf->replace_every)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replacement every %" PetscInt_FMT " %s (%" PetscInt_FMT " in the last solve)\n", bf->replace_every, GSNoun(bf->replace_every, "iteration", "iterations"), bf->replacements));
   else
     PetscCall(PetscViewerASCIIPrintf(viewer, "  no residual replacement\n"));
-  PetscCall(GSResidualGapView(&bf->gap, ksp, viewer));
+  PetscCall(GSResidualGapView(&bf->base.gap, ksp, viewer));
   if (!bf->work || !bf->base.passes) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(
       PetscViewerASCIIPrintf(viewer, "  SpMV: %s; preconditioner: %s\n",
@@ -371,11 +356,9 @@ static PetscErrorCode KSPView_PIPEBCGSF(KSP ksp, PetscViewer viewer)
 static PetscErrorCode KSPSetFromOptions_PIPEBCGSF(KSP ksp, GSOptionItems PetscOptionsObject)
 {
   KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
-  PetscInt       every;
   PetscBool      set;
 
   PetscFunctionBegin;
-  PetscOptionsHeadBegin(PetscOptionsObject, "KSP pipelined BiCGStab with fused kernels options");
   PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)ksp, "-ksp_pipebcgsf_device_scalars", GS_OPTION_BOOL, NULL, 0));
   PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)ksp, "-ksp_pipebcgsf_s_in_spmv", GS_OPTION_BOOL, NULL, 0));
   PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)ksp, "-ksp_pipebcgsf_replace_every", GS_OPTION_INT, NULL, 0));
@@ -385,33 +368,7 @@ static PetscErrorCode KSPSetFromOptions_PIPEBCGSF(KSP ksp, GSOptionItems PetscOp
                              "With device scalars, s = r - alpha v formed inside the second SpMV: three kernels an iteration (default: up to " PetscStringize(PBF_FOLD_ROWS) " local rows, " PetscStringize(PBF_FOLD_ROWS_JACOBI) " with Jacobi)",
                              "KSPPIPEBCGSF", bf->sinspmv, &bf->sinspmv, &set));
   bf->sinspmvset = (PetscBool)(bf->sinspmvset || set);
-  PetscCall(PetscOptionsInt("-ksp_pipebcgsf_replace_every", "Replace the recursive residual by b - A x every this many iterations (0: never)", "KSPPIPEBCGSF", bf->replace_every, &every, &set));
-  if (set) {
-    GSOptionsCheck(PetscOptionsObject, every >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-%sksp_pipebcgsf_replace_every must be 0 (never) or positive, not %" PetscInt_FMT, GSPrefix((PetscObject)ksp), every);
-    bf->replace_every = every;
-  }
-  PetscCall(GSResidualGapSetFromOptions(&bf->gap, ksp, PetscOptionsObject));
-  PetscCall(GSRightPCSetFromOptions(ksp, PetscOptionsObject, "KSPPIPEBCGSF", "KSPBCGS"));
-  PetscOptionsHeadEnd();
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode KSPReset_PIPEBCGSF(KSP ksp)
-{
-  KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
-
-  PetscFunctionBegin;
-  PetscCall(PBFWorkDestroy(&bf->work));
-  PetscCall(GSKSPResetBase(ksp));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode KSPDestroy_PIPEBCGSF(KSP ksp)
-{
-  PetscFunctionBegin;
-  PetscCall(GSResidualGapReasonViewRemove(ksp, &((KSP_PIPEBCGSF *)ksp->data)->gap));
-  PetscCall(KSPReset_PIPEBCGSF(ksp));
-  PetscCall(KSPDestroyDefault(ksp));
+  PetscCall(GSKSPOptionsIntAtLeast(ksp, PetscOptionsObject, "-ksp_pipebcgsf_replace_every", "Replace the recursive residual by b - A x every this many iterations (0: never)", 0, "0 (never) or positive", &bf->replace_every, NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -471,16 +428,11 @@ static PetscErrorCode KSPDestroy_PIPEBCGSF(KSP ksp)
 M*/
 PETSC_EXTERN PetscErrorCode KSPCreate_PIPEBCGSF(KSP ksp)
 {
-  static const GSKSPOps ops = {"KSPPIPEBCGSF", KSPSolve_PIPEBCGSF, KSPView_PIPEBCGSF, KSPSetFromOptions_PIPEBCGSF, KSPReset_PIPEBCGSF, KSPDestroy_PIPEBCGSF, NULL, NULL, KSPPIPEBCGSFAllocate_Private, 3};
-  KSP_PIPEBCGSF        *bf;
+  static const GSKSPOps      ops      = {{"KSPPIPEBCGSF", "KSP pipelined BiCGStab with fused kernels options", PC_RIGHT, "KSPBCGS", "pipebcgsf", PBF_X, KSPPIPEBCGSFAllocate_Private, 3},
+                                         {KSPSolve_PIPEBCGSF, KSPView_PIPEBCGSF, KSPSetFromOptions_PIPEBCGSF, KSPReset_PIPEBCGSF, NULL, NULL, NULL}};
+  static const KSP_PIPEBCGSF defaults = {.devscalars = PETSC_TRUE, .sinspmv = PETSC_TRUE};
 
   PetscFunctionBegin;
-  PetscCall(GSKSPCreate(ksp, sizeof(KSP_PIPEBCGSF), PC_RIGHT, &ops));
-  bf             = (KSP_PIPEBCGSF *)ksp->data;
-  bf->base.x     = PBF_X;
-  bf->devscalars = PETSC_TRUE;
-  bf->sinspmv    = PETSC_TRUE;
-  PetscCall(GSResidualGapInit(&bf->gap, "pipebcgsf"));
-  PetscCall(KSPConvergedReasonViewSet(ksp, GSResidualGapReasonView, &bf->gap, NULL));
+  PetscCall(GSKSPCreate(ksp, &ops, sizeof(defaults), &defaults));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -8,7 +8,6 @@
    exists. */
 #include "pipecgfusedimpl.h"
 #include "../common/base.h"
-#include "../common/residualgap.h"
 #include "../common/pcblocks.h"
 
 typedef struct {
@@ -21,12 +20,11 @@ typedef struct {
   PetscBool ranahead;   /* the last solve ran so (devscalars, and the solve was eligible) */
   PetscBool ahead;      /* while iterating ahead: iteration k+1 is begun, x_{k+1} in the making (base.x: PCGF_XPREV) */
   /* attainable accuracy */
-  PetscInt      replace_every; /* replace r by b - A x every this many iterations (0: never) */
-  PetscBool     replace_auto;  /* replace when the estimated residual gap crosses sqrt(eps) ||r|| */
-  PetscBool     overlap;       /* Ghysels-Vanroose with the sums in an MPI_Iallreduce behind the SpMV */
-  PetscInt      replacements;  /* in the last solve */
-  PetscInt      refuted;       /* auto: convergence claims of the recursive residual that the true one refuted */
-  GSResidualGap gap;           /* the true residual against the recursive one at convergence */
+  PetscInt  replace_every; /* replace r by b - A x every this many iterations (0: never) */
+  PetscBool replace_auto;  /* replace when the estimated residual gap crosses sqrt(eps) ||r|| */
+  PetscBool overlap;       /* Ghysels-Vanroose with the sums in an MPI_Iallreduce behind the SpMV */
+  PetscInt  replacements;  /* in the last solve */
+  PetscInt  refuted;       /* auto: convergence claims of the recursive residual that the true one refuted */
   /* the last KSPMatSolve: columns, whether they ran together in the block kernels, its counts */
   PetscInt  blockcolumns, blockpasses, blocklaunches, blocktransfers, blockcopies;
   PetscBool blockfused;
@@ -45,29 +43,22 @@ static PetscBool KSPPIPECGFUSEDSignChange_Private(PetscScalar a, PetscScalar b)
 /* The PC as the kernels see it and point-block Jacobi's block size. Point-block Jacobi is fused on one process for
    blocks of up to PCGF_MAX_BS rows; elsewhere it is applied on the host like any PC. With a null space on the operator
    the PC goes through KSP_PCApply(), which projects it out of z and q, so z stays clear of it. */
-static PetscErrorCode KSPPIPECGFUSEDPCKind_Private(KSP ksp, Mat Amat, Mat Pmat, GSKSPPC *pc, PetscInt *bs)
+static PetscErrorCode KSPPIPECGFUSEDPCKind_Private(KSP ksp, const GSKSPOperators *o, GSKSPPC *pc)
 {
-  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
-  PetscBool        jacobi, pbjacobi, none;
-  GSKSPPC          kind;
+  KSP_PIPECGFUSED *cg       = (KSP_PIPECGFUSED *)ksp->data;
+  const PetscBool  pbjacobi = (PetscBool)(o->pc == GS_PC_PBJACOBI && o->size == 1 && o->bs <= PCGF_MAX_BS && !cg->overlap);
   MatNullSpace     nsp;
-  PetscMPIInt      size;
 
   PetscFunctionBegin;
-  PetscCall(MatGetNullSpace(Amat, &nsp));
-  PetscCall(GSKSPGetPC(ksp, Pmat, &kind, bs));
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
-  none     = (PetscBool)(kind == GS_PC_NONE);
-  jacobi   = (PetscBool)(kind == GS_PC_JACOBI);
-  pbjacobi = (PetscBool)(kind == GS_PC_PBJACOBI && size == 1 && *bs <= PCGF_MAX_BS && !cg->overlap);
+  PetscCall(MatGetNullSpace(o->Amat, &nsp));
   if (nsp)
     *pc = GS_PC_APPLY;
-  else if (jacobi || (pbjacobi && *bs == 1))
+  else if (o->pc == GS_PC_JACOBI || (pbjacobi && o->bs == 1))
     *pc = GS_PC_JACOBI;
   else if (pbjacobi)
     *pc = GS_PC_PBJACOBI;
   else
-    *pc = none ? GS_PC_NONE : GS_PC_APPLY;
+    *pc = o->pc == GS_PC_NONE ? GS_PC_NONE : GS_PC_APPLY;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -89,26 +80,33 @@ static PetscBool KSPPIPECGFUSEDStepped_Private(KSP_PIPECGFUSED *cg, PetscInt n)
    overlapped variant's vectors, the norms of automatic replacement). KSPSetUp() makes them, so that a failed
    allocation surfaces there, before KSPSolve() locks b (PETSc keeps that lock when a solver fails inside); KSPSolve()
    calls it again, which allocates only what changed since. KSPMatSolve() solves in its own block work. */
-static PetscErrorCode KSPPIPECGFUSEDAllocate_Private(KSP ksp, Mat Amat, Mat Pmat, PetscInt n, GSDeviceMat *dA, GSDeviceMat *dB, GSHalo *halo)
+static PetscErrorCode KSPPIPECGFUSEDAllocate_Private(KSP ksp, GSKSPOperators *o)
 {
   KSP_PIPECGFUSED *cg   = (KSP_PIPECGFUSED *)ksp->data;
   MPI_Comm         comm = PetscObjectComm((PetscObject)ksp);
   PetscBool        ahead, overlap = (PetscBool)(cg->overlap && !cg->replace_every && !cg->replace_auto);
-  GSKSPPC          pc = GS_PC_NONE;
-  PetscInt         bs = 1;
-  PetscMPIInt      size;
+  GSKSPPC          pc;
 
   PetscFunctionBegin;
-  PetscCall(GSKSPGetDeviceOperator(ksp, Amat, dA, dB, halo));
-  PetscCall(KSPPIPECGFUSEDPCKind_Private(ksp, Amat, Pmat, &pc, &bs));
-  if (GSKSPWorkStale(ksp, n, pc, pc == GS_PC_PBJACOBI ? bs : 1, PETSC_FALSE)) {
+  PetscCall(KSPPIPECGFUSEDPCKind_Private(ksp, o, &pc));
+  if (GSKSPWorkStale(ksp, o->n, pc, pc == GS_PC_PBJACOBI ? o->bs : 1, PETSC_FALSE)) {
     PetscCall(PCGFWorkDestroy(&cg->work));
-    PetscCall(GSAllOK(comm, PCGFWorkCreate(n, pc, &cg->work))); /* may fail on one process */
-    PetscCall(GSKSPSetWork(ksp, PCGFWorkBase(cg->work), n, pc, pc == GS_PC_PBJACOBI ? bs : 1));
+    PetscCall(GSAllOK(comm, PCGFWorkCreate(o->n, pc, &cg->work))); /* may fail on one process */
+    PetscCall(GSKSPSetWork(ksp, PCGFWorkBase(cg->work), o->n, pc, pc == GS_PC_PBJACOBI ? o->bs : 1));
   }
-  PetscCallMPI(MPI_Comm_size(comm, &size));
-  ahead = KSPPIPECGFUSEDAhead_Private(cg, size, *dA, pc);
-  PetscCall(GSAllOK(comm, PCGFWorkReserve(cg->work, bs, (PetscBool)(cg->replace_auto && !cg->overlap), ahead, (PetscBool)(ahead && KSPPIPECGFUSEDStepped_Private(cg, n)), overlap)));
+  ahead = KSPPIPECGFUSEDAhead_Private(cg, o->size, o->dA, pc);
+  PetscCall(GSAllOK(comm, PCGFWorkReserve(cg->work, o->bs, (PetscBool)(cg->replace_auto && !cg->overlap), ahead, (PetscBool)(ahead && KSPPIPECGFUSEDStepped_Private(cg, o->n)), overlap)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The solver's own part of KSPReset() (GSKSPReset() resets the base after it) */
+static PetscErrorCode KSPReset_PIPECGFUSED(KSP ksp)
+{
+  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
+
+  PetscFunctionBegin;
+  PetscCall(PCGFWorkDestroy(&cg->work));
+  PetscCall(PCGFBlockDestroy(&cg->block));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -228,14 +226,14 @@ static PetscErrorCode KSPPIPECGFUSEDAutoCheck_Private(KSP ksp, Mat Amat, PCGFAut
   ksp->reason = KSP_CONVERGED_ITERATING;
   PetscCall((*ksp->converged)(ksp, k, tn, &ksp->reason, ksp->cnvP));
   if (ksp->reason > 0) {
-    cg->gap.truenorm = tn; /* the check at convergence, done */
+    cg->base.gap.truenorm = tn; /* the check at convergence, done */
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   cg->refuted++;
   PetscCall(PetscInfo(ksp, "iteration %" PetscInt_FMT ": convergence claimed with the true residual norm %g\n", k, (double)tn));
   if (e->tnprev >= 0 && tn > 0.5 * e->tnprev) {
-    ksp->reason     = KSP_DIVERGED_BREAKDOWN;
-    cg->gap.stalled = tn;
+    ksp->reason          = KSP_DIVERGED_BREAKDOWN;
+    cg->base.gap.stalled = tn;
   } else if (!ksp->reason) {
     e->tnprev = tn;
     *replace  = PETSC_TRUE;
@@ -252,7 +250,7 @@ static PetscErrorCode KSPPIPECGFUSEDFinish_Private(KSP ksp, Mat Amat)
   PetscCall(PetscLogEventEnd(PCGF_Iterations, ksp, 0, 0, 0));
   PetscCall(GSKSPIterationsEnd(ksp, cg->base.passes));
   PetscCall(GSKSPSolveEnd(ksp, PETSC_TRUE));
-  if (cg->gap.check && ksp->reason > 0 && ksp->normtype != KSP_NORM_NONE && cg->gap.truenorm < 0) PetscCall(KSPPIPECGFUSEDTrueNorm_Private(ksp, Amat, &cg->gap.truenorm));
+  if (cg->base.gap.check && ksp->reason > 0 && ksp->normtype != KSP_NORM_NONE && cg->base.gap.truenorm < 0) PetscCall(KSPPIPECGFUSEDTrueNorm_Private(ksp, Amat, &cg->base.gap.truenorm));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -482,18 +480,10 @@ static PetscErrorCode KSPPIPECGFUSEDStart_Private(KSP ksp, Mat Amat, PCGFAuto *e
 {
   KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
   GSWork           W  = PCGFWorkBase(cg->work);
-  Vec              X = ksp->vec_sol, B = ksp->vec_rhs, R = ksp->work[0], Q = ksp->work[2];
+  Vec              B = ksp->vec_rhs, R = ksp->work[0], Q = ksp->work[2];
 
   PetscFunctionBegin;
-  if (ksp->guess_zero) {
-    PetscCall(GSWorkLoad(W, PCGF_R, B));
-    PetscCall(GSWorkSetVec(W, PCGF_X, NULL));
-  } else {
-    PetscCall(KSP_MatMult(ksp, Amat, X, R));
-    PetscCall(VecAYPX(R, -1.0, B));
-    PetscCall(GSWorkLoad(W, PCGF_R, R));
-    PetscCall(GSWorkLoad(W, PCGF_X, X));
-  }
+  PetscCall(GSKSPLoadResidual(ksp, Amat, PCGF_R, PCGF_X, R));
   if (cg->base.pc == GS_PC_APPLY) { /* z = M^{-1} r; its recurrence then needs q = M^{-1} w every iteration */
     PetscCall(KSP_PCApply(ksp, ksp->guess_zero ? B : R, Q));
     PetscCall(GSWorkLoad(W, PCGF_Z, Q));
@@ -562,37 +552,35 @@ static PetscErrorCode KSPPIPECGFUSEDSpMVStage_Private(KSP ksp, Mat Amat, GSDevic
 static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
 {
   KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
-  Mat              Amat, Pmat;
-  GSDeviceMat      dA = NULL, dB = NULL;
-  GSHalo           halo = NULL;
+  GSKSPOperators   o;
   PetscScalar      s[PCGF_NALL], prev[PCGF_NSUMS], alpha = 0, beta = 0, rzold = 1;
   PetscInt         k, nsums = cg->replace_auto ? PCGF_NALL : PCGF_NSUMS;
   PCGFAuto         est;
   PetscBool        replace = PETSC_FALSE, restart = PETSC_FALSE, replaced;
 
   PetscFunctionBegin;
-  PetscCall(GSKSPSolveBegin(ksp, &Amat, &Pmat, &dA, &dB, &halo));
-  cg->fusedspmv    = (PetscBool)(dA != NULL); /* a streamed matrix has no whole device CSR: MatMult() */
-  cg->replacements = 0;
-  cg->refuted      = 0;
-  cg->gap.truenorm = -1;
-  cg->gap.stalled  = -1;
+  PetscCall(GSKSPSolveBegin(ksp, &o));
+  cg->fusedspmv         = (PetscBool)(o.dA != NULL); /* a streamed matrix has no whole device CSR: MatMult() */
+  cg->replacements      = 0;
+  cg->refuted           = 0;
+  cg->base.gap.truenorm = -1;
+  cg->base.gap.stalled  = -1;
   if (cg->overlap) {
     const char *pre = GSPrefix((PetscObject)ksp);
     PetscCheck(!cg->replace_every, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-%sksp_pipecgfused_replace_every needs -%sksp_pipecgfused_overlap_reduction 0", pre, pre);
     PetscCheck(!cg->replace_auto, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-%sksp_pipecgfused_replace auto needs -%sksp_pipecgfused_overlap_reduction 0", pre, pre);
-    PetscCall(KSPPIPECGFUSEDSolveOverlap_Private(ksp, Amat, dA, dB, halo));
-    PetscCall(KSPPIPECGFUSEDFinish_Private(ksp, Amat));
+    PetscCall(KSPPIPECGFUSEDSolveOverlap_Private(ksp, o.Amat, o.dA, o.dB, o.halo));
+    PetscCall(KSPPIPECGFUSEDFinish_Private(ksp, o.Amat));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(KSPPIPECGFUSEDStart_Private(ksp, Amat, &est));
+  PetscCall(KSPPIPECGFUSEDStart_Private(ksp, o.Amat, &est));
   PetscCall(GSKSPIterationsBegin(ksp));
   PetscCall(PetscLogEventBegin(PCGF_Iterations, ksp, 0, 0, 0));
   ksp->its     = 0;
-  cg->ranahead = KSPPIPECGFUSEDAhead_Private(cg, cg->base.size, dA, cg->base.pc);
+  cg->ranahead = KSPPIPECGFUSEDAhead_Private(cg, cg->base.size, o.dA, cg->base.pc);
   if (cg->ranahead) {
-    PetscCall(KSPPIPECGFUSEDSolveAhead_Private(ksp, dA));
-    PetscCall(KSPPIPECGFUSEDFinish_Private(ksp, Amat));
+    PetscCall(KSPPIPECGFUSEDSolveAhead_Private(ksp, o.dA));
+    PetscCall(KSPPIPECGFUSEDFinish_Private(ksp, o.Amat));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   for (k = 0;; k++) {
@@ -600,11 +588,11 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
     replaced = (PetscBool)(replace || (cg->replace_every && k > 0 && k % cg->replace_every == 0));
     replace  = PETSC_FALSE;
     if (replaced) {
-      PetscCall(KSPPIPECGFUSEDReplace_Private(ksp, Amat, alpha, rzold, restart, &est));
+      PetscCall(KSPPIPECGFUSEDReplace_Private(ksp, o.Amat, alpha, rzold, restart, &est));
       restart = PETSC_FALSE;
     } else
       PetscCall(PCGFUpdate(cg->work, alpha, beta, ksp->normtype));
-    if (k < ksp->max_it) PetscCall(KSPPIPECGFUSEDSpMVStage_Private(ksp, Amat, dA, dB, halo));
+    if (k < ksp->max_it) PetscCall(KSPPIPECGFUSEDSpMVStage_Private(ksp, o.Amat, o.dA, o.dB, o.halo));
     PetscCall(PCGFReduce(cg->work, s));
     if (cg->base.size > 1) { /* the iteration's only global synchronization: every sum in one message */
       PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, s, (PetscMPIInt)nsums, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)ksp)));
@@ -613,7 +601,7 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
     if (cg->replace_auto) replace = KSPPIPECGFUSEDAutoUpdate_Private(&est, k, replaced, alpha, s);
 
     PetscCall(KSPPIPECGFUSEDTest_Private(ksp, k, s));
-    if (ksp->reason > 0 && cg->replace_auto && !replaced) PetscCall(KSPPIPECGFUSEDAutoCheck_Private(ksp, Amat, &est, k, &replace));
+    if (ksp->reason > 0 && cg->replace_auto && !replaced) PetscCall(KSPPIPECGFUSEDAutoCheck_Private(ksp, o.Amat, &est, k, &replace));
     restart = replace;
     if (!ksp->reason) KSPPIPECGFUSEDBreakdown_Private(ksp, k, s, prev);
     if (ksp->reason) break;
@@ -623,7 +611,7 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
     beta  = alpha * alpha * s[PCGF_WDW] / s[PCGF_RZ] - 1.0;
   }
   cg->base.passes = k + 1;
-  PetscCall(KSPPIPECGFUSEDFinish_Private(ksp, Amat));
+  PetscCall(KSPPIPECGFUSEDFinish_Private(ksp, o.Amat));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -759,15 +747,12 @@ static void KSPPIPECGFUSEDBlockNext_Private(KSP ksp, PetscInt k, PetscInt it, co
 static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
 {
   KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
-  Mat              Amat, Pmat;
+  GSKSPOperators   o;
   MatNullSpace     nsp;
-  GSDeviceMat      dA = NULL, dB = NULL;
-  GSHalo           halo = NULL;
   GSStreamPlan     plan = NULL;
   PetscBool        gs;
   GSKSPPC          pc;
-  PetscMPIInt      size;
-  PetscInt         n, k, ldb, ldx, it, bs, l0, t0, c0, l1, t1, c1;
+  PetscInt         n, k, ldb, ldx, it, l0, t0, c0, l1, t1, c1;
   PCGFBlock        blk;
   Mat              Wh = NULL, Qh = NULL; /* W and Q = M^{-1} W staged on the host */
   PetscScalar     *sums, *alpha, *beta, *prev;
@@ -775,26 +760,23 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   PetscBool       *done;
 
   PetscFunctionBegin;
-  PetscCall(PCGetOperators(ksp->pc, &Amat, &Pmat));
-  PetscCall(MatGetNullSpace(Amat, &nsp));
-  PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATGPUSTREAM, &gs));
-  PetscCall(GSKSPGetPC(ksp, Pmat, &pc, &bs));
-  PetscCall(GSKSPGetDeviceOperator(ksp, Amat, &dA, &dB, &halo));
-  if (gs && !dA) PetscCall(MatGPUStreamGetStreamPlan(Amat, &plan));
+  PetscCall(MatGetLocalSize(B, &n, NULL));
+  PetscCall(GSKSPGetOperators(ksp, n, &o));
+  PetscCall(MatGetNullSpace(o.Amat, &nsp));
+  PetscCall(PetscObjectTypeCompare((PetscObject)o.Amat, MATGPUSTREAM, &gs));
+  if (gs && !o.dA) PetscCall(MatGPUStreamGetStreamPlan(o.Amat, &plan));
   PetscCall(MatGetSize(B, NULL, &k));
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
   cg->blockcolumns = k;
-  cg->blockfused   = (PetscBool)((dA || plan) && !nsp && ksp->normtype != KSP_NORM_NATURAL);
+  cg->blockfused   = (PetscBool)((o.dA || plan) && !nsp && ksp->normtype != KSP_NORM_NATURAL);
   if (!cg->blockfused) {
     PetscCall(KSPPIPECGFUSEDMatSolveColumns_Private(ksp, B, X, k));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(MatGetLocalSize(B, &n, NULL));
   PetscCall(MatDenseGetLDA(B, &ldb));
   PetscCall(MatDenseGetLDA(X, &ldx));
   PetscCheck(ldb == n && ldx == n, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPMatSolve with KSPPIPECGFUSED needs dense matrices without padding (leading dimension %" PetscInt_FMT ")", n);
-  if (pc == GS_PC_PBJACOBI) pc = GS_PC_APPLY; /* the block kernels fuse Jacobi alone */
-  PetscCall(KSPPIPECGFUSEDMatSolveStart_Private(ksp, Amat, B, X, n, k, pc, &Wh, &Qh));
+  pc = o.pc == GS_PC_PBJACOBI ? GS_PC_APPLY : o.pc; /* the block kernels fuse Jacobi alone */
+  PetscCall(KSPPIPECGFUSEDMatSolveStart_Private(ksp, o.Amat, B, X, n, k, pc, &Wh, &Qh));
   blk = cg->block;
   PetscCall(PetscMalloc6(k * PCGF_NSUMS, &sums, k * PCGF_NSUMS, &prev, k, &alpha, k, &beta, k, &dp0, k, &done));
   for (PetscInt j = 0; j < k; j++) {
@@ -807,7 +789,7 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   for (it = 0;; it++) {
     PetscCall(PCGFBlockUpdate(blk, alpha, beta, ksp->normtype));
     if (it < ksp->max_it) {
-      PetscCall(PCGFBlockSpMVDot(blk, dA, dB, halo, plan));
+      PetscCall(PCGFBlockSpMVDot(blk, o.dA, o.dB, o.halo, plan));
       if (pc == GS_PC_APPLY) { /* Q = M^{-1} W for all columns on the host, frozen ones too (their alpha is 0) */
         PetscCall(GSWorkStoreDense(PCGFBlockBase(blk), PCGF_W, Wh));
         PetscCall(PCMatApply(ksp->pc, Wh, Qh));
@@ -816,7 +798,7 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
       }
     }
     PetscCall(PCGFBlockReduce(blk, sums));
-    if (size > 1) PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sums, (PetscMPIInt)(k * PCGF_NSUMS), MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)ksp)));
+    if (o.size > 1) PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sums, (PetscMPIInt)(k * PCGF_NSUMS), MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)ksp)));
     PetscCall(KSPPIPECGFUSEDBlockTest_Private(ksp, k, it, sums, dp0, done));
     if (ksp->reason) break;
     KSPPIPECGFUSEDBlockNext_Private(ksp, k, it, sums, prev, done, alpha, beta);
@@ -839,11 +821,8 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
 static PetscErrorCode KSPView_PIPECGFUSED(KSP ksp, PetscViewer viewer)
 {
   KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
-  PetscBool        isascii;
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
-  if (!isascii) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerASCIIPrintf(viewer, "  fused kernels on Kokkos %s\n", PetscGPUStreamExecutionSpace()));
   if (cg->overlap)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  Ghysels-Vanroose recurrences: the sums of an iteration in one MPI_Iallreduce overlapping M^{-1} w and the SpMV\n"));
@@ -855,7 +834,7 @@ static PetscErrorCode KSPView_PIPECGFUSED(KSP ksp, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replacement every %" PetscInt_FMT " %s\n", cg->replace_every, GSNoun(cg->replace_every, "iteration", "iterations")));
   else
     PetscCall(PetscViewerASCIIPrintf(viewer, "  no residual replacement\n"));
-  PetscCall(GSResidualGapView(&cg->gap, ksp, viewer));
+  PetscCall(GSResidualGapView(&cg->base.gap, ksp, viewer));
   if (cg->blockcolumns) {
     if (cg->blockfused) {
       const double l = (double)cg->blocklaunches / (double)cg->blockpasses, t = (double)cg->blocktransfers / (double)cg->blockpasses, c = (double)cg->blockcopies / (double)cg->blockpasses;
@@ -900,26 +879,22 @@ static PetscErrorCode KSPSetFromOptions_PIPECGFUSED(KSP ksp, GSOptionItems Petsc
   KSP_PIPECGFUSED         *cg      = (KSP_PIPECGFUSED *)ksp->data;
   static const char *const modes[] = {"never", "every", "auto"};
   static const char *const onek[]  = {"never", "always", "auto"};
-  PetscInt                 every, mode = cg->replace_auto ? 2 : (cg->replace_every ? 1 : 0);
+  PetscInt                 mode    = cg->replace_auto ? 2 : (cg->replace_every ? 1 : 0);
   PetscBool                set, mset;
   const char              *pre = GSPrefix((PetscObject)ksp);
 
   PetscFunctionBegin;
-  PetscOptionsHeadBegin(PetscOptionsObject, "KSP pipelined CG with fused kernels options");
   PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)ksp, "-ksp_pipecgfused_replace", GS_OPTION_LIST, modes, 3));
   PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)ksp, "-ksp_pipecgfused_replace_every", GS_OPTION_INT, NULL, 0));
   PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)ksp, "-ksp_pipecgfused_overlap_reduction", GS_OPTION_BOOL, NULL, 0));
   PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)ksp, "-ksp_pipecgfused_device_scalars", GS_OPTION_BOOL, NULL, 0));
   PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)ksp, "-ksp_pipecgfused_one_kernel", GS_OPTION_LIST, onek, 3));
   PetscCall(PetscOptionsEList("-ksp_pipecgfused_replace", "Residual replacement: never, every N iterations (N from -ksp_pipecgfused_replace_every), or auto", "KSPPIPECGFUSED", modes, 3, modes[mode], &mode, &mset));
-  PetscCall(PetscOptionsInt("-ksp_pipecgfused_replace_every", "Replace the recursive residual by b - A x every this many iterations (0: never)", "KSPPIPECGFUSED", cg->replace_every, &every, &set));
-  if (set) {
-    GSOptionsCheck(PetscOptionsObject, every >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-%sksp_pipecgfused_replace_every must be 0 (never) or positive, not %" PetscInt_FMT, pre, every);
-    cg->replace_every = every;
-    if (every) cg->replace_auto = PETSC_FALSE;
-  }
+  PetscCall(GSKSPOptionsIntAtLeast(ksp, PetscOptionsObject, "-ksp_pipecgfused_replace_every", "Replace the recursive residual by b - A x every this many iterations (0: never)", 0, "0 (never) or positive", &cg->replace_every, &set));
+  if (set && cg->replace_every) cg->replace_auto = PETSC_FALSE;
   if (mset) {
-    GSOptionsCheck(PetscOptionsObject, mode == 1 || !set || !every, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_INCOMP, "-%sksp_pipecgfused_replace %s contradicts -%sksp_pipecgfused_replace_every %" PetscInt_FMT, pre, modes[mode], pre, every);
+    GSOptionsCheck(PetscOptionsObject, mode == 1 || !set || !cg->replace_every, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_INCOMP, "-%sksp_pipecgfused_replace %s contradicts -%sksp_pipecgfused_replace_every %" PetscInt_FMT, pre, modes[mode],
+                   pre, cg->replace_every);
     GSOptionsCheck(PetscOptionsObject, mode != 1 || cg->replace_every, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_WRONG, "-%sksp_pipecgfused_replace every needs -%sksp_pipecgfused_replace_every N with N > 0", pre, pre);
     cg->replace_auto = (PetscBool)(mode == 2);
     if (mode != 1) cg->replace_every = 0;
@@ -928,28 +903,6 @@ static PetscErrorCode KSPSetFromOptions_PIPECGFUSED(KSP ksp, GSOptionItems Petsc
   PetscCall(PetscOptionsBool("-ksp_pipecgfused_device_scalars", "alpha and beta on the device, the host testing convergence one iteration behind (one process, gpustream, PCNONE or PCJACOBI)", "KSPPIPECGFUSED", cg->devscalars, &cg->devscalars, NULL));
   PetscCall(PetscOptionsEList("-ksp_pipecgfused_one_kernel", "With device scalars, the Update fused into the SpMV, one kernel an iteration: never, always, or auto (up to " PetscStringize(PCGF_ONE_KERNEL_ROWS) " local rows)", "KSPPIPECGFUSED", onek,
                               3, onek[cg->onekernel], &cg->onekernel, NULL));
-  PetscCall(GSResidualGapSetFromOptions(&cg->gap, ksp, PetscOptionsObject));
-  PetscOptionsHeadEnd();
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode KSPReset_PIPECGFUSED(KSP ksp)
-{
-  KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
-
-  PetscFunctionBegin;
-  PetscCall(PCGFWorkDestroy(&cg->work));
-  PetscCall(PCGFBlockDestroy(&cg->block));
-  PetscCall(GSKSPResetBase(ksp));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
-{
-  PetscFunctionBegin;
-  PetscCall(GSResidualGapReasonViewRemove(ksp, &((KSP_PIPECGFUSED *)ksp->data)->gap));
-  PetscCall(KSPReset_PIPECGFUSED(ksp));
-  PetscCall(KSPDestroyDefault(ksp));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1057,16 +1010,11 @@ static PetscErrorCode KSPDestroy_PIPECGFUSED(KSP ksp)
 M*/
 PETSC_EXTERN PetscErrorCode KSPCreate_PIPECGFUSED(KSP ksp)
 {
-  static const GSKSPOps ops = {"KSPPIPECGFUSED", KSPSolve_PIPECGFUSED, KSPView_PIPECGFUSED, KSPSetFromOptions_PIPECGFUSED, KSPReset_PIPECGFUSED, KSPDestroy_PIPECGFUSED, NULL, KSPMatSolve_PIPECGFUSED, KSPPIPECGFUSEDAllocate_Private, 5};
-  KSP_PIPECGFUSED      *cg;
+  static const GSKSPOps        ops      = {{"KSPPIPECGFUSED", "KSP pipelined CG with fused kernels options", PC_LEFT, NULL, "pipecgfused", PCGF_X, KSPPIPECGFUSEDAllocate_Private, 5},
+                                           {KSPSolve_PIPECGFUSED, KSPView_PIPECGFUSED, KSPSetFromOptions_PIPECGFUSED, KSPReset_PIPECGFUSED, NULL, NULL, KSPMatSolve_PIPECGFUSED}};
+  static const KSP_PIPECGFUSED defaults = {.devscalars = PETSC_TRUE, .onekernel = 2};
 
   PetscFunctionBegin;
-  PetscCall(GSKSPCreate(ksp, sizeof(KSP_PIPECGFUSED), PC_LEFT, &ops));
-  cg             = (KSP_PIPECGFUSED *)ksp->data;
-  cg->base.x     = PCGF_X;
-  cg->devscalars = PETSC_TRUE;
-  cg->onekernel  = 2;
-  PetscCall(GSResidualGapInit(&cg->gap, "pipecgfused"));
-  PetscCall(KSPConvergedReasonViewSet(ksp, GSResidualGapReasonView, &cg->gap, NULL));
+  PetscCall(GSKSPCreate(ksp, &ops, sizeof(defaults), &defaults));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

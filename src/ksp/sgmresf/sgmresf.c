@@ -37,44 +37,49 @@ typedef struct {
    SpMVs run fused on the device; else NULL), and the work, sized for the restart. KSPSetUp() makes them, so that a
    failed allocation surfaces there, before KSPSolve() locks b (PETSc keeps that lock when a solver fails inside);
    KSPSolve() calls it again, which allocates only what changed since. */
-static PetscErrorCode KSPSGMRESFAllocate_Private(KSP ksp, Mat Amat, Mat Pmat, PetscInt n, GSDeviceMat *dA, GSDeviceMat *dB, GSHalo *halo)
+static PetscErrorCode KSPSGMRESFAllocate_Private(KSP ksp, GSKSPOperators *o)
 {
   KSP_SGMRESF *sg   = (KSP_SGMRESF *)ksp->data;
   MPI_Comm     comm = PetscObjectComm((PetscObject)ksp);
-  PetscBool    jacobi, pbjacobi, none, gs;
   GSKSPPC      pc;
   PetscInt     bs;
-  PetscMPIInt  size;
 
   PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_size(comm, &size));
-  PetscCall(GSKSPGetDeviceOperator(ksp, Amat, dA, dB, halo));
-  gs = (PetscBool)(*dA != NULL); /* a streamed matrix has no whole device CSR: MatMult() */
-  PetscCall(GSKSPGetPC(ksp, Pmat, &pc, &bs));
-  none     = (PetscBool)(pc == GS_PC_NONE);
-  jacobi   = (PetscBool)(pc == GS_PC_JACOBI);
-  pbjacobi = (PetscBool)(pc == GS_PC_PBJACOBI);
   /* the device SpMVs apply no preconditioner but a fused (point-block) Jacobi, the point blocks on one process:
-     other PCs take the host path, which keeps x on the host and applies M^{-1} there */
-  sg->fused = (PetscBool)(gs && (none || jacobi || (pbjacobi && size == 1)));
+     other PCs take the host path, which keeps x on the host and applies M^{-1} there; a streamed matrix has no
+     whole device CSR: MatMult() */
+  sg->fused = (PetscBool)(o->dA && (o->pc == GS_PC_NONE || o->pc == GS_PC_JACOBI || (o->pc == GS_PC_PBJACOBI && o->size == 1)));
   if (!sg->fused) {
-    *dA   = NULL;
-    *dB   = NULL;
-    *halo = NULL;
+    o->dA   = NULL;
+    o->dB   = NULL;
+    o->halo = NULL;
   }
-  pc = !sg->fused ? GS_PC_APPLY : (none ? GS_PC_NONE : (jacobi ? GS_PC_JACOBI : GS_PC_PBJACOBI));
-  if (pc != GS_PC_PBJACOBI) bs = 1;
-  if (GSKSPWorkStale(ksp, n, pc, bs, (PetscBool)(sg->workm != sg->m || sg->workteams != sg->teams))) {
+  pc = sg->fused ? o->pc : GS_PC_APPLY;
+  bs = pc == GS_PC_PBJACOBI ? o->bs : 1;
+  if (GSKSPWorkStale(ksp, o->n, pc, bs, (PetscBool)(sg->workm != sg->m || sg->workteams != sg->teams))) {
     const PetscInt np = 8 * ((2 * sg->m + 7) / 8) + 1; /* the work's sums (the delayed refinement's 2(k-1) pairs) and one more */
     PetscCall(SGFWorkDestroy(&sg->work));
-    PetscCall(GSAllOK(comm, SGFWorkCreate(n, sg->m, pc, bs, &sg->work))); /* may fail on one process */
+    PetscCall(GSAllOK(comm, SGFWorkCreate(o->n, sg->m, pc, bs, &sg->work))); /* may fail on one process */
     if (sg->teams) PetscCall(GSAllOK(comm, SGFWorkSetTeams(sg->work, sg->teams)));
-    PetscCall(GSKSPSetWork(ksp, SGFWorkBase(sg->work), n, pc, bs));
+    PetscCall(GSKSPSetWork(ksp, SGFWorkBase(sg->work), o->n, pc, bs));
     sg->workteams = sg->teams;
     sg->workm     = sg->m;
     PetscCall(PetscFree4(sg->R, sg->xi, sg->y, sg->sums));
     PetscCall(PetscMalloc4((sg->m + 1) * (sg->m + 1), &sg->R, sg->m + 1, &sg->xi, sg->m + 1, &sg->y, np, &sg->sums));
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The solver's own part of KSPReset() (GSKSPReset() resets the base after it) */
+static PetscErrorCode KSPReset_SGMRESF(KSP ksp)
+{
+  KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
+
+  PetscFunctionBegin;
+  PetscCall(SGFWorkDestroy(&sg->work));
+  PetscCall(PetscFree4(sg->R, sg->xi, sg->y, sg->sums));
+  PetscCall(VecDestroy(&sg->soltemp));
+  PetscCall(PetscMemzero(&sg->c, sizeof(sg->c)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -491,16 +496,14 @@ static PetscErrorCode KSPSGMRESFRestart_Private(KSP ksp, Mat Amat, GSDeviceMat d
 
 static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
 {
-  KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
-  Mat          Amat, Pmat;
-  GSDeviceMat  dA = NULL, dB = NULL;
-  GSHalo       halo = NULL;
-  PetscReal    rho;
-  PetscBool    breakdown, nan, last;
+  KSP_SGMRESF   *sg = (KSP_SGMRESF *)ksp->data;
+  GSKSPOperators o;
+  PetscReal      rho;
+  PetscBool      breakdown, nan, last;
 
   PetscFunctionBegin;
-  PetscCall(GSKSPSolveBegin(ksp, &Amat, &Pmat, &dA, &dB, &halo));
-  PetscCall(KSPSGMRESFStart_Private(ksp, Amat, &rho));
+  PetscCall(GSKSPSolveBegin(ksp, &o));
+  PetscCall(KSPSGMRESFStart_Private(ksp, o.Amat, &rho));
   ksp->its    = 0;
   ksp->reason = KSP_CONVERGED_ITERATING;
   PetscCall(GSKSPIterationsBegin(ksp));
@@ -518,7 +521,7 @@ static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
     PetscCall((*ksp->converged)(ksp, ksp->its, ksp->rnorm, &ksp->reason, ksp->cnvP));
     if (ksp->reason) break;
     sg->c.cycles++;
-    PetscCall(KSPSGMRESFCycle_Private(ksp, Amat, dA, dB, halo, rho, &breakdown, &nan, &last));
+    PetscCall(KSPSGMRESFCycle_Private(ksp, o.Amat, o.dA, o.dB, o.halo, rho, &breakdown, &nan, &last));
     PetscCall(KSPSGMRESFUpdateSolution_Private(ksp, sg->kk));
     sg->kk = 0;
     if (nan) {
@@ -530,7 +533,7 @@ static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
       PetscCall(KSPSGMRESFMonitorLast_Private(ksp));
       break;
     }
-    PetscCall(KSPSGMRESFRestart_Private(ksp, Amat, dA, dB, halo, breakdown, &rho));
+    PetscCall(KSPSGMRESFRestart_Private(ksp, o.Amat, o.dA, o.dB, o.halo, breakdown, &rho));
   }
   PetscCall(KSPSGMRESFEnd_Private(ksp));
   PetscCall(PetscLogEventEnd(SGF_Iterations, ksp, 0, 0, 0));
@@ -571,11 +574,8 @@ static PetscErrorCode KSPBuildSolution_SGMRESF(KSP ksp, Vec v, Vec *V)
 static PetscErrorCode KSPView_SGMRESF(KSP ksp, PetscViewer viewer)
 {
   KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
-  PetscBool    isascii;
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
-  if (!isascii) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerASCIIPrintf(viewer, "  restart=%" PetscInt_FMT ", classical Gram-Schmidt, refinement %s; fused kernels on Kokkos %s\n", sg->m, SGFRefineTypes[sg->refine], PetscGPUStreamExecutionSpace()));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  a convergence the estimate claims is %s\n", sg->confirm ? "confirmed with the true residual" : "not checked"));
   PetscCall(GSRightPCView(ksp, viewer, "KSPGMRES"));
@@ -607,31 +607,20 @@ static PetscErrorCode KSPView_SGMRESF(KSP ksp, PetscViewer viewer)
 static PetscErrorCode KSPSetFromOptions_SGMRESF(KSP ksp, GSOptionItems PetscOptionsObject)
 {
   KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
-  PetscInt     m, r, teams;
+  PetscInt     r;
   PetscBool    set;
 
   PetscFunctionBegin;
-  PetscOptionsHeadBegin(PetscOptionsObject, "KSP simpler GMRES with fused kernels options");
   PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)ksp, "-ksp_gmres_restart", GS_OPTION_INT, NULL, 0));
   PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)ksp, "-ksp_sgmresf_cgs_refinement", GS_OPTION_LIST, SGFRefineTypes, 4));
   PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)ksp, "-ksp_sgmresf_check_true_residual", GS_OPTION_BOOL, NULL, 0));
   PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)ksp, "-ksp_sgmresf_teams", GS_OPTION_INT, NULL, 0));
-  PetscCall(PetscOptionsInt("-ksp_gmres_restart", "Number of Krylov vectors before a restart", "KSPSGMRESF", sg->m, &m, &set));
-  if (set) {
-    GSOptionsCheck(PetscOptionsObject, m >= 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-%sksp_gmres_restart must be positive, not %" PetscInt_FMT, GSPrefix((PetscObject)ksp), m);
-    sg->m = m;
-  }
+  PetscCall(GSKSPOptionsIntAtLeast(ksp, PetscOptionsObject, "-ksp_gmres_restart", "Number of Krylov vectors before a restart", 1, "positive", &sg->m, NULL));
   r = sg->refine;
   PetscCall(PetscOptionsEList("-ksp_sgmresf_cgs_refinement", "Second classical Gram-Schmidt pass", "KSPSGMRESF", SGFRefineTypes, 4, SGFRefineTypes[sg->refine], &r, &set));
   if (set) sg->refine = (SGFRefine)r;
   PetscCall(PetscOptionsBool("-ksp_sgmresf_check_true_residual", "Confirm a convergence the estimate claims with the true residual", "KSPSGMRESF", sg->confirm, &sg->confirm, NULL));
-  PetscCall(PetscOptionsInt("-ksp_sgmresf_teams", "Teams of 256 threads of every kernel (0: 4 per multiprocessor, at most one per 256 rows)", "KSPSGMRESF", sg->teams, &teams, &set));
-  if (set) {
-    GSOptionsCheck(PetscOptionsObject, teams >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-%sksp_sgmresf_teams must be 0 (automatic) or positive, not %" PetscInt_FMT, GSPrefix((PetscObject)ksp), teams);
-    sg->teams = teams;
-  }
-  PetscCall(GSRightPCSetFromOptions(ksp, PetscOptionsObject, "KSPSGMRESF", "KSPGMRES"));
-  PetscOptionsHeadEnd();
+  PetscCall(GSKSPOptionsIntAtLeast(ksp, PetscOptionsObject, "-ksp_sgmresf_teams", "Teams of 256 threads of every kernel (0: 4 per multiprocessor, at most one per 256 rows)", 0, "0 (automatic) or positive", &sg->teams, NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -646,25 +635,10 @@ static PetscErrorCode KSPGMRESSetRestart_SGMRESF(KSP ksp, PetscInt m)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode KSPReset_SGMRESF(KSP ksp)
-{
-  KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
-
-  PetscFunctionBegin;
-  PetscCall(SGFWorkDestroy(&sg->work));
-  PetscCall(PetscFree4(sg->R, sg->xi, sg->y, sg->sums));
-  PetscCall(VecDestroy(&sg->soltemp));
-  PetscCall(GSKSPResetBase(ksp));
-  PetscCall(PetscMemzero(&sg->c, sizeof(sg->c)));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 static PetscErrorCode KSPDestroy_SGMRESF(KSP ksp)
 {
   PetscFunctionBegin;
-  PetscCall(KSPReset_SGMRESF(ksp));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPGMRESSetRestart_C", NULL));
-  PetscCall(KSPDestroyDefault(ksp));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -737,16 +711,12 @@ static PetscErrorCode KSPDestroy_SGMRESF(KSP ksp)
 M*/
 PETSC_EXTERN PetscErrorCode KSPCreate_SGMRESF(KSP ksp)
 {
-  static const GSKSPOps ops = {"KSPSGMRESF", KSPSolve_SGMRESF, KSPView_SGMRESF, KSPSetFromOptions_SGMRESF, KSPReset_SGMRESF, KSPDestroy_SGMRESF, KSPBuildSolution_SGMRESF, NULL, KSPSGMRESFAllocate_Private, 3};
-  KSP_SGMRESF          *sg;
+  static const GSKSPOps    ops      = {{"KSPSGMRESF", "KSP simpler GMRES with fused kernels options", PC_RIGHT, "KSPGMRES", NULL, SGF_X, KSPSGMRESFAllocate_Private, 3},
+                                       {KSPSolve_SGMRESF, KSPView_SGMRESF, KSPSetFromOptions_SGMRESF, KSPReset_SGMRESF, KSPDestroy_SGMRESF, KSPBuildSolution_SGMRESF, NULL}};
+  static const KSP_SGMRESF defaults = {.m = 30, .refine = SGF_REFINE_DELAYED, .confirm = PETSC_TRUE};
 
   PetscFunctionBegin;
-  PetscCall(GSKSPCreate(ksp, sizeof(KSP_SGMRESF), PC_RIGHT, &ops));
-  sg          = (KSP_SGMRESF *)ksp->data;
-  sg->base.x  = SGF_X;
-  sg->m       = 30;
-  sg->refine  = SGF_REFINE_DELAYED;
-  sg->confirm = PETSC_TRUE;
+  PetscCall(GSKSPCreate(ksp, &ops, sizeof(defaults), &defaults));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPGMRESSetRestart_C", KSPGMRESSetRestart_SGMRESF));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
