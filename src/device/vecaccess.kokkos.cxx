@@ -73,46 +73,56 @@ const char *GSDeviceVecType(void)
 #endif
 }
 
+/* Calls the one of PETSc's accessors (each a callable returning an error code) for the access: read, write, or both */
+template <class R, class W, class RW> static PetscErrorCode ByAccess(GSAccess access, const R &read, const W &write, const RW &both)
+{
+  PetscFunctionBegin;
+  if (access == GS_ACCESS_READ)
+    PetscCall(read());
+  else if (access == GS_ACCESS_WRITE)
+    PetscCall(write());
+  else
+    PetscCall(both());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The array of v, in device memory where PETSc has it there and device is true, else on the host */
-static PetscErrorCode GetArray(Vec v, GSAccess access, PetscBool device, GSVecArray *a)
+/* a from PETSc's accessors of an object's array: typed(&mtype) with its memory type where memtype is true (then in
+   device memory where PETSc has it there, the plugin's stream ordered after PETSc's), else host() */
+template <class T, class H> static PetscErrorCode AccessArray(GSAccess access, PetscBool memtype, GSVecArray *a, const T &typed, const H &host)
 {
   PetscMemType mtype = PETSC_MEMTYPE_HOST;
 
   PetscFunctionBegin;
   a->access  = access;
-  a->memtype = PETSC_FALSE;
-#if defined(GS_DEVICE_VECTORS)
-  a->memtype = device;
-#else
-  (void)device;
-#endif
-  if (a->memtype) {
-    switch (access) {
-    case GS_ACCESS_READ:
-      PetscCall(VecGetArrayReadAndMemType(v, (const PetscScalar **)&a->array, &mtype));
-      break;
-    case GS_ACCESS_WRITE:
-      PetscCall(VecGetArrayWriteAndMemType(v, &a->array, &mtype));
-      break;
-    default:
-      PetscCall(VecGetArrayAndMemType(v, &a->array, &mtype));
-    }
-  } else {
-    switch (access) {
-    case GS_ACCESS_READ:
-      PetscCall(VecGetArrayRead(v, (const PetscScalar **)&a->array));
-      break;
-    case GS_ACCESS_WRITE:
-      PetscCall(VecGetArrayWrite(v, &a->array));
-      break;
-    default:
-      PetscCall(VecGetArray(v, &a->array));
-    }
-  }
+  a->memtype = memtype;
+  if (memtype)
+    PetscCall(typed(&mtype));
+  else
+    PetscCall(host());
   a->device = PetscMemTypeDevice(mtype) ? PETSC_TRUE : PETSC_FALSE;
 #if defined(GS_DEVICE_VECTORS)
   if (a->device) PetscCall(OursAfterPetsc());
 #endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode GetArray(Vec v, GSAccess access, PetscBool device, GSVecArray *a)
+{
+  PetscFunctionBegin;
+#if !defined(GS_DEVICE_VECTORS)
+  device = PETSC_FALSE;
+#endif
+  PetscCall(AccessArray(
+      access, device, a,
+      [&](PetscMemType *mt) {
+        return ByAccess(
+            access, [&] { return VecGetArrayReadAndMemType(v, (const PetscScalar **)&a->array, mt); }, [&] { return VecGetArrayWriteAndMemType(v, &a->array, mt); }, [&] { return VecGetArrayAndMemType(v, &a->array, mt); });
+      },
+      [&] {
+        return ByAccess(
+            access, [&] { return VecGetArrayRead(v, (const PetscScalar **)&a->array); }, [&] { return VecGetArrayWrite(v, &a->array); }, [&] { return VecGetArray(v, &a->array); });
+      }));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -129,29 +139,12 @@ PetscErrorCode GSVecRestoreArray(Vec v, GSVecArray *a)
 #if defined(GS_DEVICE_VECTORS)
   if (a->device) PetscCall(PetscAfterOurs());
 #endif
-  if (a->memtype) {
-    switch (a->access) {
-    case GS_ACCESS_READ:
-      PetscCall(VecRestoreArrayReadAndMemType(v, (const PetscScalar **)&a->array));
-      break;
-    case GS_ACCESS_WRITE:
-      PetscCall(VecRestoreArrayWriteAndMemType(v, &a->array));
-      break;
-    default:
-      PetscCall(VecRestoreArrayAndMemType(v, &a->array));
-    }
-  } else {
-    switch (a->access) {
-    case GS_ACCESS_READ:
-      PetscCall(VecRestoreArrayRead(v, (const PetscScalar **)&a->array));
-      break;
-    case GS_ACCESS_WRITE:
-      PetscCall(VecRestoreArrayWrite(v, &a->array));
-      break;
-    default:
-      PetscCall(VecRestoreArray(v, &a->array));
-    }
-  }
+  if (a->memtype)
+    PetscCall(ByAccess(
+        a->access, [&] { return VecRestoreArrayReadAndMemType(v, (const PetscScalar **)&a->array); }, [&] { return VecRestoreArrayWriteAndMemType(v, &a->array); }, [&] { return VecRestoreArrayAndMemType(v, &a->array); }));
+  else
+    PetscCall(ByAccess(
+        a->access, [&] { return VecRestoreArrayRead(v, (const PetscScalar **)&a->array); }, [&] { return VecRestoreArrayWrite(v, &a->array); }, [&] { return VecRestoreArray(v, &a->array); }));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -183,30 +176,22 @@ PetscErrorCode GSVecRestoreArrays(PetscInt n, const Vec v[], GSVecArray a[])
    GetArray() does for vectors */
 PetscErrorCode GSMatDenseGetArray(Mat M, GSAccess access, GSVecArray *a)
 {
-  PetscMemType mtype = PETSC_MEMTYPE_HOST;
-
   PetscFunctionBegin;
-  a->access  = access;
-  a->memtype = PETSC_FALSE;
 #if defined(GS_DEVICE_VECTORS)
-  a->memtype = PETSC_TRUE;
-  if (access == GS_ACCESS_READ)
-    PetscCall(MatDenseGetArrayReadAndMemType(M, (const PetscScalar **)&a->array, &mtype));
-  else if (access == GS_ACCESS_WRITE)
-    PetscCall(MatDenseGetArrayWriteAndMemType(M, &a->array, &mtype));
-  else
-    PetscCall(MatDenseGetArrayAndMemType(M, &a->array, &mtype));
+  PetscCall(AccessArray(
+      access, PETSC_TRUE, a,
+      [&](PetscMemType *mt) {
+        return ByAccess(
+            access, [&] { return MatDenseGetArrayReadAndMemType(M, (const PetscScalar **)&a->array, mt); }, [&] { return MatDenseGetArrayWriteAndMemType(M, &a->array, mt); }, [&] { return MatDenseGetArrayAndMemType(M, &a->array, mt); });
+      },
+      [] { return PetscErrorCode(PETSC_SUCCESS); }));
 #else
-  if (access == GS_ACCESS_READ)
-    PetscCall(MatDenseGetArrayRead(M, (const PetscScalar **)&a->array));
-  else if (access == GS_ACCESS_WRITE)
-    PetscCall(MatDenseGetArrayWrite(M, &a->array));
-  else
-    PetscCall(MatDenseGetArray(M, &a->array));
-#endif
-  a->device = PetscMemTypeDevice(mtype) ? PETSC_TRUE : PETSC_FALSE;
-#if defined(GS_DEVICE_VECTORS)
-  if (a->device) PetscCall(OursAfterPetsc());
+  PetscCall(AccessArray(
+      access, PETSC_FALSE, a, [](PetscMemType *) { return PetscErrorCode(PETSC_SUCCESS); },
+      [&] {
+        return ByAccess(
+            access, [&] { return MatDenseGetArrayRead(M, (const PetscScalar **)&a->array); }, [&] { return MatDenseGetArrayWrite(M, &a->array); }, [&] { return MatDenseGetArray(M, &a->array); });
+      }));
 #endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -216,19 +201,11 @@ PetscErrorCode GSMatDenseRestoreArray(Mat M, GSVecArray *a)
   PetscFunctionBegin;
 #if defined(GS_DEVICE_VECTORS)
   if (a->device) PetscCall(PetscAfterOurs());
-  if (a->access == GS_ACCESS_READ)
-    PetscCall(MatDenseRestoreArrayReadAndMemType(M, (const PetscScalar **)&a->array));
-  else if (a->access == GS_ACCESS_WRITE)
-    PetscCall(MatDenseRestoreArrayWriteAndMemType(M, &a->array));
-  else
-    PetscCall(MatDenseRestoreArrayAndMemType(M, &a->array));
+  PetscCall(ByAccess(
+      a->access, [&] { return MatDenseRestoreArrayReadAndMemType(M, (const PetscScalar **)&a->array); }, [&] { return MatDenseRestoreArrayWriteAndMemType(M, &a->array); }, [&] { return MatDenseRestoreArrayAndMemType(M, &a->array); }));
 #else
-  if (a->access == GS_ACCESS_READ)
-    PetscCall(MatDenseRestoreArrayRead(M, (const PetscScalar **)&a->array));
-  else if (a->access == GS_ACCESS_WRITE)
-    PetscCall(MatDenseRestoreArrayWrite(M, &a->array));
-  else
-    PetscCall(MatDenseRestoreArray(M, &a->array));
+  PetscCall(ByAccess(
+      a->access, [&] { return MatDenseRestoreArrayRead(M, (const PetscScalar **)&a->array); }, [&] { return MatDenseRestoreArrayWrite(M, &a->array); }, [&] { return MatDenseRestoreArray(M, &a->array); }));
 #endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -25,9 +25,9 @@ PETSC_INTERN PetscErrorCode GSWorkSetBlocks(GSWork, PetscInt, const PetscScalar[
    the PETSc vector; on the device for device arrays, else between host and device (counted in the copies) */
 PETSC_INTERN PetscErrorCode GSWorkLoad(GSWork, PetscInt, Vec);
 PETSC_INTERN PetscErrorCode GSWorkStore(GSWork, PetscInt, Vec);
-/* The same for the block of a dense matrix's local rows, column-major without padding (MATDENSECUDA in place) */
-PETSC_INTERN PetscErrorCode GSWorkLoadDense(GSWork, PetscInt, Mat);
-PETSC_INTERN PetscErrorCode GSWorkStoreDense(GSWork, PetscInt, Mat);
+/* The same for the block of a dense matrix's local rows, column-major without padding (MATDENSECUDA in place): load
+PETSC_TRUE, from the matrix into work vector v; PETSC_FALSE, from v into the matrix */
+PETSC_INTERN PetscErrorCode GSWorkTransferDense(GSWork, PetscInt, Mat, PetscBool);
 /* Work vectors on the device alone: v = 0 and dst = src (queued), and the 2-norm of v over comm */
 PETSC_INTERN PetscErrorCode GSWorkZero(GSWork, PetscInt);
 PETSC_INTERN PetscErrorCode GSWorkCopy(GSWork, PetscInt, PetscInt);

@@ -67,6 +67,16 @@ struct _n_GSWork {
   }
 };
 
+/* A new work of type T (derived from _n_GSWork), constructed from args once Kokkos is initialized: its constructor makes
+   the views, which a failed allocation frees again */
+template <class T, class... Args> PetscErrorCode GSWorkNew(T **work, Args... args)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscGPUStreamKokkosInitialize());
+  GSCallKokkos(*work = new T(args...));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Deletes a solver's work, its views with it */
 template <class W> PetscErrorCode GSWorkDelete(W **work)
 {
@@ -74,6 +84,32 @@ template <class W> PetscErrorCode GSWorkDelete(W **work)
   if (!*work) PetscFunctionReturn(PETSC_SUCCESS);
   GSCallKokkos(delete *work);
   *work = nullptr;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Defines the C functions every solver's work type T (a pointer to a type derived from _n_GSWork) has: Base(), its
+   base for GSWorkSetVec() and the others, and Destroy() */
+#define GS_WORK_INTERFACE(T, Base, Destroy)                                                                                                                                                                                                              \
+  GSWork Base(T w)                                                                                                                                                                                                                                       \
+  {                                                                                                                                                                                                                                                      \
+    return w;                                                                                                                                                                                                                                            \
+  }                                                                                                                                                                                                                                                      \
+  PetscErrorCode Destroy(T *w)                                                                                                                                                                                                                           \
+  {                                                                                                                                                                                                                                                      \
+    PetscFunctionBegin;                                                                                                                                                                                                                                  \
+    PetscCall(GSWorkDelete(w));                                                                                                                                                                                                                          \
+    PetscFunctionReturn(PETSC_SUCCESS);                                                                                                                                                                                                                  \
+  }
+
+/* One launch of the work's kernels: kernel() (Kokkos calls) inside the log event ev, counted, with its flops */
+template <class K> PetscErrorCode GSWorkLaunch(_n_GSWork *W, PetscLogEvent ev, PetscLogDouble flops, const K &kernel)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(ev, 0, 0, 0, 0));
+  GSCallKokkos(kernel());
+  W->launches++;
+  PetscCall(PetscLogFlops(flops));
+  PetscCall(PetscLogEventEnd(ev, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -97,12 +133,16 @@ struct DeviceScalars {
     hsums = Kokkos::View<PetscScalar *, PinnedSpace>(W.Label("hsums"), 2 * nsums);
   }
 
-  /* The nsums sums of slot 0 or 1, once the kernel that wrote them has finished (later kernels may still run) */
-  PetscErrorCode Read(PetscInt slot, int nsums, PetscScalar sums[])
+  /* The nsums sums of slot 0 or 1 of the work W, once the kernel that wrote them has finished (later kernels may
+     still run), inside the log event ev; a transfer of W's */
+  PetscErrorCode Read(_n_GSWork *W, PetscLogEvent ev, PetscInt slot, int nsums, PetscScalar sums[])
   {
     PetscFunctionBegin;
+    PetscCall(PetscLogEventBegin(ev, 0, 0, 0, 0));
     PetscCall(ready.Wait(slot));
     for (int k = 0; k < nsums; k++) sums[k] = hsums(nsums * slot + k);
+    W->transfers++;
+    PetscCall(PetscLogEventEnd(ev, 0, 0, 0, 0));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 };
@@ -137,6 +177,31 @@ template <KSPNormType Norm> KOKKOS_FORCEINLINE_FUNCTION void NormAdd(PetscScalar
 {
   if (Norm == KSP_NORM_PRECONDITIONED) s += z * z;
   if (Norm == KSP_NORM_UNPRECONDITIONED) s += r * r;
+}
+
+/* A vector kernel of the fused solvers on n units (entries, or blocks of rows): every thread adds the N sums of the
+   units ForEachIndex() gives it with sums(u, acc), and each team stores its partial of each sum at out
+   (TeamSumStore()) */
+template <int N, class S> void IndexSums(const _n_GSWork &W, const char *name, PetscInt n, PetscScalar *out, const S &sums)
+{
+  TeamFor(
+      name, W.FusedPolicy(N), KOKKOS_LAMBDA(const Member &t) {
+        PetscScalar acc[N] = {};
+        ForEachIndex(t, n, [&](const PetscInt u) { sums(u, acc); });
+        TeamSumStore<N>(t, acc, out);
+      });
+}
+
+/* Calls f(i, (D y)_i) for the bs rows i of block b, D the inverse diagonal blocks d of point-block Jacobi (d(i bs + k):
+   row i of its block, column k) */
+template <class Y, class F> KOKKOS_INLINE_FUNCTION void BlockApply(const DView<PetscScalar> &d, const int bs, const PetscInt b, const Y &y, const F &f)
+{
+  const PetscInt o = b * bs;
+  for (int i = 0; i < bs; i++) {
+    PetscScalar dy = 0;
+    for (int k = 0; k < bs; k++) dy += d((o + i) * bs + k) * y(o + k);
+    f(o + i, dy);
+  }
 }
 
 /* The sums[k] of nsums sums, each over L teams' partials p[k * L + l] in team order */

@@ -81,17 +81,10 @@ PetscErrorCode GSWorkStore(GSWork W, PetscInt v, Vec x)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode GSWorkLoadDense(GSWork W, PetscInt v, Mat M)
+PetscErrorCode GSWorkTransferDense(GSWork W, PetscInt v, Mat M, PetscBool load)
 {
   PetscFunctionBegin;
-  PetscCall(Transfer(W, v, M, true, GSMatDenseGetArray, GSMatDenseRestoreArray));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode GSWorkStoreDense(GSWork W, PetscInt v, Mat M)
-{
-  PetscFunctionBegin;
-  PetscCall(Transfer(W, v, M, false, GSMatDenseGetArray, GSMatDenseRestoreArray));
+  PetscCall(Transfer(W, v, M, load, GSMatDenseGetArray, GSMatDenseRestoreArray));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -13,6 +13,19 @@ using namespace gpustream;
 enum { SLOT_R = PBF_RR0, SLOT_A = PBF_VR0, SLOT_S = PBF_SS, SLOT_T = PBF_TS, NSLOTS = PBF_NSUMS };
 
 struct _n_PBFWork : _n_GSWork {
+  _n_PBFWork(PetscInt n, GSKSPPC pc)
+  {
+    _n_PBFWork *W = this;
+
+    Init("PipeBCGSF", n, pc, PBF_MAX_BS, FusedTeams(TeamThreads()));
+    for (auto v : {&W->x, &W->r, &W->r0, &W->p, &W->v, &W->s, &W->t}) *v = DView<PetscScalar>("PipeBCGSF::vec", n);
+    W->dinv      = DView<PetscScalar>("PipeBCGSF::dinv", pc == GS_PC_JACOBI ? n : 0);
+    W->ph        = DView<PetscScalar>("PipeBCGSF::ph", pc == GS_PC_APPLY ? n : 0);
+    W->sh        = DView<PetscScalar>("PipeBCGSF::sh", pc == GS_PC_APPLY ? n : 0);
+    W->alpha     = DView<PetscScalar>("PipeBCGSF::alpha", 1);
+    W->partials  = DView<PetscScalar>("PipeBCGSF::partials", NSLOTS * (size_t)W->lu);
+    W->hpartials = Kokkos::View<PetscScalar *, PinnedSpace>("PipeBCGSF::hpartials", NSLOTS * (size_t)W->lu);
+  }
   DView<PetscScalar> Vector(PetscInt v) override
   {
     DView<PetscScalar> *all[] = {&x, &r, &r0, &p, &this->v, &s, &t, &dinv, &ph, &sh};
@@ -31,22 +44,8 @@ struct _n_PBFWork : _n_GSWork {
 
 PetscErrorCode PBFWorkCreate(PetscInt n, GSKSPPC pc, PBFWork *work)
 {
-  std::unique_ptr<_n_PBFWork> W; /* freed, with the views made so far, if an allocation fails */
-
   PetscFunctionBegin;
-  PetscCall(PetscGPUStreamKokkosInitialize());
-  PetscCallCXX(W.reset(new _n_PBFWork));
-  W->Init("PipeBCGSF", n, pc, PBF_MAX_BS, FusedTeams(TeamThreads()));
-  GSCallKokkos({
-    for (auto v : {&W->x, &W->r, &W->r0, &W->p, &W->v, &W->s, &W->t}) *v = DView<PetscScalar>("PipeBCGSF::vec", n);
-    W->dinv      = DView<PetscScalar>("PipeBCGSF::dinv", pc == GS_PC_JACOBI ? n : 0);
-    W->ph        = DView<PetscScalar>("PipeBCGSF::ph", pc == GS_PC_APPLY ? n : 0);
-    W->sh        = DView<PetscScalar>("PipeBCGSF::sh", pc == GS_PC_APPLY ? n : 0);
-    W->alpha     = DView<PetscScalar>("PipeBCGSF::alpha", 1);
-    W->partials  = DView<PetscScalar>("PipeBCGSF::partials", NSLOTS * (size_t)W->lu);
-    W->hpartials = Kokkos::View<PetscScalar *, PinnedSpace>("PipeBCGSF::hpartials", NSLOTS * (size_t)W->lu);
-  });
-  *work = W.release();
+  PetscCall(GSWorkNew(work, n, pc));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -62,17 +61,7 @@ PetscErrorCode PBFWorkReserve(PBFWork W, PetscInt bs, PetscBool scalars)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode PBFWorkDestroy(PBFWork *W)
-{
-  PetscFunctionBegin;
-  PetscCall(GSWorkDelete(W));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-GSWork PBFWorkBase(PBFWork W)
-{
-  return W;
-}
+GS_WORK_INTERFACE(PBFWork, PBFWorkBase, PBFWorkDestroy)
 
 /* The SpMV kernels: the same teams (so the same partial-sum slots), each thread split into the matrix's lanes per row
    (a warp per row for long rows) */
@@ -136,18 +125,12 @@ struct Dot3Sums {
 PetscErrorCode PBFRDot(PBFWork W)
 {
   const DView<PetscScalar> r = W->r, r0 = W->r0;
-  PetscScalar *const       out = W->partials.data() + SLOT_R * (size_t)W->lu;
-  const PetscInt           n   = W->n;
 
   PetscFunctionBegin;
-  GSCallKokkos(TeamFor(
-      "PipeBCGSF::RDot", W->FusedPolicy(2), KOKKOS_LAMBDA(const Member &m) {
-        PetscScalar acc[2] = {0, 0};
-        ForEachIndex(m, n, [&](const PetscInt i) {
-          acc[0] += r(i) * r0(i);
-          acc[1] += r(i) * r(i);
-        });
-        TeamSumStore<2>(m, acc, out);
+  GSCallKokkos(IndexSums<2>(
+      *W, "PipeBCGSF::RDot", W->n, W->partials.data() + SLOT_R * (size_t)W->lu, KOKKOS_LAMBDA(const PetscInt i, PetscScalar(&acc)[2]) {
+        acc[0] += r(i) * r0(i);
+        acc[1] += r(i) * r(i);
       }));
   W->launches++;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -284,20 +267,20 @@ PetscErrorCode PBFSpMVDot1(PBFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H)
 }
 
 /* <v,r0*> of a v computed elsewhere (host path) */
+/* The sums (Dot1Sums, Dot3Sums) of an SpMV's output y computed elsewhere (host path), into slot */
+template <class S> static PetscErrorCode HostSums(PBFWork W, const char *name, const DView<PetscScalar> &y, const S sum, int slot)
+{
+  PetscFunctionBegin;
+  GSCallKokkos(IndexSums<S::N>(
+      *W, name, W->n, W->partials.data() + slot * (size_t)W->lu, KOKKOS_LAMBDA(const PetscInt i, PetscScalar(&acc)[S::N]) { sum(i, y(i), acc); }));
+  W->launches++;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode PBFDot1(PBFWork W)
 {
-  const DView<PetscScalar> v = W->v, r0 = W->r0;
-  PetscScalar *const       out = W->partials.data() + SLOT_A * (size_t)W->lu;
-  const PetscInt           n   = W->n;
-
   PetscFunctionBegin;
-  GSCallKokkos(TeamFor(
-      "PipeBCGSF::Dot1", W->FusedPolicy(1), KOKKOS_LAMBDA(const Member &m) {
-        PetscScalar acc[1] = {0};
-        ForEachIndex(m, n, [&](const PetscInt i) { acc[0] += v(i) * r0(i); });
-        TeamSumStore<1>(m, acc, out);
-      }));
-  W->launches++;
+  PetscCall(HostSums(W, "PipeBCGSF::Dot1", W->v, Dot1Sums{W->r0}, SLOT_A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -409,23 +392,8 @@ PetscErrorCode PBFSpMVDot3(PBFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H)
 /* <t,s>, <t,t>, <t,r0*> of a t computed elsewhere (host path) */
 PetscErrorCode PBFDot3(PBFWork W)
 {
-  const DView<PetscScalar> t = W->t, s = W->s, r0 = W->r0;
-  PetscScalar *const       out = W->partials.data() + SLOT_T * (size_t)W->lu;
-  const PetscInt           n   = W->n;
-
   PetscFunctionBegin;
-  GSCallKokkos(TeamFor(
-      "PipeBCGSF::Dot3", W->FusedPolicy(3), KOKKOS_LAMBDA(const Member &m) {
-        PetscScalar acc[3] = {0, 0, 0};
-        ForEachIndex(m, n, [&](const PetscInt i) {
-          const PetscScalar ti = t(i);
-          acc[0] += ti * s(i);
-          acc[1] += ti * ti;
-          acc[2] += ti * r0(i);
-        });
-        TeamSumStore<3>(m, acc, out);
-      }));
-  W->launches++;
+  PetscCall(HostSums(W, "PipeBCGSF::Dot3", W->t, Dot3Sums{W->s, W->r0}, SLOT_T));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -624,10 +592,7 @@ PetscErrorCode PBFUpdateDevice(PBFWork W)
 PetscErrorCode PBFReduceSlot(PBFWork W, PetscInt slot, PetscScalar sums[PBF_NSUMS])
 {
   PetscFunctionBegin;
-  PetscCall(PetscLogEventBegin(PBF_Reduce, 0, 0, 0, 0));
-  PetscCall(W->ds.Read(slot, PBF_NSUMS, sums));
-  W->transfers++;
-  PetscCall(PetscLogEventEnd(PBF_Reduce, 0, 0, 0, 0));
+  PetscCall(W->ds.Read(W, PBF_Reduce, slot, PBF_NSUMS, sums));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -670,13 +670,13 @@ static PetscErrorCode KSPPIPECGFUSEDMatSolveStart_Private(KSP ksp, Mat Amat, Mat
     PetscCall(MatMatMult(Amat, X, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &R));
     PetscCall(MatAYPX(R, -1.0, B, SAME_NONZERO_PATTERN));
   }
-  PetscCall(GSWorkLoadDense(W, PCGF_R, R ? R : B));
-  PetscCall(GSWorkLoadDense(W, PCGF_X, X));
+  PetscCall(GSWorkTransferDense(W, PCGF_R, R ? R : B, PETSC_TRUE));
+  PetscCall(GSWorkTransferDense(W, PCGF_X, X, PETSC_TRUE));
   if (pc == GS_PC_APPLY) { /* Z = M^{-1} R; its recurrence then needs Q = M^{-1} W every iteration */
     PetscCall(MatDuplicate(B, MAT_DO_NOT_COPY_VALUES, Wh));
     PetscCall(MatDuplicate(B, MAT_DO_NOT_COPY_VALUES, Qh));
     PetscCall(PCMatApply(ksp->pc, R ? R : B, *Qh));
-    PetscCall(GSWorkLoadDense(W, PCGF_Z, *Qh));
+    PetscCall(GSWorkTransferDense(W, PCGF_Z, *Qh, PETSC_TRUE));
     PetscCall(GSWorkSetVec(W, PCGF_Q, NULL));
   }
   PetscCall(MatDestroy(&R));
@@ -791,9 +791,9 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
     if (it < ksp->max_it) {
       PetscCall(PCGFBlockSpMVDot(blk, o.dA, o.dB, o.halo, plan));
       if (pc == GS_PC_APPLY) { /* Q = M^{-1} W for all columns on the host, frozen ones too (their alpha is 0) */
-        PetscCall(GSWorkStoreDense(PCGFBlockBase(blk), PCGF_W, Wh));
+        PetscCall(GSWorkTransferDense(PCGFBlockBase(blk), PCGF_W, Wh, PETSC_FALSE));
         PetscCall(PCMatApply(ksp->pc, Wh, Qh));
-        PetscCall(GSWorkLoadDense(PCGFBlockBase(blk), PCGF_Q, Qh));
+        PetscCall(GSWorkTransferDense(PCGFBlockBase(blk), PCGF_Q, Qh, PETSC_TRUE));
         PetscCall(PCGFBlockDot(blk));
       }
     }
@@ -811,7 +811,7 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
   cg->blocklaunches  = l1 - l0;
   cg->blocktransfers = t1 - t0;
   cg->blockcopies    = c1 - c0;
-  PetscCall(GSWorkStoreDense(PCGFBlockBase(blk), PCGF_X, X));
+  PetscCall(GSWorkTransferDense(PCGFBlockBase(blk), PCGF_X, X, PETSC_FALSE));
   PetscCall(MatDestroy(&Wh));
   PetscCall(MatDestroy(&Qh));
   PetscCall(PetscFree6(sums, prev, alpha, beta, dp0, done));

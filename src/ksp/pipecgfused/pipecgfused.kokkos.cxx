@@ -9,8 +9,22 @@
 
 using namespace gpustream;
 
+static void EnsurePartials(PCGFWork, int);
+
 /* partials: [Update: nu x lu][SpMVDot or Dot: 2 x ls][off-diagonal: 2 x lb] */
 struct _n_PCGFWork : _n_GSWork {
+  _n_PCGFWork(PetscInt n, GSKSPPC pc)
+  {
+    Init("PipeCGFused", n, pc, PCGF_MAX_BS, FusedTeams(TeamThreads()));
+    x    = DView<PetscScalar>("PipeCGFused::x", n);
+    r    = DView<PetscScalar>("PipeCGFused::r", n);
+    p    = DView<PetscScalar>("PipeCGFused::p", n);
+    w    = DView<PetscScalar>("PipeCGFused::w", n);
+    dinv = DView<PetscScalar>("PipeCGFused::dinv", pc == GS_PC_JACOBI ? n : 0);
+    z    = DView<PetscScalar>("PipeCGFused::z", pc == GS_PC_APPLY ? n : 0);
+    q    = DView<PetscScalar>("PipeCGFused::q", pc == GS_PC_APPLY ? n : 0);
+    EnsurePartials(this, MaxTeams(TeamThreads())); /* the most teams SpMVShape() gives an SpMV */
+  }
   DView<PetscScalar> Vector(PetscInt v) override
   {
     DView<PetscScalar> *all[] = {&x, &r, &p, &w, &dinv, &z, &q, &u, &m, &nv, &s, &xalt};
@@ -73,23 +87,8 @@ static void EnsureOverlap(PCGFWork W)
 
 PetscErrorCode PCGFWorkCreate(PetscInt n, GSKSPPC pc, PCGFWork *work)
 {
-  std::unique_ptr<_n_PCGFWork> W; /* freed, with the views made so far, if an allocation fails */
-
   PetscFunctionBegin;
-  PetscCall(PetscGPUStreamKokkosInitialize());
-  PetscCallCXX(W.reset(new _n_PCGFWork));
-  W->Init("PipeCGFused", n, pc, PCGF_MAX_BS, FusedTeams(TeamThreads()));
-  GSCallKokkos({
-    W->x    = DView<PetscScalar>("PipeCGFused::x", n);
-    W->r    = DView<PetscScalar>("PipeCGFused::r", n);
-    W->p    = DView<PetscScalar>("PipeCGFused::p", n);
-    W->w    = DView<PetscScalar>("PipeCGFused::w", n);
-    W->dinv = DView<PetscScalar>("PipeCGFused::dinv", pc == GS_PC_JACOBI ? n : 0);
-    W->z    = DView<PetscScalar>("PipeCGFused::z", pc == GS_PC_APPLY ? n : 0);
-    W->q    = DView<PetscScalar>("PipeCGFused::q", pc == GS_PC_APPLY ? n : 0);
-    EnsurePartials(W.get(), MaxTeams(TeamThreads())); /* the most teams SpMVShape() gives an SpMV */
-  });
-  *work = W.release();
+  PetscCall(GSWorkNew(work, n, pc));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -127,17 +126,7 @@ PetscErrorCode PCGFWorkReserve(PCGFWork W, PetscInt bs, PetscBool norms, PetscBo
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode PCGFWorkDestroy(PCGFWork *W)
-{
-  PetscFunctionBegin;
-  PetscCall(GSWorkDelete(W));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-GSWork PCGFWorkBase(PCGFWork W)
-{
-  return W;
-}
+GS_WORK_INTERFACE(PCGFWork, PCGFWorkBase, PCGFWorkDestroy)
 
 PetscErrorCode PCGFWorkGetMemory(PCGFWork W, PetscLogDouble *vecbytes, PetscLogDouble *partialbytes)
 {
@@ -431,35 +420,23 @@ template <GSKSPPC PC> static void Dot(PCGFWork W)
 {
   const DView<PetscScalar> p = W->p, w = W->w, d = W->dinv, q = W->q;
   PetscScalar *const       out = W->partials.data() + (size_t)W->nu * W->lu;
-  const PetscInt           n   = W->n;
   const int                bs  = W->bs;
 
   if constexpr (PC == GS_PC_PBJACOBI) {
-    TeamFor(
-        "PipeCGFused::DotBlocks", W->FusedPolicy(2), KOKKOS_LAMBDA(const Member &t) {
-          PetscScalar acc[2] = {0, 0};
-          ForEachIndex(t, n / bs, [&](const PetscInt b) {
-            const PetscInt o = b * bs;
-            for (int i = 0; i < bs; i++) {
-              PetscScalar dw = 0;
-              for (int k = 0; k < bs; k++) dw += d((o + i) * bs + k) * w(o + k);
-              acc[0] += p(o + i) * w(o + i);
-              acc[1] += w(o + i) * dw;
-            }
+    IndexSums<2>(
+        *W, "PipeCGFused::DotBlocks", W->n / bs, out, KOKKOS_LAMBDA(const PetscInt b, PetscScalar(&acc)[2]) {
+          BlockApply(d, bs, b, w, [&](const PetscInt i, const PetscScalar dw) {
+            acc[0] += p(i) * w(i);
+            acc[1] += w(i) * dw;
           });
-          TeamSumStore<2>(t, acc, out);
         });
     return;
   }
-  TeamFor(
-      "PipeCGFused::Dot", W->FusedPolicy(2), KOKKOS_LAMBDA(const Member &t) {
-        PetscScalar acc[2] = {0, 0};
-        ForEachIndex(t, n, [&](const PetscInt i) {
-          const PetscScalar wi = w(i);
-          acc[0] += p(i) * wi;
-          acc[1] += PC == GS_PC_JACOBI ? wi * d(i) * wi : (PC == GS_PC_APPLY ? wi * q(i) : wi * wi);
-        });
-        TeamSumStore<2>(t, acc, out);
+  IndexSums<2>(
+      *W, "PipeCGFused::Dot", W->n, out, KOKKOS_LAMBDA(const PetscInt i, PetscScalar(&acc)[2]) {
+        const PetscScalar wi = w(i);
+        acc[0] += p(i) * wi;
+        acc[1] += PC == GS_PC_JACOBI ? wi * d(i) * wi : (PC == GS_PC_APPLY ? wi * q(i) : wi * wi);
       });
 }
 
@@ -481,35 +458,23 @@ template <GSKSPPC PC, KSPNormType Norm> static void Sums(PCGFWork W)
 {
   const DView<PetscScalar> r = W->r, d = W->dinv, z = W->z;
   PetscScalar *const       out = W->partials.data();
-  const PetscInt           n   = W->n;
   const int                bs  = W->bs;
 
   if constexpr (PC == GS_PC_PBJACOBI) {
-    TeamFor(
-        "PipeCGFused::SumsBlocks", W->FusedPolicy(2), KOKKOS_LAMBDA(const Member &t) {
-          PetscScalar acc[2] = {0, 0};
-          ForEachIndex(t, n / bs, [&](const PetscInt b) {
-            const PetscInt o = b * bs;
-            for (int i = 0; i < bs; i++) {
-              PetscScalar zi = 0;
-              for (int k = 0; k < bs; k++) zi += d((o + i) * bs + k) * r(o + k);
-              acc[0] += r(o + i) * zi;
-              NormAdd<Norm>(acc[1], r(o + i), zi);
-            }
+    IndexSums<2>(
+        *W, "PipeCGFused::SumsBlocks", W->n / bs, out, KOKKOS_LAMBDA(const PetscInt b, PetscScalar(&acc)[2]) {
+          BlockApply(d, bs, b, r, [&](const PetscInt i, const PetscScalar zi) {
+            acc[0] += r(i) * zi;
+            NormAdd<Norm>(acc[1], r(i), zi);
           });
-          TeamSumStore<2>(t, acc, out);
         });
     return;
   }
-  TeamFor(
-      "PipeCGFused::Sums", W->FusedPolicy(2), KOKKOS_LAMBDA(const Member &t) {
-        PetscScalar acc[2] = {0, 0};
-        ForEachIndex(t, n, [&](const PetscInt i) {
-          const PetscScalar ri = r(i), zi = PC == GS_PC_JACOBI ? d(i) * ri : (PC == GS_PC_APPLY ? z(i) : ri);
-          acc[0] += ri * zi;
-          NormAdd<Norm>(acc[1], ri, zi);
-        });
-        TeamSumStore<2>(t, acc, out);
+  IndexSums<2>(
+      *W, "PipeCGFused::Sums", W->n, out, KOKKOS_LAMBDA(const PetscInt i, PetscScalar(&acc)[2]) {
+        const PetscScalar ri = r(i), zi = PC == GS_PC_JACOBI ? d(i) * ri : (PC == GS_PC_APPLY ? z(i) : ri);
+        acc[0] += ri * zi;
+        NormAdd<Norm>(acc[1], ri, zi);
       });
 }
 
@@ -739,10 +704,7 @@ PetscErrorCode PCGFStep(PCGFWork W, GSDeviceMat A, KSPNormType normtype, PetscIn
 PetscErrorCode PCGFReduceSlot(PCGFWork W, PetscInt slot, PetscScalar sums[])
 {
   PetscFunctionBegin;
-  PetscCall(PetscLogEventBegin(PCGF_Reduce, 0, 0, 0, 0));
-  PetscCall(W->ds.Read(slot, PCGF_NSUMS, sums));
-  W->transfers++;
-  PetscCall(PetscLogEventEnd(PCGF_Reduce, 0, 0, 0, 0));
+  PetscCall(W->ds.Read(W, PCGF_Reduce, slot, PCGF_NSUMS, sums));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

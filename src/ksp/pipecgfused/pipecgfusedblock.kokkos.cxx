@@ -17,6 +17,18 @@ constexpr int KC = 8; /* columns per team */
 
 /* partials: [Update: 2 KC nch L][Dot: 2 KC nch L] */
 struct _n_PCGFBlock : _n_GSWork {
+  _n_PCGFBlock(PetscInt n, PetscInt k, GSKSPPC pc) : k(k), nch((k + KC - 1) / KC)
+  {
+    Init("PipeCGFused", n, pc, 1, MaxTeams(TeamThreads()));
+    for (auto v : {&x, &r, &p, &w}) *v = DView<PetscScalar>("PipeCGFused::block", (size_t)n * k);
+    dinv      = DView<PetscScalar>("PipeCGFused::blockdinv", pc == GS_PC_JACOBI ? n : 0);
+    z         = DView<PetscScalar>("PipeCGFused::blockz", pc == GS_PC_APPLY ? (size_t)n * k : 0);
+    q         = DView<PetscScalar>("PipeCGFused::blockq", pc == GS_PC_APPLY ? (size_t)n * k : 0);
+    ab        = DView<PetscScalar>("PipeCGFused::alphabeta", 2 * k);
+    hab       = Kokkos::View<PetscScalar *, PinnedSpace>("PipeCGFused::halphabeta", 2 * k);
+    partials  = DView<PetscScalar>("PipeCGFused::blockpartials", 4 * (size_t)KC * nch * lu);
+    hpartials = Kokkos::View<PetscScalar *, PinnedSpace>("PipeCGFused::hblockpartials", 4 * (size_t)KC * nch * lu);
+  }
   DView<PetscScalar> Vector(PetscInt v) override
   {
     DView<PetscScalar> *all[] = {&x, &r, &p, &w, &dinv, &z, &q};
@@ -36,41 +48,14 @@ struct _n_PCGFBlock : _n_GSWork {
 
 PetscErrorCode PCGFBlockCreate(PetscInt n, PetscInt k, GSKSPPC pc, PCGFBlock *block)
 {
-  std::unique_ptr<_n_PCGFBlock> B; /* freed, with the views made so far, if an allocation fails */
-
   PetscFunctionBegin;
   PetscCheck(k >= 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "A block solve needs at least one column, not %" PetscInt_FMT, k);
   PetscCheck(pc != GS_PC_PBJACOBI, PETSC_COMM_SELF, PETSC_ERR_SUP, "A block solve has no point-block Jacobi kernels");
-  PetscCall(PetscGPUStreamKokkosInitialize());
-  PetscCallCXX(B.reset(new _n_PCGFBlock));
-  B->Init("PipeCGFused", n, pc, 1, MaxTeams(TeamThreads()));
-  B->k   = k;
-  B->nch = (k + KC - 1) / KC;
-  GSCallKokkos({
-    for (auto v : {&B->x, &B->r, &B->p, &B->w}) *v = DView<PetscScalar>("PipeCGFused::block", (size_t)n * k);
-    B->dinv      = DView<PetscScalar>("PipeCGFused::blockdinv", pc == GS_PC_JACOBI ? n : 0);
-    B->z         = DView<PetscScalar>("PipeCGFused::blockz", pc == GS_PC_APPLY ? (size_t)n * k : 0);
-    B->q         = DView<PetscScalar>("PipeCGFused::blockq", pc == GS_PC_APPLY ? (size_t)n * k : 0);
-    B->ab        = DView<PetscScalar>("PipeCGFused::alphabeta", 2 * k);
-    B->hab       = Kokkos::View<PetscScalar *, PinnedSpace>("PipeCGFused::halphabeta", 2 * k);
-    B->partials  = DView<PetscScalar>("PipeCGFused::blockpartials", 4 * (size_t)KC * B->nch * B->lu);
-    B->hpartials = Kokkos::View<PetscScalar *, PinnedSpace>("PipeCGFused::hblockpartials", 4 * (size_t)KC * B->nch * B->lu);
-  });
-  *block = B.release();
+  PetscCall(GSWorkNew(block, n, k, pc));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode PCGFBlockDestroy(PCGFBlock *B)
-{
-  PetscFunctionBegin;
-  PetscCall(GSWorkDelete(B));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-GSWork PCGFBlockBase(PCGFBlock B)
-{
-  return B;
-}
+GS_WORK_INTERFACE(PCGFBlock, PCGFBlockBase, PCGFBlockDestroy)
 
 /* The vector kernels: L = lu teams for each chunk of KC columns, 2 KC sums a thread */
 static TeamPol BlockPolicy(PCGFBlock B)

@@ -108,8 +108,8 @@ typedef struct _n_PCGFBlock *PCGFBlock;
 
 PETSC_INTERN PetscErrorCode PCGFBlockCreate(PetscInt, PetscInt, GSKSPPC, PCGFBlock *);
 PETSC_INTERN PetscErrorCode PCGFBlockDestroy(PCGFBlock *);
-/* Its base: X, R, P, W, Z, Q n x k column-major (Z and Q with a PC applied on the host), DINV n; GSWorkLoadDense() and
-   GSWorkStoreDense() for dense matrices; its counts are launches, reductions and block copies */
+/* Its base: X, R, P, W, Z, Q n x k column-major (Z and Q with a PC applied on the host), DINV n; GSWorkTransferDense()
+   for dense matrices; its counts are launches, reductions and block copies */
 PETSC_INTERN GSWork         PCGFBlockBase(PCGFBlock);
 PETSC_INTERN PetscErrorCode PCGFBlockUpdate(PCGFBlock, const PetscScalar[], const PetscScalar[], KSPNormType);
 PETSC_INTERN PetscErrorCode PCGFBlockSpMVDot(PCGFBlock, GSDeviceMat, GSDeviceMat, GSHalo, GSStreamPlan);

@@ -25,6 +25,32 @@ using Basis = Kokkos::View<PetscScalar **, Kokkos::LayoutLeft, Mem>;
 /* partials: pass 1 (np slots: 0 <w,w>, j <v_j,w>; delayed: the pairs of PairDots()), pass 2 (np slots: 0 <w',w'>,
    j <v_j,w'>), then the SGF_NREC record; np rounds 2m up to whole chunks */
 struct _n_SGFWork : _n_GSWork {
+  /* the kernels take blocks of any size */
+  _n_SGFWork(PetscInt n, PetscInt m, GSKSPPC pc, PetscInt bs) : m(m), np((int)(CH * ((2 * m + CH - 1) / CH))) /* the delayed refinement's 2(k-1) sums and 2 more */
+  {
+    Init("SGMRESF", n, pc, std::numeric_limits<int>::max(), WaveTeams(TeamThreads(), SGFTeamsPerSM));
+    this->bs = pc == GS_PC_PBJACOBI ? (int)bs : 1;
+    V        = Basis("SGMRESF::basis", n, m + 1);
+    x        = DView<PetscScalar>("SGMRESF::x", pc == GS_PC_APPLY ? 0 : n);
+    b        = DView<PetscScalar>("SGMRESF::b", pc == GS_PC_APPLY ? 0 : n);
+    dinv     = DView<PetscScalar>("SGMRESF::dinv", pc == GS_PC_JACOBI ? n : (pc == GS_PC_PBJACOBI ? n * bs : 0));
+    u        = DView<PetscScalar>("SGMRESF::u", n);
+    R        = DView<PetscScalar>("SGMRESF::R", (size_t)(m + 1) * (m + 1));
+    given    = DView<PetscScalar>("SGMRESF::given", (size_t)np + 1);
+    fin      = DView<PetscScalar>("SGMRESF::finished", 2 * (size_t)np);
+    fdone    = DView<unsigned>("SGMRESF::teamsdone", 1);
+    hR       = Kokkos::View<PetscScalar *, PinnedSpace>("SGMRESF::hR", (size_t)(m + 1) * (m + 1));
+    SetTeams(lu);
+  }
+  /* teams of every kernel (one partial sum each), which size the partial-sum buffers */
+  void SetTeams(int teams)
+  {
+    const size_t size = (size_t)2 * np * teams + SGF_NREC;
+    lu                = teams;
+    partials          = DView<PetscScalar>("SGMRESF::partials", size);
+    hpartials         = Kokkos::View<PetscScalar *, PinnedSpace>("SGMRESF::hpartials", size);
+    hxi               = Kokkos::View<PetscScalar *, PinnedSpace>("SGMRESF::hxi", 2 * ((size_t)teams + SGF_NREC));
+  }
   DView<PetscScalar> Vector(PetscInt v) override;
   bool               Has(PetscInt v) const override
   {
@@ -46,45 +72,14 @@ struct _n_SGFWork : _n_GSWork {
 
 PetscErrorCode SGFWorkCreate(PetscInt n, PetscInt m, GSKSPPC pc, PetscInt bs, SGFWork *work)
 {
-  std::unique_ptr<_n_SGFWork> W; /* freed, with the views made so far, if an allocation fails */
-
   PetscFunctionBegin;
   PetscCheck(pc != GS_PC_PBJACOBI || (bs >= 1 && n % bs == 0), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Blocks of size %" PetscInt_FMT " for %" PetscInt_FMT " rows", bs, n);
-  PetscCall(PetscGPUStreamKokkosInitialize());
-  PetscCallCXX(W.reset(new _n_SGFWork));
-  W->Init("SGMRESF", n, pc, std::numeric_limits<int>::max(), WaveTeams(TeamThreads(), SGFTeamsPerSM)); /* the kernels take blocks of any size */
-  W->bs = pc == GS_PC_PBJACOBI ? (int)bs : 1;
-  W->m  = m;
-  W->np = (int)(CH * ((2 * m + CH - 1) / CH)); /* the delayed refinement's 2(k-1) sums and 2 more */
-  GSCallKokkos({
-    W->V     = Basis("SGMRESF::basis", n, m + 1);
-    W->x     = DView<PetscScalar>("SGMRESF::x", pc == GS_PC_APPLY ? 0 : n);
-    W->b     = DView<PetscScalar>("SGMRESF::b", pc == GS_PC_APPLY ? 0 : n);
-    W->dinv  = DView<PetscScalar>("SGMRESF::dinv", pc == GS_PC_JACOBI ? n : (pc == GS_PC_PBJACOBI ? n * bs : 0));
-    W->u     = DView<PetscScalar>("SGMRESF::u", n);
-    W->R     = DView<PetscScalar>("SGMRESF::R", (size_t)(m + 1) * (m + 1));
-    W->given = DView<PetscScalar>("SGMRESF::given", (size_t)W->np + 1);
-    W->fin   = DView<PetscScalar>("SGMRESF::finished", 2 * (size_t)W->np);
-    W->fdone = DView<unsigned>("SGMRESF::teamsdone", 1);
-    W->hR    = Kokkos::View<PetscScalar *, PinnedSpace>("SGMRESF::hR", (size_t)(m + 1) * (m + 1));
-  });
-  PetscCall(SGFWorkSetTeams(W.get(), W->lu));
-  PetscCall(W->done.Create());
-  *work = W.release();
+  PetscCall(GSWorkNew(work, n, m, pc, bs));
+  PetscCall((*work)->done.Create());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SGFWorkDestroy(SGFWork *W)
-{
-  PetscFunctionBegin;
-  PetscCall(GSWorkDelete(W));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-GSWork SGFWorkBase(SGFWork W)
-{
-  return W;
-}
+GS_WORK_INTERFACE(SGFWork, SGFWorkBase, SGFWorkDestroy)
 
 /* The record of a step, after the two passes in the partials buffer */
 static PetscScalar *Record(SGFWork W)
@@ -146,13 +141,7 @@ PetscErrorCode SGFWorkSetTeams(SGFWork W, PetscInt teams)
 {
   PetscFunctionBegin;
   PetscCheck(teams >= 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%" PetscInt_FMT " teams", teams);
-  W->lu           = (int)teams;
-  const size_t np = (size_t)2 * W->np * W->lu + SGF_NREC;
-  GSCallKokkos({
-    W->partials  = DView<PetscScalar>("SGMRESF::partials", np);
-    W->hpartials = Kokkos::View<PetscScalar *, PinnedSpace>("SGMRESF::hpartials", np);
-    W->hxi       = Kokkos::View<PetscScalar *, PinnedSpace>("SGMRESF::hxi", 2 * ((size_t)W->lu + SGF_NREC));
-  });
+  GSCallKokkos(W->SetTeams((int)teams));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -169,6 +158,27 @@ PetscErrorCode SGFWorkGetMemory(SGFWork W, PetscLogDouble *basis, PetscLogDouble
 static WavePol<SGFTeamsPerSM> Policy(SGFWork W)
 {
   return WavePol<SGFTeamsPerSM>(W->lu, W->tu).set_scratch_size(0, Kokkos::PerTeam(((size_t)CH * W->tu + W->np + 2 * CH) * sizeof(PetscScalar)));
+}
+
+/* A kernel of the work: f(t, buf, H) in each team t, buf the reduction buffer (CH scalars a thread) and H the room for
+   the team's sums of a pass */
+template <class F> static void SGFKernel(SGFWork W, const char *name, const F &f)
+{
+  const int np = W->np;
+
+  TeamFor(
+      name, Policy(W), KOKKOS_LAMBDA(const Member &t) {
+        const Scratch buf(t.team_scratch(0), CH * t.team_size()), H(t.team_scratch(0), np);
+        f(t, buf, H);
+      });
+}
+
+/* k must be a step of the cycle from first on (what: "Iteration", ...) */
+static PetscErrorCode CheckStep(SGFWork W, PetscInt k, PetscInt first, const char *what)
+{
+  PetscFunctionBegin;
+  PetscCheck(k >= first && k <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%s %" PetscInt_FMT " of a cycle of %" PetscInt_FMT, what, k, W->m);
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 namespace
@@ -543,13 +553,9 @@ PetscErrorCode SGFSpMVDot(SGFWork W, GSDeviceMat A, PetscInt k, PetscScalar scal
 {
   PetscFunctionBegin;
   PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
-  PetscCheck(k >= 1 && k <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Iteration %" PetscInt_FMT " of a cycle of %" PetscInt_FMT, k, W->m);
-  PetscCall(PetscLogEventBegin(SGF_SpMVDot, 0, 0, 0, 0));
+  PetscCall(CheckStep(W, k, 1, "Iteration"));
   PetscCheck(W->pc != GS_PC_APPLY, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "A PC applied on the host has no fused SpMV");
-  GSCallKokkos(ByFusedPC(W, A->csr, [&](auto pc, auto blk) { SpMVDot<decltype(pc)::value, decltype(blk)::value>(W, A->csr, (int)k, scale); }));
-  W->launches++;
-  PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 2.0 * k * W->n));
-  PetscCall(PetscLogEventEnd(SGF_SpMVDot, 0, 0, 0, 0));
+  PetscCall(GSWorkLaunch(W, SGF_SpMVDot, 2.0 * A->val.extent(0) + 2.0 * k * W->n, [&] { ByFusedPC(W, A->csr, [&](auto pc, auto blk) { SpMVDot<decltype(pc)::value, decltype(blk)::value>(W, A->csr, (int)k, scale); }); }));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -599,13 +605,9 @@ PetscErrorCode SGFSpMVDotDelayed(SGFWork W, GSDeviceMat A, PetscInt k)
 {
   PetscFunctionBegin;
   PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
-  PetscCheck(k >= 2 && k <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Delayed iteration %" PetscInt_FMT " of a cycle of %" PetscInt_FMT, k, W->m);
+  PetscCall(CheckStep(W, k, 2, "Delayed iteration"));
   PetscCheck(W->pc != GS_PC_APPLY, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "A PC applied on the host has no fused SpMV");
-  PetscCall(PetscLogEventBegin(SGF_SpMVDot, 0, 0, 0, 0));
-  GSCallKokkos(ByFusedPC(W, A->csr, [&](auto pc, auto blk) { SpMVDotDelayed<decltype(pc)::value, decltype(blk)::value>(W, A->csr, (int)k); }));
-  W->launches++;
-  PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 4.0 * (k - 1) * W->n));
-  PetscCall(PetscLogEventEnd(SGF_SpMVDot, 0, 0, 0, 0));
+  PetscCall(GSWorkLaunch(W, SGF_SpMVDot, 2.0 * A->val.extent(0) + 4.0 * (k - 1) * W->n, [&] { ByFusedPC(W, A->csr, [&](auto pc, auto blk) { SpMVDotDelayed<decltype(pc)::value, decltype(blk)::value>(W, A->csr, (int)k); }); }));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -618,21 +620,18 @@ PetscErrorCode SGFDotDelayed(SGFWork W, PetscInt k, PetscBool finish)
   PetscScalar *const out = W->partials.data(), *const fin = finish ? W->fin.data() : nullptr, *const rec = Record(W);
   unsigned *const fdone = W->fdone.data();
   const PetscInt  n     = W->n;
-  const int       np = W->np, nc = (int)k - 1, ld = (int)W->m + 1;
+  const int       nc = (int)k - 1, ld = (int)W->m + 1;
 
   PetscFunctionBegin;
-  PetscCheck(k >= 2 && k <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Delayed iteration %" PetscInt_FMT " of a cycle of %" PetscInt_FMT, k, W->m);
-  PetscCall(PetscLogEventBegin(SGF_SpMVDot, 0, 0, 0, 0));
-  GSCallKokkos(TeamFor(
-      "SGMRESF::DotDelayed", Policy(W), KOKKOS_LAMBDA(const Member &t) {
-        const Scratch buf(t.team_scratch(0), CH * t.team_size()), H(t.team_scratch(0), np);
-        PairDots(
-            t, buf, V, nc, [&](const auto &f) { ForEachOwnedRowSync(t, n, 1, [&](const bool valid, const PetscInt i) { f(valid, i, valid ? V(i, nc + 1) : 0); }); }, out);
-        if (fin) FinishDelayed(t, H, out, nc, R, ld, rec, fin, fdone);
-      }));
-  W->launches++;
-  PetscCall(PetscLogFlops(4.0 * (k - 1) * W->n));
-  PetscCall(PetscLogEventEnd(SGF_SpMVDot, 0, 0, 0, 0));
+  PetscCall(CheckStep(W, k, 2, "Delayed iteration"));
+  PetscCall(GSWorkLaunch(W, SGF_SpMVDot, 4.0 * (k - 1) * W->n, [&] {
+    SGFKernel(
+        W, "SGMRESF::DotDelayed", KOKKOS_LAMBDA(const Member &t, const Scratch &buf, const Scratch &H) {
+          PairDots(
+              t, buf, V, nc, [&](const auto &f) { ForEachOwnedRowSync(t, n, 1, [&](const bool valid, const PetscInt i) { f(valid, i, valid ? V(i, nc + 1) : 0); }); }, out);
+          if (fin) FinishDelayed(t, H, out, nc, R, ld, rec, fin, fdone);
+        });
+  }));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -648,37 +647,34 @@ PetscErrorCode SGFOrthogonalizeDelayed(SGFWork W, PetscInt k, PetscBool given)
   PetscScalar *const       xi  = XiSlot(W, (int)(k - 1) % 2);
   PetscScalar *const       rec = Record(W);
   const PetscInt           n   = W->n;
-  const int                np = W->np, kk = (int)k, nc = kk - 1, ld = (int)W->m + 1;
+  const int                kk = (int)k, nc = kk - 1, ld = (int)W->m + 1;
 
   PetscFunctionBegin;
-  PetscCheck(k >= 2 && k <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Delayed iteration %" PetscInt_FMT " of a cycle of %" PetscInt_FMT, k, W->m);
-  PetscCall(PetscLogEventBegin(SGF_Update, 0, 0, 0, 0));
-  GSCallKokkos(TeamFor(
-      "SGMRESF::OrthogonalizeDelayed", Policy(W), KOKKOS_LAMBDA(const Member &t) {
-        const Scratch buf(t.team_scratch(0), CH * t.team_size()), H(t.team_scratch(0), np);
-        LoadSums(t, H, src, given ? 2 * nc : 2 * nc + 2);
-        if (given) DelayedCoefficients(t, H, nc, R, ld, rec, t.league_rank() == 0);
-        const PetscScalar inv = H(2 * nc), gl = H(2 * nc + 1);
-        PetscScalar       acc[1] = {0};
-        /* the last rows first, after SpMVDotDelayed went forward, and before the next one: each kernel starts on the
-           columns the one before left in L2 (H200: 1.6% faster at 4e6, 1.1% at 1e7; reversing the SpMV instead, 1.4%
-           and none) */
-        ForEachIndex<true>(t, n, [&](const PetscInt i) {
-          const PetscScalar y = V(i, nc), w = V(i, kk), r0 = V(i, 0); /* in flight with the first columns */
-          PetscScalar       s[2] = {0, 0};
-          const auto        b_a  = [&](const int c, const int j) { return H(c ? j - 1 : nc + j - 1); }; /* b_j, then a_j */
-          AddColumnsMasked(V, i, 1, nc, b_a, s);
-          const PetscScalar vk = (y - s[0]) * inv, wk = (w - s[1] - gl * vk) * inv;
-          V(i, nc) = vk;
-          V(i, kk) = wk;
-          acc[0] += r0 * vk;
+  PetscCall(CheckStep(W, k, 2, "Delayed iteration"));
+  PetscCall(GSWorkLaunch(W, SGF_Update, 4.0 * k * W->n, [&] {
+    SGFKernel(
+        W, "SGMRESF::OrthogonalizeDelayed", KOKKOS_LAMBDA(const Member &t, const Scratch &buf, const Scratch &H) {
+          LoadSums(t, H, src, given ? 2 * nc : 2 * nc + 2);
+          if (given) DelayedCoefficients(t, H, nc, R, ld, rec, t.league_rank() == 0);
+          const PetscScalar inv = H(2 * nc), gl = H(2 * nc + 1);
+          PetscScalar       acc[1] = {0};
+          /* the last rows first, after SpMVDotDelayed went forward, and before the next one: each kernel starts on the
+             columns the one before left in L2 (H200: 1.6% faster at 4e6, 1.1% at 1e7; reversing the SpMV instead, 1.4%
+             and none) */
+          ForEachIndex<true>(t, n, [&](const PetscInt i) {
+            const PetscScalar y = V(i, nc), w = V(i, kk), r0 = V(i, 0); /* in flight with the first columns */
+            PetscScalar       s[2] = {0, 0};
+            const auto        b_a  = [&](const int c, const int j) { return H(c ? j - 1 : nc + j - 1); }; /* b_j, then a_j */
+            AddColumnsMasked(V, i, 1, nc, b_a, s);
+            const PetscScalar vk = (y - s[0]) * inv, wk = (w - s[1] - gl * vk) * inv;
+            V(i, nc) = vk;
+            V(i, kk) = wk;
+            acc[0] += r0 * vk;
+          });
+          TeamSumStoreIn<1>(t, buf, acc, xi);
+          StoreRecord(t, rec, xi);
         });
-        TeamSumStoreIn<1>(t, buf, acc, xi);
-        StoreRecord(t, rec, xi);
-      }));
-  W->launches++;
-  PetscCall(PetscLogFlops(4.0 * k * W->n));
-  PetscCall(PetscLogEventEnd(SGF_Update, 0, 0, 0, 0));
+  }));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -706,7 +702,7 @@ PetscErrorCode SGFSpMVHalo(SGFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H, Pe
   DView<PetscScalar> x = Column(W, k - 1);
 
   PetscFunctionBegin;
-  PetscCheck(k >= 1 && k <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Iteration %" PetscInt_FMT " of a cycle of %" PetscInt_FMT, k, W->m);
+  PetscCall(CheckStep(W, k, 1, "Iteration"));
   PetscCheck(W->pc == GS_PC_NONE || W->pc == GS_PC_JACOBI, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "The device SpMV of several processes applies no preconditioner or Jacobi");
   PetscCall(PetscLogEventBegin(SGF_SpMVDot, 0, 0, 0, 0));
   if (W->pc == GS_PC_JACOBI || scale != 1.0) {
@@ -726,20 +722,17 @@ PetscErrorCode SGFDot(SGFWork W, PetscInt k)
   PetscScalar *const out = W->partials.data(), *const fin = W->fin.data();
   unsigned *const fdone = W->fdone.data();
   const PetscInt  n     = W->n;
-  const int       L = W->lu, kk = (int)k, np = W->np;
+  const int       L = W->lu, kk = (int)k;
 
   PetscFunctionBegin;
-  PetscCheck(k >= 1 && k <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Iteration %" PetscInt_FMT " of a cycle of %" PetscInt_FMT, k, W->m);
-  PetscCall(PetscLogEventBegin(SGF_SpMVDot, 0, 0, 0, 0));
-  GSCallKokkos(TeamFor(
-      "SGMRESF::Dot", Policy(W), KOKKOS_LAMBDA(const Member &t) {
-        const Scratch buf(t.team_scratch(0), CH * t.team_size()), H(t.team_scratch(0), np);
-        for (int c0 = 0; c0 < kk; c0 += CH) DotChunk(t, buf, V, kk, c0, n, out + (size_t)c0 * L);
-        FinishPass(t, H, out, L, kk, fin, fdone);
-      }));
-  W->launches++;
-  PetscCall(PetscLogFlops(2.0 * k * W->n));
-  PetscCall(PetscLogEventEnd(SGF_SpMVDot, 0, 0, 0, 0));
+  PetscCall(CheckStep(W, k, 1, "Iteration"));
+  PetscCall(GSWorkLaunch(W, SGF_SpMVDot, 2.0 * k * W->n, [&] {
+    SGFKernel(
+        W, "SGMRESF::Dot", KOKKOS_LAMBDA(const Member &t, const Scratch &buf, const Scratch &H) {
+          for (int c0 = 0; c0 < kk; c0 += CH) DotChunk(t, buf, V, kk, c0, n, out + (size_t)c0 * L);
+          FinishPass(t, H, out, L, kk, fin, fdone);
+        });
+  }));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -755,43 +748,40 @@ PetscErrorCode SGFOrthogonalize(SGFWork W, PetscInt k, SGFRefine refine, PetscBo
   PetscScalar *const       fin2  = W->fin.data() + W->np;
   unsigned *const          fdone = W->fdone.data();
   const PetscInt           n     = W->n;
-  const int                L = W->lu, np = W->np, kk = (int)k, ld = (int)W->m + 1;
+  const int                L = W->lu, kk = (int)k, ld = (int)W->m + 1;
 
   PetscFunctionBegin;
-  PetscCheck(k >= 2 && k <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Orthogonalization in iteration %" PetscInt_FMT " of a cycle of %" PetscInt_FMT, k, W->m);
+  PetscCall(CheckStep(W, k, 2, "Orthogonalization in iteration"));
   PetscCheck(!given || refine != SGF_REFINE_IFNEEDED, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Given sums come with the refinement decided");
-  PetscCall(PetscLogEventBegin(SGF_Update, 0, 0, 0, 0));
-  GSCallKokkos(TeamFor(
-      "SGMRESF::Orthogonalize", Policy(W), KOKKOS_LAMBDA(const Member &t) {
-        const Scratch buf(t.team_scratch(0), CH * t.team_size()), H(t.team_scratch(0), np);
-        LoadSums(t, H, g, kk);
-        PetscScalar hh = 0;
-        for (int j = 1; j < kk; j++) hh += H(j) * H(j);
-        const bool ref = refine == SGF_REFINE_ALWAYS || (refine == SGF_REFINE_IFNEEDED && SGF_REFINE_NEEDED(H(0), hh));
-        if (t.league_rank() == 0)
-          OneThread(t, [&]() {
-            for (int j = 1; j < kk; j++) R(j + (size_t)kk * ld) = H(j);
-            rec[SGF_REC_REFINED] = ref ? 1 : 0;
-            rec[SGF_REC_WW]      = H(0);
+  PetscCall(GSWorkLaunch(W, SGF_Update, (refine == SGF_REFINE_NEVER ? 2.0 : 4.0) * k * W->n, [&] {
+    SGFKernel(
+        W, "SGMRESF::Orthogonalize", KOKKOS_LAMBDA(const Member &t, const Scratch &buf, const Scratch &H) {
+          LoadSums(t, H, g, kk);
+          PetscScalar hh = 0;
+          for (int j = 1; j < kk; j++) hh += H(j) * H(j);
+          const bool ref = refine == SGF_REFINE_ALWAYS || (refine == SGF_REFINE_IFNEEDED && SGF_REFINE_NEEDED(H(0), hh));
+          if (t.league_rank() == 0)
+            OneThread(t, [&]() {
+              for (int j = 1; j < kk; j++) R(j + (size_t)kk * ld) = H(j);
+              rec[SGF_REC_REFINED] = ref ? 1 : 0;
+              rec[SGF_REC_WW]      = H(0);
+            });
+          PetscScalar acc[CH] = {};
+          const int   nc      = ref ? (kk < CH ? kk : CH) : 1;
+          ForEachIndex(t, n, [&](const PetscInt i) {
+            PetscScalar wi[1] = {V(i, kk)};
+            const auto  minus = [&](int, const int j) { return -H(j); }; /* wi + (-H(j)) v_j: wi - H(j) v_j, bitwise */
+            AddColumns(V, i, 1, kk, minus, wi);
+            V(i, kk) = wi[0];
+            acc[0] += wi[0] * wi[0];
+            for (int c = 1; c < nc; c++) acc[c] += V(i, c) * wi[0];
           });
-        PetscScalar acc[CH] = {};
-        const int   nc      = ref ? (kk < CH ? kk : CH) : 1;
-        ForEachIndex(t, n, [&](const PetscInt i) {
-          PetscScalar wi[1] = {V(i, kk)};
-          const auto  minus = [&](int, const int j) { return -H(j); }; /* wi + (-H(j)) v_j: wi - H(j) v_j, bitwise */
-          AddColumns(V, i, 1, kk, minus, wi);
-          V(i, kk) = wi[0];
-          acc[0] += wi[0] * wi[0];
-          for (int c = 1; c < nc; c++) acc[c] += V(i, c) * wi[0];
+          TeamSumStoreIn<CH>(t, buf, acc, p2);
+          if (ref)
+            for (int c0 = CH; c0 < kk; c0 += CH) DotChunk(t, buf, V, kk, c0, n, p2 + (size_t)c0 * L);
+          FinishPass(t, H, p2, L, ref ? kk : 1, fin2, fdone);
         });
-        TeamSumStoreIn<CH>(t, buf, acc, p2);
-        if (ref)
-          for (int c0 = CH; c0 < kk; c0 += CH) DotChunk(t, buf, V, kk, c0, n, p2 + (size_t)c0 * L);
-        FinishPass(t, H, p2, L, ref ? kk : 1, fin2, fdone);
-      }));
-  W->launches++;
-  PetscCall(PetscLogFlops((refine == SGF_REFINE_NEVER ? 2.0 : 4.0) * k * W->n));
-  PetscCall(PetscLogEventEnd(SGF_Update, 0, 0, 0, 0));
+  }));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -807,49 +797,46 @@ PetscErrorCode SGFNormalize(SGFWork W, PetscInt k, PetscBool given, PetscBool cl
   PetscScalar *const       xi  = XiSlot(W, (int)k % 2);
   PetscScalar *const       rec = Record(W);
   const PetscInt           n   = W->n;
-  const int                np = W->np, kk = (int)k, ld = (int)W->m + 1;
+  const int                kk = (int)k, ld = (int)W->m + 1;
   const bool               cl = close && k > 1;
 
   PetscFunctionBegin;
-  PetscCheck(k >= 1 && k <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Iteration %" PetscInt_FMT " of a cycle of %" PetscInt_FMT, k, W->m);
-  PetscCall(PetscLogEventBegin(SGF_Update, 0, 0, 0, 0));
-  GSCallKokkos(TeamFor(
-      "SGMRESF::Normalize", Policy(W), KOKKOS_LAMBDA(const Member &t) {
-        const Scratch buf(t.team_scratch(0), CH * t.team_size()), H(t.team_scratch(0), np);
-        const bool    ref = kk > 1 && (cl || rec[SGF_REC_REFINED] != 0);
-        LoadSums(t, H, g, ref ? kk : 1);
-        PetscScalar nrm2 = H(0);
-        if (ref)
-          for (int j = 1; j < kk; j++) nrm2 -= H(j) * H(j);
-        const PetscScalar rkk = nrm2 >= 0 ? sqrt(nrm2) : (nrm2 < 0 ? 0 : nrm2), inv = rkk > 0 ? 1 / rkk : 0;
-        if (t.league_rank() == 0)
-          OneThread(t, [&]() {
-            PetscScalar ww = H(0);
-            for (int j = 1; cl && j < kk; j++) ww += R(j + (size_t)kk * ld) * R(j + (size_t)kk * ld);
-            if (ref)
-              for (int j = 1; j < kk; j++) R(j + (size_t)kk * ld) += H(j);
-            R(kk + (size_t)kk * ld) = rkk;
-            rec[SGF_REC_RKK]        = rkk;
-            if (kk == 1 || cl) {
-              rec[SGF_REC_REFINED] = cl ? 1 : 0;
-              rec[SGF_REC_WW]      = ww;
-            }
+  PetscCall(CheckStep(W, k, 1, "Iteration"));
+  PetscCall(GSWorkLaunch(W, SGF_Update, 3.0 * W->n, [&] {
+    SGFKernel(
+        W, "SGMRESF::Normalize", KOKKOS_LAMBDA(const Member &t, const Scratch &buf, const Scratch &H) {
+          const bool ref = kk > 1 && (cl || rec[SGF_REC_REFINED] != 0);
+          LoadSums(t, H, g, ref ? kk : 1);
+          PetscScalar nrm2 = H(0);
+          if (ref)
+            for (int j = 1; j < kk; j++) nrm2 -= H(j) * H(j);
+          const PetscScalar rkk = nrm2 >= 0 ? sqrt(nrm2) : (nrm2 < 0 ? 0 : nrm2), inv = rkk > 0 ? 1 / rkk : 0;
+          if (t.league_rank() == 0)
+            OneThread(t, [&]() {
+              PetscScalar ww = H(0);
+              for (int j = 1; cl && j < kk; j++) ww += R(j + (size_t)kk * ld) * R(j + (size_t)kk * ld);
+              if (ref)
+                for (int j = 1; j < kk; j++) R(j + (size_t)kk * ld) += H(j);
+              R(kk + (size_t)kk * ld) = rkk;
+              rec[SGF_REC_RKK]        = rkk;
+              if (kk == 1 || cl) {
+                rec[SGF_REC_REFINED] = cl ? 1 : 0;
+                rec[SGF_REC_WW]      = ww;
+              }
+            });
+          PetscScalar acc[1] = {0};
+          ForEachIndex(t, n, [&](const PetscInt i) {
+            PetscScalar wi[1] = {V(i, kk)};
+            const auto  minus = [&](int, const int j) { return -H(j); };
+            if (ref) AddColumns(V, i, 1, kk, minus, wi);
+            const PetscScalar vi = rkk > 0 ? wi[0] * inv : (rkk == 0 ? 0 : rkk);
+            V(i, kk)             = vi;
+            acc[0] += V(i, 0) * vi;
           });
-        PetscScalar acc[1] = {0};
-        ForEachIndex(t, n, [&](const PetscInt i) {
-          PetscScalar wi[1] = {V(i, kk)};
-          const auto  minus = [&](int, const int j) { return -H(j); };
-          if (ref) AddColumns(V, i, 1, kk, minus, wi);
-          const PetscScalar vi = rkk > 0 ? wi[0] * inv : (rkk == 0 ? 0 : rkk);
-          V(i, kk)             = vi;
-          acc[0] += V(i, 0) * vi;
+          TeamSumStoreIn<1>(t, buf, acc, xi);
+          StoreRecord(t, rec, xi);
         });
-        TeamSumStoreIn<1>(t, buf, acc, xi);
-        StoreRecord(t, rec, xi);
-      }));
-  W->launches++;
-  PetscCall(PetscLogFlops(3.0 * W->n));
-  PetscCall(PetscLogEventEnd(SGF_Update, 0, 0, 0, 0));
+  }));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
