@@ -3,9 +3,9 @@
 #include "src/sys/gpustreamimpl.h"
 
 PetscLogEvent GPUS_MatMult, GPUS_MatSync, GPUS_CopyVec, PCGF_Update, PCGF_SpMVDot, PCGF_Step, PCGF_Dot, PCGF_Reduce, PCGF_Iterations;
-PetscLogEvent PBF_Update, PBF_SpMVDot, PBF_Reduce, PBF_Iterations;
+PetscLogEvent PBCGSF_Update, PBCGSF_SpMVDot, PBCGSF_Reduce, PBCGSF_Iteration;
 PetscLogEvent GPUS_StreamCopy, GPUS_MatMatMult;
-PetscLogEvent SGF_Update, SGF_SpMVDot, SGF_Reduce, SGF_Iterations;
+PetscLogEvent SGMRESF_Update, SGMRESF_SpMVDot, SGMRESF_Reduce, SGMRESF_Iteration;
 PetscLogEvent GPUS_MatSetValuesCOO, GPUS_MatSyncHost;
 
 static PetscBool PetscGPUStreamPackageInitialized = PETSC_FALSE;
@@ -54,14 +54,14 @@ PetscErrorCode PetscGPUStreamInitializePackage(void)
   PetscCall(PetscLogEventRegister("PCGFDot", KSP_CLASSID, &PCGF_Dot));
   PetscCall(PetscLogEventRegister("PCGFReduce", KSP_CLASSID, &PCGF_Reduce));
   PetscCall(PetscLogEventRegister("PCGFIterations", KSP_CLASSID, &PCGF_Iterations));
-  PetscCall(PetscLogEventRegister("PBCGSFUpdate", KSP_CLASSID, &PBF_Update));
-  PetscCall(PetscLogEventRegister("PBCGSFSpMVDot", KSP_CLASSID, &PBF_SpMVDot));
-  PetscCall(PetscLogEventRegister("PBCGSFReduce", KSP_CLASSID, &PBF_Reduce));
-  PetscCall(PetscLogEventRegister("PBCGSFIteration", KSP_CLASSID, &PBF_Iterations));
-  PetscCall(PetscLogEventRegister("SGMRESFUpdate", KSP_CLASSID, &SGF_Update));
-  PetscCall(PetscLogEventRegister("SGMRESFSpMVDot", KSP_CLASSID, &SGF_SpMVDot));
-  PetscCall(PetscLogEventRegister("SGMRESFReduce", KSP_CLASSID, &SGF_Reduce));
-  PetscCall(PetscLogEventRegister("SGMRESFIteration", KSP_CLASSID, &SGF_Iterations));
+  PetscCall(PetscLogEventRegister("PBCGSFUpdate", KSP_CLASSID, &PBCGSF_Update));
+  PetscCall(PetscLogEventRegister("PBCGSFSpMVDot", KSP_CLASSID, &PBCGSF_SpMVDot));
+  PetscCall(PetscLogEventRegister("PBCGSFReduce", KSP_CLASSID, &PBCGSF_Reduce));
+  PetscCall(PetscLogEventRegister("PBCGSFIteration", KSP_CLASSID, &PBCGSF_Iteration));
+  PetscCall(PetscLogEventRegister("SGMRESFUpdate", KSP_CLASSID, &SGMRESF_Update));
+  PetscCall(PetscLogEventRegister("SGMRESFSpMVDot", KSP_CLASSID, &SGMRESF_SpMVDot));
+  PetscCall(PetscLogEventRegister("SGMRESFReduce", KSP_CLASSID, &SGMRESF_Reduce));
+  PetscCall(PetscLogEventRegister("SGMRESFIteration", KSP_CLASSID, &SGMRESF_Iteration));
   PetscCall(PetscRegisterFinalize(PetscGPUStreamFinalizePackage));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -43,9 +43,9 @@ PETSC_INTERN PetscErrorCode MatSolverTypeRegister_GPUStream(void);
 
 /* Log events, registered once in PetscGPUStreamInitializePackage() */
 PETSC_INTERN PetscLogEvent GPUS_MatMult, GPUS_MatSync, GPUS_CopyVec, PCGF_Update, PCGF_SpMVDot, PCGF_Step, PCGF_Dot, PCGF_Reduce, PCGF_Iterations;
-PETSC_INTERN PetscLogEvent PBF_Update, PBF_SpMVDot, PBF_Reduce, PBF_Iterations;
+PETSC_INTERN PetscLogEvent PBCGSF_Update, PBCGSF_SpMVDot, PBCGSF_Reduce, PBCGSF_Iteration;
 PETSC_INTERN PetscLogEvent GPUS_StreamCopy, GPUS_MatMatMult;
-PETSC_INTERN PetscLogEvent SGF_Update, SGF_SpMVDot, SGF_Reduce, SGF_Iterations;
+PETSC_INTERN PetscLogEvent SGMRESF_Update, SGMRESF_SpMVDot, SGMRESF_Reduce, SGMRESF_Iteration;
 PETSC_INTERN PetscLogEvent GPUS_MatSetValuesCOO, GPUS_MatSyncHost;
 
 /* The noun after a count in views: singular where the count is 1, GSNoun(n, "copy", "copies"). GSNounReal() for a

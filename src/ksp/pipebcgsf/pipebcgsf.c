@@ -302,7 +302,7 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
   PetscCall(KSPMonitor(ksp, 0, ksp->rnorm));
   PetscCall((*ksp->converged)(ksp, 0, ksp->rnorm, &ksp->reason, ksp->cnvP));
   PetscCall(GSKSPIterationsBegin(ksp));
-  PetscCall(PetscLogEventBegin(PBF_Iterations, ksp, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(PBCGSF_Iteration, ksp, 0, 0, 0));
   bf->ranahead = KSPPIPEBCGSFAhead_Private(bf, bf->base.size);
   bf->folded   = bf->sinspmvset ? bf->sinspmv : (PetscBool)(bf->base.n <= (bf->base.pc == GS_PC_JACOBI ? PBF_FOLD_ROWS_JACOBI : PBF_FOLD_ROWS));
   if (bf->ranahead && !ksp->reason) PetscCall(KSPPIPEBCGSFSolveAhead_Private(ksp, o.dA, &i));
@@ -314,7 +314,7 @@ static PetscErrorCode KSPSolve_PIPEBCGSF(KSP ksp)
     PetscCall(KSPPIPEBCGSFIterate_Private(ksp, o.Amat, o.dA, o.dB, o.halo, i, &stop));
     if (stop) break;
   }
-  PetscCall(PetscLogEventEnd(PBF_Iterations, ksp, 0, 0, 0));
+  PetscCall(PetscLogEventEnd(PBCGSF_Iteration, ksp, 0, 0, 0));
   PetscCall(GSKSPIterationsEnd(ksp, i));
   PetscCall(GSKSPSolveEnd(ksp, PETSC_TRUE));
   if (bf->base.gap.check && ksp->reason > 0 && ksp->normtype != KSP_NORM_NONE) { /* right preconditioning: ||b - A x|| */

@@ -240,7 +240,7 @@ static PetscErrorCode SpMVStage(PBFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo 
 {
   PetscFunctionBegin;
   PetscCall(CheckStage(W, A, B, H));
-  PetscCall(PetscLogEventBegin(PBF_SpMVDot, 0, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(PBCGSF_SpMVDot, 0, 0, 0, 0));
   if (!H) {
     GSCallKokkos(ByGather<true>(W, y, [&](auto g) { ByStorage(A->csr, [&](auto blk) { kernel(blk, g, std::false_type()); }); }));
     W->launches++;
@@ -252,7 +252,7 @@ static PetscErrorCode SpMVStage(PBFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo 
     PetscCall(OffDiagStage(W, offname, B, H, out, sum, slot));
   }
   PetscCall(PetscLogFlops(2.0 * (A->val.extent(0) + (H ? B->val.extent(0) : 0)) + flops * W->n));
-  PetscCall(PetscLogEventEnd(PBF_SpMVDot, 0, 0, 0, 0));
+  PetscCall(PetscLogEventEnd(PBCGSF_SpMVDot, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -306,7 +306,7 @@ PetscErrorCode PBFUpdateS(PBFWork W, PetscBool given, PetscScalar alpha_given)
   const int          L   = W->lu;
 
   PetscFunctionBegin;
-  PetscCall(PetscLogEventBegin(PBF_Update, 0, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(PBCGSF_Update, 0, 0, 0, 0));
   GSCallKokkos(TeamFor(
       "PipeBCGSF::UpdateS", W->FusedPolicy(3), KOKKOS_LAMBDA(const Member &m) {
         const PetscScalar alpha = given ? alpha_given : TeamAlpha(m, Scratch(m.team_scratch(0), 2 * m.team_size()), pr, pa, L);
@@ -326,7 +326,7 @@ PetscErrorCode PBFUpdateS(PBFWork W, PetscBool given, PetscScalar alpha_given)
       }));
   W->launches++;
   PetscCall(PetscLogFlops(4.0 * W->n));
-  PetscCall(PetscLogEventEnd(PBF_Update, 0, 0, 0, 0));
+  PetscCall(PetscLogEventEnd(PBCGSF_Update, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -477,14 +477,14 @@ static void UpdateBlocks(PBFWork W, PetscScalar omega, PetscScalar beta)
 PetscErrorCode PBFUpdate(PBFWork W, PetscScalar omega, PetscScalar beta)
 {
   PetscFunctionBegin;
-  PetscCall(PetscLogEventBegin(PBF_Update, 0, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(PBCGSF_Update, 0, 0, 0, 0));
   if (W->pc == GS_PC_PBJACOBI)
     GSCallKokkos(UpdateBlocks(W, omega, beta));
   else
     GSCallKokkos(ByPC<GS_PC_APPLY, GS_PC_JACOBI>(W->pc, [&](auto pc) { Update<decltype(pc)::value>(W, omega, beta); }));
   W->launches++;
   PetscCall(PetscLogFlops(12.0 * W->n));
-  PetscCall(PetscLogEventEnd(PBF_Update, 0, 0, 0, 0));
+  PetscCall(PetscLogEventEnd(PBCGSF_Update, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -557,7 +557,7 @@ PetscErrorCode PBFSpMVDot3Final(PBFWork W, GSDeviceMat A, PetscInt slot, PetscBo
   PetscFunctionBegin;
   PetscCall(CheckStage(W, A, nullptr, nullptr));
   PetscCheck(W->ds.scal.data() && (slot == 0 || slot == 1), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Call PBFWorkSetDeviceScalars() first; slot %" PetscInt_FMT " must be 0 or 1", slot);
-  PetscCall(PetscLogEventBegin(PBF_SpMVDot, 0, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(PBCGSF_SpMVDot, 0, 0, 0, 0));
   GSCallKokkos(ByStorage(A->csr, [&](auto blk) {
     constexpr bool Blk = decltype(blk)::value;
     if (formS && jacobi)
@@ -572,7 +572,7 @@ PetscErrorCode PBFSpMVDot3Final(PBFWork W, GSDeviceMat A, PetscInt slot, PetscBo
   PetscCall(W->ds.ready.Record(slot));
   W->launches++;
   PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + (formS ? 10.0 : 6.0) * W->n));
-  PetscCall(PetscLogEventEnd(PBF_SpMVDot, 0, 0, 0, 0));
+  PetscCall(PetscLogEventEnd(PBCGSF_SpMVDot, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -580,11 +580,11 @@ PetscErrorCode PBFSpMVDot3Final(PBFWork W, GSDeviceMat A, PetscInt slot, PetscBo
 PetscErrorCode PBFUpdateDevice(PBFWork W)
 {
   PetscFunctionBegin;
-  PetscCall(PetscLogEventBegin(PBF_Update, 0, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(PBCGSF_Update, 0, 0, 0, 0));
   GSCallKokkos(ByPC<GS_PC_JACOBI>(W->pc, [&](auto pc) { Update<decltype(pc)::value, true>(W, 0, 0); }));
   W->launches++;
   PetscCall(PetscLogFlops(12.0 * W->n));
-  PetscCall(PetscLogEventEnd(PBF_Update, 0, 0, 0, 0));
+  PetscCall(PetscLogEventEnd(PBCGSF_Update, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -592,7 +592,7 @@ PetscErrorCode PBFUpdateDevice(PBFWork W)
 PetscErrorCode PBFReduceSlot(PBFWork W, PetscInt slot, PetscScalar sums[PBF_NSUMS])
 {
   PetscFunctionBegin;
-  PetscCall(W->ds.Read(W, PBF_Reduce, slot, PBF_NSUMS, sums));
+  PetscCall(W->ds.Read(W, PBCGSF_Reduce, slot, PBF_NSUMS, sums));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -603,10 +603,10 @@ PetscErrorCode PBFReduce(PBFWork W, PetscScalar sums[PBF_NSUMS])
   const PetscScalar *h = W->hpartials.data();
 
   PetscFunctionBegin;
-  PetscCall(PetscLogEventBegin(PBF_Reduce, 0, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(PBCGSF_Reduce, 0, 0, 0, 0));
   GSCallKokkos(SyncCopy(W->hpartials, W->partials));
   W->transfers++;
   SumPartials(h, PBF_NSUMS, L, sums);
-  PetscCall(PetscLogEventEnd(PBF_Reduce, 0, 0, 0, 0));
+  PetscCall(PetscLogEventEnd(PBCGSF_Reduce, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

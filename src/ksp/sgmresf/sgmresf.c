@@ -507,7 +507,7 @@ static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
   ksp->its    = 0;
   ksp->reason = KSP_CONVERGED_ITERATING;
   PetscCall(GSKSPIterationsBegin(ksp));
-  PetscCall(PetscLogEventBegin(SGF_Iterations, ksp, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(SGMRESF_Iteration, ksp, 0, 0, 0));
   while (!ksp->reason) {
     /* as KSPGMRESCycle(): the norm of the cycle's true residual is logged, monitored and tested */
     sg->rho    = rho;
@@ -536,7 +536,7 @@ static PetscErrorCode KSPSolve_SGMRESF(KSP ksp)
     PetscCall(KSPSGMRESFRestart_Private(ksp, o.Amat, o.dA, o.dB, o.halo, breakdown, &rho));
   }
   PetscCall(KSPSGMRESFEnd_Private(ksp));
-  PetscCall(PetscLogEventEnd(SGF_Iterations, ksp, 0, 0, 0));
+  PetscCall(PetscLogEventEnd(SGMRESF_Iteration, ksp, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -555,7 +555,7 @@ PetscErrorCode SGFSpMVDot(SGFWork W, GSDeviceMat A, PetscInt k, PetscScalar scal
   PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
   PetscCall(CheckStep(W, k, 1, "Iteration"));
   PetscCheck(W->pc != GS_PC_APPLY, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "A PC applied on the host has no fused SpMV");
-  PetscCall(GSWorkLaunch(W, SGF_SpMVDot, 2.0 * A->val.extent(0) + 2.0 * k * W->n, [&] { ByFusedPC(W, A->csr, [&](auto pc, auto blk) { SpMVDot<decltype(pc)::value, decltype(blk)::value>(W, A->csr, (int)k, scale); }); }));
+  PetscCall(GSWorkLaunch(W, SGMRESF_SpMVDot, 2.0 * A->val.extent(0) + 2.0 * k * W->n, [&] { ByFusedPC(W, A->csr, [&](auto pc, auto blk) { SpMVDot<decltype(pc)::value, decltype(blk)::value>(W, A->csr, (int)k, scale); }); }));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -607,7 +607,7 @@ PetscErrorCode SGFSpMVDotDelayed(SGFWork W, GSDeviceMat A, PetscInt k)
   PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
   PetscCall(CheckStep(W, k, 2, "Delayed iteration"));
   PetscCheck(W->pc != GS_PC_APPLY, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "A PC applied on the host has no fused SpMV");
-  PetscCall(GSWorkLaunch(W, SGF_SpMVDot, 2.0 * A->val.extent(0) + 4.0 * (k - 1) * W->n, [&] { ByFusedPC(W, A->csr, [&](auto pc, auto blk) { SpMVDotDelayed<decltype(pc)::value, decltype(blk)::value>(W, A->csr, (int)k); }); }));
+  PetscCall(GSWorkLaunch(W, SGMRESF_SpMVDot, 2.0 * A->val.extent(0) + 4.0 * (k - 1) * W->n, [&] { ByFusedPC(W, A->csr, [&](auto pc, auto blk) { SpMVDotDelayed<decltype(pc)::value, decltype(blk)::value>(W, A->csr, (int)k); }); }));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -624,7 +624,7 @@ PetscErrorCode SGFDotDelayed(SGFWork W, PetscInt k, PetscBool finish)
 
   PetscFunctionBegin;
   PetscCall(CheckStep(W, k, 2, "Delayed iteration"));
-  PetscCall(GSWorkLaunch(W, SGF_SpMVDot, 4.0 * (k - 1) * W->n, [&] {
+  PetscCall(GSWorkLaunch(W, SGMRESF_SpMVDot, 4.0 * (k - 1) * W->n, [&] {
     SGFKernel(
         W, "SGMRESF::DotDelayed", KOKKOS_LAMBDA(const Member &t, const Scratch &buf, const Scratch &H) {
           PairDots(
@@ -651,7 +651,7 @@ PetscErrorCode SGFOrthogonalizeDelayed(SGFWork W, PetscInt k, PetscBool given)
 
   PetscFunctionBegin;
   PetscCall(CheckStep(W, k, 2, "Delayed iteration"));
-  PetscCall(GSWorkLaunch(W, SGF_Update, 4.0 * k * W->n, [&] {
+  PetscCall(GSWorkLaunch(W, SGMRESF_Update, 4.0 * k * W->n, [&] {
     SGFKernel(
         W, "SGMRESF::OrthogonalizeDelayed", KOKKOS_LAMBDA(const Member &t, const Scratch &buf, const Scratch &H) {
           LoadSums(t, H, src, given ? 2 * nc : 2 * nc + 2);
@@ -704,14 +704,14 @@ PetscErrorCode SGFSpMVHalo(SGFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H, Pe
   PetscFunctionBegin;
   PetscCall(CheckStep(W, k, 1, "Iteration"));
   PetscCheck(W->pc == GS_PC_NONE || W->pc == GS_PC_JACOBI, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "The device SpMV of several processes applies no preconditioner or Jacobi");
-  PetscCall(PetscLogEventBegin(SGF_SpMVDot, 0, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(SGMRESF_SpMVDot, 0, 0, 0, 0));
   if (W->pc == GS_PC_JACOBI || scale != 1.0) {
     GSCallKokkos(ScaledInput("SGMRESF::ScaleColumn", W->dinv, scale, x, W->t));
     x = W->t;
     W->launches++;
   }
   PetscCall(SpMVHalo(W, A, B, H, x, Column(W, k)));
-  PetscCall(PetscLogEventEnd(SGF_SpMVDot, 0, 0, 0, 0));
+  PetscCall(PetscLogEventEnd(SGMRESF_SpMVDot, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -726,7 +726,7 @@ PetscErrorCode SGFDot(SGFWork W, PetscInt k)
 
   PetscFunctionBegin;
   PetscCall(CheckStep(W, k, 1, "Iteration"));
-  PetscCall(GSWorkLaunch(W, SGF_SpMVDot, 2.0 * k * W->n, [&] {
+  PetscCall(GSWorkLaunch(W, SGMRESF_SpMVDot, 2.0 * k * W->n, [&] {
     SGFKernel(
         W, "SGMRESF::Dot", KOKKOS_LAMBDA(const Member &t, const Scratch &buf, const Scratch &H) {
           for (int c0 = 0; c0 < kk; c0 += CH) DotChunk(t, buf, V, kk, c0, n, out + (size_t)c0 * L);
@@ -753,7 +753,7 @@ PetscErrorCode SGFOrthogonalize(SGFWork W, PetscInt k, SGFRefine refine, PetscBo
   PetscFunctionBegin;
   PetscCall(CheckStep(W, k, 2, "Orthogonalization in iteration"));
   PetscCheck(!given || refine != SGF_REFINE_IFNEEDED, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Given sums come with the refinement decided");
-  PetscCall(GSWorkLaunch(W, SGF_Update, (refine == SGF_REFINE_NEVER ? 2.0 : 4.0) * k * W->n, [&] {
+  PetscCall(GSWorkLaunch(W, SGMRESF_Update, (refine == SGF_REFINE_NEVER ? 2.0 : 4.0) * k * W->n, [&] {
     SGFKernel(
         W, "SGMRESF::Orthogonalize", KOKKOS_LAMBDA(const Member &t, const Scratch &buf, const Scratch &H) {
           LoadSums(t, H, g, kk);
@@ -802,7 +802,7 @@ PetscErrorCode SGFNormalize(SGFWork W, PetscInt k, PetscBool given, PetscBool cl
 
   PetscFunctionBegin;
   PetscCall(CheckStep(W, k, 1, "Iteration"));
-  PetscCall(GSWorkLaunch(W, SGF_Update, 3.0 * W->n, [&] {
+  PetscCall(GSWorkLaunch(W, SGMRESF_Update, 3.0 * W->n, [&] {
     SGFKernel(
         W, "SGMRESF::Normalize", KOKKOS_LAMBDA(const Member &t, const Scratch &buf, const Scratch &H) {
           const bool ref = kk > 1 && (cl || rec[SGF_REC_REFINED] != 0);
@@ -865,11 +865,11 @@ PetscErrorCode SGFResidual(SGFWork W, GSDeviceMat A)
   PetscFunctionBegin;
   PetscCheck(A->csr.m == W->n && A->csr.n == W->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix of size %" PetscInt_FMT " x %" PetscInt_FMT " for vectors of size %" PetscInt_FMT, A->csr.m, A->csr.n, W->n);
   PetscCheck(W->pc != GS_PC_APPLY, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "The solution lives on the host with a PC applied there");
-  PetscCall(PetscLogEventBegin(SGF_SpMVDot, 0, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(SGMRESF_SpMVDot, 0, 0, 0, 0));
   GSCallKokkos(ByStorage(A->csr, [&](auto blk) { Residual<decltype(blk)::value>(W, A->csr); }));
   W->launches++;
   PetscCall(PetscLogFlops(2.0 * A->val.extent(0) + 3.0 * W->n));
-  PetscCall(PetscLogEventEnd(SGF_SpMVDot, 0, 0, 0, 0));
+  PetscCall(PetscLogEventEnd(SGMRESF_SpMVDot, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -879,7 +879,7 @@ PetscErrorCode SGFResidualHalo(SGFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H
 {
   PetscFunctionBegin;
   PetscCheck(W->pc != GS_PC_APPLY, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "The solution lives on the host with a PC applied there");
-  PetscCall(PetscLogEventBegin(SGF_SpMVDot, 0, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(SGMRESF_SpMVDot, 0, 0, 0, 0));
   PetscCall(SpMVHalo(W, A, B, H, W->x, Temp(W)));
   {
     const Basis              V = W->V;
@@ -899,7 +899,7 @@ PetscErrorCode SGFResidualHalo(SGFWork W, GSDeviceMat A, GSDeviceMat B, GSHalo H
   }
   W->launches++;
   PetscCall(PetscLogFlops(3.0 * W->n));
-  PetscCall(PetscLogEventEnd(SGF_SpMVDot, 0, 0, 0, 0));
+  PetscCall(PetscLogEventEnd(SGMRESF_SpMVDot, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -948,7 +948,7 @@ PetscErrorCode SGFUpdateSolution(SGFWork W, PetscInt kk, PetscBool tou)
   PetscFunctionBegin;
   PetscCheck(kk >= 0 && kk <= W->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%" PetscInt_FMT " columns of a basis of %" PetscInt_FMT, kk, W->m + 1);
   PetscCheck(tou || W->pc != GS_PC_APPLY, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "The solution lives on the host with a PC applied there");
-  PetscCall(PetscLogEventBegin(SGF_Update, 0, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(SGMRESF_Update, 0, 0, 0, 0));
   if (W->pc == GS_PC_JACOBI)
     GSCallKokkos(UpdateSolution<GS_PC_JACOBI>(W, (int)kk, tou));
   else if (W->pc == GS_PC_PBJACOBI && !tou) {
@@ -959,7 +959,7 @@ PetscErrorCode SGFUpdateSolution(SGFWork W, PetscInt kk, PetscBool tou)
     GSCallKokkos(UpdateSolution<GS_PC_NONE>(W, (int)kk, tou));
   W->launches++;
   PetscCall(PetscLogFlops(2.0 * kk * W->n));
-  PetscCall(PetscLogEventEnd(SGF_Update, 0, 0, 0, 0));
+  PetscCall(PetscLogEventEnd(SGMRESF_Update, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -972,11 +972,11 @@ PetscErrorCode SGFReduceDots(SGFWork W, SGFPass pass, PetscInt cnt, PetscScalar 
 
   PetscFunctionBegin;
   PetscCheck(cnt >= 0 && cnt <= W->np, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%" PetscInt_FMT " sums of %d", cnt, W->np);
-  PetscCall(PetscLogEventBegin(SGF_Reduce, 0, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(SGMRESF_Reduce, 0, 0, 0, 0));
   GSCallKokkos(SyncCopy(Kokkos::subview(W->hpartials, std::make_pair(off, off + len)), Kokkos::subview(W->partials, std::make_pair(off, off + len))));
   W->transfers++;
   SumPartials(h, (int)cnt, L, sums);
-  PetscCall(PetscLogEventEnd(SGF_Reduce, 0, 0, 0, 0));
+  PetscCall(PetscLogEventEnd(SGMRESF_Reduce, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -987,10 +987,10 @@ PetscErrorCode SGFReduceXiBegin(SGFWork W, PetscInt slot)
 {
   PetscFunctionBegin;
   PetscCheck(slot == W->xs, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "The last kernel stored xi in slot %d, not %" PetscInt_FMT, W->xs, slot);
-  PetscCall(PetscLogEventBegin(SGF_Reduce, 0, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(SGMRESF_Reduce, 0, 0, 0, 0));
   PetscCall(W->done.Record(slot));
   W->transfers++;
-  PetscCall(PetscLogEventEnd(SGF_Reduce, 0, 0, 0, 0));
+  PetscCall(PetscLogEventEnd(SGMRESF_Reduce, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1003,12 +1003,12 @@ PetscErrorCode SGFReduceXiEnd(SGFWork W, PetscInt slot, PetscScalar *xi, PetscSc
 
   PetscFunctionBegin;
   PetscCheck(slot == 0 || slot == 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Slot %" PetscInt_FMT " of 2", slot);
-  PetscCall(PetscLogEventBegin(SGF_Reduce, 0, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(SGMRESF_Reduce, 0, 0, 0, 0));
   PetscCall(W->done.Wait(slot));
   *xi = 0;
   for (int i = 0; i < L; i++) *xi += h[i];
   for (int i = 0; i < SGF_NREC; i++) rec[i] = h[L + i];
-  PetscCall(PetscLogEventEnd(SGF_Reduce, 0, 0, 0, 0));
+  PetscCall(PetscLogEventEnd(SGMRESF_Reduce, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1035,10 +1035,10 @@ PetscErrorCode SGFWorkSetR(SGFWork W, const PetscScalar R[])
 PetscErrorCode SGFGetR(SGFWork W, PetscScalar R[])
 {
   PetscFunctionBegin;
-  PetscCall(PetscLogEventBegin(SGF_Reduce, 0, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(SGMRESF_Reduce, 0, 0, 0, 0));
   GSCallKokkos(SyncCopy(W->hR, W->R));
   W->transfers++;
   PetscCall(PetscArraycpy(R, W->hR.data(), (W->m + 1) * (W->m + 1)));
-  PetscCall(PetscLogEventEnd(SGF_Reduce, 0, 0, 0, 0));
+  PetscCall(PetscLogEventEnd(SGMRESF_Reduce, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
