@@ -6,7 +6,7 @@ PetscLogEvent GPUS_MatMult, GPUS_MatSync, GPUS_CopyVec, PCGF_Update, PCGF_SpMVDo
 PetscLogEvent PBF_Update, PBF_SpMVDot, PBF_Reduce, PBF_Iterations;
 PetscLogEvent GPUS_StreamCopy, GPUS_MatMatMult;
 PetscLogEvent SGF_Update, SGF_SpMVDot, SGF_Reduce, SGF_Iterations;
-PetscLogEvent GPUS_MatSetValuesCOO, GPUS_MatSyncHost;
+PetscLogEvent GPUS_MatSetValuesCOO, GPUS_MatSyncHost, GPUS_MatMultTranspose;
 
 static PetscBool PetscGPUStreamPackageInitialized = PETSC_FALSE;
 
@@ -48,6 +48,7 @@ PetscErrorCode PetscGPUStreamInitializePackage(void)
   PetscCall(PetscLogEventRegister("GPUSMatMatMult", MAT_CLASSID, &GPUS_MatMatMult));
   PetscCall(PetscLogEventRegister("GPUSMatSetCOO", MAT_CLASSID, &GPUS_MatSetValuesCOO));
   PetscCall(PetscLogEventRegister("GPUSMatToHost", MAT_CLASSID, &GPUS_MatSyncHost));
+  PetscCall(PetscLogEventRegister("GPUSMatMultTr", MAT_CLASSID, &GPUS_MatMultTranspose));
   PetscCall(PetscLogEventRegister("PCGFUpdate", KSP_CLASSID, &PCGF_Update));
   PetscCall(PetscLogEventRegister("PCGFSpMVDot", KSP_CLASSID, &PCGF_SpMVDot));
   PetscCall(PetscLogEventRegister("PCGFStep", KSP_CLASSID, &PCGF_Step));

@@ -46,7 +46,7 @@ PETSC_INTERN PetscLogEvent GPUS_MatMult, GPUS_MatSync, GPUS_CopyVec, PCGF_Update
 PETSC_INTERN PetscLogEvent PBF_Update, PBF_SpMVDot, PBF_Reduce, PBF_Iterations;
 PETSC_INTERN PetscLogEvent GPUS_StreamCopy, GPUS_MatMatMult;
 PETSC_INTERN PetscLogEvent SGF_Update, SGF_SpMVDot, SGF_Reduce, SGF_Iterations;
-PETSC_INTERN PetscLogEvent GPUS_MatSetValuesCOO, GPUS_MatSyncHost;
+PETSC_INTERN PetscLogEvent GPUS_MatSetValuesCOO, GPUS_MatSyncHost, GPUS_MatMultTranspose;
 
 /* The noun after a count in views: singular where the count is 1, GSNoun(n, "copy", "copies"). GSNounReal() for a
    value printed with %.<digits>g, singular where that prints 1 (0.9996 and 1.004 with 3 digits). PETSc's %g prints an
@@ -206,6 +206,11 @@ PETSC_INTERN PetscErrorCode GSDeviceMatMult(GSDeviceMat, GSDeviceMat, GSHalo, co
 /* The same with arrays in the memory of the execution space (device vectors): read and written in place, queued on
    the execution space's stream with nothing waiting for it (z may be y) */
 PETSC_INTERN PetscErrorCode GSDeviceMatMultInPlace(GSDeviceMat, GSDeviceMat, GSHalo, const PetscScalar[], const PetscScalar[], PetscScalar[]);
+/* y = A^T x (+ z), A the diagonal block and B the off-diagonal one (NULL on one process) whose products with the
+   transpose go back to their owners through the halo H; ia, ja, ib, jb: the blocks' host CSR patterns, which make
+   the transposes on first use; values: the blocks' values changed since the last call (gathered again). device:
+   the arrays are in the execution space's memory (read and written in place), else staged. */
+PETSC_INTERN PetscErrorCode GSDeviceMatMultTranspose(GSDeviceMat, const PetscInt[], const PetscInt[], GSDeviceMat, const PetscInt[], const PetscInt[], GSHalo, PetscBool, const PetscScalar[], const PetscScalar[], PetscScalar[], PetscBool);
 PETSC_INTERN PetscErrorCode GSDeviceMatGetLaunchShape(GSDeviceMat, PetscInt *, PetscInt *, PetscInt *);
 PETSC_INTERN PetscErrorCode GSDeviceMatSetLaunchShape(GSDeviceMat, PetscInt, PetscInt, PetscInt);
 PETSC_INTERN PetscErrorCode GSDeviceMatSetKernel(GSDeviceMat, GSSpMVKernel);

@@ -535,6 +535,9 @@ template <bool Add = false> void SpMMBlock(const Exec &exec, const CSR &A, Petsc
 PetscErrorCode            HaloBegin(GSHalo, const DView<PetscScalar> &, PetscInt *, const DView<PetscScalar> &scale = DView<PetscScalar>());
 PetscErrorCode            HaloEnd(GSHalo);
 const DView<PetscScalar> &HaloGhosts(GSHalo);
+/* The reverse exchange, for products with the transpose: each rank's ghost values (HaloGhosts(), filled by the
+   caller) go back to their owners, which add them into y at the entries they came from */
+PetscErrorCode HaloReverseAdd(GSHalo, const DView<PetscScalar> &y);
 /* The ghost values of the k columns of the device block X (leading dimension n) into G (leading dimension: the
    number of ghosts), one exchange per column; G is resized as needed */
 PetscErrorCode HaloBlock(GSHalo, PetscInt, const DView<PetscScalar> &, PetscInt, DView<PetscScalar> &);
@@ -550,7 +553,13 @@ struct _n_GSDeviceMat {
   gpustream::LaunchShape        shape;
   gpustream::DView<PetscInt>    diag; /* where each row's diagonal entry is in val (-1: none), found on first use */
   bool                          diagknown = false;
-  PetscInt                      nodiag    = 0; /* rows without one */
+  PetscInt                      nodiag    = 0;       /* rows without one */
+  _n_GSDeviceMat               *tr        = nullptr; /* the transpose, for MatMultTranspose(), made on first use */
+  gpustream::DView<PetscInt>    trperm;              /* where each of its values is in val */
+  ~_n_GSDeviceMat()
+  {
+    delete tr;
+  }
 };
 
 namespace gpustream

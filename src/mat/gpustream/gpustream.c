@@ -48,6 +48,7 @@ typedef struct {
   GSCOOMap         coo;          /* where they go in the device CSR */
   PetscObjectState coostate;     /* the nonzero state the map was found to fit (0: not checked yet) */
   PetscBool        hoststale;    /* the device's values are newer than the host arrays' */
+  PetscObjectState trstate[3];   /* the states (as state, bstate) the device transposes' values reflect */
   PetscBool        devicemaster; /* the device's values are current whatever the object states say: they changed
                                     on the device (or on both sides alike) since the host was last accessed */
 } Mat_GPUStream;
@@ -541,6 +542,69 @@ static PetscErrorCode MatMultAdd_GPUStream(Mat A, Vec x, Vec z, Vec y)
   PetscCall(GSVecRestoreArrays(nv, v, a));
   PetscCall(ierr);
   PetscCall(PetscLogEventEnd(GPUS_MatMult, A, x, y, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatGPUStreamBaseOps_Private(Mat, const struct _MatOps **);
+
+/* y = A^T x (+ z) on the device, through the transposes of the device blocks (made on first use, their values
+   gathered again after a change); the off-diagonal block's products go back to their owners through the halo.
+   Streamed matrices use AIJ's product on the host. */
+static PetscErrorCode MatMultTransposeAdd_GPUStream(Mat A, Vec x, Vec z, Vec y)
+{
+  Mat_GPUStream     *gs        = (Mat_GPUStream *)A->spptr;
+  Vec                v[3]      = {x, y, z};
+  GSAccess           access[3] = {GS_ACCESS_READ, z == y ? GS_ACCESS_READWRITE : GS_ACCESS_WRITE, GS_ACCESS_READ};
+  GSVecArray         a[3];
+  const PetscInt     nv = (z && z != y) ? 3 : 2;
+  const PetscInt    *ia, *ja, *ib = NULL, *jb = NULL;
+  const PetscScalar *za;
+  Mat                S = A, Ao = NULL;
+  PetscInt           m, mb;
+  PetscBool          done, values;
+  PetscMPIInt        size;
+  PetscErrorCode     ierr;
+
+  PetscFunctionBegin;
+  PetscCall(MatGPUStreamSync_Private(A, PETSC_FALSE));
+  if (gs->plan) {
+    const struct _MatOps *base;
+    PetscCall(MatGPUStreamSyncHost_Private(A));
+    PetscCall(MatGPUStreamBaseOps_Private(A, &base));
+    PetscCall(z ? (*base->multtransposeadd)(A, x, z, y) : (*base->multtranspose)(A, x, y));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  if (size > 1) {
+    const PetscInt *garray;
+    PetscCall(MatGPUStreamGetBlocks_Private(A, &S, &Ao, &garray));
+  }
+  values = (PetscBool)(gs->trstate[0] != gs->state || gs->trstate[1] != gs->bstate[0] || gs->trstate[2] != gs->bstate[1]);
+  PetscCall(PetscLogEventBegin(GPUS_MatMultTranspose, A, x, y, 0));
+  PetscCall(MatGetRowIJ(S, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
+  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cannot get the CSR of the host matrix");
+  if (Ao && gs->dB) {
+    PetscCall(MatGetRowIJ(Ao, 0, PETSC_FALSE, PETSC_FALSE, &mb, &ib, &jb, &done));
+    PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cannot get the CSR of the host matrix");
+  }
+  PetscCall(GSVecGetArrays(nv, v, access, a));
+  za   = z ? a[nv - 1].array : NULL;
+  ierr = GSDeviceMatMultTranspose(gs->dA, ia, ja, Ao ? gs->dB : NULL, ib, jb, Ao ? gs->halo : NULL, values, a[0].array, za, a[1].array, a[0].device);
+  PetscCall(GSVecRestoreArrays(nv, v, a));
+  if (ib) PetscCall(MatRestoreRowIJ(Ao, 0, PETSC_FALSE, PETSC_FALSE, &mb, &ib, &jb, &done));
+  PetscCall(MatRestoreRowIJ(S, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
+  PetscCall(ierr);
+  gs->trstate[0] = gs->state;
+  gs->trstate[1] = gs->bstate[0];
+  gs->trstate[2] = gs->bstate[1];
+  PetscCall(PetscLogEventEnd(GPUS_MatMultTranspose, A, x, y, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatMultTranspose_GPUStream(Mat A, Vec x, Vec y)
+{
+  PetscFunctionBegin;
+  PetscCall(MatMultTransposeAdd_GPUStream(A, x, NULL, y));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1427,8 +1491,6 @@ static PetscErrorCode MatGPUStreamBaseOps_Private(Mat A, const struct _MatOps **
 GS_HOST_OP(setvalues, (Mat A, PetscInt m, const PetscInt im[], PetscInt n, const PetscInt in[], const PetscScalar v[], InsertMode mode), (A, m, im, n, in, v, mode))
 GS_HOST_OP(getrow, (Mat A, PetscInt row, PetscInt *n, PetscInt *cols[], PetscScalar *vals[]), (A, row, n, cols, vals))
 GS_HOST_OP(getvalues, (Mat A, PetscInt m, const PetscInt im[], PetscInt n, const PetscInt in[], PetscScalar v[]), (A, m, im, n, in, v))
-GS_HOST_OP(multtranspose, (Mat A, Vec x, Vec y), (A, x, y))
-GS_HOST_OP(multtransposeadd, (Mat A, Vec x, Vec z, Vec y), (A, x, z, y))
 GS_HOST_OP(multhermitiantranspose, (Mat A, Vec x, Vec y), (A, x, y))
 GS_HOST_OP(multhermitiantransposeadd, (Mat A, Vec x, Vec z, Vec y), (A, x, z, y))
 GS_HOST_OP(multdiagonalblock, (Mat A, Vec x, Vec y), (A, x, y))
@@ -1755,8 +1817,8 @@ static const GSWrappedOp GSWrappedOps[] = {
     GS_WRAP_HOST(setvalues),
     GS_WRAP_HOST(getrow),
     GS_WRAP_HOST(getvalues),
-    GS_WRAP_HOST(multtranspose),
-    GS_WRAP_HOST(multtransposeadd),
+    GS_WRAP(multtranspose, MatMultTranspose_GPUStream),
+    GS_WRAP(multtransposeadd, MatMultTransposeAdd_GPUStream),
     GS_WRAP_HOST(multhermitiantranspose),
     GS_WRAP_HOST(multhermitiantransposeadd),
     GS_WRAP_HOST(multdiagonalblock),
