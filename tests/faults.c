@@ -804,7 +804,7 @@ static PetscErrorCode DeviceFull(PetscReal leave_mb)
     ErrorText   msg = NULL;
     PetscCall(PetscErrorMessage(ierr, &text, &msg));
     PetscCall(
-        PetscPrintf(PETSC_COMM_WORLD, "resident mode, the default budget: %s\n", ierr == PETSC_ERR_ARG_OUTOFRANGE && msg && strstr(msg, "use -mat_gpustream_mode auto or stream") ? "PETSC_ERR_ARG_OUTOFRANGE suggesting auto or stream" : "UNEXPECTED"));
+        PetscPrintf(PETSC_COMM_WORLD, "resident mode, the default budget: %s\n", ierr == PETSC_ERR_ARG_OUTOFRANGE && msg && strstr(msg, "use -full_mat_gpustream_mode auto or stream") ? "PETSC_ERR_ARG_OUTOFRANGE suggesting auto or stream" : "UNEXPECTED"));
   }
   PetscCall(PetscOptionsSetValue(NULL, "-full_mat_gpustream_mode", "auto"));
   PetscCall(MatSetFromOptions(A));
