@@ -211,8 +211,7 @@ static PetscErrorCode MatFactorNumeric_GSFactor(Mat F, Mat A, const MatFactorInf
    gpustream matrix whose rows all have their diagonal entry (PETSc's ILU(0) refuses other matrices). */
 static PetscErrorCode MatFactorHostReason_Private(Mat F, Mat A, IS row, IS col, const MatFactorInfo *info, const char **why)
 {
-  PetscBool identity = PETSC_TRUE, missing;
-  PetscInt  d;
+  PetscBool identity = PETSC_TRUE;
 
   PetscFunctionBegin;
   *why = NULL;
@@ -229,13 +228,25 @@ static PetscErrorCode MatFactorHostReason_Private(Mat F, Mat A, IS row, IS col, 
   if (*why) PetscFunctionReturn(PETSC_SUCCESS);
   if (row) PetscCall(ISIdentity(row, &identity));
   if (identity && col) PetscCall(ISIdentity(col, &identity));
-  if (!identity) {
-    *why = "an ordering other than natural";
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCall(MatMissingDiagonal(A, &missing, &d));
-  if (missing) *why = "a row without its diagonal entry";
+  if (!identity) *why = "an ordering other than natural";
   PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Whether a row of the CSR (ia, ja; columns sorted) lacks its diagonal entry */
+static PetscBool MissingDiagonal(PetscInt n, const PetscInt ia[], const PetscInt ja[])
+{
+  for (PetscInt i = 0; i < n; i++) {
+    PetscInt lo = ia[i], hi = ia[i + 1];
+    while (lo < hi) {
+      const PetscInt mid = lo + (hi - lo) / 2;
+      if (ja[mid] < i)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    if (lo == ia[i + 1] || ja[lo] != i) return PETSC_TRUE;
+  }
+  return PETSC_FALSE;
 }
 
 static PetscErrorCode MatFactorSymbolic_GSFactor(Mat F, Mat A, IS row, IS col, const MatFactorInfo *info)
@@ -254,9 +265,12 @@ static PetscErrorCode MatFactorSymbolic_GSFactor(Mat F, Mat A, IS row, IS col, c
   if (!fs->host) {
     PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
     PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cannot get the CSR of the host matrix");
-    ierr = GSTriFactorCreate(n, ia, ja, (PetscBool)(fs->ftype == MAT_FACTOR_ICC), &fs->tri);
+    if (MissingDiagonal(n, ia, ja)) fs->host = "a row without its diagonal entry"; /* PETSc's ILU(0) refuses it */
+    ierr = fs->host ? PETSC_SUCCESS : GSTriFactorCreate(n, ia, ja, (PetscBool)(fs->ftype == MAT_FACTOR_ICC), &fs->tri);
     PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
     PetscCall(ierr);
+  }
+  if (fs->tri) {
     PetscCall(GSTriFactorGetInfo(fs->tri, NULL, NULL, NULL, NULL, &work));
     PetscCall(GSStreamDefaultBudget(&budget));
     if (work > budget) {

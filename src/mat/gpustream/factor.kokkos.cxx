@@ -264,7 +264,7 @@ PetscErrorCode GSTriFactorNumeric(GSTriFactor F, const PetscScalar a[], PetscBoo
             const bool fails = !isnan && (test == GS_PIVOT_REAL_ROWSUM ? PetscRealPart(p) <= tol : PetscAbsScalar(p) <= tol);
             if (fails && i < first) first = i;
           },
-          Kokkos::Min<PetscInt>(bad));
+          Kokkos::Min<PetscInt, Mem>(bad));
       Kokkos::parallel_for(
           "GPUStream::FactorBadPivot", RangePol(0, 1), KOKKOS_LAMBDA(const PetscInt) {
             const PetscInt i = bad();
