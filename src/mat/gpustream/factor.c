@@ -14,7 +14,8 @@ typedef struct {
   char             why[128]; /* room for a reason with numbers */
   PetscBool        hostsymbolic;
   PetscBool        ondevice; /* the last numeric factorization is the device's */
-  PetscInt         shifted;  /* numeric factorizations the host did because a pivot asked for PETSc's shift */
+  PetscInt         numeric;  /* numeric factorizations so far */
+  PetscInt         shifted;  /* those the host did because a pivot asked for PETSc's shift */
   PetscObjectState nzstate;  /* the matrix's nonzero state at the symbolic factorization */
   PetscErrorCode (*hostilu)(Mat, Mat, IS, IS, const MatFactorInfo *);
   PetscErrorCode (*hosticc)(Mat, Mat, IS, const MatFactorInfo *);
@@ -189,6 +190,7 @@ static PetscErrorCode MatFactorNumeric_GSFactor(Mat F, Mat A, const MatFactorInf
   PetscCall(ierr);
   F->assembled    = PETSC_TRUE;
   F->preallocated = PETSC_TRUE;
+  fs->numeric++;
   if (row >= 0 && shift != (PetscReal)MAT_SHIFT_NONE) {
     PetscCall(PetscInfo(A, "Pivot %g of row %" PetscInt_FMT " asks for the shift (%s): the host factors\n", (double)pivot, row, MatFactorShiftTypes[(int)shift]));
     PetscCall(MatFactorHostSymbolic_Private(F, A, info));
@@ -331,7 +333,9 @@ static PetscErrorCode MatView_GSFactor(Mat F, PetscViewer viewer)
     PetscCall(GSTriFactorGetInfo(fs->tri, &nnzL, &nnzU, &levels, &bytes, NULL));
     PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: %s(0) on the device (%s): Kokkos-Kernels' spiluk and sptrsv, %" PetscInt_FMT " levels, L %" PetscCount_FMT " and U %" PetscCount_FMT " nonzeros, %.6g MB in device memory\n",
                                      fs->ftype == MAT_FACTOR_ICC ? "ICC" : "ILU", PetscGPUStreamExecutionSpace(), levels, nnzL, nnzU, bytes / 1048576.0));
-    if (fs->shifted) PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: %" PetscInt_FMT " numeric %s on the host, where a pivot asked for the shift\n", fs->shifted, fs->shifted == 1 ? "factorization" : "factorizations"));
+    if (fs->shifted)
+      PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: %" PetscInt_FMT " of %" PetscInt_FMT " numeric factorizations on the host (PETSc's), where a pivot asked for the shift, the last one %s\n", fs->shifted, fs->numeric,
+                                       fs->ondevice ? "on the device" : "among them"));
     if (!fs->ondevice && fs->hostsymbolic && fs->view) PetscCall((*fs->view)(F, viewer));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
