@@ -1520,6 +1520,14 @@ GS_HOST_OP(eliminatezeros, (Mat A, PetscBool keep), (A, keep))
 GS_HOST_OP(getrowsumabs, (Mat A, Vec v), (A, v))
 #endif
 
+/* Whether the plugin factors on the device (built with Kokkos-Kernels): only then are the blocks of block Jacobi and
+   ASM on several processes made gpustream matrices */
+#if defined(GPUSTREAM_HAVE_KOKKOSKERNELS)
+#  define GS_DEVICE_FACTORS 1
+#else
+#  define GS_DEVICE_FACTORS 0
+#endif
+
 /* B, a sequential gpustream matrix made from A's blocks by AIJ's code, takes A's settings (options, vector type) where
    they differ from those it was made with: its device copy is then made again from its host arrays */
 static PetscErrorCode MatGPUStreamInherit_Private(Mat B, const Mat_GPUStream *from)
@@ -1544,7 +1552,8 @@ static PetscErrorCode MatGPUStreamInherit_Private(Mat B, const Mat_GPUStream *fr
 /* MatCreateSubMatrices() (PCASM's subdomains, PCBJACOBI's blocks when a process has several): AIJ's code gives the
    submatrices the type name of the matrix (one process) or of its diagonal block (several), which therefore wears
    "gpustream" for the call; the submatrices are sequential gpustream matrices with A's settings, whose factors (ILU,
-   ICC) run on the device. Reused, AIJ's code writes their host arrays and assembles them, and the device follows. */
+   ICC) run on the device (where the plugin has them; else the blocks stay plain SeqAIJ on several processes, as AIJ's
+   code makes them). Reused, AIJ's code writes their host arrays and assembles them, and the device follows. */
 static PetscErrorCode MatCreateSubMatrices_GPUStream(Mat A, PetscInt n, const IS irow[], const IS icol[], MatReuse scall, Mat *sub[])
 {
   const struct _MatOps *base;
@@ -1558,7 +1567,7 @@ static PetscErrorCode MatCreateSubMatrices_GPUStream(Mat A, PetscInt n, const IS
   PetscCall(MatGPUStreamBaseOps_Private(A, &base));
   PetscCheck(base->createsubmatrices, PETSC_COMM_SELF, PETSC_ERR_PLIB, "No AIJ operation createsubmatrices behind the gpustream one");
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
-  if (size > 1 && MatGPUStreamIsOurs_Private(A)) {
+  if (size > 1 && MatGPUStreamIsOurs_Private(A) && GS_DEVICE_FACTORS) {
     PetscCall(MatGPUStreamGetBlocks_Private(A, &Ad, &Ao, &garray));
     PetscCall(PetscObjectChangeTypeName((PetscObject)Ad, MATGPUSTREAM));
   }
@@ -1574,7 +1583,8 @@ static PetscErrorCode MatCreateSubMatrices_GPUStream(Mat A, PetscInt n, const IS
    a plain SeqAIJ inside the matrix, so the block given is a sequential gpustream matrix of its own, whose factors run on
    the device. It is made at the first call and at each new nonzero pattern (a duplicate of the block), and its values
    follow the matrix's at each call that finds these changed: copied on the device where both are resident, else from
-   the host arrays. Values set in it do not reach the matrix. On one process the matrix is its own diagonal block. */
+   the host arrays. Values set in it do not reach the matrix. On one process the matrix is its own diagonal block; without
+   device factors MPIAIJ's block is given, as before. */
 static PetscErrorCode MatGetDiagonalBlock_GPUStream(Mat A, Mat *a)
 {
   Mat_GPUStream   *gs;
@@ -1585,7 +1595,7 @@ static PetscErrorCode MatGetDiagonalBlock_GPUStream(Mat A, Mat *a)
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
-  if (size == 1 || !MatGPUStreamIsOurs_Private(A)) {
+  if (size == 1 || !MatGPUStreamIsOurs_Private(A) || !GS_DEVICE_FACTORS) {
     PetscCall(MatHostOp_getdiagonalblock_GPUStream(A, a));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
