@@ -194,6 +194,11 @@ static PetscErrorCode PCPlace(PC pc, const char **place)
   if (n > 0) {
     PetscCall(KSPGetPC(sub[0], &spc));
     PetscCall(FactorPlace(spc, place));
+    if (verbose) {
+      PCType t;
+      PetscCall(PCGetType(spc, &t));
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "  the first block's PC: %s\n", t));
+    }
   }
   PetscFunctionReturn(0);
 }
@@ -610,6 +615,17 @@ static PetscErrorCode ScenarioBlocks(const char *problem, Mat A, Mat Aij)
   PetscCall(Compare("two blocks a process: bjacobi ilu gmres", A, Aij, KSPGMRES, PCBJACOBI, PETSC_FALSE));
   PetscCall(PetscOptionsClearValue(NULL, "-gs_pc_bjacobi_local_blocks"));
   PetscCall(PetscOptionsClearValue(NULL, "-aij_pc_bjacobi_local_blocks"));
+  {
+    PetscBool sym;
+    PetscCall(IsSymmetricProblem(problem, &sym));
+    if (sym) { /* the blocks of a matrix known to be symmetric: ICC, PETSc's default there */
+      PetscCall(MatSetOption(A, MAT_SYMMETRIC, PETSC_TRUE));
+      PetscCall(MatSetOption(Aij, MAT_SYMMETRIC, PETSC_TRUE));
+      PetscCall(Compare("symmetric: bjacobi (default sub-PC) cg", A, Aij, KSPCG, PCBJACOBI, PETSC_FALSE));
+      PetscCall(MatSetOption(A, MAT_SYMMETRIC, PETSC_FALSE));
+      PetscCall(MatSetOption(Aij, MAT_SYMMETRIC, PETSC_FALSE));
+    }
+  }
   PetscCall(PetscOptionsSetValue(NULL, "-gs_sub_pc_type", "icc"));
   PetscCall(PetscOptionsSetValue(NULL, "-aij_sub_pc_type", "icc"));
   {

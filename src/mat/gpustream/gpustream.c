@@ -1641,6 +1641,16 @@ static PetscErrorCode MatGetDiagonalBlock_GPUStream(Mat A, Mat *a)
       PetscCall(PetscObjectStateIncrease((PetscObject)gs->diag));
     }
   }
+  { /* what is known of the block's symmetry, which a sub-PC's default type reads (ICC where it is symmetric) */
+    PetscErrorCode (*known[4])(Mat, PetscBool *, PetscBool *) = {MatIsSymmetricKnown, MatIsHermitianKnown, MatIsStructurallySymmetricKnown, MatIsSPDKnown};
+    const MatOption option[4]                                 = {MAT_SYMMETRIC, MAT_HERMITIAN, MAT_STRUCTURALLY_SYMMETRIC, MAT_SPD};
+    for (int k = 0; k < 4; k++) {
+      PetscBool set, flg, dset, dflg;
+      PetscCall((*known[k])(Ad, &set, &flg));
+      PetscCall((*known[k])(gs->diag, &dset, &dflg));
+      if (set && (!dset || flg != dflg)) PetscCall(MatSetOption(gs->diag, option[k], flg));
+    }
+  }
   gs->diagnz       = A->nonzerostate;
   gs->diagstate[0] = state[0];
   gs->diagstate[1] = state[1];
