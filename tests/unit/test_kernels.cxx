@@ -1660,9 +1660,29 @@ PetscErrorCode FactorSolve(const CSRHost &A, bool symmetric, bool device, bool t
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The symmetric matrix A's upper triangle defines (its lower triangle mirrored from the upper one) */
+CSRHost UpperSymmetric(const CSRHost &A)
+{
+  const PetscInt                                             n = A.m;
+  std::vector<std::vector<std::pair<PetscInt, PetscScalar>>> rows(n);
+  CSRHost                                                    S{n, n, {0}, {}, {}};
+  for (PetscInt i = 0; i < n; i++)
+    for (PetscInt k = A.ia[i]; k < A.ia[i + 1]; k++)
+      if (A.ja[k] >= i) {
+        rows[i].push_back({A.ja[k], A.a[k]});
+        if (A.ja[k] > i) rows[A.ja[k]].push_back({i, A.a[k]});
+      }
+  for (PetscInt i = 0; i < n; i++) {
+    std::sort(rows[i].begin(), rows[i].end());
+    for (const auto &e : rows[i]) S.ja.push_back(e.first), S.a.push_back(e.second);
+    S.ia.push_back((PetscInt)S.ja.size());
+  }
+  return S;
+}
+
 /* The device ILU(0) and ICC(0) (Kokkos-Kernels' spiluk and sptrsv, with the plugin's gathers, transposes and pivot
    checks) against the serial twin on random diagonally dominant matrices: solves, transposed solves, values from the
-   host and from the device */
+   host and from the device; ICC(0) of a matrix that is not symmetric factors the one its upper triangle defines */
 void TestTriFactor()
 {
   for (PetscInt n : sizes) {
@@ -1679,6 +1699,15 @@ void TestTriFactor()
           PetscInt bad = -2;
           Check(!FactorSolve(A, sym, dev, t, b, x, &bad) && bad == -1 && RelDiff(x, ref) < 1e-12, std::string(sym ? "ICC(0)" : "ILU(0)") + (t ? " transposed" : "") + " solve, values on the " + (dev ? "device" : "host") + ", n=" + std::to_string(n));
         }
+      }
+      if (!sym) { /* ICC(0) of the nonsymmetric A */
+        const CSRHost            S = UpperSymmetric(A);
+        std::vector<PetscScalar> slu;
+        std::vector<PetscInt>    sdiag;
+        PetscInt                 bad = -2;
+        ILU0Ref(S, slu, sdiag);
+        const auto ref = LUSolveRef(S, slu, sdiag, b, false);
+        Check(!FactorSolve(A, true, true, false, b, x, &bad) && bad == -1 && RelDiff(x, ref) < 1e-12, "ICC(0) of a matrix that is not symmetric, n=" + std::to_string(n));
       }
     }
   }
