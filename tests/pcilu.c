@@ -279,7 +279,7 @@ static PetscErrorCode Compare(const char *what, Mat A, Mat Aij, KSPType ksptype,
 
   PetscFunctionBeginUser;
   for (int k = 0; k < 2; k++) {
-    PetscCall(MatCreateVecs(k ? Aij : A, &x[k], &b[k]));
+    PetscCall(MatCreateVecs(A, &x[k], &b[k])); /* the gpustream matrix's vectors for both (CUDA ones on a GPU build) */
     PetscCall(VecSet(b[k], 1.0));
     PetscCall(MakeKSP(k ? Aij : A, k ? "aij_" : "gs_", ksptype, pctype, &ksp[k]));
     PetscCall(Run(ksp[k], transpose, b[k], x[k], &r[k]));
@@ -304,6 +304,46 @@ static PetscErrorCode IsSymmetricProblem(const char *problem, PetscBool *sym)
   PetscFunctionReturn(0);
 }
 
+/* ICC's symmetric application, PCApplySymmetricLeft() and PCApplySymmetricRight() (the factor's forward and backward
+   solves), against AIJ's on a random vector */
+static PetscErrorCode SymmetricHalves(const char *what, Mat A, Mat Aij)
+{
+  PC        pc[2];
+  Vec       x[2], y[2];
+  PetscReal d[2];
+
+  PetscFunctionBeginUser;
+  for (int k = 0; k < 2; k++) {
+    PetscCall(MatCreateVecs(A, &x[k], &y[k]));
+    PetscCall(PCCreate(PETSC_COMM_WORLD, &pc[k]));
+    PetscCall(PCSetOperators(pc[k], k ? Aij : A, k ? Aij : A));
+    PetscCall(PCSetType(pc[k], PCICC));
+    PetscCall(PCSetUp(pc[k]));
+  }
+  for (int half = 0; half < 2; half++) {
+    for (int k = 0; k < 2; k++) {
+      PetscInt rstart, rend;
+      PetscCall(VecGetOwnershipRange(x[k], &rstart, &rend));
+      for (PetscInt i = rstart; i < rend; i++) PetscCall(VecSetValue(x[k], i, Hash(i, 11), INSERT_VALUES));
+      PetscCall(VecAssemblyBegin(x[k]));
+      PetscCall(VecAssemblyEnd(x[k]));
+      if (half)
+        PetscCall(PCApplySymmetricRight(pc[k], x[k], y[k]));
+      else
+        PetscCall(PCApplySymmetricLeft(pc[k], x[k], y[k]));
+    }
+    PetscCall(VecRelDiff(y[0], y[1], &d[half]));
+  }
+  if (verbose) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  symmetric halves: differences %g and %g\n", (double)d[0], (double)d[1]));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s, PCApplySymmetricLeft() and PCApplySymmetricRight(): %s\n", what, d[0] < 1e-12 && d[1] < 1e-12 ? "as AIJ" : "DIFFERS FROM AIJ"));
+  for (int k = 0; k < 2; k++) {
+    PetscCall(PCDestroy(&pc[k]));
+    PetscCall(VecDestroy(&x[k]));
+    PetscCall(VecDestroy(&y[k]));
+  }
+  PetscFunctionReturn(0);
+}
+
 /* ILU with GMRES on every problem, ICC with CG on the symmetric ones */
 static PetscErrorCode ScenarioSolve(const char *problem, Mat A, Mat Aij)
 {
@@ -317,6 +357,8 @@ static PetscErrorCode ScenarioSolve(const char *problem, Mat A, Mat Aij)
   if (sym) {
     PetscCall(PetscSNPrintf(what, sizeof(what), "%s icc cg", problem));
     PetscCall(Compare(what, A, Aij, KSPCG, PCICC, PETSC_FALSE));
+    PetscCall(PetscSNPrintf(what, sizeof(what), "%s icc", problem));
+    PetscCall(SymmetricHalves(what, A, Aij));
     PetscCall(PetscSNPrintf(what, sizeof(what), "%s ilu cg", problem));
     PetscCall(Compare(what, A, Aij, KSPCG, PCILU, PETSC_FALSE));
   }
@@ -382,7 +424,7 @@ static PetscErrorCode ScenarioRefactor(const char *problem, Mat A, Mat Aij, PCTy
 
   PetscFunctionBeginUser;
   for (int k = 0; k < 2; k++) {
-    PetscCall(MatCreateVecs(k ? Aij : A, &x[k], &b[k]));
+    PetscCall(MatCreateVecs(A, &x[k], &b[k])); /* the gpustream matrix's vectors for both (CUDA ones on a GPU build) */
     PetscCall(VecSet(b[k], 1.0));
     PetscCall(MakeKSP(k ? Aij : A, k ? "aij_" : "gs_", KSPGMRES, pctype, &ksp[k]));
   }
@@ -542,7 +584,7 @@ static PetscErrorCode ScenarioShift(void)
     PetscCall(MatShift(A[0], -3.5)); /* indefinite: ILU(0)'s third pivot is -1.5 */
     PetscCall(MatConvert(A[0], MATAIJ, MAT_INITIAL_MATRIX, &A[1]));
     for (int k = 0; k < 2; k++) {
-      PetscCall(MatCreateVecs(A[k], &x[k], &b[k]));
+      PetscCall(MatCreateVecs(A[0], &x[k], &b[k]));
       PetscCall(VecSet(b[k], 1.0));
       PetscCall(MakeKSP(A[k], k ? "aij_" : "gs_", KSPGMRES, PCICC, &ksp[k]));
     }
@@ -656,6 +698,14 @@ static PetscErrorCode ScenarioMatSolve(const char *problem, Mat A, Mat Aij)
   PetscCall(MatGetLocalSize(Aij, &m, NULL));
   PetscCall(MatGetSize(Aij, &M, NULL));
   PetscCall(MatCreateDense(PETSC_COMM_WORLD, m, PETSC_DECIDE, M, 3, NULL, &B));
+  { /* dense columns of the gpustream matrix's vector type: CUDA ones on a GPU build */
+    Vec       v;
+    PetscBool cuda;
+    PetscCall(MatCreateVecs(A, &v, NULL));
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)v, &cuda, "seqcuda", "mpicuda", ""));
+    if (cuda) PetscCall(MatConvert(B, "densecuda", MAT_INPLACE_MATRIX, &B));
+    PetscCall(VecDestroy(&v));
+  }
   PetscCall(MatSetRandom(B, NULL));
   for (int k = 0; k < 2; k++) {
     PetscCall(MatDuplicate(B, MAT_DO_NOT_COPY_VALUES, &X[k]));

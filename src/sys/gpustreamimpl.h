@@ -237,8 +237,8 @@ PETSC_INTERN PetscErrorCode GSDeviceMatCopyValues(GSDeviceMat, GSDeviceMat);
    or with symmetric true of the symmetric matrix its upper triangle defines (ICC(0) as ILU(0) of that matrix).
    Numeric: factors the values a (ia[n] of them, A's order; device: in the execution space's memory, else a host
    array), then finds the first row whose pivot fails the test PETSc's factorizations apply (GSPivotTest, with the
-   tolerance zeropivot), -1 if none, and the pivot's absolute value. Solve: x = (L U)^-1 b, or (L U)^-T b, with b and x
-   in the execution space's memory (device) or on the host (staged, one copy each way on a device). GetInfo: entries
+   tolerance zeropivot), -1 if none, and the pivot's absolute value. Solve: see GSTriSolve, with b and x in the execution
+   space's memory (device) or on the host (staged, one copy each way on a device). GetInfo: entries
    of L (with its unit diagonal) and U, levels, device bytes, and the bytes Kokkos-Kernels 3 allocates at each
    numeric factorization beyond them (0 with later versions, which cut the levels to fit) */
 typedef struct _n_GSTriFactor *GSTriFactor;
@@ -249,7 +249,13 @@ typedef enum {
 } GSPivotTest;
 PETSC_INTERN PetscErrorCode GSTriFactorCreate(PetscInt, const PetscInt[], const PetscInt[], PetscBool, GSTriFactor *);
 PETSC_INTERN PetscErrorCode GSTriFactorNumeric(GSTriFactor, const PetscScalar[], PetscBool, GSPivotTest, PetscReal, PetscInt *, PetscReal *);
-PETSC_INTERN PetscErrorCode GSTriFactorSolve(GSTriFactor, PetscBool, const PetscScalar[], PetscScalar[], PetscBool);
+typedef enum {
+  GS_TRI_SOLVE,     /* x = (L U)^-1 b */
+  GS_TRI_TRANSPOSE, /* x = (L U)^-T b */
+  GS_TRI_FORWARD,   /* x = D^(-1/2) L^-1 b, D U's diagonal (symmetric factors: L U = L D L^T); PCApplySymmetricLeft() */
+  GS_TRI_BACKWARD   /* x = L^-T D^(-1/2) b; PCApplySymmetricRight() */
+} GSTriSolve;
+PETSC_INTERN PetscErrorCode GSTriFactorSolve(GSTriFactor, GSTriSolve, const PetscScalar[], PetscScalar[], PetscBool);
 PETSC_INTERN PetscErrorCode GSTriFactorGetInfo(GSTriFactor, PetscCount *, PetscCount *, PetscInt *, PetscLogDouble *, PetscLogDouble *);
 PETSC_INTERN PetscErrorCode GSTriFactorDestroy(GSTriFactor *);
 

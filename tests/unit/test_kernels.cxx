@@ -1641,7 +1641,7 @@ CSRHost RandomFactorable(PetscInt n, PetscInt maxlen, bool symmetric)
 }
 
 /* The matrix the ICC(0) factor factors: the upper triangle mirrored (symmetric already for RandomFactorable(true)) */
-PetscErrorCode FactorSolve(const CSRHost &A, bool symmetric, bool device, bool transpose, const std::vector<PetscScalar> &b, std::vector<PetscScalar> &x, PetscInt *bad)
+PetscErrorCode FactorSolve(const CSRHost &A, bool symmetric, bool device, GSTriSolve mode, const std::vector<PetscScalar> &b, std::vector<PetscScalar> &x, PetscInt *bad)
 {
   GSTriFactor F = nullptr;
   PetscReal   pivot;
@@ -1655,7 +1655,7 @@ PetscErrorCode FactorSolve(const CSRHost &A, bool symmetric, bool device, bool t
     PetscCall(GSTriFactorNumeric(F, a.data(), PETSC_TRUE, GS_PIVOT_ABS, 1e-14, bad, &pivot));
   } else
     PetscCall(GSTriFactorNumeric(F, A.a.data(), PETSC_FALSE, GS_PIVOT_ABS, 1e-14, bad, &pivot));
-  PetscCall(GSTriFactorSolve(F, transpose ? PETSC_TRUE : PETSC_FALSE, b.data(), x.data(), PETSC_FALSE));
+  PetscCall(GSTriFactorSolve(F, mode, b.data(), x.data(), PETSC_FALSE));
   PetscCall(GSTriFactorDestroy(&F));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1697,7 +1697,21 @@ void TestTriFactor()
         const auto ref = LUSolveRef(A, lu, diag, b, t);
         for (int dev = 0; dev < 2; dev++) {
           PetscInt bad = -2;
-          Check(!FactorSolve(A, sym, dev, t, b, x, &bad) && bad == -1 && RelDiff(x, ref) < 1e-12, std::string(sym ? "ICC(0)" : "ILU(0)") + (t ? " transposed" : "") + " solve, values on the " + (dev ? "device" : "host") + ", n=" + std::to_string(n));
+          Check(!FactorSolve(A, sym, dev, t ? GS_TRI_TRANSPOSE : GS_TRI_SOLVE, b, x, &bad) && bad == -1 && RelDiff(x, ref) < 1e-12,
+                std::string(sym ? "ICC(0)" : "ILU(0)") + (t ? " transposed" : "") + " solve, values on the " + (dev ? "device" : "host") + ", n=" + std::to_string(n));
+        }
+      }
+      if (sym) { /* the halves of ICC's symmetric application: D^(-1/2) L^-1 b and L^-T D^(-1/2) b */
+        std::vector<PetscScalar> fwd(b), bwd(b);
+        for (PetscInt i = 0; i < n; i++) {
+          for (PetscInt k = A.ia[i]; k < diag[i]; k++) fwd[i] -= lu[k] * fwd[A.ja[k]];
+        }
+        for (PetscInt i = 0; i < n; i++) fwd[i] /= std::sqrt(lu[diag[i]]), bwd[i] /= std::sqrt(lu[diag[i]]);
+        for (PetscInt i = n - 1; i >= 0; i--)
+          for (PetscInt k = A.ia[i]; k < diag[i]; k++) bwd[A.ja[k]] -= lu[k] * bwd[i];
+        for (int half = 0; half < 2; half++) {
+          PetscInt bad = -2;
+          Check(!FactorSolve(A, true, true, half ? GS_TRI_BACKWARD : GS_TRI_FORWARD, b, x, &bad) && bad == -1 && RelDiff(x, half ? bwd : fwd) < 1e-12, std::string("ICC(0) ") + (half ? "backward" : "forward") + " half, n=" + std::to_string(n));
         }
       }
       if (!sym) { /* ICC(0) of the nonsymmetric A */
@@ -1707,7 +1721,7 @@ void TestTriFactor()
         PetscInt                 bad = -2;
         ILU0Ref(S, slu, sdiag);
         const auto ref = LUSolveRef(S, slu, sdiag, b, false);
-        Check(!FactorSolve(A, true, true, false, b, x, &bad) && bad == -1 && RelDiff(x, ref) < 1e-12, "ICC(0) of a matrix that is not symmetric, n=" + std::to_string(n));
+        Check(!FactorSolve(A, true, true, GS_TRI_SOLVE, b, x, &bad) && bad == -1 && RelDiff(x, ref) < 1e-12, "ICC(0) of a matrix that is not symmetric, n=" + std::to_string(n));
       }
     }
   }

@@ -46,7 +46,7 @@ static PetscErrorCode MatDestroy_GSFactor(Mat F)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatSolve_GSFactor_Private(Mat F, Vec b, Vec x, PetscBool transpose)
+static PetscErrorCode MatSolve_GSFactor_Private(Mat F, Vec b, Vec x, GSTriSolve mode)
 {
   Mat_GSFactor  *fs        = (Mat_GSFactor *)F->spptr;
   Vec            v[2]      = {b, x};
@@ -56,7 +56,7 @@ static PetscErrorCode MatSolve_GSFactor_Private(Mat F, Vec b, Vec x, PetscBool t
 
   PetscFunctionBegin;
   PetscCall(GSVecGetArrays(2, v, access, a));
-  ierr = GSTriFactorSolve(fs->tri, transpose, a[0].array, a[1].array, a[0].device);
+  ierr = GSTriFactorSolve(fs->tri, mode, a[0].array, a[1].array, a[0].device);
   PetscCall(GSVecRestoreArrays(2, v, a)); /* also after a failed solve: the vectors are not left locked */
   PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -65,23 +65,31 @@ static PetscErrorCode MatSolve_GSFactor_Private(Mat F, Vec b, Vec x, PetscBool t
 static PetscErrorCode MatSolve_GSFactor(Mat F, Vec b, Vec x)
 {
   PetscFunctionBegin;
-  PetscCall(MatSolve_GSFactor_Private(F, b, x, PETSC_FALSE));
+  PetscCall(MatSolve_GSFactor_Private(F, b, x, GS_TRI_SOLVE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode MatSolveTranspose_GSFactor(Mat F, Vec b, Vec x)
 {
   PetscFunctionBegin;
-  PetscCall(MatSolve_GSFactor_Private(F, b, x, PETSC_TRUE));
+  PetscCall(MatSolve_GSFactor_Private(F, b, x, GS_TRI_TRANSPOSE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The halves of ICC's symmetric application (PCApplySymmetricLeft/Right) need the factor as U^T D U, which the device
-   does not form */
+/* The halves of ICC's symmetric application (PCApplySymmetricLeft/Right), with PETSc's factor U^T D U written as
+   L D L^T (U = D L^T): forward (U^T D^(1/2))^-1 b, backward (D^(1/2) U)^-1 b */
 static PetscErrorCode MatForwardSolve_GSFactor(Mat F, Vec b, Vec x)
 {
   PetscFunctionBegin;
-  SETERRQ(PetscObjectComm((PetscObject)F), PETSC_ERR_SUP, "The device ICC(0) of MATSOLVERGPUSTREAM has no forward or backward solve alone (a symmetric application of the PC): use -pc_factor_mat_solver_type petsc");
+  PetscCall(MatSolve_GSFactor_Private(F, b, x, GS_TRI_FORWARD));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatBackwardSolve_GSFactor(Mat F, Vec b, Vec x)
+{
+  PetscFunctionBegin;
+  PetscCall(MatSolve_GSFactor_Private(F, b, x, GS_TRI_BACKWARD));
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode MatGetInfo_GSFactor(Mat F, MatInfoType flag, MatInfo *info)
@@ -119,7 +127,7 @@ static PetscErrorCode MatFactorDeviceOps_Private(Mat F)
   F->ops->matsolve          = NULL;
   F->ops->matsolvetranspose = NULL;
   F->ops->forwardsolve      = fs->ftype == MAT_FACTOR_ICC ? MatForwardSolve_GSFactor : NULL;
-  F->ops->backwardsolve     = fs->ftype == MAT_FACTOR_ICC ? MatForwardSolve_GSFactor : NULL;
+  F->ops->backwardsolve     = fs->ftype == MAT_FACTOR_ICC ? MatBackwardSolve_GSFactor : NULL;
   F->ops->getinfo           = MatGetInfo_GSFactor;
   F->ops->getinertia        = NULL;
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -49,8 +49,8 @@ struct _n_GSTriFactor {
   PetscCount                   annz = 0;   /* A's entries */
   TriCSR                       L, U, Lt, Ut;
   KKHandle                     kh;
-  bool                         transposed = false, tcurrent = false;
-  DView<PetscScalar>           y, b, x; /* between the two solves; the staging of host vectors */
+  bool                         transposed = false, tcurrent = false, dcurrent = false; /* dcurrent: the pivots were checked for the halves */
+  DView<PetscScalar>           y, b, x;                                                /* between the two solves; the staging of host vectors */
   Kokkos::View<PetscInt, Mem>  badrow;
   Kokkos::View<PetscReal, Mem> badpivot;
   PetscLogDouble               work = 0;
@@ -221,6 +221,7 @@ PetscErrorCode GSTriFactorNumeric(GSTriFactor F, const PetscScalar a[], PetscBoo
   *badrow     = -1;
   *badpivot   = 0;
   F->tcurrent = false;
+  F->dcurrent = false;
   if (n == 0) PetscFunctionReturn(PETSC_SUCCESS);
   if (!device && OnDevice()) { /* host values (a streamed matrix): one copy */
     if (F->ahost.extent(0) != (size_t)F->annz) GSCallKokkos(F->ahost = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::factor_ahost"), F->annz));
@@ -330,15 +331,29 @@ static PetscErrorCode MakeTransposes(GSTriFactor F)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode GSTriFactorSolve(GSTriFactor F, PetscBool transpose, const PetscScalar b[], PetscScalar x[], PetscBool device)
+PetscErrorCode GSTriFactorSolve(GSTriFactor F, GSTriSolve mode, const PetscScalar b[], PetscScalar x[], PetscBool device)
 {
   const PetscInt     n     = F->n;
   const bool         stage = !device && OnDevice();
+  const bool         half  = mode == GS_TRI_FORWARD || mode == GS_TRI_BACKWARD;
   DView<PetscScalar> B, X;
 
   PetscFunctionBegin;
   if (n == 0) PetscFunctionReturn(PETSC_SUCCESS);
-  if (transpose && !F->symmetric) PetscCall(MakeTransposes(F));
+  if ((mode == GS_TRI_TRANSPOSE && !F->symmetric) || mode == GS_TRI_BACKWARD) PetscCall(MakeTransposes(F));
+  if (half && !F->dcurrent) { /* the halves scale by D^(-1/2): PETSc's refuse a negative pivot */
+    const DView<PetscInt>    urow = F->U.row;
+    const DView<PetscScalar> uval = F->U.val;
+    PetscReal                dmin = 0;
+    GSCallKokkos({
+      Kokkos::View<PetscReal, Mem> r = F->badpivot;
+      Kokkos::parallel_reduce(
+          "GPUStream::FactorMinPivot", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt i, PetscReal &m) { m = PetscMin(m, PetscRealPart(uval(urow(i)))); }, Kokkos::Min<PetscReal, Mem>(r));
+      SyncCopy(Kokkos::View<PetscReal, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(&dmin), r);
+    });
+    PetscCheck(dmin > 0, PETSC_COMM_SELF, PETSC_ERR_SUP, "The halves of the device ICC(0) need positive pivots; the least is %g", (double)dmin);
+    F->dcurrent = true;
+  }
   if (stage) {
     GSCallKokkos({
       if (F->b.extent(0) != (size_t)n) F->b = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::factor_b"), n);
@@ -352,10 +367,26 @@ PetscErrorCode GSTriFactorSolve(GSTriFactor F, PetscBool transpose, const PetscS
     X = Wrap(x, n);
   }
   {
-    TriCSR &first = transpose && !F->symmetric ? F->Ut : F->L, &second = transpose && !F->symmetric ? F->Lt : F->U;
+    const bool               t     = mode == GS_TRI_TRANSPOSE && !F->symmetric;
+    TriCSR                  &first = t ? F->Ut : F->L, &second = t ? F->Lt : F->U;
+    const DView<PetscInt>    urow = F->U.row;
+    const DView<PetscScalar> uval = F->U.val, y = F->y, in = B, out = X;
     GSCallKokkos({
-      sptrsv_solve(&first.kh, first.row, first.col, first.val, B, F->y);
-      sptrsv_solve(&second.kh, second.row, second.col, second.val, F->y, X);
+      switch (mode) {
+      case GS_TRI_FORWARD: /* x = D^(-1/2) L^-1 b */
+        sptrsv_solve(&F->L.kh, F->L.row, F->L.col, F->L.val, B, F->y);
+        Kokkos::parallel_for(
+            "GPUStream::FactorScale", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt i) { out(i) = y(i) / PetscSqrtReal(PetscRealPart(uval(urow(i)))); });
+        break;
+      case GS_TRI_BACKWARD: /* x = L^-T D^(-1/2) b */
+        Kokkos::parallel_for(
+            "GPUStream::FactorScale", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt i) { y(i) = in(i) / PetscSqrtReal(PetscRealPart(uval(urow(i)))); });
+        sptrsv_solve(&F->Lt.kh, F->Lt.row, F->Lt.col, F->Lt.val, F->y, X);
+        break;
+      default:
+        sptrsv_solve(&first.kh, first.row, first.col, first.val, B, F->y);
+        sptrsv_solve(&second.kh, second.row, second.col, second.val, F->y, X);
+      }
     });
   }
   if (stage) {
@@ -363,7 +394,7 @@ PetscErrorCode GSTriFactorSolve(GSTriFactor F, PetscBool transpose, const PetscS
     PetscCall(PetscLogCpuToGpu((PetscLogDouble)n * sizeof(PetscScalar)));
     PetscCall(PetscLogGpuToCpu((PetscLogDouble)n * sizeof(PetscScalar)));
   }
-  PetscCall(PetscLogGpuFlops(2.0 * (PetscLogDouble)(F->L.col.extent(0) + F->U.col.extent(0)) - 3.0 * n));
+  PetscCall(PetscLogGpuFlops(half ? 2.0 * (PetscLogDouble)F->L.col.extent(0) - n : 2.0 * (PetscLogDouble)(F->L.col.extent(0) + F->U.col.extent(0)) - 3.0 * n));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 #endif

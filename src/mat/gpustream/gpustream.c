@@ -1560,6 +1560,7 @@ static PetscErrorCode MatCreateSubMatrices_GPUStream(Mat A, PetscInt n, const IS
   Mat                   Ad = NULL, Ao;
   const PetscInt       *garray;
   PetscMPIInt           size;
+  PetscBool             isgs;
   PetscErrorCode        ierr;
 
   PetscFunctionBegin;
@@ -1567,7 +1568,8 @@ static PetscErrorCode MatCreateSubMatrices_GPUStream(Mat A, PetscInt n, const IS
   PetscCall(MatGPUStreamBaseOps_Private(A, &base));
   PetscCheck(base->createsubmatrices, PETSC_COMM_SELF, PETSC_ERR_PLIB, "No AIJ operation createsubmatrices behind the gpustream one");
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
-  if (size > 1 && MatGPUStreamIsOurs_Private(A) && GS_DEVICE_FACTORS) {
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATGPUSTREAM, &isgs)); /* not while it wears its base name for AIJ's code (MATIS' conversion) */
+  if (size > 1 && MatGPUStreamIsOurs_Private(A) && GS_DEVICE_FACTORS && isgs) {
     PetscCall(MatGPUStreamGetBlocks_Private(A, &Ad, &Ao, &garray));
     PetscCall(PetscObjectChangeTypeName((PetscObject)Ad, MATGPUSTREAM));
   }
@@ -1592,10 +1594,12 @@ static PetscErrorCode MatGetDiagonalBlock_GPUStream(Mat A, Mat *a)
   const PetscInt  *garray;
   PetscObjectState state[2];
   PetscMPIInt      size;
+  PetscBool        isgs;
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
-  if (size == 1 || !MatGPUStreamIsOurs_Private(A) || !GS_DEVICE_FACTORS) {
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATGPUSTREAM, &isgs));
+  if (size == 1 || !MatGPUStreamIsOurs_Private(A) || !GS_DEVICE_FACTORS || !isgs) {
     PetscCall(MatHostOp_getdiagonalblock_GPUStream(A, a));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
