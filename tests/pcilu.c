@@ -652,6 +652,10 @@ static PetscErrorCode ScenarioBlocks(const char *problem, Mat A, Mat Aij)
     PetscCall(PetscSNPrintf(what, sizeof(what), "%s %s ilu gmres", problem, p ? "asm" : "bjacobi"));
     PetscCall(Compare(what, A, Aij, KSPGMRES, p ? PCASM : PCBJACOBI, PETSC_FALSE));
   }
+  /* ASM's subdomain matrices converted to AIJ (-pc_asm_sub_mat_type): PETSc's factors on the host */
+  PetscCall(PetscOptionsSetValue(NULL, "-gs_pc_asm_sub_mat_type", MATAIJ));
+  PetscCall(Compare("asm, -pc_asm_sub_mat_type aij", A, Aij, KSPGMRES, PCASM, PETSC_FALSE));
+  PetscCall(PetscOptionsClearValue(NULL, "-gs_pc_asm_sub_mat_type"));
   PetscCall(PetscOptionsSetValue(NULL, "-gs_pc_bjacobi_local_blocks", "2"));
   PetscCall(PetscOptionsSetValue(NULL, "-aij_pc_bjacobi_local_blocks", "2"));
   PetscCall(Compare("two blocks a process: bjacobi ilu gmres", A, Aij, KSPGMRES, PCBJACOBI, PETSC_FALSE));

@@ -65,6 +65,7 @@ static PetscErrorCode MatDestroy_GPUStream(Mat);
 static void           MatGPUStreamUnwrapOps_Private(Mat, const Mat_GPUStream *);
 static PetscErrorCode MatGPUStreamToAIJ_Private(Mat);
 static PetscErrorCode MatGPUStreamUnwrapComposed_Private(Mat, const Mat_GPUStream *);
+static PetscErrorCode MatGPUStreamBaseOps_Private(Mat, const struct _MatOps **);
 
 /* Whether A is (still) a gpustream matrix. Not after a header replace inside AIJ's code (A is then another type), nor
    a duplicate made while a gpustream matrix wore its base name (AIJ's ops); nor after a header merge
@@ -1431,6 +1432,17 @@ static PetscErrorCode MatGPUStreamToAIJ_Private(Mat A)
 static PetscErrorCode MatDestroy_GPUStream(Mat A)
 {
   PetscFunctionBegin;
+  if (!A->spptr) { /* a submatrix made gpustream by AIJ's code, then converted to AIJ in place (PCASM's
+                      -pc_asm_sub_mat_type): AIJ's routine that destroys submatrices still calls the destroy they had */
+    PetscErrorCode (*destroy)(Mat) = A->ops->destroy;
+    if (destroy == MatDestroy_GPUStream) {
+      const struct _MatOps *base;
+      PetscCall(MatGPUStreamBaseOps_Private(A, &base));
+      destroy = base->destroy;
+    }
+    PetscCall((*destroy)(A));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(MatGPUStreamToAIJ_Private(A));
   PetscCall((*A->ops->destroy)(A));
   PetscFunctionReturn(PETSC_SUCCESS);
