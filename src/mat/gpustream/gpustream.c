@@ -43,14 +43,16 @@ typedef struct {
   PetscErrorCode (*storevalues)(Mat);
   PetscErrorCode (*retrievevalues)(Mat);
   PetscErrorCode (*diagonalscalelocal)(Mat, Vec);
-  struct _MatOps   base;         /* AIJ's operations behind the wrappers of GSWrappedOps */
-  PetscCount       ncoo;         /* entries of the last MatSetPreallocationCOO() */
-  GSCOOMap         coo;          /* where they go in the device CSR */
-  PetscObjectState coostate;     /* the nonzero state the map was found to fit (0: not checked yet) */
-  PetscBool        hoststale;    /* the device's values are newer than the host arrays' */
-  PetscObjectState trstate[3];   /* the states (as state, bstate) the device transposes' values reflect */
-  PetscBool        devicemaster; /* the device's values are current whatever the object states say: they changed
-                                    on the device (or on both sides alike) since the host was last accessed */
+  struct _MatOps   base;                 /* AIJ's operations behind the wrappers of GSWrappedOps */
+  PetscCount       ncoo;                 /* entries of the last MatSetPreallocationCOO() */
+  GSCOOMap         coo;                  /* where they go in the device CSR */
+  PetscObjectState coostate;             /* the nonzero state the map was found to fit (0: not checked yet) */
+  PetscBool        hoststale;            /* the device's values are newer than the host arrays' */
+  PetscObjectState trstate[3];           /* the states (as state, bstate) the device transposes' values reflect */
+  PetscBool        devicemaster;         /* the device's values are current whatever the object states say: they changed
+                                            on the device (or on both sides alike) since the host was last accessed */
+  Mat              diag;                 /* on several processes, the diagonal block as MatGetDiagonalBlock() gives it */
+  PetscObjectState diagnz, diagstate[2]; /* the nonzero state and the states (the matrix's, its block's) it reflects */
 } Mat_GPUStream;
 
 const char *const GSSpMVKernels[] = {"auto", "thread", "warp", "GSSpMVKernel", "GS_KERNEL_", NULL};
@@ -64,6 +66,7 @@ static PetscErrorCode MatDestroy_GPUStream(Mat);
 static void           MatGPUStreamUnwrapOps_Private(Mat, const Mat_GPUStream *);
 static PetscErrorCode MatGPUStreamToAIJ_Private(Mat);
 static PetscErrorCode MatGPUStreamUnwrapComposed_Private(Mat, const Mat_GPUStream *);
+static PetscErrorCode MatGPUStreamBaseOps_Private(Mat, const struct _MatOps **);
 
 /* Whether A is (still) a gpustream matrix. Not after a header replace inside AIJ's code (A is then another type), nor
    a duplicate made while a gpustream matrix wore its base name (AIJ's ops); nor after a header merge
@@ -914,7 +917,7 @@ static PetscErrorCode MatICCFactorSymbolic_GPUStream(Mat F, Mat A, IS perm, cons
 
 /* MATSOLVERPETSC's factors of a gpustream matrix are SeqAIJ's (the host arrays are a SeqAIJ): an ordinary host
    factor, which PCApply() and MatSolve() use on the host; its phases read the host arrays made current */
-static PetscErrorCode MatGetFactor_GPUStream_PETSc(Mat A, MatFactorType ftype, Mat *F)
+PetscErrorCode MatGetFactor_GPUStream_Host(Mat A, MatFactorType ftype, Mat *F)
 {
   PetscErrorCode (*f)(Mat, MatFactorType, Mat *) = NULL;
   PetscMPIInt size;
@@ -945,12 +948,57 @@ static PetscErrorCode MatGetFactor_GPUStream_PETSc(Mat A, MatFactorType ftype, M
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* MATSOLVERPETSC is registered for the type names that "gpustream" begins with, this one among them, not for
+   "gpustream" itself. PETSc's MatGetFactor() without a solver package takes the first package registered for the
+   matrix's exact type name, and only then one registered for a name it begins with (its base types'); packages are
+   searched in the order of their first registration, MATSOLVERPETSC's first of all. So ILU and ICC without a package
+   take MATSOLVERGPUSTREAM (registered for "gpustream" exactly, where the plugin has Kokkos-Kernels), LU and Cholesky
+   MATSOLVERPETSC, and -pc_factor_mat_solver_type petsc, whose search accepts a name the type begins with, still finds
+   the host factors. */
+#define GS_PETSC_SOLVER_MATTYPE "gpustrea"
+
 PetscErrorCode MatSolverTypeRegister_GPUStream(void)
 {
   const MatFactorType ftypes[] = {MAT_FACTOR_LU, MAT_FACTOR_CHOLESKY, MAT_FACTOR_ILU, MAT_FACTOR_ICC};
 
   PetscFunctionBegin;
-  for (int i = 0; i < 4; i++) PetscCall(MatSolverTypeRegister(MATSOLVERPETSC, MATGPUSTREAM, ftypes[i], MatGetFactor_GPUStream_PETSc));
+  for (int i = 0; i < 4; i++) PetscCall(MatSolverTypeRegister(MATSOLVERPETSC, GS_PETSC_SOLVER_MATTYPE, ftypes[i], MatGetFactor_GPUStream_Host));
+  PetscCall(MatSolverTypeRegister_GPUStreamDevice());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscBool MatGPUStreamHasDeviceData(Mat A)
+{
+  PetscBool isgs = PETSC_FALSE;
+
+  if (!A->spptr || PetscObjectTypeCompare((PetscObject)A, MATGPUSTREAM, &isgs)) return PETSC_FALSE;
+  return isgs;
+}
+
+PetscErrorCode MatGPUStreamGetFactorValues(Mat A, const PetscScalar **a, PetscBool *device)
+{
+  Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
+
+  PetscFunctionBegin;
+  PetscCall(MatGPUStreamSync_Private(A, PETSC_FALSE));
+  if (gs->dA && !gs->plan) {
+    PetscScalar *v;
+    PetscCall(GSDeviceMatGetValuesArray(gs->dA, &v, NULL));
+    *a      = v;
+    *device = PETSC_TRUE;
+  } else {
+    PetscCall(MatGPUStreamSyncHost_Private(A));
+    PetscCall(MatSeqAIJGetArrayRead(A, a));
+    *device = PETSC_FALSE;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MatGPUStreamRestoreFactorValues(Mat A, const PetscScalar **a, PetscBool device)
+{
+  PetscFunctionBegin;
+  if (!device) PetscCall(MatSeqAIJRestoreArrayRead(A, a));
+  *a = NULL;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1430,6 +1478,7 @@ static PetscErrorCode MatGPUStreamToAIJ_Private(Mat A)
   PetscCall(GSStreamPlanDestroy(&gs->plan));
   PetscCall(GSHaloDestroy(&gs->halo));
   PetscCall(GSCOOMapDestroy(&gs->coo));
+  PetscCall(MatDestroy(&gs->diag));
   PetscCall(MatSetVecType(A, VECSTANDARD));
   PetscCall(MatGPUStreamRestoreOps_Private(A, gs));
   PetscCall(PetscFree(A->spptr));
@@ -1447,6 +1496,17 @@ static PetscErrorCode MatGPUStreamToAIJ_Private(Mat A)
 static PetscErrorCode MatDestroy_GPUStream(Mat A)
 {
   PetscFunctionBegin;
+  if (!A->spptr) { /* a submatrix made gpustream by AIJ's code, then converted to AIJ in place (PCASM's
+                      -pc_asm_sub_mat_type): AIJ's routine that destroys submatrices still calls the destroy they had */
+    PetscErrorCode (*destroy)(Mat) = A->ops->destroy;
+    if (destroy == MatDestroy_GPUStream) {
+      const struct _MatOps *base;
+      PetscCall(MatGPUStreamBaseOps_Private(A, &base));
+      destroy = base->destroy;
+    }
+    PetscCall((*destroy)(A));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(MatGPUStreamToAIJ_Private(A));
   PetscCall((*A->ops->destroy)(A));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -1500,7 +1560,6 @@ GS_HOST_OP(sor, (Mat A, Vec b, PetscReal omega, MatSORType flag, PetscReal shift
 GS_HOST_OP(norm, (Mat A, NormType type, PetscReal *nrm), (A, type, nrm))
 GS_HOST_OP(zerorows, (Mat A, PetscInt n, const PetscInt rows[], PetscScalar diag, Vec x, Vec b), (A, n, rows, diag, x, b))
 GS_HOST_OP(zerorowscolumns, (Mat A, PetscInt n, const PetscInt rows[], PetscScalar diag, Vec x, Vec b), (A, n, rows, diag, x, b))
-GS_HOST_OP(createsubmatrices, (Mat A, PetscInt n, const IS irow[], const IS icol[], MatReuse scall, Mat *sub[]), (A, n, irow, icol, scall, sub))
 GS_HOST_OP(createsubmatricesmpi, (Mat A, PetscInt n, const IS irow[], const IS icol[], MatReuse scall, Mat **sub), (A, n, irow, icol, scall, sub))
 GS_HOST_OP(createsubmatrix, (Mat A, IS irow, IS icol, MatReuse scall, Mat *sub), (A, irow, icol, scall, sub))
 GS_HOST_OP(getdiagonalblock, (Mat A, Mat *a), (A, a))
@@ -1534,6 +1593,148 @@ GS_HOST_OP(eliminatezeros, (Mat A, PetscBool keep), (A, keep))
 #if defined(GPUSTREAM_PETSC_MATOPS_GETROWSUMABS)
 GS_HOST_OP(getrowsumabs, (Mat A, Vec v), (A, v))
 #endif
+
+/* Whether the plugin factors on the device (built with Kokkos-Kernels): only then are the blocks of block Jacobi and
+   ASM on several processes made gpustream matrices */
+#if defined(GPUSTREAM_HAVE_KOKKOSKERNELS)
+#  define GS_DEVICE_FACTORS 1
+#else
+#  define GS_DEVICE_FACTORS 0
+#endif
+
+/* B, a sequential gpustream matrix made from A's blocks by AIJ's code, takes A's settings (options, vector type) where
+   they differ from those it was made with: its device copy is then made again from its host arrays */
+static PetscErrorCode MatGPUStreamInherit_Private(Mat B, const Mat_GPUStream *from)
+{
+  Mat_GPUStream *gs;
+
+  PetscFunctionBegin;
+  if (!MatGPUStreamHasDeviceData(B)) PetscFunctionReturn(PETSC_SUCCESS);
+  gs = (Mat_GPUStream *)B->spptr;
+  if (memcmp(&gs->opts, &from->opts, sizeof(gs->opts)) || gs->devicempi != from->devicempi) {
+    PetscCall(MatGPUStreamSyncHost_Private(B));
+    PetscCall(GSDeviceMatDestroy(&gs->dA));
+    PetscCall(GSStreamPlanDestroy(&gs->plan));
+    gs->opts      = from->opts;
+    gs->devicempi = from->devicempi;
+  }
+  PetscCall(PetscStrncpy(gs->vectype, from->vectype, sizeof(gs->vectype)));
+  PetscCall(MatGPUStreamSetVecType_Private(B));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MatCreateSubMatrices() (PCASM's subdomains, PCBJACOBI's blocks when a process has several): AIJ's code gives the
+   submatrices the type name of the matrix (one process) or of its diagonal block (several), which therefore wears
+   "gpustream" for the call; the submatrices are sequential gpustream matrices with A's settings, whose factors (ILU,
+   ICC) run on the device (where the plugin has them; else the blocks stay plain SeqAIJ on several processes, as AIJ's
+   code makes them). Reused, AIJ's code writes their host arrays and assembles them, and the device follows. */
+static PetscErrorCode MatCreateSubMatrices_GPUStream(Mat A, PetscInt n, const IS irow[], const IS icol[], MatReuse scall, Mat *sub[])
+{
+  const struct _MatOps *base;
+  Mat                   Ad = NULL, Ao;
+  const PetscInt       *garray;
+  PetscMPIInt           size;
+  PetscBool             isgs;
+  PetscErrorCode        ierr;
+
+  PetscFunctionBegin;
+  PetscCall(MatGPUStreamSyncHost_Private(A));
+  PetscCall(MatGPUStreamBaseOps_Private(A, &base));
+  PetscCheck(base->createsubmatrices, PETSC_COMM_SELF, PETSC_ERR_PLIB, "No AIJ operation createsubmatrices behind the gpustream one");
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATGPUSTREAM, &isgs)); /* not while it wears its base name for AIJ's code (MATIS' conversion) */
+  if (size > 1 && MatGPUStreamIsOurs_Private(A) && GS_DEVICE_FACTORS && isgs) {
+    PetscCall(MatGPUStreamGetBlocks_Private(A, &Ad, &Ao, &garray));
+    PetscCall(PetscObjectChangeTypeName((PetscObject)Ad, MATGPUSTREAM));
+  }
+  ierr = (*base->createsubmatrices)(A, n, irow, icol, scall, sub);
+  if (Ad) PetscCall(PetscObjectChangeTypeName((PetscObject)Ad, MATSEQAIJ)); /* also when it failed */
+  PetscCall(ierr);
+  if (scall == MAT_INITIAL_MATRIX && MatGPUStreamIsOurs_Private(A))
+    for (PetscInt i = 0; i < n; i++) PetscCall(MatGPUStreamInherit_Private((*sub)[i], (Mat_GPUStream *)A->spptr));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MatGetDiagonalBlock() on several processes (PCBJACOBI's block, PCASM's subdomain graph): MPIAIJ's diagonal block is
+   a plain SeqAIJ inside the matrix, so the block given is a sequential gpustream matrix of its own, whose factors run on
+   the device. It is made at the first call and at each new nonzero pattern (a duplicate of the block), and its values
+   follow the matrix's at each call that finds these changed: copied on the device where both are resident, else from
+   the host arrays. Values set in it do not reach the matrix. On one process the matrix is its own diagonal block; without
+   device factors MPIAIJ's block is given, as before. */
+static PetscErrorCode MatGetDiagonalBlock_GPUStream(Mat A, Mat *a)
+{
+  Mat_GPUStream   *gs;
+  Mat              Ad, Ao;
+  const PetscInt  *garray;
+  PetscObjectState state[2];
+  PetscMPIInt      size;
+  PetscBool        isgs;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATGPUSTREAM, &isgs));
+  if (size == 1 || !MatGPUStreamIsOurs_Private(A) || !GS_DEVICE_FACTORS || !isgs) {
+    PetscCall(MatHostOp_getdiagonalblock_GPUStream(A, a));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  gs = (Mat_GPUStream *)A->spptr;
+  PetscCall(MatGPUStreamGetBlocks_Private(A, &Ad, &Ao, &garray));
+  PetscCall(PetscObjectStateGet((PetscObject)A, &state[0]));
+  PetscCall(PetscObjectStateGet((PetscObject)Ad, &state[1]));
+  if (gs->diag && gs->diagnz != A->nonzerostate) PetscCall(MatDestroy(&gs->diag));
+  if (!gs->diag) {
+    PetscCall(MatGPUStreamSyncHost_Private(A));
+    PetscCall(MatDuplicate(Ad, MAT_COPY_VALUES, &gs->diag));
+    PetscCall(MatGPUStreamAdopt_Private(gs->diag, gs));
+  } else if (state[0] != gs->diagstate[0] || state[1] != gs->diagstate[1]) {
+    Mat_GPUStream *ds = (Mat_GPUStream *)gs->diag->spptr;
+    /* A's device copy is brought up to date here only where that is local: its values alone */
+    PetscBool ondevice = (PetscBool)(gs->dA && !gs->plan && gs->nzstate == A->nonzerostate);
+
+    if (ondevice) {
+      PetscCall(MatGPUStreamSync_Private(A, PETSC_FALSE));
+      PetscCall(MatGPUStreamSync_Private(gs->diag, PETSC_FALSE));
+      ondevice = (PetscBool)(ds->dA && !ds->plan);
+    }
+    if (ondevice) {
+      PetscCall(GSDeviceMatCopyValues(ds->dA, gs->dA));
+      PetscCall(MatGPUStreamDeviceChanged_Private(gs->diag));
+    } else {
+      const PetscScalar *v;
+      PetscScalar       *w;
+      const PetscInt    *ia, *ja;
+      PetscInt           m;
+      PetscBool          done;
+      PetscCall(MatGPUStreamSyncHost_Private(A));
+      ds->hoststale = PETSC_FALSE; /* all of it is overwritten */
+      PetscCall(MatGPUStreamSyncHost_Private(gs->diag));
+      PetscCall(MatGetRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
+      PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cannot get the CSR of the diagonal block");
+      PetscCall(MatSeqAIJGetArrayRead(Ad, &v));
+      PetscCall(MatSeqAIJGetArrayWrite(gs->diag, &w));
+      PetscCall(PetscArraycpy(w, v, ia[m]));
+      PetscCall(MatSeqAIJRestoreArrayWrite(gs->diag, &w));
+      PetscCall(MatSeqAIJRestoreArrayRead(Ad, &v));
+      PetscCall(MatRestoreRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
+      PetscCall(PetscObjectStateIncrease((PetscObject)gs->diag));
+    }
+  }
+  { /* what is known of the block's symmetry, which a sub-PC's default type reads (ICC where it is symmetric) */
+    PetscErrorCode (*known[4])(Mat, PetscBool *, PetscBool *) = {MatIsSymmetricKnown, MatIsHermitianKnown, MatIsStructurallySymmetricKnown, MatIsSPDKnown};
+    const MatOption option[4]                                 = {MAT_SYMMETRIC, MAT_HERMITIAN, MAT_STRUCTURALLY_SYMMETRIC, MAT_SPD};
+    for (int k = 0; k < 4; k++) {
+      PetscBool set, flg, dset, dflg;
+      PetscCall((*known[k])(Ad, &set, &flg));
+      PetscCall((*known[k])(gs->diag, &dset, &dflg));
+      if (set && (!dset || flg != dflg)) PetscCall(MatSetOption(gs->diag, option[k], flg));
+    }
+  }
+  gs->diagnz       = A->nonzerostate;
+  gs->diagstate[0] = state[0];
+  gs->diagstate[1] = state[1];
+  *a               = gs->diag;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 /* Operations on two matrices, either or both gpustream ones: both synced */
 static PetscErrorCode MatEqual_GPUStream(Mat A, Mat B, PetscBool *flg)
@@ -1828,10 +2029,10 @@ static const GSWrappedOp GSWrappedOps[] = {
     GS_WRAP_HOST(norm),
     GS_WRAP_HOST(zerorows),
     GS_WRAP_HOST(zerorowscolumns),
-    GS_WRAP_HOST(createsubmatrices),
+    GS_WRAP(createsubmatrices, MatCreateSubMatrices_GPUStream),
     GS_WRAP_HOST(createsubmatricesmpi),
     GS_WRAP_HOST(createsubmatrix),
-    GS_WRAP_HOST(getdiagonalblock),
+    GS_WRAP(getdiagonalblock, MatGetDiagonalBlock_GPUStream),
     GS_WRAP_HOST(diagonalset),
     GS_WRAP_HOST(permute),
     GS_WRAP_HOST(getrowmax),

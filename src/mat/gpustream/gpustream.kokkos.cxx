@@ -175,6 +175,26 @@ PetscErrorCode GSDeviceMatGetValues(GSDeviceMat A, PetscScalar a[])
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode GSDeviceMatGetValuesArray(GSDeviceMat A, PetscScalar **a, PetscCount *n)
+{
+  PetscFunctionBegin;
+  *a = A->val.data();
+  if (n) *n = (PetscCount)A->val.extent(0);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* queued on the execution space's stream, as the kernels that read dst */
+PetscErrorCode GSDeviceMatCopyValues(GSDeviceMat dst, GSDeviceMat src)
+{
+  PetscFunctionBegin;
+  PetscCheck(dst->val.extent(0) == src->val.extent(0), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Device matrices of %zu and %zu entries", (size_t)dst->val.extent(0), (size_t)src->val.extent(0));
+  GSCallKokkos({
+    CheckPending();
+    Kokkos::deep_copy(Exec(), dst->val, src->val);
+  });
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode GSDeviceMatGetSizes(GSDeviceMat A, PetscInt *m, PetscInt *n, PetscCount *nnz)
 {
   PetscFunctionBegin;
