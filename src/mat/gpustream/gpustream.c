@@ -38,6 +38,7 @@ typedef struct {
   PetscErrorCode (*productsetfromoptions)(Mat);
   PetscErrorCode (*transpose)(Mat, MatReuse, Mat *);
   PetscErrorCode (*transposesymbolic)(Mat, Mat *);
+  PetscErrorCode (*convert)(Mat, MatType, MatReuse, Mat *);
   PetscErrorCode (*setpreallocationcoo)(Mat, PetscCount, PetscInt[], PetscInt[]);
   PetscErrorCode (*setvaluescoo)(Mat, const PetscScalar[], InsertMode);
   PetscErrorCode (*storevalues)(Mat);
@@ -71,6 +72,43 @@ static PetscErrorCode MatGPUStreamUnwrapComposed_Private(Mat, const Mat_GPUStrea
 static PetscBool MatGPUStreamIsOurs_Private(Mat A)
 {
   return (PetscBool)(A->ops->destroy == MatDestroy_GPUStream && A->spptr);
+}
+
+/* The base type name a gpustream matrix wears for AIJ's code: "seqaij" on one process, "mpiaij" on several */
+static PetscErrorCode MatGPUStreamBaseName_Private(Mat A, MatType *name)
+{
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  *name = size > 1 ? MATMPIAIJ : MATSEQAIJ;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A takes its base name for code that checks type names; only the name changes (the callers that hand A to code
+   reading its host arrays bring them up to date first: MatGPUStreamWearBase()). *worn: whether it changed, not when A
+   is not a gpustream matrix or wears its base name already (a nested call: the outer one takes it off again) */
+static PetscErrorCode MatGPUStreamWearName_Private(Mat A, PetscBool *worn)
+{
+  MatType base;
+
+  PetscFunctionBegin;
+  *worn = PETSC_FALSE;
+  if (!MatGPUStreamIsOurs_Private(A)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATGPUSTREAM, worn));
+  if (!*worn) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatGPUStreamBaseName_Private(A, &base));
+  PetscCall(PetscObjectChangeTypeName((PetscObject)A, base));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A's own name again where it took its base name (worn), unless the code it was handed to replaced its header (an
+   in-place conversion or transpose): A is then another matrix */
+PetscErrorCode MatGPUStreamWearOwn(Mat A, PetscBool worn)
+{
+  PetscFunctionBegin;
+  if (worn && MatGPUStreamIsOurs_Private(A)) PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM));
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* ierr is the result of a step that may fail on some processes only (a device allocation): every process learns
@@ -194,10 +232,12 @@ static PetscErrorCode MatGPUStreamSyncDiag_Private(MPI_Comm comm, Mat S, const c
    is "gpustream", so it wears the base name for the call */
 static PetscErrorCode MatGPUStreamGetBlocks_Private(Mat A, Mat *Ad, Mat *Ao, const PetscInt **garray)
 {
+  PetscBool worn;
+
   PetscFunctionBegin;
-  PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATMPIAIJ));
+  PetscCall(MatGPUStreamWearName_Private(A, &worn));
   PetscCall(MatMPIAIJGetSeqAIJ(A, Ad, Ao, garray));
-  PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM));
+  PetscCall(MatGPUStreamWearOwn(A, worn));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -332,6 +372,22 @@ static PetscErrorCode MatGPUStreamSyncHost_Private(Mat A)
     PetscCall(MatGPUStreamRecordStates_Private(A));
     gs->devicemaster = PETSC_FALSE;
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* PETSc code that reads AIJ's data checks type names: AIJ's own implementations (MatMPIAIJGetSeqAIJ(),
+   MatMPIAIJGetLocalMat(), products, MatCreateGraph()), the solver packages' factorizations, PCML, the coarsening and
+   coloring implementations. A gpustream matrix keeps its own name, so none of them reads its host arrays, which may be
+   stale, behind its back; where it is handed to one, its host arrays are brought up to date and it wears its base
+   name, "seqaij" or "mpiaij", for the call (MatGPUStreamWearOwn() afterwards). Nothing for a matrix that is not a
+   gpustream one. */
+PetscErrorCode MatGPUStreamWearBase(Mat A, PetscBool *worn)
+{
+  PetscFunctionBegin;
+  *worn = PETSC_FALSE;
+  if (!A) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatGPUStreamSyncHost_Private(A));
+  PetscCall(MatGPUStreamWearName_Private(A, worn));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -660,14 +716,12 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
   PetscCall(PetscViewerGetFormat(viewer, &format));
   if (!isascii || (format != PETSC_VIEWER_ASCII_INFO && format != PETSC_VIEWER_ASCII_INFO_DETAIL)) { /* the values */
-    PetscMPIInt    size;
+    PetscBool      worn;
     PetscErrorCode ierr;
-    PetscCall(MatGPUStreamSyncHost_Private(A));
     /* MPIAIJ's ASCII view gathers the rows through MatMPIAIJGetSeqAIJ(), which takes "mpiaij" type names only */
-    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
-    if (size > 1) PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATMPIAIJ));
+    PetscCall(MatGPUStreamWearBase(A, &worn));
     ierr = gs->view(A, viewer);
-    if (size > 1) PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM)); /* also when it failed */
+    PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */
     PetscCall(ierr);
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -739,154 +793,18 @@ static PetscErrorCode MatCreateGraph_GPUStream(Mat A, PetscBool sym, PetscBool s
 #endif
 {
   Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
-  PetscMPIInt    size;
+  PetscBool      worn;
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
-  PetscCall(MatGPUStreamSyncHost_Private(A));
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
-  PetscCall(PetscObjectChangeTypeName((PetscObject)A, size > 1 ? MATMPIAIJ : MATSEQAIJ));
+  PetscCall(MatGPUStreamWearBase(A, &worn));
 #if defined(GPUSTREAM_PETSC_CREATEGRAPH_INDEX)
   ierr = (*gs->creategraph)(A, sym, scale, filter, nidx, idx, G);
 #else
   ierr = (*gs->creategraph)(A, sym, scale, filter, G);
 #endif
-  PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM)); /* also when it failed */
+  PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */
   PetscCall(ierr);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* The factorizations read the host arrays of the matrix they factor, which a factor's phases bring up to date first:
-   AIJ's phases are composed on the factor under these names and called through the wrappers below */
-static const char *const GSFactorPhases[] = {"GSLUFactorSymbolic_C", "GSILUFactorSymbolic_C", "GSCholeskyFactorSymbolic_C", "GSICCFactorSymbolic_C", "GSLUFactorNumeric_C", "GSCholeskyFactorNumeric_C"};
-
-static PetscErrorCode MatFactorPhase_Private(Mat F, Mat A, int phase, void (**f)(void))
-{
-  PetscFunctionBegin;
-  PetscCall(PetscObjectQueryFunction((PetscObject)F, GSFactorPhases[phase], f));
-  PetscCheck(*f, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Missing %s", GSFactorPhases[phase]);
-  PetscCall(MatGPUStreamSyncHost_Private(A));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatLUFactorNumeric_GPUStream(Mat F, Mat A, const MatFactorInfo *info)
-{
-  PetscErrorCode (*f)(Mat, Mat, const MatFactorInfo *) = NULL;
-
-  PetscFunctionBegin;
-  PetscCall(MatFactorPhase_Private(F, A, 4, (void (**)(void)) & f));
-  PetscCall((*f)(F, A, info));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatCholeskyFactorNumeric_GPUStream(Mat F, Mat A, const MatFactorInfo *info)
-{
-  PetscErrorCode (*f)(Mat, Mat, const MatFactorInfo *) = NULL;
-
-  PetscFunctionBegin;
-  PetscCall(MatFactorPhase_Private(F, A, 5, (void (**)(void)) & f));
-  PetscCall((*f)(F, A, info));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* The numeric phases a symbolic phase set run through the wrappers */
-static PetscErrorCode MatFactorWrapNumeric_Private(Mat F)
-{
-  PetscFunctionBegin;
-  if (F->ops->lufactornumeric && F->ops->lufactornumeric != MatLUFactorNumeric_GPUStream) {
-    PetscCall(PetscObjectComposeFunction((PetscObject)F, GSFactorPhases[4], F->ops->lufactornumeric));
-    F->ops->lufactornumeric = MatLUFactorNumeric_GPUStream;
-  }
-  if (F->ops->choleskyfactornumeric && F->ops->choleskyfactornumeric != MatCholeskyFactorNumeric_GPUStream) {
-    PetscCall(PetscObjectComposeFunction((PetscObject)F, GSFactorPhases[5], F->ops->choleskyfactornumeric));
-    F->ops->choleskyfactornumeric = MatCholeskyFactorNumeric_GPUStream;
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatLUFactorSymbolic_GPUStream(Mat F, Mat A, IS row, IS col, const MatFactorInfo *info)
-{
-  PetscErrorCode (*f)(Mat, Mat, IS, IS, const MatFactorInfo *) = NULL;
-
-  PetscFunctionBegin;
-  PetscCall(MatFactorPhase_Private(F, A, 0, (void (**)(void)) & f));
-  PetscCall((*f)(F, A, row, col, info));
-  PetscCall(MatFactorWrapNumeric_Private(F));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatILUFactorSymbolic_GPUStream(Mat F, Mat A, IS row, IS col, const MatFactorInfo *info)
-{
-  PetscErrorCode (*f)(Mat, Mat, IS, IS, const MatFactorInfo *) = NULL;
-
-  PetscFunctionBegin;
-  PetscCall(MatFactorPhase_Private(F, A, 1, (void (**)(void)) & f));
-  PetscCall((*f)(F, A, row, col, info));
-  PetscCall(MatFactorWrapNumeric_Private(F));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatCholeskyFactorSymbolic_GPUStream(Mat F, Mat A, IS perm, const MatFactorInfo *info)
-{
-  PetscErrorCode (*f)(Mat, Mat, IS, const MatFactorInfo *) = NULL;
-
-  PetscFunctionBegin;
-  PetscCall(MatFactorPhase_Private(F, A, 2, (void (**)(void)) & f));
-  PetscCall((*f)(F, A, perm, info));
-  PetscCall(MatFactorWrapNumeric_Private(F));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatICCFactorSymbolic_GPUStream(Mat F, Mat A, IS perm, const MatFactorInfo *info)
-{
-  PetscErrorCode (*f)(Mat, Mat, IS, const MatFactorInfo *) = NULL;
-
-  PetscFunctionBegin;
-  PetscCall(MatFactorPhase_Private(F, A, 3, (void (**)(void)) & f));
-  PetscCall((*f)(F, A, perm, info));
-  PetscCall(MatFactorWrapNumeric_Private(F));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* MATSOLVERPETSC's factors of a gpustream matrix are SeqAIJ's (the host arrays are a SeqAIJ): an ordinary host
-   factor, which PCApply() and MatSolve() use on the host; its phases read the host arrays made current */
-static PetscErrorCode MatGetFactor_GPUStream_PETSc(Mat A, MatFactorType ftype, Mat *F)
-{
-  PetscErrorCode (*f)(Mat, MatFactorType, Mat *) = NULL;
-  PetscMPIInt size;
-
-  PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
-  PetscCheck(size == 1, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "MATSOLVERPETSC factors a gpustream matrix on one process only (as MATSEQAIJ); on several use -pc_type bjacobi or asm, whose blocks it factors, or -pc_type gamg");
-  PetscCall(MatSolverTypeGet(MATSOLVERPETSC, MATSEQAIJ, ftype, NULL, NULL, &f));
-  PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_SUP, "MATSOLVERPETSC has no %s factorization for MATSEQAIJ", MatFactorTypes[ftype]);
-  PetscCall((*f)(A, ftype, F));
-  if ((*F)->ops->lufactorsymbolic) {
-    PetscCall(PetscObjectComposeFunction((PetscObject)*F, GSFactorPhases[0], (*F)->ops->lufactorsymbolic));
-    (*F)->ops->lufactorsymbolic = MatLUFactorSymbolic_GPUStream;
-  }
-  if ((*F)->ops->ilufactorsymbolic) {
-    PetscCall(PetscObjectComposeFunction((PetscObject)*F, GSFactorPhases[1], (*F)->ops->ilufactorsymbolic));
-    (*F)->ops->ilufactorsymbolic = MatILUFactorSymbolic_GPUStream;
-  }
-  if ((*F)->ops->choleskyfactorsymbolic) {
-    PetscCall(PetscObjectComposeFunction((PetscObject)*F, GSFactorPhases[2], (*F)->ops->choleskyfactorsymbolic));
-    (*F)->ops->choleskyfactorsymbolic = MatCholeskyFactorSymbolic_GPUStream;
-  }
-  if ((*F)->ops->iccfactorsymbolic) {
-    PetscCall(PetscObjectComposeFunction((PetscObject)*F, GSFactorPhases[3], (*F)->ops->iccfactorsymbolic));
-    (*F)->ops->iccfactorsymbolic = MatICCFactorSymbolic_GPUStream;
-  }
-  PetscCall(MatFactorWrapNumeric_Private(*F));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode MatSolverTypeRegister_GPUStream(void)
-{
-  const MatFactorType ftypes[] = {MAT_FACTOR_LU, MAT_FACTOR_CHOLESKY, MAT_FACTOR_ILU, MAT_FACTOR_ICC};
-
-  PetscFunctionBegin;
-  for (int i = 0; i < 4; i++) PetscCall(MatSolverTypeRegister(MATSOLVERPETSC, MATGPUSTREAM, ftypes[i], MatGetFactor_GPUStream_PETSc));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -987,17 +905,6 @@ static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOpti
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The base type name a gpustream matrix wears for AIJ's code: "seqaij" on one process, "mpiaij" on several */
-static PetscErrorCode MatGPUStreamBaseName_Private(Mat A, MatType *name)
-{
-  PetscMPIInt size;
-
-  PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
-  *name = size > 1 ? MATMPIAIJ : MATSEQAIJ;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* AIJ's ops where a gpustream matrix has its own (from's saved ones) */
 static PetscErrorCode MatGPUStreamRestoreOps_Private(Mat A, const Mat_GPUStream *from)
 {
@@ -1013,6 +920,7 @@ static PetscErrorCode MatGPUStreamRestoreOps_Private(Mat A, const Mat_GPUStream 
   A->ops->productsetfromoptions = from->productsetfromoptions;
   A->ops->transpose             = from->transpose;
   A->ops->transposesymbolic     = from->transposesymbolic;
+  A->ops->convert               = from->convert;
   MatGPUStreamUnwrapOps_Private(A, from);
   PetscCall(MatGPUStreamUnwrapComposed_Private(A, from));
   { /* AIJ's coordinate assembly back where ours stands (not on a header whose functions are being destroyed) */
@@ -1137,19 +1045,14 @@ static PetscErrorCode MatProductWearAIJ_Private(Mat C, PetscBool wear, PetscBool
 {
   Mat_Product *product = C->product;
   Mat          X[3]    = {product->A, product->B, product->C};
-  PetscMPIInt  size;
 
   PetscFunctionBegin;
   for (int i = 0; i < 3; i++) {
     if (!X[i]) continue;
-    if (wear) {
-      PetscCall(PetscObjectTypeCompare((PetscObject)X[i], MATGPUSTREAM, &was[i])); /* false for a repeated operand */
-      if (!was[i]) continue;
-      PetscCall(MatGPUStreamSyncHost_Private(X[i])); /* AIJ's code reads the host arrays */
-      PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)X[i]), &size));
-      PetscCall(PetscObjectChangeTypeName((PetscObject)X[i], size > 1 ? MATMPIAIJ : MATSEQAIJ));
-    } else if (was[i])
-      PetscCall(PetscObjectChangeTypeName((PetscObject)X[i], MATGPUSTREAM));
+    if (wear)
+      PetscCall(MatGPUStreamWearBase(X[i], &was[i])); /* false for a repeated operand */
+    else
+      PetscCall(MatGPUStreamWearOwn(X[i], was[i]));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1207,12 +1110,11 @@ static PetscErrorCode MatProductSetFromOptions_GPUStream_AIJ(Mat C)
 {
   Mat_Product   *product = C->product;
   Mat            G       = product->A;
-  PetscBool      isgs, was[3] = {PETSC_FALSE, PETSC_FALSE, PETSC_FALSE};
+  PetscBool      was[3]  = {PETSC_FALSE, PETSC_FALSE, PETSC_FALSE};
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectTypeCompare((PetscObject)G, MATGPUSTREAM, &isgs));
-  if (!isgs) G = product->B;
+  if (!MatGPUStreamIsOurs_Private(G)) G = product->B;
   PetscCall(MatProductWearAIJ_Private(C, PETSC_TRUE, was));
   ierr = (*((Mat_GPUStream *)G->spptr)->productsetfromoptions)(C);
   PetscCall(MatProductWearAIJ_Private(C, PETSC_FALSE, was));
@@ -1280,14 +1182,12 @@ static PetscErrorCode MatProductSetFromOptions_GPUStream_Any(Mat C)
 static PetscErrorCode MatTranspose_GPUStream(Mat A, MatReuse reuse, Mat *B)
 {
   Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr, a = *gs, b;
-  MatType        base;
-  PetscBool      isgs, bgs = PETSC_FALSE;
+  PetscBool      worn, bgs                         = PETSC_FALSE;
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
-  PetscCall(MatGPUStreamSyncHost_Private(A));
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATGPUSTREAM, &isgs));
-  if (!isgs) {
+  PetscCall(MatGPUStreamWearBase(A, &worn));
+  if (!worn) { /* it wore its base name already */
     PetscCall((*gs->transpose)(A, reuse, B));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -1295,10 +1195,8 @@ static PetscErrorCode MatTranspose_GPUStream(Mat A, MatReuse reuse, Mat *B)
     bgs = MatGPUStreamIsOurs_Private(*B);
     if (bgs) b = *(Mat_GPUStream *)(*B)->spptr;
   }
-  PetscCall(MatGPUStreamBaseName_Private(A, &base));
-  PetscCall(PetscObjectChangeTypeName((PetscObject)A, base));
   ierr = (*a.transpose)(A, reuse, B);
-  if (MatGPUStreamIsOurs_Private(A)) PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM)); /* also when it failed */
+  PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */
   PetscCall(ierr);
   if (reuse == MAT_INPLACE_MATRIX) { /* AIJ merged the transpose into A's header */
     if (!MatGPUStreamIsOurs_Private(A)) PetscCall(MatGPUStreamAdopt_Private(A, &a));
@@ -1313,39 +1211,40 @@ static PetscErrorCode MatTranspose_GPUStream(Mat A, MatReuse reuse, Mat *B)
 static PetscErrorCode MatTransposeSymbolic_GPUStream(Mat A, Mat *B)
 {
   Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr, a = *gs;
-  MatType        base;
-  PetscBool      isgs;
+  PetscBool      worn;
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATGPUSTREAM, &isgs));
-  if (!isgs) {
+  PetscCall(MatGPUStreamWearName_Private(A, &worn)); /* the pattern only: the values may stay on the device */
+  if (!worn) {
     PetscCall((*gs->transposesymbolic)(A, B));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(MatGPUStreamBaseName_Private(A, &base));
-  PetscCall(PetscObjectChangeTypeName((PetscObject)A, base));
   ierr = (*gs->transposesymbolic)(A, B);
-  PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM));
+  PetscCall(MatGPUStreamWearOwn(A, worn));
   PetscCall(ierr);
   PetscCall(MatGPUStreamAdopt_Private(*B, &a));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* To MATIS (PCMG's GDSW coarse spaces, PCBDDC): AIJ's converter, which the host arrays carry ("MatConvert_seqaij_is_C",
-   "MatConvert_mpiaij_is_C"), found by MatConvert() while the matrix wears its base name; the local matrices are plain
-   SeqAIJ, as from an AIJ matrix. In place, the matrix is a MATIS afterwards */
-static PetscErrorCode MatConvert_GPUStream_IS(Mat A, MatType type, MatReuse reuse, Mat *B)
+/* MatConvert() to a type with no converter of ours: dense (PCASM's -pc_asm_sub_mat_type), MATIS (PCBDDC, PCMG's GDSW
+   coarse spaces), hypre (PCHYPRE), BAIJ ... MatConvert() asks the matrix's general converter when no specialized one
+   is found: this one calls MatConvert() again with the matrix wearing its base name, which finds the converter AIJ
+   composed ("MatConvert_seqaij_seqdense_C" ...), so the result is the one an AIJ matrix gives (a plain local SeqAIJ
+   in a MATIS, no block size where AIJ's converter sets none, the same hypre matrix). Without one, AIJ's general
+   converter (none: PETSc's basic one), as for AIJ. In place, the matrix is of the new type afterwards. */
+static PetscErrorCode MatConvert_GPUStream_Any(Mat A, MatType type, MatReuse reuse, Mat *B)
 {
-  MatType        base;
+  Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
+  PetscBool      worn;
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
-  PetscCall(MatGPUStreamSyncHost_Private(A));
-  PetscCall(MatGPUStreamBaseName_Private(A, &base));
-  PetscCall(PetscObjectChangeTypeName((PetscObject)A, base));
-  ierr = MatConvert(A, type, reuse, B);
-  if (MatGPUStreamIsOurs_Private(A)) PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM)); /* also when it failed */
+  PetscCall(MatGPUStreamWearBase(A, &worn));
+  A->ops->convert = gs->convert;
+  ierr            = MatConvert(A, type, reuse, B);
+  if (MatGPUStreamIsOurs_Private(A)) A->ops->convert = MatConvert_GPUStream_Any; /* not after an in-place conversion */
+  PetscCall(MatGPUStreamWearOwn(A, worn));                                       /* also when it failed */
   PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1374,7 +1273,6 @@ static PetscErrorCode MatGPUStreamToAIJ_Private(Mat A)
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_seqdense_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_mpidense_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_anytype_C", NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_gpustream_is_C", NULL));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, size > 1 ? MATMPIAIJ : MATSEQAIJ));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -1472,6 +1370,26 @@ GS_HOST_OP(eliminatezeros, (Mat A, PetscBool keep), (A, keep))
 #if defined(GPUSTREAM_PETSC_MATOPS_GETROWSUMABS)
 GS_HOST_OP(getrowsumabs, (Mat A, Vec v), (A, v))
 #endif
+
+/* The nonzero pattern, which the host arrays always hold (the values may stay on the device). On several processes
+   AIJ's gathers the local rows with MatMPIAIJGetLocalMat(), which checks the type name (orderings: nested dissection
+   on several processes) */
+static PetscErrorCode MatGetRowIJ_GPUStream(Mat A, PetscInt shift, PetscBool symmetric, PetscBool inodecompressed, PetscInt *n, const PetscInt *ia[], const PetscInt *ja[], PetscBool *done)
+{
+  const struct _MatOps *base;
+  PetscBool             worn = PETSC_FALSE;
+  PetscMPIInt           size;
+  PetscErrorCode        ierr;
+
+  PetscFunctionBegin;
+  PetscCall(MatGPUStreamBaseOps_Private(A, &base));
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  if (size > 1) PetscCall(MatGPUStreamWearName_Private(A, &worn));
+  ierr = (*base->getrowij)(A, shift, symmetric, inodecompressed, n, ia, ja, done);
+  PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 /* Operations on two matrices, either or both gpustream ones: both synced */
 static PetscErrorCode MatEqual_GPUStream(Mat A, Mat B, PetscBool *flg)
@@ -1800,6 +1718,7 @@ static const GSWrappedOp GSWrappedOps[] = {
 #if defined(GPUSTREAM_PETSC_MATOPS_GETROWSUMABS)
     GS_WRAP_HOST(getrowsumabs),
 #endif
+    GS_WRAP(getrowij, MatGetRowIJ_GPUStream),
     GS_WRAP(equal, MatEqual_GPUStream),
     GS_WRAP(copy, MatCopy_GPUStream),
     GS_WRAP(assemblybegin, MatAssemblyBegin_GPUStream),
@@ -1938,6 +1857,7 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   gs->productsetfromoptions = A->ops->productsetfromoptions;
   gs->transpose             = A->ops->transpose;
   gs->transposesymbolic     = A->ops->transposesymbolic;
+  gs->convert               = A->ops->convert;
   gs->base                  = *A->ops;
   {
     PetscMPIInt size;
@@ -1960,12 +1880,12 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   A->ops->productsetfromoptions = MatProductSetFromOptions_GPUStream_AIJ;
   if (gs->transpose) A->ops->transpose = MatTranspose_GPUStream;
   if (gs->transposesymbolic) A->ops->transposesymbolic = MatTransposeSymbolic_GPUStream;
+  A->ops->convert = MatConvert_GPUStream_Any;
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamProductAIJ[i], MatProductSetFromOptions_GPUStream_AIJ));
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamConverters[i], i < 2 ? MatConvert_GPUStream_AIJ : MatConvert_AIJ_GPUStream));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_seqdense_C", MatProductSetFromOptions_GPUStream_Dense));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_mpidense_C", MatProductSetFromOptions_GPUStream_Dense));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_anytype_C", MatProductSetFromOptions_GPUStream_Any));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_gpustream_is_C", MatConvert_GPUStream_IS));
   PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatSetPreallocationCOO_C", &gs->setpreallocationcoo));
   PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatSetValuesCOO_C", &gs->setvaluescoo));
   if (gs->setpreallocationcoo && gs->setvaluescoo) {
