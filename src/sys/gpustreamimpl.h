@@ -40,10 +40,10 @@ typedef PetscErrorCode    GSCreateGraphFn(Mat, PetscBool, PetscBool, PetscReal, 
 
 /* A gpustream matrix handed to PETSc code that reads AIJ's data wears its base type name, its host arrays current
    (src/mat/gpustream/gpustream.c); the solver packages, PCs, coarsenings and colorings that check the name take
-   gpustream matrices so (src/mat/gpustream/aijcode.c) */
+   gpustream matrices so (src/mat/gpustream/aijreaders.c) */
 PETSC_INTERN PetscErrorCode MatGPUStreamWearBase(Mat, PetscBool *);
 PETSC_INTERN PetscErrorCode MatGPUStreamWearOwn(Mat, PetscBool);
-PETSC_INTERN PetscErrorCode MatGPUStreamRegisterAIJCode(void);
+PETSC_INTERN PetscErrorCode MatGPUStreamRegisterAIJReaders(void);
 
 /* Log events, registered once in PetscGPUStreamInitializePackage() */
 PETSC_INTERN PetscLogEvent GPUS_MatMult, GPUS_MatSync, GPUS_CopyVec, PCGF_Update, PCGF_SpMVDot, PCGF_Step, PCGF_Dot, PCGF_Reduce, PCGF_Iterations;

@@ -468,7 +468,7 @@ static PetscErrorCode GSReplaceRegistration(PetscFunctionList *list, const char 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatGPUStreamFinalizeAIJCode(void)
+static PetscErrorCode MatGPUStreamFinalizeAIJReaders(void)
 {
   PetscFunctionBegin;
   PetscCall(PetscFunctionListDestroy(&GSPCCreateAIJ));
@@ -481,7 +481,7 @@ static PetscErrorCode MatGPUStreamFinalizeAIJCode(void)
 
 /* The solver types, and the implementations above in place of PETSc's registered ones, after PETSc registered its
    own (PETSc registers them all once, when its packages initialize); those not in this PETSc are left out */
-PetscErrorCode MatGPUStreamRegisterAIJCode(void)
+PetscErrorCode MatGPUStreamRegisterAIJReaders(void)
 {
   PetscFunctionBegin;
   PetscCall(MatSolverTypeRegister_GPUStream());
@@ -499,6 +499,6 @@ PetscErrorCode MatGPUStreamRegisterAIJCode(void)
 #if !defined(GPUSTREAM_PETSC_MATOPS_GETORDERING)
   for (int k = 0; k < GS_NORDERINGTYPES; k++) PetscCall(GSReplaceRegistration(&MatOrderingList, GSOrderingTypes[k], (GSFn)MatGetOrdering_GPUStream, &GSOrderingAIJ));
 #endif
-  PetscCall(PetscRegisterFinalize(MatGPUStreamFinalizeAIJCode));
+  PetscCall(PetscRegisterFinalize(MatGPUStreamFinalizeAIJReaders));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
