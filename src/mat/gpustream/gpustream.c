@@ -1341,7 +1341,6 @@ GS_HOST_OP(createsubmatricesmpi, (Mat A, PetscInt n, const IS irow[], const IS i
 GS_HOST_OP(createsubmatrix, (Mat A, IS irow, IS icol, MatReuse scall, Mat *sub), (A, irow, icol, scall, sub))
 GS_HOST_OP(getdiagonalblock, (Mat A, Mat *a), (A, a))
 GS_HOST_OP(diagonalset, (Mat A, Vec d, InsertMode mode), (A, d, mode))
-GS_HOST_OP(permute, (Mat A, IS row, IS col, Mat *B), (A, row, col, B))
 GS_HOST_OP(getrowmax, (Mat A, Vec v, PetscInt idx[]), (A, v, idx))
 GS_HOST_OP(getrowmaxabs, (Mat A, Vec v, PetscInt idx[]), (A, v, idx))
 GS_HOST_OP(getrowmin, (Mat A, Vec v, PetscInt idx[]), (A, v, idx))
@@ -1386,6 +1385,44 @@ static PetscErrorCode MatGetRowIJ_GPUStream(Mat A, PetscInt shift, PetscBool sym
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
   if (size > 1) PetscCall(MatGPUStreamWearName_Private(A, &worn));
   ierr = (*base->getrowij)(A, shift, symmetric, inodecompressed, n, ia, ja, done);
+  PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* AIJ's permuted matrix, made a gpustream one with A's settings: on one process AIJ's code makes it of A's type, on
+   several it takes the blocks with MatMPIAIJGetSeqAIJ() (which checks the type name) and makes a plain MPIAIJ one */
+static PetscErrorCode MatPermute_GPUStream(Mat A, IS row, IS col, Mat *B)
+{
+  const struct _MatOps *base;
+  Mat_GPUStream         a;
+  PetscBool             worn;
+  PetscErrorCode        ierr;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(&a, sizeof(a)));
+  PetscCall(MatGPUStreamBaseOps_Private(A, &base));
+  PetscCall(MatGPUStreamWearBase(A, &worn));
+  if (worn) a = *(Mat_GPUStream *)A->spptr;
+  ierr = (*base->permute)(A, row, col, B);
+  PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */
+  PetscCall(ierr);
+  if (worn) PetscCall(MatGPUStreamAdopt_Private(*B, &a)); /* not while A wore its base name already */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The pattern only; AIJ's scalable variant (-mat_increase_overlap_scalable) gathers rows with MatMPIAIJGetLocalMat(),
+   which checks the type name */
+static PetscErrorCode MatIncreaseOverlap_GPUStream(Mat A, PetscInt n, IS is[], PetscInt ov)
+{
+  const struct _MatOps *base;
+  PetscBool             worn;
+  PetscErrorCode        ierr;
+
+  PetscFunctionBegin;
+  PetscCall(MatGPUStreamBaseOps_Private(A, &base));
+  PetscCall(MatGPUStreamWearName_Private(A, &worn));
+  ierr = (*base->increaseoverlap)(A, n, is, ov);
   PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */
   PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -1689,7 +1726,8 @@ static const GSWrappedOp GSWrappedOps[] = {
     GS_WRAP_HOST(createsubmatrix),
     GS_WRAP_HOST(getdiagonalblock),
     GS_WRAP_HOST(diagonalset),
-    GS_WRAP_HOST(permute),
+    GS_WRAP(permute, MatPermute_GPUStream),
+    GS_WRAP(increaseoverlap, MatIncreaseOverlap_GPUStream),
     GS_WRAP_HOST(getrowmax),
     GS_WRAP_HOST(getrowmaxabs),
     GS_WRAP_HOST(getrowmin),
