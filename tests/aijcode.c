@@ -1,10 +1,11 @@
 static char help[] = "PETSc code that reads AIJ's data and checks type names, handed a gpustream matrix, against the same on the AIJ\n\
 matrix holding the same values: the solver packages' factorizations (every package this PETSc has, each factorization\n\
 it offers; a package PETSc was configured with must be used), PCML, PCGAMG's classical coarsening, PCHYPRE, the greedy\n\
-coloring, nested-dissection orderings and MatGetRowIJ() on several processes, and MatConvert() to dense (block sizes).\n\
+coloring, nested-dissection orderings and MatGetRowIJ() on several processes, MatConvert() to dense (block sizes), and\n\
+the bits of MatMult() and MatMultAdd().\n\
 Before each, both matrices are scaled, which on the gpustream one happens on the device: the host arrays the code reads\n\
 must be brought up to date first.\n\
-  -scenario <all,factors,gamg,hypre,coloring,ordering,convert,ml>, -type <gpustream,aij> : ml's, run alone\n\
+  -scenario <all,factors,gamg,hypre,coloring,ordering,convert,products,ml>, -type <gpustream,aij> : ml's, run alone\n\
   -v : the numbers compared\n";
 
 #include <string.h>
@@ -14,9 +15,10 @@ must be brought up to date first.\n\
 
 static PetscBool verbose = PETSC_FALSE;
 
-/* The same matrix as gpustream (A) and AIJ (B): the 5-point Laplacian of an m x m grid (bs unknowns per node, coupled
-   within the node), symmetric, or with a convection term; then both scaled by 0.5 (on the device for A) */
-static PetscErrorCode Pair(PetscInt m, PetscInt bs, PetscBool sym, Mat *A, Mat *B)
+/* The same matrix as gpustream (A) and AIJ (B): the 5-point Laplacian of an m x m grid (bs unknowns per node, each
+   coupled to every unknown of its node and of the neighbouring nodes), symmetric, or with a convection term; every value times a factor of its own between 0.7 and 1.3
+   where wiggle (sums that round); then both scaled by 0.5 (on the device for A) */
+static PetscErrorCode PairWiggled(PetscInt m, PetscInt bs, PetscBool sym, PetscBool wiggle, Mat *A, Mat *B)
 {
   PetscInt rstart, rend, n = m * m * bs;
   Mat      M[2];
@@ -27,21 +29,23 @@ static PetscErrorCode Pair(PetscInt m, PetscInt bs, PetscBool sym, Mat *A, Mat *
     PetscCall(MatSetSizes(M[k], PETSC_DECIDE, PETSC_DECIDE, n, n));
     PetscCall(MatSetBlockSize(M[k], bs));
     PetscCall(MatSetType(M[k], k ? MATAIJ : MATGPUSTREAM));
-    PetscCall(MatSeqAIJSetPreallocation(M[k], 4 + bs, NULL));
-    PetscCall(MatMPIAIJSetPreallocation(M[k], 4 + bs, NULL, 4, NULL));
+    PetscCall(MatSeqAIJSetPreallocation(M[k], 5 * bs, NULL));
+    PetscCall(MatMPIAIJSetPreallocation(M[k], 5 * bs, NULL, 4 * bs, NULL));
     PetscCall(MatGetOwnershipRange(M[k], &rstart, &rend));
     for (PetscInt row = rstart; row < rend; row++) {
       const PetscInt node = row / bs, c = row % bs, i = node % m, j = node / m, ni[4] = {i - 1, i + 1, i, i}, nj[4] = {j, j, j - 1, j + 1};
       for (PetscInt e = 0; e < bs; e++) {
         const PetscInt    col = bs * node + e;
-        const PetscScalar v   = e == c ? 4.5 : -0.25;
+        const PetscScalar v   = (e == c ? 4.5 : -0.25) * (wiggle ? 1.0 + 0.3 * PetscSinReal(1.7 * row + 0.9 * col) : 1.0);
         PetscCall(MatSetValues(M[k], 1, &row, 1, &col, &v, INSERT_VALUES));
       }
       for (int d = 0; d < 4; d++) {
         if (ni[d] < 0 || ni[d] >= m || nj[d] < 0 || nj[d] >= m) continue;
-        const PetscInt    col = bs * (ni[d] + m * nj[d]) + c;
-        const PetscScalar v   = -1.0 + (sym ? 0.0 : 0.3 * (d % 2 ? 1 : -1));
-        PetscCall(MatSetValues(M[k], 1, &row, 1, &col, &v, INSERT_VALUES));
+        for (PetscInt e = 0; e < bs; e++) { /* every unknown of the neighbour: the node's rows share a pattern */
+          const PetscInt    col = bs * (ni[d] + m * nj[d]) + e;
+          const PetscScalar v   = (e == c ? -1.0 + (sym ? 0.0 : 0.3 * (d % 2 ? 1 : -1)) : 0.125) * (wiggle ? 1.0 + 0.3 * PetscSinReal(1.7 * row + 0.9 * col) : 1.0);
+          PetscCall(MatSetValues(M[k], 1, &row, 1, &col, &v, INSERT_VALUES));
+        }
       }
     }
     PetscCall(MatAssemblyBegin(M[k], MAT_FINAL_ASSEMBLY));
@@ -51,6 +55,13 @@ static PetscErrorCode Pair(PetscInt m, PetscInt bs, PetscBool sym, Mat *A, Mat *
   }
   *A = M[0];
   *B = M[1];
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode Pair(PetscInt m, PetscInt bs, PetscBool sym, Mat *A, Mat *B)
+{
+  PetscFunctionBeginUser;
+  PetscCall(PairWiggled(m, bs, sym, PETSC_FALSE, A, B));
   PetscFunctionReturn(0);
 }
 
@@ -379,6 +390,57 @@ static PetscErrorCode Convert(void)
   PetscFunctionReturn(0);
 }
 
+/* MatMult() and MatMultAdd() (into another vector and in place) bitwise equal to AIJ's: each row's products added one
+   at a time to 0, to z, and on several processes the off-diagonal block's to the diagonal block's sum, as AIJ adds
+   them. AIJ's inode kernels (consecutive rows of one pattern, several unknowns per node) add products in pairs: the
+   unknowns-per-node matrix is compared with AIJ's without inodes (MAT_USE_INODES false), and to rounding with them. */
+static PetscErrorCode Products(PetscRandom rnd)
+{
+  for (PetscInt bs = 1; bs <= 4; bs += 3) {
+    for (int inodes = 0; inodes < (bs > 1 ? 2 : 1); inodes++) {
+      Mat       A, B;
+      Vec       x, z, y[2], w[2];
+      PetscBool same[3];
+      PetscReal d = 0;
+
+      PetscCall(PairWiggled(7, bs, PETSC_FALSE, PETSC_TRUE, &A, &B));
+      if (bs > 1 && !inodes) { /* AIJ's inodes are found at assembly: assembled again without */
+        PetscCall(MatSetOption(B, MAT_USE_INODES, PETSC_FALSE));
+        PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
+        PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
+      }
+      PetscCall(MatCreateVecs(B, &x, &z));
+      PetscCall(VecSetRandom(x, rnd));
+      PetscCall(VecSetRandom(z, rnd));
+      for (int k = 0; k < 2; k++) {
+        PetscCall(VecDuplicate(z, &y[k]));
+        PetscCall(VecDuplicate(z, &w[k]));
+        PetscCall(MatMult(k ? B : A, x, y[k]));
+        PetscCall(MatMultAdd(k ? B : A, x, z, w[k]));
+      }
+      PetscCall(VecEqual(y[0], y[1], &same[0]));
+      PetscCall(VecEqual(w[0], w[1], &same[1]));
+      PetscCall(VecRelDiff(y[0], y[1], &d));
+      for (int k = 0; k < 2; k++) PetscCall(MatMultAdd(k ? B : A, x, w[k], w[k])); /* in place: z is y */
+      PetscCall(VecEqual(w[0], w[1], &same[2]));
+      if (verbose) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  bs %" PetscInt_FMT ", inodes %d: MatMult differs by %g\n", bs, inodes, (double)d));
+      if (bs == 1 || !inodes)
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "MatMult, MatMultAdd, MatMultAdd in place, %" PetscInt_FMT " unknowns a node%s: %s\n", bs, bs > 1 ? " (AIJ without inodes)" : "", same[0] && same[1] && same[2] ? "AIJ's bits" : "DIFFERS FROM AIJ'S"));
+      else
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "MatMult, %" PetscInt_FMT " unknowns a node (AIJ with inodes): %s\n", bs, d < 1e-14 ? "AIJ's to rounding" : "DIFFERS FROM AIJ'S"));
+      for (int k = 0; k < 2; k++) {
+        PetscCall(VecDestroy(&y[k]));
+        PetscCall(VecDestroy(&w[k]));
+      }
+      PetscCall(VecDestroy(&x));
+      PetscCall(VecDestroy(&z));
+      PetscCall(MatDestroy(&A));
+      PetscCall(MatDestroy(&B));
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   char        scenario[32] = "all";
@@ -396,6 +458,7 @@ int main(int argc, char **argv)
   if (!strcmp(scenario, "all") || !strcmp(scenario, "coloring")) PetscCall(Coloring());
   if (!strcmp(scenario, "all") || !strcmp(scenario, "ordering")) PetscCall(Ordering());
   if (!strcmp(scenario, "all") || !strcmp(scenario, "convert")) PetscCall(Convert());
+  if (!strcmp(scenario, "all") || !strcmp(scenario, "products")) PetscCall(Products(rnd));
   PetscCall(PetscRandomDestroy(&rnd));
   PetscCall(PetscFinalize());
   return 0;
