@@ -15,6 +15,17 @@ must be brought up to date first.\n\
 
 static PetscBool verbose = PETSC_FALSE;
 
+/* same on every process */
+static PetscErrorCode AllSame(PetscBool *same)
+{
+  int s = *same ? 1 : 0;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &s, 1, MPI_INT, MPI_LAND, PETSC_COMM_WORLD));
+  *same = s ? PETSC_TRUE : PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
 /* The same matrix as gpustream (A) and AIJ (B): the 5-point Laplacian of an m x m grid (bs unknowns per node, each
    coupled to every unknown of its node and of the neighbouring nodes), symmetric, or with a convection term; every value times a factor of its own between 0.7 and 1.3
    where wiggle (sums that round); then both scaled by 0.5 (on the device for A) */
@@ -302,7 +313,7 @@ static PetscErrorCode Coloring(void)
     }
     same = (PetscBool)(n[0] == n[1] && nc[0] == nc[1]);
     for (PetscInt i = 0; same && i < n[0]; i++) same = (PetscBool)(colors[0][i] == colors[1][i]);
-    PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &same, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
+    PetscCall(AllSame(&same));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "greedy coloring of distance %" PetscInt_FMT ": %s\n", dist, same ? "the colors of AIJ's" : "DIFFERS FROM AIJ'S"));
     for (int k = 0; k < 2; k++) PetscCall(ISColoringDestroy(&c[k]));
   }
@@ -328,7 +339,7 @@ static PetscErrorCode Ordering(void)
   for (PetscInt k = 0; same && k < ia[0][n[0]]; k++) same = (PetscBool)(ja[0][k] == ja[1][k]);
   PetscCall(MatRestoreRowIJ(A, 0, PETSC_TRUE, PETSC_FALSE, &n[0], &ia[0], &ja[0], &done[0]));
   PetscCall(MatRestoreRowIJ(B, 0, PETSC_TRUE, PETSC_FALSE, &n[1], &ia[1], &ja[1], &done[1]));
-  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &same, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
+  PetscCall(AllSame(&same));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "MatGetRowIJ, symmetric: %s\n", same ? "AIJ's rows" : "DIFFERS FROM AIJ'S"));
   {
     const MatOrderingType types[] = {MATORDERINGND, MATORDERINGRCM, MATORDERINGQMD};
@@ -340,10 +351,50 @@ static PetscErrorCode Ordering(void)
       PetscCall(ISEqual(r[0], r[1], &sr));
       PetscCall(ISEqual(c[0], c[1], &sc));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "MatGetOrdering %s: %s\n", types[t], sr && sc ? "AIJ's permutations" : "DIFFERS FROM AIJ'S"));
+      if (t == 0) { /* the matrix permuted so (ksp ex18 -permute nd): a gpustream matrix, AIJ's values */
+        Mat       PA, PB;
+        Vec       x, y[2];
+        PetscBool isgs, same;
+        PetscCall(MatPermute(A, r[0], c[0], &PA));
+        PetscCall(MatPermute(B, r[1], c[1], &PB));
+        PetscCall(MatCreateVecs(PB, &x, &y[1]));
+        PetscCall(VecDuplicate(y[1], &y[0]));
+        PetscCall(VecSet(x, 1.0));
+        PetscCall(MatMult(PA, x, y[0]));
+        PetscCall(MatMult(PB, x, y[1]));
+        PetscCall(VecEqual(y[0], y[1], &same));
+        PetscCall(MatEqual(PA, PB, &sr));
+        PetscCall(PetscObjectTypeCompare((PetscObject)PA, MATGPUSTREAM, &isgs));
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "MatPermute by it: %s\n", same && sr && isgs ? "a gpustream matrix, AIJ's values" : "DIFFERS FROM AIJ'S"));
+        PetscCall(VecDestroy(&x));
+        PetscCall(VecDestroy(&y[0]));
+        PetscCall(VecDestroy(&y[1]));
+        PetscCall(MatDestroy(&PA));
+        PetscCall(MatDestroy(&PB));
+      }
       for (int k = 0; k < 2; k++) {
         PetscCall(ISDestroy(&r[k]));
         PetscCall(ISDestroy(&c[k]));
       }
+    }
+  }
+  { /* the overlap of the local rows (PCASM), by AIJ's scalable variant too */
+    for (int scalable = 0; scalable < 2; scalable++) {
+      IS        is[2];
+      PetscInt  rstart, rend;
+      PetscBool same;
+      if (scalable) PetscCall(PetscOptionsSetValue(NULL, "-mat_increase_overlap_scalable", "1"));
+      PetscCall(MatGetOwnershipRange(B, &rstart, &rend));
+      for (int k = 0; k < 2; k++) {
+        PetscCall(ISCreateStride(PETSC_COMM_SELF, rend - rstart, rstart, 1, &is[k]));
+        PetscCall(MatIncreaseOverlap(k ? B : A, 1, &is[k], 2));
+        PetscCall(ISSort(is[k]));
+      }
+      PetscCall(ISEqual(is[0], is[1], &same));
+      PetscCall(AllSame(&same));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "MatIncreaseOverlap%s: %s\n", scalable ? ", scalable" : "", same ? "AIJ's rows" : "DIFFERS FROM AIJ'S"));
+      for (int k = 0; k < 2; k++) PetscCall(ISDestroy(&is[k]));
+      if (scalable) PetscCall(PetscOptionsClearValue(NULL, "-mat_increase_overlap_scalable"));
     }
   }
   PetscCall(MatDestroy(&A));
