@@ -5,7 +5,7 @@ coloring, nested-dissection orderings and MatGetRowIJ() on several processes, Ma
 the bits of MatMult() and MatMultAdd().\n\
 Before each, both matrices are scaled, which on the gpustream one happens on the device: the host arrays the code reads\n\
 must be brought up to date first.\n\
-  -scenario <all,factors,gamg,hypre,coloring,ordering,convert,products,ml>, -type <gpustream,aij> : ml's, run alone\n\
+  -scenario <all,factors,gamg,hypre,coloring,ordering,convert,products,ml,server>, -type <gpustream,aij> : ml's\n\
   -v : the numbers compared\n";
 
 #include <string.h>
@@ -262,6 +262,24 @@ static PetscErrorCode Preconditioners(const char *scenario, PetscRandom rnd)
   PetscFunctionReturn(0);
 }
 
+/* PCMPI, the MPI linear solver server (run with -mpi_linear_solver_server, -{gs,aij}_pc_mpi_always_use_server): the
+   first process's matrix is sent to the others from its host arrays */
+static PetscErrorCode Server(PetscRandom rnd)
+{
+  Mat A, B;
+  Vec b;
+
+  PetscFunctionBeginUser;
+  PetscCall(Pair(10, 1, PETSC_TRUE, &A, &B));
+  PetscCall(MatCreateVecs(B, NULL, &b));
+  PetscCall(VecSetRandom(b, rnd));
+  PetscCall(Both("PCMPI", A, B, b, KSPPREONLY, PCMPI, NULL, NULL, -1, 1e-12, PETSC_TRUE));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&B));
+  PetscCall(VecDestroy(&b));
+  PetscFunctionReturn(0);
+}
+
 /* CG with PCML on the matrix of type `type` (-type): ML's aggregation draws random numbers whose sequence runs on
    from one set-up to the next in a process, so each type runs in a process of its own, both printing the same */
 static PetscErrorCode ML(PetscRandom rnd)
@@ -506,6 +524,7 @@ int main(int argc, char **argv)
   if (!strcmp(scenario, "all") || !strcmp(scenario, "factors")) PetscCall(Factors(rnd));
   if (!strcmp(scenario, "all") || !strcmp(scenario, "gamg") || !strcmp(scenario, "hypre")) PetscCall(Preconditioners(scenario, rnd));
   if (!strcmp(scenario, "ml")) PetscCall(ML(rnd));
+  if (!strcmp(scenario, "server")) PetscCall(Server(rnd));
   if (!strcmp(scenario, "all") || !strcmp(scenario, "coloring")) PetscCall(Coloring());
   if (!strcmp(scenario, "all") || !strcmp(scenario, "ordering")) PetscCall(Ordering());
   if (!strcmp(scenario, "all") || !strcmp(scenario, "convert")) PetscCall(Convert());
@@ -530,6 +549,13 @@ int main(int argc, char **argv)
       nsize: 3
       args: -malloc_dump
       output_file: output/aijcode_2.out
+
+   # PCMPI: the first process sends its matrix to the server's processes
+   test:
+      suffix: server_2
+      nsize: 2
+      args: -scenario server -mpi_linear_solver_server -gs_pc_mpi_always_use_server -aij_pc_mpi_always_use_server -malloc_dump
+            -gs_mpi_ksp_type cg -gs_mpi_pc_type jacobi -gs_mpi_ksp_rtol 1e-10 -aij_mpi_ksp_type cg -aij_mpi_pc_type jacobi -aij_mpi_ksp_rtol 1e-10
 
    # PCML: each type in a process of its own (see ML())
    test:

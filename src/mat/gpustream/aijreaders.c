@@ -135,7 +135,7 @@ static PetscErrorCode MatGetFactor_GPUStream_Package(Mat A, MatFactorType ftype,
     PetscCall(MatSolverTypeFind_Private(base, ftype, &other));
     if (f) PetscCall(PetscInfo(A, "MATSOLVERPETSC has no %s factorization on several processes: the one MATMPIAIJ takes without a solver type\n", MatFactorTypes[ftype]));
     PetscCheck(f, PetscObjectComm((PetscObject)A), PETSC_ERR_MISSING_FACTOR,
-               "MATSOLVERPETSC factors a gpustream matrix on one process only (as MATSEQAIJ), and no solver package has a %s factorization of MATMPIAIJ; on several processes use -pc_type bjacobi or asm, whose blocks it factors, or -pc_type gamg",
+               "MATSOLVERPETSC factors a gpustream matrix on one process only (as MATSEQAIJ), and no solver package has the %s factorization for MATMPIAIJ; on several processes use -pc_type bjacobi or asm, whose blocks it factors, or -pc_type gamg",
                MatFactorTypes[ftype]);
   }
   PetscCheck(f, PetscObjectComm((PetscObject)A), PETSC_ERR_MISSING_FACTOR, "MatSolverType %s has no %s factorization of matrix type %s, which a gpustream matrix on %d process%s takes", stype, MatFactorTypes[ftype], base, (int)size,
@@ -212,7 +212,8 @@ static PetscErrorCode MatSolverTypeRegister_GPUStream(void)
 }
 
 /* Preconditioners whose set-up reads AIJ's data or checks the type name: PCML (MatConvert_MPIAIJ_ML(), its row
-   functions), PCCP and PCTFS (SeqAIJ and MPIAIJ only): the set-up runs with the operator wearing its base name; the
+   functions), PCCP and PCTFS (SeqAIJ and MPIAIJ only), PCMPI (the MPI linear solver server, which sends the values
+   of MatSeqAIJGetArrayRead()): the set-up runs with the operator's host arrays current and its base name worn; the
    other phases use it through its operations. PCILU, PCGAMG: see below. */
 static PetscErrorCode PCSetUp_GPUStream(PC pc)
 {
@@ -313,7 +314,7 @@ static const struct {
   const char *name;
   PetscErrorCode (*setup)(PC);
 } GSPCTypes[] = {
-    {"ml", PCSetUp_GPUStream}, {"cp", PCSetUp_GPUStream}, {"tfs", PCSetUp_GPUStream}, {"ilu", PCSetUp_ILU_GPUStream}, {"gamg", PCSetUp_GAMG_GPUStream},
+    {"ml", PCSetUp_GPUStream}, {"cp", PCSetUp_GPUStream}, {"tfs", PCSetUp_GPUStream}, {"mpi", PCSetUp_GPUStream}, {"ilu", PCSetUp_ILU_GPUStream}, {"gamg", PCSetUp_GAMG_GPUStream},
 };
 #define GS_NPCTYPES ((int)(sizeof(GSPCTypes) / sizeof(GSPCTypes[0])))
 static PetscFunctionList GSPCCreateAIJ;
