@@ -2026,20 +2026,22 @@ static PetscErrorCode MatConvert_GPUStream_AIJ(Mat A, MatType type, MatReuse reu
    streamed matrix they call `MatMult()` instead.
 
    Preconditioners: `PCJACOBI` and `PCPBJACOBI` are fused into the plugin's solvers; every other PC works on the host
-   AIJ arrays, exactly as on `MATAIJ`, and those solvers apply it on the host. `PCLU`, `PCILU`, `PCCHOLESKY` and
-   `PCICC` (`MATSOLVERPETSC`, the default; one process) build `MATSEQAIJ`'s own host factor; with no `-pc_type` the
-   default is therefore `PCILU` on one process, as for `MATAIJ` (`PCBJACOBI` with ILU on several). On several
+   AIJ arrays, exactly as on `MATAIJ`, and those solvers apply it on the host. `PCLU`, `PCILU`, `PCCHOLESKY`,
+   `PCICC` and `PCQR` take every solver package PETSc registered for `MATSEQAIJ` or `MATMPIAIJ`
+   (`-pc_factor_mat_solver_type mumps`, superlu, superlu_dist, umfpack, klu, cholmod, spqr, bas ...), whose factor is
+   made from the host arrays while the matrix wears its base type name (src/mat/gpustream/aijreaders.c); with no
+   `-pc_type` the default is `PCILU` on one process, as for `MATAIJ` (`PCBJACOBI` with ILU on several). On several
    processes `PCBJACOBI` and `PCASM` factor their blocks, plain `MATSEQAIJ` matrices. `PCGAMG` builds its graph and
    Galerkin products with AIJ's code: `MatCreateGraph()` and products with AIJ matrices (`MatMatMult()`, `MatPtAP()`)
    run while the matrix wears its base type name ("seqaij" or "mpiaij", which those implementations check), so the
    coarse operators are plain AIJ and the preconditioner is the one an AIJ operator gets (tests/kspgpustream.c
    checks PCApply() against AIJ's); the finest level's smoother multiplies on the device. So do products with any
    other partner AIJ's product code takes (MAIJ: `PCMG`'s Galerkin coarse operators on a `DMDA` with several unknowns
-   per node), `MatConvert()` to `MATIS` (AIJ's converter; local matrices plain `MATSEQAIJ`) and `MatTranspose()`,
+   per node), `MatConvert()` to `MATIS` (AIJ's converter; local matrices plain `MATSEQAIJ`), `MatPermute()` and `MatTranspose()`,
    `MatHermitianTranspose()` and `MatTransposeSymbolic()`, whose result is made a gpustream matrix with the
-   options of the original (tests/mataij.c compares them with AIJ's). Other solver packages
-   (`-pc_factor_mat_solver_type mumps` ...) are not registered for this type: `MatConvert()` the matrix to `MATAIJ`
-   for them.
+   options of the original (tests/mataij.c compares them with AIJ's). `PCML`, classical `PCGAMG`, the coarsenings and
+   the colorings that read AIJ's data run with the matrix wearing its base name, and `MatConvert()` to any other type
+   takes AIJ's converter (tests/aijcode.c).
 
    The number of subdivisions, unless given, minimizes a model of one product: the copy rate (pinned host to device,
    measured once per process) and the SpMV rate (taken as the measured device copy rate, half of it counted as
