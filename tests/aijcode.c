@@ -5,7 +5,7 @@ coloring, nested-dissection orderings and MatGetRowIJ() on several processes, Ma
 the bits of MatMult() and MatMultAdd().\n\
 Before each, both matrices are scaled, which on the gpustream one happens on the device: the host arrays the code reads\n\
 must be brought up to date first.\n\
-  -scenario <all,factors,gamg,hypre,coloring,ordering,convert,products,ml,server>, -type <gpustream,aij> : ml's\n\
+  -scenario <all,factors,gamg,hypre,coloring,ordering,convert,products,ml,server,shiftview>, -type <gpustream,aij> : ml's\n\
   -v : the numbers compared\n";
 
 #include <string.h>
@@ -280,6 +280,27 @@ static PetscErrorCode Server(PetscRandom rnd)
   PetscFunctionReturn(0);
 }
 
+/* MatShift() on the device views the matrix under -mat_view, as AIJ's shift, which ends in an assembly (the TEST
+   block counts the views) */
+static PetscErrorCode ShiftView(void)
+{
+  Mat A, B;
+
+  PetscFunctionBeginUser;
+  PetscCall(Pair(4, 1, PETSC_TRUE, &A, &B));
+  PetscCall(MatSetOptionsPrefix(A, "gs_"));
+  PetscCall(MatSetOptionsPrefix(B, "aij_"));
+  PetscCall(PetscOptionsSetValue(NULL, "-gs_mat_view", "::ascii_info"));
+  PetscCall(PetscOptionsSetValue(NULL, "-aij_mat_view", "::ascii_info"));
+  PetscCall(MatShift(A, 1.0));
+  PetscCall(MatShift(B, 1.0));
+  PetscCall(PetscOptionsClearValue(NULL, "-gs_mat_view"));
+  PetscCall(PetscOptionsClearValue(NULL, "-aij_mat_view"));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&B));
+  PetscFunctionReturn(0);
+}
+
 /* CG with PCML on the matrix of type `type` (-type): ML's aggregation draws random numbers whose sequence runs on
    from one set-up to the next in a process, so each type runs in a process of its own, both printing the same */
 static PetscErrorCode ML(PetscRandom rnd)
@@ -525,6 +546,7 @@ int main(int argc, char **argv)
   if (!strcmp(scenario, "all") || !strcmp(scenario, "gamg") || !strcmp(scenario, "hypre")) PetscCall(Preconditioners(scenario, rnd));
   if (!strcmp(scenario, "ml")) PetscCall(ML(rnd));
   if (!strcmp(scenario, "server")) PetscCall(Server(rnd));
+  if (!strcmp(scenario, "shiftview")) PetscCall(ShiftView());
   if (!strcmp(scenario, "all") || !strcmp(scenario, "coloring")) PetscCall(Coloring());
   if (!strcmp(scenario, "all") || !strcmp(scenario, "ordering")) PetscCall(Ordering());
   if (!strcmp(scenario, "all") || !strcmp(scenario, "convert")) PetscCall(Convert());
@@ -556,6 +578,12 @@ int main(int argc, char **argv)
       nsize: 2
       args: -scenario server -mpi_linear_solver_server -gs_pc_mpi_always_use_server -aij_pc_mpi_always_use_server -malloc_dump
             -gs_mpi_ksp_type cg -gs_mpi_pc_type jacobi -gs_mpi_ksp_rtol 1e-10 -aij_mpi_ksp_type cg -aij_mpi_pc_type jacobi -aij_mpi_ksp_rtol 1e-10
+
+   # MatShift views both matrices under their -mat_view
+   test:
+      suffix: shiftview
+      args: -scenario shiftview
+      filter: grep -c "Mat Object"
 
    # PCML: each type in a process of its own (see ML())
    test:

@@ -1562,6 +1562,7 @@ static PetscErrorCode MatShift_GPUStream(Mat A, PetscScalar a)
     if (all) {
       PetscCall(GSDeviceMatShift(dA, a));
       PetscCall(MatGPUStreamDeviceChanged_Private(A));
+      PetscCall(MatViewFromOptions(A, NULL, "-mat_view")); /* AIJ's shift ends in an assembly, which views it so */
       PetscFunctionReturn(PETSC_SUCCESS);
     }
   }
