@@ -480,9 +480,9 @@ static PetscErrorCode Convert(void)
   PetscFunctionReturn(0);
 }
 
-/* MatMult() and MatMultAdd() (into another vector and in place) bitwise equal to AIJ's: each row's products added one
-   at a time to 0, to z, and on several processes the off-diagonal block's to the diagonal block's sum, as AIJ adds
-   them. AIJ's inode kernels (consecutive rows of one pattern, several unknowns per node) add products in pairs: the
+/* MatMult() and MatMultAdd() (into another vector and in place) bitwise equal to AIJ's with one lane a row: each row's
+   products added one at a time to 0, to z, and on several processes the off-diagonal block's to the diagonal block's
+   sum, as AIJ adds them. AIJ's inode kernels (consecutive rows of one pattern, several unknowns per node) add products in pairs: the
    unknowns-per-node matrix is compared with AIJ's without inodes (MAT_USE_INODES false), and to rounding with them. */
 static PetscErrorCode Products(PetscRandom rnd)
 {
@@ -494,6 +494,11 @@ static PetscErrorCode Products(PetscRandom rnd)
       PetscReal d = 0;
 
       PetscCall(PairWiggled(7, bs, PETSC_FALSE, PETSC_TRUE, &A, &B));
+      /* one lane a row on a GPU too (a warp sums in another order) */
+      PetscCall(MatSetOptionsPrefix(A, "prod_"));
+      PetscCall(PetscOptionsSetValue(NULL, "-prod_mat_gpustream_kernel", "thread"));
+      PetscCall(MatSetFromOptions(A));
+      PetscCall(PetscOptionsClearValue(NULL, "-prod_mat_gpustream_kernel"));
       if (bs > 1 && !inodes) { /* AIJ's inodes are found at assembly: assembled again without */
         PetscCall(MatSetOption(B, MAT_USE_INODES, PETSC_FALSE));
         PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
