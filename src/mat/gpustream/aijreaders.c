@@ -1,8 +1,10 @@
 /* PETSc code that reads AIJ's data and checks the type name of the matrix it is handed, made to take MATGPUSTREAM:
    the solver packages' factorizations (MATSOLVERPETSC's, MUMPS, SuperLU, SuperLU_DIST, KLU, UMFPACK, CHOLMOD, SPQR,
-   BAS ...), PCML, the coarsenings of PCGAMG (MIS, MIS-k, HEM) and the greedy coloring. Each runs AIJ's code on the host
-   arrays, made current first, with the matrix wearing its base name "seqaij" or "mpiaij" for the call
-   (MatGPUStreamWearBase()): what it computes is what it computes for the AIJ matrix holding the same values. */
+   BAS ...), PCML, PCCP, PCTFS, PCMPI, PCILU's nonzero shift, PCGAMG's classical direct interpolation, the coarsenings
+   (MIS, MIS-k, HEM), the greedy and JP colorings and, on PETSc 3.18, the orderings on several processes. Each runs
+   PETSc's code on the host arrays, made current first, with the matrix wearing its base name "seqaij" or "mpiaij" for
+   the call (MatGPUStreamWearBase()): what it computes is what it computes for the AIJ matrix of the same values. The
+   implementations registered under a name are replaced by wrappers that call PETSc's. */
 #include <petsc/private/matimpl.h>
 #include <petsc/private/pcgamgimpl.h>
 #include "../../stream/streamimpl.h"
@@ -23,8 +25,7 @@ typedef struct {
 static PetscErrorCode MatFactorWrapPhases_Private(Mat);
 
 enum { GS_LU_SYMBOLIC, GS_ILU_SYMBOLIC, GS_CHOLESKY_SYMBOLIC, GS_ICC_SYMBOLIC, GS_LU_NUMERIC, GS_CHOLESKY_NUMERIC, GS_QR_SYMBOLIC, GS_QR_NUMERIC, GS_NPHASES };
-static const char *const GSFactorSaved[GS_NPHASES] = {"GSLUFactorSymbolic_C", "GSILUFactorSymbolic_C",     "GSCholeskyFactorSymbolic_C", "GSICCFactorSymbolic_C",
-                                                      "GSLUFactorNumeric_C",  "GSCholeskyFactorNumeric_C", "GSQRFactorSymbolic_C",       "GSQRFactorNumeric_C"};
+static const GSFactorPhase GSFactorPhases[GS_NPHASES]; /* below, with the wrappers */
 
 /* A phase wrapper: the saved phase with A wearing its base name; the phases it set in turn (a symbolic phase sets the
    numeric one) are wrapped afterwards */
@@ -36,8 +37,8 @@ static const char *const GSFactorSaved[GS_NPHASES] = {"GSLUFactorSymbolic_C", "G
     PetscErrorCode ierr;                                                                                                                                                                                                                                 \
                                                                                                                                                                                                                                                          \
     PetscFunctionBegin;                                                                                                                                                                                                                                  \
-    PetscCall(PetscObjectQueryFunction((PetscObject)F, GSFactorSaved[k], &f));                                                                                                                                                                           \
-    PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Missing %s", GSFactorSaved[k]);                                                                                                                                                                      \
+    PetscCall(PetscObjectQueryFunction((PetscObject)F, GSFactorPhases[k].saved, &f));                                                                                                                                                                    \
+    PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Missing %s", GSFactorPhases[k].saved);                                                                                                                                                               \
     PetscCall(MatGPUStreamWearBase(A, &worn));                                                                                                                                                                                                           \
     ierr = (*f)args;                                                                                                                                                                                                                                     \
     PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */                                                                                                                                                                                   \
@@ -97,20 +98,6 @@ static const char *const GSSolverTypes[] = {"petsc", "mumps",  "superlu",   "sup
                                             "lusol", "matlab", "elemental", "sparseelemental", "scalapack", "htool",   "cusparse", "cusparseband", "cuda", "hipsparse", "hipsparseband", "hip",          "kokkos", "kokkosdevice"};
 #define GS_NSOLVERTYPES ((int)(sizeof(GSSolverTypes) / sizeof(GSSolverTypes[0])))
 
-/* The first solver type of the list with an ftype factorization of base (for messages) */
-static PetscErrorCode MatSolverTypeFind_Private(MatType base, MatFactorType ftype, const char **name)
-{
-  PetscErrorCode (*f)(Mat, MatFactorType, Mat *);
-
-  PetscFunctionBegin;
-  *name = NULL;
-  for (int k = 0; k < GS_NSOLVERTYPES && !*name; k++) {
-    PetscCall(MatSolverTypeGet(GSSolverTypes[k], base, ftype, NULL, NULL, &f));
-    if (f) *name = GSSolverTypes[k];
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* The factor of solver type GSSolverTypes[k]: the one it makes for the base type (MATSEQAIJ on one process, MATMPIAIJ
    on several), from the matrix wearing that name, its phases wrapped. MATSOLVERPETSC, which factors MATSEQAIJ only,
    is also what MatGetFactor() takes when no solver type is given (PETSc's first registration): on several processes
@@ -121,7 +108,7 @@ static PetscErrorCode MatGetFactor_GPUStream_Package(Mat A, MatFactorType ftype,
   PetscErrorCode (*f)(Mat, MatFactorType, Mat *) = NULL;
   PetscMPIInt    size;
   MatType        base;
-  PetscBool      worn, ispetsc;
+  PetscBool      worn, ispetsc, byaijdefault = PETSC_FALSE;
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
@@ -130,10 +117,8 @@ static PetscErrorCode MatGetFactor_GPUStream_Package(Mat A, MatFactorType ftype,
   PetscCall(PetscStrcmp(stype, MATSOLVERPETSC, &ispetsc));
   PetscCall(MatSolverTypeGet(stype, base, ftype, NULL, NULL, &f));
   if (!f && ispetsc && size > 1) {
-    const char *other;
     PetscCall(MatSolverTypeGet(NULL, base, ftype, NULL, NULL, &f));
-    PetscCall(MatSolverTypeFind_Private(base, ftype, &other));
-    if (f) PetscCall(PetscInfo(A, "MATSOLVERPETSC has no %s factorization on several processes: the one MATMPIAIJ takes without a solver type\n", MatFactorTypes[ftype]));
+    byaijdefault = (PetscBool) !!f;
     PetscCheck(f, PetscObjectComm((PetscObject)A), PETSC_ERR_MISSING_FACTOR,
                "MATSOLVERPETSC factors a gpustream matrix on one process only (as MATSEQAIJ), and no solver package has the %s factorization for MATMPIAIJ; on several processes use -pc_type bjacobi or asm, whose blocks it factors, or -pc_type gamg",
                MatFactorTypes[ftype]);
@@ -145,6 +130,11 @@ static PetscErrorCode MatGetFactor_GPUStream_Package(Mat A, MatFactorType ftype,
   PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */
   PetscCall(ierr);
   PetscCall(MatFactorWrapPhases_Private(*F));
+  if (byaijdefault) {
+    MatSolverType t;
+    PetscCall(MatFactorGetSolverType(*F, &t));
+    PetscCall(PetscInfo(A, "MATSOLVERPETSC has no %s factorization on several processes: %s's, which MATMPIAIJ takes with no solver type\n", MatFactorTypes[ftype], t));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
