@@ -1336,9 +1336,6 @@ GS_HOST_OP(sor, (Mat A, Vec b, PetscReal omega, MatSORType flag, PetscReal shift
 GS_HOST_OP(norm, (Mat A, NormType type, PetscReal *nrm), (A, type, nrm))
 GS_HOST_OP(zerorows, (Mat A, PetscInt n, const PetscInt rows[], PetscScalar diag, Vec x, Vec b), (A, n, rows, diag, x, b))
 GS_HOST_OP(zerorowscolumns, (Mat A, PetscInt n, const PetscInt rows[], PetscScalar diag, Vec x, Vec b), (A, n, rows, diag, x, b))
-GS_HOST_OP(createsubmatrices, (Mat A, PetscInt n, const IS irow[], const IS icol[], MatReuse scall, Mat *sub[]), (A, n, irow, icol, scall, sub))
-GS_HOST_OP(createsubmatricesmpi, (Mat A, PetscInt n, const IS irow[], const IS icol[], MatReuse scall, Mat **sub), (A, n, irow, icol, scall, sub))
-GS_HOST_OP(createsubmatrix, (Mat A, IS irow, IS icol, MatReuse scall, Mat *sub), (A, irow, icol, scall, sub))
 GS_HOST_OP(getdiagonalblock, (Mat A, Mat *a), (A, a))
 GS_HOST_OP(diagonalset, (Mat A, Vec d, InsertMode mode), (A, d, mode))
 GS_HOST_OP(getrowmax, (Mat A, Vec v, PetscInt idx[]), (A, v, idx))
@@ -1350,7 +1347,6 @@ GS_HOST_OP(setvaluesrow, (Mat A, PetscInt row, const PetscScalar v[]), (A, row, 
 GS_HOST_OP(conjugate, (Mat A), (A))
 GS_HOST_OP(realpart, (Mat A), (A))
 GS_HOST_OP(imaginarypart, (Mat A), (A))
-GS_HOST_OP(getmultiprocblock, (Mat A, MPI_Comm comm, MatReuse scall, Mat *B), (A, comm, scall, B))
 GS_HOST_OP(getcolumnreductions, (Mat A, PetscInt type, PetscReal *r), (A, type, r))
 GS_HOST_OP(invertblockdiagonal, (Mat A, const PetscScalar **v), (A, v))
 GS_HOST_OP(invertvariableblockdiagonal, (Mat A, PetscInt n, const PetscInt *sizes, PetscScalar *v), (A, n, sizes, v))
@@ -1362,7 +1358,6 @@ GS_HOST_OP(setrandom, (Mat A, PetscRandom r), (A, r))
 GS_HOST_OP(load, (Mat A, PetscViewer v), (A, v))
 GS_HOST_OP(issymmetric, (Mat A, PetscReal tol, PetscBool *flg), (A, tol, flg))
 GS_HOST_OP(ishermitian, (Mat A, PetscReal tol, PetscBool *flg), (A, tol, flg))
-GS_HOST_OP(creatempimatconcatenateseqmat, (MPI_Comm comm, Mat A, PetscInt n, MatReuse scall, Mat *B), (comm, A, n, scall, B))
 #if defined(GPUSTREAM_PETSC_MATOPS_ELIMINATEZEROS)
 GS_HOST_OP(eliminatezeros, (Mat A, PetscBool keep), (A, keep))
 #endif
@@ -1427,6 +1422,30 @@ static PetscErrorCode MatIncreaseOverlap_GPUStream(Mat A, PetscInt n, IS is[], P
   PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* AIJ operations that make matrices from A's values and, with MAT_REUSE_MATRIX, write them into the host arrays of the
+   matrices made before (directly, then assemble them): those, gpustream ones (they are made of A's type), are brought
+   up to date first, so that a change on their device is not taken for newer than the values written */
+#define GS_HOST_OP_REUSE(op, params, args, reused, n)                                                                                                                                                                                                    \
+  static PetscErrorCode MatHostOp_##op##_GPUStream params                                                                                                                                                                                                \
+  {                                                                                                                                                                                                                                                      \
+    const struct _MatOps *base;                                                                                                                                                                                                                          \
+                                                                                                                                                                                                                                                         \
+    PetscFunctionBegin;                                                                                                                                                                                                                                  \
+    PetscCall(MatGPUStreamSyncHost_Private(A));                                                                                                                                                                                                          \
+    if (scall == MAT_REUSE_MATRIX)                                                                                                                                                                                                                       \
+      for (PetscInt i = 0; i < (n); i++) PetscCall(MatGPUStreamSyncHost_Private((reused)[i]));                                                                                                                                                           \
+    PetscCall(MatGPUStreamBaseOps_Private(A, &base));                                                                                                                                                                                                    \
+    PetscCheck(base->op, PETSC_COMM_SELF, PETSC_ERR_PLIB, "No AIJ operation " #op " behind the gpustream one");                                                                                                                                          \
+    PetscCall((*base->op)args);                                                                                                                                                                                                                          \
+    PetscFunctionReturn(PETSC_SUCCESS);                                                                                                                                                                                                                  \
+  }
+
+GS_HOST_OP_REUSE(createsubmatrices, (Mat A, PetscInt n, const IS irow[], const IS icol[], MatReuse scall, Mat *sub[]), (A, n, irow, icol, scall, sub), *sub, n)
+GS_HOST_OP_REUSE(createsubmatricesmpi, (Mat A, PetscInt n, const IS irow[], const IS icol[], MatReuse scall, Mat **sub), (A, n, irow, icol, scall, sub), *sub, n)
+GS_HOST_OP_REUSE(createsubmatrix, (Mat A, IS irow, IS icol, MatReuse scall, Mat *sub), (A, irow, icol, scall, sub), sub, 1)
+GS_HOST_OP_REUSE(getmultiprocblock, (Mat A, MPI_Comm comm, MatReuse scall, Mat *B), (A, comm, scall, B), B, 1)
+GS_HOST_OP_REUSE(creatempimatconcatenateseqmat, (MPI_Comm comm, Mat A, PetscInt n, MatReuse scall, Mat *B), (comm, A, n, scall, B), B, 1)
 
 /* Operations on two matrices, either or both gpustream ones: both synced */
 static PetscErrorCode MatEqual_GPUStream(Mat A, Mat B, PetscBool *flg)
@@ -1690,7 +1709,9 @@ static PetscErrorCode MatZeroEntries_GPUStream(Mat A)
     PetscCall(GSDeviceMatZeroValues(gs->dA));
     if (gs->dB) PetscCall(GSDeviceMatZeroValues(gs->dB));
     PetscCall(MatGPUStreamRecordStates_Private(A));
-    gs->devicemaster = PETSC_TRUE; /* both sides hold the zeros: the state PETSc moves next is no change */
+    /* both sides hold the zeros: the state increase MatZeroEntries() makes next is no change, a later one is (AIJ's
+       code writes a reused submatrix's host arrays directly after zeroing it, then assembles it) */
+    gs->state++;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
