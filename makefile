@@ -20,6 +20,7 @@ SOURCES = petsc-registration.c \
           src/sys/vecaccess.kokkos.cxx \
           src/sys/staging.kokkos.cxx \
           src/mat/gpustream/gpustream.c \
+          src/mat/gpustream/aijreaders.c \
           src/mat/gpustream/gpustream.kokkos.cxx \
           src/mat/gpustream/halo.kokkos.cxx \
           src/mat/gpustream/coo.kokkos.cxx \

@@ -37,7 +37,7 @@ PetscErrorCode PetscGPUStreamInitializePackage(void)
   PetscGPUStreamPackageInitialized = PETSC_TRUE;
   PetscCall(KSPInitializePackage());
   PetscCall(MatRegister(MATGPUSTREAM, MatCreate_GPUStream));
-  PetscCall(MatSolverTypeRegister_GPUStream());
+  PetscCall(MatGPUStreamRegisterAIJReaders());
   PetscCall(KSPRegister(KSPPIPECGFUSED, KSPCreate_PIPECGFUSED));
   PetscCall(KSPRegister(KSPPIPEBCGSF, KSPCreate_PIPEBCGSF));
   PetscCall(KSPRegister(KSPSGMRESF, KSPCreate_SGMRESF));

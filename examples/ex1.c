@@ -173,12 +173,13 @@ thread per row \(-mat_gpustream_kernel warp: one lane per row on the host backen
       args: -m 8 -n 8 -help
       filter: grep -o -e "-mat_gpustream_kernel:\? <now auto : formerly auto>" | sed "s/: </ </" | sort -u
 
-   # a factorization of the whole gpustream matrix needs one process (block Jacobi and ASM factor blocks)
+   # an incomplete factorization of the whole matrix needs one process, as for AIJ (block Jacobi and ASM factor
+   # blocks); LU takes the package AIJ takes on several processes (tests/aijcode.c)
    test:
-      suffix: lu_several_processes
+      suffix: ilu_several_processes
       nsize: 2
-      args: -pc_type lu
+      args: -pc_type ilu
       error: 1
-      filter: grep -o "MATSOLVERPETSC factors a gpustream matrix on one process only" | sort -u
+      filter: grep -o "factors a gpustream matrix on one process only" | sort -u
 
 TEST*/

@@ -38,12 +38,16 @@ typedef PetscErrorCode GSCreateGraphFn(Mat, PetscBool, PetscBool, PetscReal, Pet
 typedef PetscErrorCode    GSCreateGraphFn(Mat, PetscBool, PetscBool, PetscReal, Mat *);
 #endif
 
-/* Registers MATSOLVERPETSC's factorizations (SeqAIJ's) for MATGPUSTREAM and, where the plugin has Kokkos-Kernels,
-   MATSOLVERGPUSTREAM's device ILU(0) and ICC(0) (factor.c) */
-PETSC_INTERN PetscErrorCode MatSolverTypeRegister_GPUStream(void);
+/* A gpustream matrix handed to PETSc code that reads AIJ's data wears its base type name, its host arrays current
+   (src/mat/gpustream/gpustream.c); the solver packages, PCs, coarsenings and colorings that check the name take
+   gpustream matrices so (src/mat/gpustream/aijreaders.c) */
+PETSC_INTERN PetscErrorCode MatGPUStreamWearBase(Mat, PetscBool *);
+PETSC_INTERN PetscErrorCode MatGPUStreamWearOwn(Mat, PetscBool);
+PETSC_INTERN PetscErrorCode MatGPUStreamRegisterAIJReaders(void);
+/* Registers MATSOLVERGPUSTREAM's device ILU(0) and ICC(0) (factor.c), where the plugin has Kokkos-Kernels */
 PETSC_INTERN PetscErrorCode MatSolverTypeRegister_GPUStreamDevice(void);
-/* MATSOLVERPETSC's factor of a gpustream matrix: SeqAIJ's (SeqSBAIJ's for Cholesky and ICC) host factor, whose phases
-   read the matrix's host arrays made current */
+/* MATSOLVERPETSC's factor of a gpustream matrix (aijreaders.c): SeqAIJ's host factor, whose phases read the matrix's
+   host arrays made current, the matrix wearing its base name */
 PETSC_INTERN PetscErrorCode MatGetFactor_GPUStream_Host(Mat, MatFactorType, Mat *);
 /* Whether A is a gpustream matrix with its device data (a sequential one, for the factors) */
 PETSC_INTERN PetscBool MatGPUStreamHasDeviceData(Mat);

@@ -164,10 +164,12 @@ KOKKOS_INLINE_FUNCTION void BlockRowOf(const CSR &A, const PetscInt row, PetscIn
   *j                = (*b0 * A.bs + (row - br * A.bs) * *nk) * A.bs;
 }
 
-/* (A x)_row by one thread, in the row's order: the sum every one-lane kernel forms, so that they agree bitwise */
-template <bool Blk, class XView> KOKKOS_INLINE_FUNCTION PetscScalar RowSum(const CSR &A, const XView &x, const PetscInt row)
+/* init + (A x)_row by one thread, in the row's order: the sum every one-lane kernel forms, so that they agree bitwise.
+   Added to init one product at a time, as AIJ's MatMultAdd() and the off-diagonal block of MPIAIJ's MatMult() add
+   them to y (the same bits as AIJ's where its rows are not summed by inodes, whose kernels add products in pairs) */
+template <bool Blk, class XView> KOKKOS_INLINE_FUNCTION PetscScalar RowSum(const CSR &A, const XView &x, const PetscInt row, const PetscScalar init = 0)
 {
-  PetscScalar sum = 0;
+  PetscScalar sum = init;
   if (!Blk) {
     for (PetscInt j = A.rowptr(row); j < A.rowptr(row + 1); j++) sum += Mul(A.val(j), x(A.colidx(j)));
     return sum;
@@ -384,7 +386,7 @@ void TiledRows(const Exec &exec, const CSR &A, const LaunchShape &s, PetscInt of
         t.team_barrier();
         Kokkos::parallel_for(Kokkos::TeamThreadRange(t, r1 - r0), [&](const PetscInt q) {
           const PetscInt b = sr(q), len = sr(q + 1) - b;
-          PetscScalar    sum = 0;
+          PetscScalar    sum = Add && L == 1 ? z(off + r0 + q) : 0; /* from z, as RowSum() */
           if (L == 1)
             for (PetscInt j = 0; j < len; j++) sum += sp(b + j);
           else if (len <= 32)
@@ -395,7 +397,7 @@ void TiledRows(const Exec &exec, const CSR &A, const LaunchShape &s, PetscInt of
             });
           else
             return;
-          y(off + r0 + q) = Add ? z(off + r0 + q) + sum : sum;
+          y(off + r0 + q) = Add && L != 1 ? z(off + r0 + q) + sum : sum;
         });
         if (Long) LongTileRows<Add>(t, sr, sp, r1 - r0, off + r0, z, y);
       });
@@ -447,10 +449,7 @@ template <bool Add, bool Blk, class XView> void DirectSpMV(const Exec &exec, con
 {
   if (s.vlen == 1) {
     Kokkos::parallel_for(
-        Add ? "GPUStream::SpMVAddRows" : "GPUStream::SpMVRows", RangePol(exec, 0, A.m), KOKKOS_LAMBDA(const PetscInt row) {
-          const PetscScalar sum = RowSum<Blk>(A, x, row);
-          y(off + row)          = Add ? z(off + row) + sum : sum;
-        });
+        Add ? "GPUStream::SpMVAddRows" : "GPUStream::SpMVRows", RangePol(exec, 0, A.m), KOKKOS_LAMBDA(const PetscInt row) { y(off + row) = RowSum<Blk>(A, x, row, Add ? z(off + row) : PetscScalar(0)); });
     return;
   }
   TeamFor(
@@ -580,7 +579,7 @@ template <bool Blk> void OffDiagRows(const CSR &b, const DView<PetscInt> &rows, 
   Kokkos::parallel_for(
       "GPUStream::OffDiagRows", RangePol(0, (PetscInt)rows.extent(0)), KOKKOS_LAMBDA(const PetscInt k) {
         const PetscInt row = rows(k);
-        y(row)             = y(row) + RowSum<Blk>(b, g, row);
+        y(row)             = RowSum<Blk>(b, g, row, y(row));
       });
 }
 

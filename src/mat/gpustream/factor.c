@@ -1,6 +1,6 @@
 /* MATSOLVERGPUSTREAM: ILU(0) and ICC(0) of a sequential gpustream matrix with the numeric factorization and both
    triangular solves on the device (factor.kokkos.cxx: Kokkos-Kernels' spiluk and sptrsv), where the plugin is built with
-   Kokkos-Kernels. The factor is MATSOLVERPETSC's host factor (gpustream.c), whose operations these replace where the
+   Kokkos-Kernels. The factor is MATSOLVERPETSC's host factor (aijreaders.c), whose operations these replace where the
    device does the work and which does it where it does not (see MatFactorHostReason_Private()). */
 #include <petsc/private/matimpl.h>
 #include "../../stream/streamimpl.h"
