@@ -3,6 +3,8 @@
 #   GPU stack (Kokkos CUDA, static):  source <gpu-stack>/build-env.sh   (the stack's build environment, as
 #                                     scripts/build-gpu.sh sources it), then, with the stack unpacked in /opt/gpu-stack:
 #                                     make KOKKOS_DIR=/opt/gpu-stack/kokkos [KOKKOSKERNELS_DIR=/opt/gpu-stack/kokkos-kernels]
+# Kokkos-Kernels (the device ILU(0) and ICC(0) factors) is optional: KOKKOSKERNELS_DIR for a CUDA build, found next to
+# Debian's Kokkos otherwise; KOKKOSKERNELS=0 builds without it (the factorizations then stay PETSc's, on the host).
 # Objects, library and ex2 go to $(BUILD); `make clean` removes it, `make test-make` runs PETSc's KSP ex2 with the plugin.
 PETSC_DIR ?= /usr/lib/petsc
 BUILD     ?= build-make
@@ -22,7 +24,10 @@ SOURCES = petsc-registration.c \
           src/device/spmvref.c \
           src/stream/stream.kokkos.cxx \
           src/mat/gpustream/gpustream.c \
+          src/mat/gpustream/aijreaders.c \
           src/mat/gpustream/coo.kokkos.cxx \
+          src/mat/gpustream/factor.c \
+          src/mat/gpustream/factor.kokkos.cxx \
           src/ksp/pipecgfused/pipecgfused.c \
           src/ksp/pipecgfused/pipecgfused.kokkos.cxx \
           src/ksp/pipecgfused/pipecgfusedblock.kokkos.cxx \
@@ -49,7 +54,7 @@ LIB  = $(BUILD)/libpetscgpustream.so
 gs_probe = $(shell $(PCC) $(PCC_FLAGS) $(PETSC_CC_INCLUDES) -Werror=incompatible-pointer-types -c -o /dev/null $(1) \
              >/dev/null 2>&1 && echo -DGPUSTREAM_PETSC_$(basename $(notdir $(1))))
 GS_DEFS   := $(foreach p,$(wildcard cmake/probes/*.c),$(call gs_probe,$(p)))
-CPPFLAGS   = -Iinclude -Isrc/sys -Isrc/device $(GS_DEFS)
+CPPFLAGS   = -Iinclude -Isrc/sys -Isrc/device $(GS_DEFS) $(GS_KK_DEFS)
 CXXPPFLAGS = $(CPPFLAGS)
 CFLAGS     = -fvisibility=hidden -Wall -Wno-unknown-pragmas
 CXXFLAGS   = -std=$(GS_CXXSTD) -fvisibility=hidden -fvisibility-inlines-hidden
@@ -71,6 +76,22 @@ else
   # libkokkoscore (newer Trilinos, and the standalone Kokkos)
   KOKKOS_INC   ?= $(firstword $(patsubst %/Kokkos_Core.hpp,%,$(wildcard /usr/include/trilinos/Kokkos_Core.hpp /usr/include/kokkos/Kokkos_Core.hpp)) /usr/include/trilinos)
   KOKKOS_LIBS  ?= $(if $(filter /usr/include/kokkos,$(KOKKOS_INC)),-lkokkoscore,-ltrilinos_kokkoscore)
+  # Kokkos-Kernels next to it: Trilinos' (libtrilinos_kokkoskernels, which needs Kokkos' containers), or a standalone one
+  GS_KK_LIB    := $(notdir $(firstword $(wildcard /usr/lib/*/libtrilinos_kokkoskernels.so /usr/lib/*/libkokkoskernels.so)))
+  ifneq ($(KOKKOSKERNELS),0)
+    ifneq ($(and $(GS_KK_LIB),$(wildcard $(addsuffix /KokkosSparse_spiluk.hpp,$(KOKKOS_INC) /usr/include/trilinos))),)
+      GS_KK_DEFS   := -DGPUSTREAM_HAVE_KOKKOSKERNELS
+      KOKKOS_INC   := $(KOKKOS_INC) $(if $(wildcard $(addsuffix /KokkosSparse_spiluk.hpp,$(KOKKOS_INC))),,/usr/include/trilinos)
+      KOKKOS_LIBS  := $(if $(filter libtrilinos_%,$(GS_KK_LIB)),-ltrilinos_kokkoskernels -ltrilinos_kokkoscontainers,-lkokkoskernels -lkokkoscontainers) $(KOKKOS_LIBS)
+    endif
+  endif
+endif
+ifdef KOKKOS_DIR
+  ifdef KOKKOSKERNELS_DIR
+    ifneq ($(KOKKOSKERNELS),0)
+      GS_KK_DEFS := -DGPUSTREAM_HAVE_KOKKOSKERNELS
+    endif
+  endif
 endif
 # A Kokkos with the OpenMP backend needs it at compile and link time
 GS_KOKKOS_OPENMP := $(shell grep -l '^\#define KOKKOS_ENABLE_OPENMP' $(wildcard $(addsuffix /KokkosCore_config.h,$(KOKKOS_INC))) 2>/dev/null)

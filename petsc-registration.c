@@ -6,7 +6,7 @@ PetscLogEvent GPUS_MatMult, GPUS_MatSync, GPUS_CopyVec, PCGF_Update, PCGF_SpMVDo
 PetscLogEvent PBCGSF_Update, PBCGSF_SpMVDot, PBCGSF_Reduce, PBCGSF_Iteration;
 PetscLogEvent GPUS_StreamCopy, GPUS_MatMatMult;
 PetscLogEvent SGMRESF_Update, SGMRESF_SpMVDot, SGMRESF_Reduce, SGMRESF_Iteration;
-PetscLogEvent GPUS_MatSetValuesCOO, GPUS_MatSyncHost;
+PetscLogEvent GPUS_MatSetValuesCOO, GPUS_MatSyncHost, GPUS_MatMultTranspose;
 
 static PetscBool PetscGPUStreamPackageInitialized = PETSC_FALSE;
 
@@ -37,7 +37,7 @@ PetscErrorCode PetscGPUStreamInitializePackage(void)
   PetscGPUStreamPackageInitialized = PETSC_TRUE;
   PetscCall(KSPInitializePackage());
   PetscCall(MatRegister(MATGPUSTREAM, MatCreate_GPUStream));
-  PetscCall(MatSolverTypeRegister_GPUStream());
+  PetscCall(MatGPUStreamRegisterAIJReaders());
   PetscCall(KSPRegister(KSPPIPECGFUSED, KSPCreate_PIPECGFUSED));
   PetscCall(KSPRegister(KSPPIPEBCGSF, KSPCreate_PIPEBCGSF));
   PetscCall(KSPRegister(KSPSGMRESF, KSPCreate_SGMRESF));
@@ -48,6 +48,7 @@ PetscErrorCode PetscGPUStreamInitializePackage(void)
   PetscCall(PetscLogEventRegister("GPUSMatMatMult", MAT_CLASSID, &GPUS_MatMatMult));
   PetscCall(PetscLogEventRegister("GPUSMatSetCOO", MAT_CLASSID, &GPUS_MatSetValuesCOO));
   PetscCall(PetscLogEventRegister("GPUSMatToHost", MAT_CLASSID, &GPUS_MatSyncHost));
+  PetscCall(PetscLogEventRegister("GPUSMatMultTr", MAT_CLASSID, &GPUS_MatMultTranspose));
   PetscCall(PetscLogEventRegister("PCGFUpdate", KSP_CLASSID, &PCGF_Update));
   PetscCall(PetscLogEventRegister("PCGFSpMVDot", KSP_CLASSID, &PCGF_SpMVDot));
   PetscCall(PetscLogEventRegister("PCGFStep", KSP_CLASSID, &PCGF_Step));

@@ -56,3 +56,6 @@ for ours, (peer, target) in TARGET.items():
         print("%-11s %9d %9.1f %9.1f %9.1f %7.3f %7.3f %9.1f %5.1f%% %6s | %9.1f %9.0f %7.2fx %8.2fx" % (ours, n, p, ps, o, ratio, o / ps, lo, 100 * fixed, "met" if ok else "MISSED", h, hfixed, hfixed / move, (h0 - h0l) * its / move))
 print("targets: ours / PETSc <= 0.5 (CG), 0.55 (BiCGStab), 0.6 (GMRES(30)); fixed <= 5%% from 1e6 on; pipecgfused <= 15 us at 1e5; %d missed" % fails)
 print("host vectors: fixed cost of a solve against moving b and x at %.1f GB/s pinned (target <= 1.25x)" % pinned)
+copies = ", ".join("%s threads %s GB/s" % (k.rsplit("_t", 1)[1], v) for k, v in hw.items() if k.startswith("host_copy_GBps_t"))
+if copies:
+    print("host memcpy from pageable into pinned memory (the ceiling of pinned staging): " + copies)

@@ -6,6 +6,10 @@
 /* Matrix type: CSR held in Kokkos views on the default execution space (see MatCreate_GPUStream) */
 #define MATGPUSTREAM "gpustream"
 
+/* Solver package of the device ILU(0) and ICC(0) factors of sequential gpustream matrices (the default for them where
+   the plugin is built with Kokkos-Kernels): -pc_factor_mat_solver_type gpustream */
+#define MATSOLVERGPUSTREAM "gpustream"
+
 /* Krylov methods with fused kernels */
 #define KSPPIPECGFUSED "pipecgfused"
 #define KSPPIPEBCGSF   "pipebcgsf"

@@ -48,12 +48,12 @@ echo "configure checks:${defs:- none}"
 cd "$root"
 fail=0
 # shellcheck disable=SC2086,SC2206 # $3 and $defs: compiler flags, one word each
-check() { # $1: label, $2: C++ standard, $3: Kokkos flags
+check() { # $1: label, $2: C++ standard, $3: Kokkos flags, $4: definitions for C and C++ alike
   local f log=$cache/log.txt bad=0
   for f in $(git ls-files '*.c' '*.cxx'); do
     case $f in
-      *.c) cmd=(gcc -std=gnu11) ;;
-      *.cxx) cmd=(g++ "-std=$2" $3) ;;
+      *.c) cmd=(gcc -std=gnu11 ${4:-}) ;;
+      *.cxx) cmd=(g++ "-std=$2" $3 ${4:-}) ;;
     esac
     if ! "${cmd[@]}" -Wall -Wno-unknown-pragmas -Iinclude -Isrc/sys -Isrc/device -isystem "$pinc" -isystem "$minc" $defs -O0 -c "$f" -o /dev/null >"$log" 2>&1; then
       echo "$1: FAIL $f"; grep -E "error" "$log" | head -5; bad=1
@@ -66,7 +66,8 @@ check() { # $1: label, $2: C++ standard, $3: Kokkos flags
 }
 for k in ${KOKKOS:-4 5}; do
   if [ "$k" = 4 ]; then
-    check "PETSc $petsc, Kokkos $(kver k4)" c++17 "-isystem $cache/k4/usr/include/kokkos -isystem $cache/k4/usr/include/trilinos" || fail=1
+    # Trilinos' Kokkos-Kernels comes with this Kokkos: the device factors are compiled too
+    check "PETSc $petsc, Kokkos $(kver k4)" c++17 "-isystem $cache/k4/usr/include/kokkos -isystem $cache/k4/usr/include/trilinos" -DGPUSTREAM_HAVE_KOKKOSKERNELS || fail=1
   else
     check "PETSc $petsc, Kokkos $(kver k5)" c++20 "-fopenmp -isystem $cache/k5/usr/include/kokkos" || fail=1
   fi

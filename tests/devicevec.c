@@ -352,10 +352,15 @@ static PetscErrorCode CoordinateSteps(PetscInt m, VecType vtype, PetscBool devic
       PetscScalar *dv = NULL;
 #if defined(PETSC_HAVE_CUDA) && PETSC_VERSION_GE(3, 20, 0)
       PetscDeviceContext dctx = NULL;
-      if (device) {
+      if (device) { /* PETSc copies between memory it allocated (and so knows the kind of) only */
+        PetscScalar *hv;
         PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
+        PetscCall(PetscDeviceMalloc(dctx, PETSC_MEMTYPE_HOST, ncoo, &hv));
+        PetscCall(PetscArraycpy(hv, cv, ncoo));
         PetscCall(PetscDeviceMalloc(dctx, PETSC_MEMTYPE_CUDA, ncoo, &dv));
-        PetscCall(PetscDeviceArrayCopy(dctx, dv, cv, ncoo));
+        PetscCall(PetscDeviceArrayCopy(dctx, dv, hv, ncoo));
+        PetscCall(PetscDeviceContextSynchronize(dctx));
+        PetscCall(PetscDeviceFree(dctx, hv));
       } else
 #endif
       {

@@ -5,7 +5,7 @@ rows): zero right-hand side, NaN and Inf in b, x0 and the matrix, a zero row and
 limit, the divergence tolerance; after every fault the same KSP solves a good system. Also create/solve/destroy cycles and\n\
 allocations that fail (host memory limited with setrlimit on the CPU backend, device memory filled on a GPU).\n\
   -scenario <cases,cycles,alloc,misuse,devicefull>\n\
-  -case <lu,transpose>, -type <ksp type> : misuse: what is refused\n\
+  -case <ilu,transpose>, -type <ksp type> : misuse: what is refused\n\
   -cycles <1000> : create/solve/destroy cycles per solver\n\
   -n <2000000>, -margin <41943040> : alloc: rows of the matrix, bytes the address space may grow by\n\
   -leave_mb <MB> : devicefull: device memory left free (default: the default budget's reserve plus 1 GB)\n\
@@ -803,8 +803,8 @@ static PetscErrorCode DeviceFull(PetscReal leave_mb)
     const char *text;
     ErrorText   msg = NULL;
     PetscCall(PetscErrorMessage(ierr, &text, &msg));
-    PetscCall(
-        PetscPrintf(PETSC_COMM_WORLD, "resident mode, the default budget: %s\n", ierr == PETSC_ERR_ARG_OUTOFRANGE && msg && strstr(msg, "use -mat_gpustream_mode auto or stream") ? "PETSC_ERR_ARG_OUTOFRANGE suggesting auto or stream" : "UNEXPECTED"));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "resident mode, the default budget: %s\n",
+                          ierr == PETSC_ERR_ARG_OUTOFRANGE && msg && strstr(msg, "use -full_mat_gpustream_mode auto or stream") ? "PETSC_ERR_ARG_OUTOFRANGE suggesting auto or stream" : "UNEXPECTED"));
   }
   PetscCall(PetscOptionsSetValue(NULL, "-full_mat_gpustream_mode", "auto"));
   PetscCall(MatSetFromOptions(A));
@@ -821,7 +821,7 @@ static PetscErrorCode DeviceFull(PetscReal leave_mb)
   PetscFunctionReturn(0);
 }
 
-/* Uses PETSc or the plugin refuses (each stops the program with its error): -case lu (whole matrix, several
+/* Uses PETSc or the plugin refuses (each stops the program with its error): -case ilu (whole matrix, several
    processes), transpose */
 static PetscErrorCode Misuse(const char *which, const char *type)
 {
@@ -838,8 +838,8 @@ static PetscErrorCode Misuse(const char *which, const char *type)
   PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
   PetscCall(Configure(ksp, type, A, 1e-8, 0.0, 1e5, 100));
   PetscCall(KSPGetPC(ksp, &pc));
-  PetscCall(PetscStrcmp(which, "lu", &flg));
-  if (flg) PetscCall(PCSetType(pc, PCLU));
+  PetscCall(PetscStrcmp(which, "ilu", &flg));
+  if (flg) PetscCall(PCSetType(pc, PCILU));
   PetscCall(PetscStrcmp(which, "transpose", &flg));
   if (flg)
     PetscCall(KSPSolveTranspose(ksp, b, x));
@@ -940,11 +940,11 @@ int main(int argc, char **argv)
 
    # what PETSc or the plugin refuses, with its error
    test:
-      suffix: misuse_lu_2
+      suffix: misuse_ilu_2
       nsize: 2
-      args: -scenario misuse -case lu -type pipebcgsf
+      args: -scenario misuse -case ilu -type pipebcgsf
       error: 1
-      filter: grep -o "MATSOLVERPETSC factors a gpustream matrix on one process only" | sort -u
+      filter: grep -o "factors a gpustream matrix on one process only" | sort -u
 
    test:
       suffix: misuse_transpose

@@ -299,13 +299,13 @@ int main(int argc, char **argv)
    test:
       suffix: right_view
       args: -view_before_setup
-      filter: awk '/type: pipebcgsf/ {f = 1} f && /preconditioning$/ {print; f = 0} /right preconditioning only/ {print}' | sort -u
+      filter: awk '/type: pipebcgsf/ {f = 1} f && /preconditioning$/ {print; f = 0} /right preconditioning only/ {print}' | LC_ALL=C sort -u
       output_file: output/kspbcgsf_right_view.out
 
    test:
       suffix: right_view_solve
       args: -ksp_view
-      filter: awk '/type: pipebcgsf/ {f = 1} f && /preconditioning$/ {print; f = 0} /right preconditioning only/ {print}' | sort -u
+      filter: awk '/type: pipebcgsf/ {f = 1} f && /preconditioning$/ {print; f = 0} /right preconditioning only/ {print}' | LC_ALL=C sort -u
       output_file: output/kspbcgsf_right_view.out
 
    # the one-process gpustream solves take the fused point-block kernels

@@ -455,13 +455,13 @@ int main(int argc, char **argv)
    test:
       suffix: right_view
       args: -view_before_setup
-      filter: awk '/type: sgmresf/ {f = 1} f && /preconditioning$/ {print; f = 0} /right preconditioning only/ {print}' | sort -u
+      filter: awk '/type: sgmresf/ {f = 1} f && /preconditioning$/ {print; f = 0} /right preconditioning only/ {print}' | LC_ALL=C sort -u
       output_file: output/kspsgmresf_right_view.out
 
    test:
       suffix: right_view_solve
       args: -only_sgmresf -ksp_view
-      filter: awk '/type: sgmresf/ {f = 1} f && /preconditioning$/ {print; f = 0} /right preconditioning only/ {print}' | sort -u
+      filter: awk '/type: sgmresf/ {f = 1} f && /preconditioning$/ {print; f = 0} /right preconditioning only/ {print}' | LC_ALL=C sort -u
       output_file: output/kspsgmresf_right_view.out
 
    # PETSc's refinement when needed (the default is the delayed refinement)

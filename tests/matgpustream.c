@@ -567,12 +567,12 @@ int main(int argc, char **argv)
    test:
       suffix: view
       args: -view
-      filter: sed -E -e "s/resident on [A-Za-z]+/resident on DEVICE/" -e "s/SpMV kernel .+/SpMV kernel SHAPE/" -e "s/device budget .+/device budget BUDGET/"
+      filter: sed -E -e "s/resident on [A-Za-z]+/resident on DEVICE/" -e "s/SpMV kernel .+/SpMV kernel SHAPE/" -e "s/device budget .+/device budget BUDGET/" -e "s/gives [a-z]+ vectors .+/gives VECTYPE vectors/" -e "s/[(][+] [0-9.e+-]+ MB staging/(+ X MB staging/"
 
    test:
       suffix: view_from_options
       args: -view -mat_view ::ascii_info -malloc_debug -malloc_dump
-      filter: sed -E -e "s/resident on [A-Za-z]+/resident on DEVICE/" -e "s/SpMV kernel .+/SpMV kernel SHAPE/" -e "s/device budget .+/device budget BUDGET/"
+      filter: sed -E -e "s/resident on [A-Za-z]+/resident on DEVICE/" -e "s/SpMV kernel .+/SpMV kernel SHAPE/" -e "s/device budget .+/device budget BUDGET/" -e "s/gives [a-z]+ vectors .+/gives VECTYPE vectors/" -e "s/[(][+] [0-9.e+-]+ MB staging/(+ X MB staging/"
 
    test:
       suffix: unassembled

@@ -121,10 +121,12 @@ KOKKOS_INLINE_FUNCTION void BlockRowOf(const CSR &A, const PetscInt row, PetscIn
   *j                = (*b0 * A.bs + (row - br * A.bs) * *nk) * A.bs;
 }
 
-/* (A x)_row by one thread, in the row's order: the sum every one-lane kernel forms, so that they agree bitwise */
-template <bool Blk, class XView> KOKKOS_INLINE_FUNCTION PetscScalar RowSum(const CSR &A, const XView &x, const PetscInt row)
+/* init + (A x)_row by one thread, in the row's order: the sum every one-lane kernel forms, so that they agree bitwise.
+   Added to init one product at a time, as AIJ's MatMultAdd() and the off-diagonal block of MPIAIJ's MatMult() add
+   them to y (the same bits as AIJ's where its rows are not summed by inodes, whose kernels add products in pairs) */
+template <bool Blk, class XView> KOKKOS_INLINE_FUNCTION PetscScalar RowSum(const CSR &A, const XView &x, const PetscInt row, const PetscScalar init = 0)
 {
-  PetscScalar sum = 0;
+  PetscScalar sum = init;
   if (!Blk) {
     for (PetscInt j = A.rowptr(row); j < A.rowptr(row + 1); j++) sum += Mul(A.val(j), x(A.colidx(j)));
     return sum;

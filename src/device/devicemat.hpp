@@ -17,7 +17,13 @@ struct _n_GSDeviceMat {
   gpustream::LaunchShape        shape;
   gpustream::DView<PetscInt>    diag; /* where each row's diagonal entry is in val (-1: none), found on first use */
   bool                          diagknown = false;
-  PetscInt                      nodiag    = 0; /* rows without one */
+  PetscInt                      nodiag    = 0;       /* rows without one */
+  _n_GSDeviceMat               *tr        = nullptr; /* the transpose, for MatMultTranspose(), made on first use */
+  gpustream::DView<PetscInt>    trperm;              /* where each of its values is in val */
+  ~_n_GSDeviceMat()
+  {
+    delete tr;
+  }
 };
 
 namespace gpustream
@@ -38,7 +44,7 @@ template <bool Blk> void OffDiagRows(const CSR &b, const DView<PetscInt> &rows, 
   Kokkos::parallel_for(
       "GPUStream::OffDiagRows", RangePol(0, (PetscInt)rows.extent(0)), KOKKOS_LAMBDA(const PetscInt k) {
         const PetscInt row = rows(k);
-        y(row)             = y(row) + RowSum<Blk>(b, g, row);
+        y(row)             = RowSum<Blk>(b, g, row, y(row));
       });
 }
 

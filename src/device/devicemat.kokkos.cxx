@@ -126,8 +126,8 @@ PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], co
     A->val    = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::val"), nnz);
     SyncCopy(A->rowptr, HostUnmanaged<const PetscInt>(ptr, nptr));
     SyncCopy(A->colidx, HostUnmanaged<const PetscInt>(idx, nidx));
-    SyncCopy(A->val, HostUnmanaged<const PetscScalar>(a, nnz));
-    if (OnDevice()) PetscCall(PetscLogCpuToGpu((PetscLogDouble)(nptr * sizeof(PetscInt) + nidx * sizeof(PetscInt) + nnz * sizeof(PetscScalar))));
+    if (a) SyncCopy(A->val, HostUnmanaged<const PetscScalar>(a, nnz)); /* NULL: the caller sets them on the device */
+    if (OnDevice()) PetscCall(PetscLogCpuToGpu((PetscLogDouble)(nptr * sizeof(PetscInt) + nidx * sizeof(PetscInt) + (a ? nnz : 0) * sizeof(PetscScalar))));
     if (rowlist) {
       std::vector<PetscInt> rows;
       for (PetscInt i = 0; i < m; i++)
@@ -171,6 +171,26 @@ PetscErrorCode GSDeviceMatGetValues(GSDeviceMat A, PetscScalar a[])
   PetscFunctionBegin;
   GSCallKokkos(SyncCopy(HostUnmanaged<PetscScalar>(a, A->val.extent(0)), A->val));
   if (OnDevice()) PetscCall(PetscLogGpuToCpu((PetscLogDouble)(A->val.extent(0) * sizeof(PetscScalar))));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSDeviceMatGetValuesArray(GSDeviceMat A, PetscScalar **a, PetscCount *n)
+{
+  PetscFunctionBegin;
+  *a = A->val.data();
+  if (n) *n = (PetscCount)A->val.extent(0);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* queued on the execution space's stream, as the kernels that read dst */
+PetscErrorCode GSDeviceMatCopyValues(GSDeviceMat dst, GSDeviceMat src)
+{
+  PetscFunctionBegin;
+  PetscCheck(dst->val.extent(0) == src->val.extent(0), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Device matrices of %zu and %zu entries", (size_t)dst->val.extent(0), (size_t)src->val.extent(0));
+  GSCallKokkos({
+    CheckPending();
+    Kokkos::deep_copy(Exec(), dst->val, src->val);
+  });
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -462,6 +482,97 @@ PetscErrorCode GSDeviceMatMultInPlace(GSDeviceMat A, GSDeviceMat B, GSHalo H, co
     PetscCall(DeviceSpMV(A, B, H, dx, z ? &dz : nullptr, dy, nullptr));
   }
   PetscCall(PetscLogFlops(2.0 * (PetscLogDouble)(A->val.extent(0) + (B ? B->val.extent(0) : 0)) - (z ? 0 : m)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A's transpose: its pattern made once on the host from A's (ia, ja: point rows, as A was made from; a counting sort
+   by column keeps each column's entries in row order, so the sums of a product are in a fixed order), its values
+   gathered from A's on the device when values is true or the transpose is new */
+static PetscErrorCode TransposeUpdate(GSDeviceMat A, const PetscInt ia[], const PetscInt ja[], PetscBool values)
+{
+  const PetscInt m = A->csr.m, n = A->csr.n, nnz = (PetscInt)A->val.extent(0);
+
+  PetscFunctionBegin;
+  if (!A->tr) {
+    std::vector<PetscInt> tptr, trow, perm, next;
+    PetscCheck(ia[m] == nnz, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The host pattern has %" PetscInt_FMT " entries, the device matrix %" PetscInt_FMT, ia[m], nnz);
+    PetscCallCXX({
+      tptr.assign(n + 1, 0);
+      trow.resize(nnz);
+      perm.resize(nnz);
+    });
+    for (PetscInt k = 0; k < nnz; k++) {
+      PetscCheck(ja[k] >= 0 && ja[k] < n, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Column %" PetscInt_FMT " out of range", ja[k]);
+      tptr[ja[k] + 1]++;
+    }
+    for (PetscInt c = 0; c < n; c++) tptr[c + 1] += tptr[c];
+    PetscCallCXX(next.assign(tptr.begin(), tptr.end() - 1));
+    for (PetscInt i = 0; i < m; i++)
+      for (PetscInt k = ia[i]; k < ia[i + 1]; k++) {
+        const PetscInt p = next[ja[k]]++;
+        trow[p]          = i;
+        perm[p]          = k;
+      }
+    PetscCall(GSDeviceMatCreate(n, m, tptr.data(), trow.data(), NULL, PETSC_FALSE, 1, -1, &A->tr));
+    GSCallKokkos({
+      A->trperm = DView<PetscInt>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::trperm"), nnz);
+      SyncCopy(A->trperm, HostUnmanaged<const PetscInt>(perm.data(), nnz));
+    });
+    if (OnDevice()) PetscCall(PetscLogCpuToGpu((PetscLogDouble)(nnz * sizeof(PetscInt))));
+    values = PETSC_TRUE;
+  }
+  if (values) {
+    const DView<PetscScalar> tv = A->tr->val, v = A->val;
+    const DView<PetscInt>    perm = A->trperm;
+    GSCallKokkos(Kokkos::parallel_for(
+        "GPUStream::TransposeValues", RangePol(0, nnz), KOKKOS_LAMBDA(const PetscInt p) { tv(p) = v(perm(p)); }));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSDeviceMatMultTranspose(GSDeviceMat A, const PetscInt ia[], const PetscInt ja[], GSDeviceMat B, const PetscInt ib[], const PetscInt jb[], GSHalo H, PetscBool values, const PetscScalar x[], const PetscScalar z[], PetscScalar y[],
+                                        PetscBool device)
+{
+  const PetscInt     m = A->csr.m, n = A->csr.n;
+  DView<PetscScalar> dx, dz, dy;
+
+  PetscFunctionBegin;
+  PetscCall(TransposeUpdate(A, ia, ja, values));
+  if (B) PetscCall(TransposeUpdate(B, ib, jb, values));
+  const GSDeviceMat At = A->tr;
+  if (device) {
+    dx = DView<PetscScalar>(const_cast<PetscScalar *>(x), m);
+    dy = DView<PetscScalar>(y, n);
+    if (z) dz = DView<PetscScalar>(const_cast<PetscScalar *>(z), n);
+  } else { /* staged through the transpose's buffers, as GSDeviceMatMult() stages A's */
+    GSCallKokkos({
+      if (At->x.extent(0) != (size_t)m) At->x = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::x"), m);
+      if (At->y.extent(0) != (size_t)n) At->y = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::y"), n);
+      if (z && At->z.extent(0) != (size_t)n) At->z = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::z"), n);
+    });
+    PetscCall(HostToDevice(At->x.data(), x, m));
+    if (z) PetscCall(HostToDevice(At->z.data(), z, n));
+    dx = At->x;
+    dy = At->y;
+    dz = At->z;
+  }
+  PetscCall(DeviceSpMV(At, nullptr, nullptr, dx, z ? &dz : nullptr, dy, nullptr));
+  if (H) {
+    const DView<PetscScalar> &w = HaloGhosts(H);
+    if (B)
+      PetscCall(DeviceSpMV(B->tr, nullptr, nullptr, dx, nullptr, w, nullptr));
+    else
+      GSCallKokkos(Kokkos::deep_copy(Exec(), w, PetscScalar(0)));
+    PetscCall(HaloReverseAdd(H, dy));
+  }
+  if (!device) {
+    PetscCall(DeviceToHost(y, dy.data(), n));
+    if (OnDevice()) {
+      PetscCall(PetscLogCpuToGpu((PetscLogDouble)((m + (z ? n : 0)) * sizeof(PetscScalar))));
+      PetscCall(PetscLogGpuToCpu((PetscLogDouble)(n * sizeof(PetscScalar))));
+    }
+  }
+  PetscCall(PetscLogFlops(2.0 * (PetscLogDouble)(A->val.extent(0) + (B ? B->val.extent(0) : 0)) - (z ? 0 : n)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -13,6 +13,9 @@ namespace gpustream
 PetscErrorCode            HaloBegin(GSHalo, const DView<PetscScalar> &, PetscInt *, const DView<PetscScalar> &scale = DView<PetscScalar>());
 PetscErrorCode            HaloEnd(GSHalo);
 const DView<PetscScalar> &HaloGhosts(GSHalo);
+/* The reverse exchange, for products with the transpose: each rank's ghost values (HaloGhosts(), filled by the
+   caller) go back to their owners, which add them into y at the entries they came from */
+PetscErrorCode HaloReverseAdd(GSHalo, const DView<PetscScalar> &y);
 /* The ghost values of the k columns of the device block X (leading dimension n) into G (leading dimension: the
    number of ghosts), one exchange per column; G is resized as needed */
 PetscErrorCode HaloBlock(GSHalo, PetscInt, const DView<PetscScalar> &, PetscInt, DView<PetscScalar> &);

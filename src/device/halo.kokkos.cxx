@@ -219,3 +219,42 @@ PetscErrorCode gpustream::HaloBlock(GSHalo H, PetscInt k, const DView<PetscScala
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* The messages of HaloBegin() the other way (tag 1): ghosts to their owners, from dghost (or pinned hghost) into
+   dsend (or hsend); then each neighbour's part is added into y by its own launch, since an entry sent to several
+   neighbours comes back from each (one pass with atomics would add them in a varying order) */
+PetscErrorCode gpustream::HaloReverseAdd(GSHalo H, const DView<PetscScalar> &y)
+{
+  const size_t ns = H->sidx.extent(0), ng = H->dghost.extent(0);
+  const int    nr = (int)H->sranks.size();
+  PetscScalar *recv, *send;
+
+  PetscFunctionBegin;
+  if (H->devicempi) {
+    recv = H->dsend.data();
+    send = H->dghost.data();
+    GSCallKokkos(FenceAll()); /* the ghosts' product is done before MPI reads it */
+  } else {
+    recv = H->hsend.data();
+    send = H->hghost.data();
+    if (ng) {
+      GSCallKokkos(SyncCopy(H->hghost, H->dghost));
+      if (OnDevice()) PetscCall(PetscLogGpuToCpu((PetscLogDouble)(ng * sizeof(PetscScalar))));
+    }
+  }
+  for (int i = 0; i < nr; i++) PetscCallMPI(MPI_Irecv(recv + H->sdispls[i], H->scounts[i], MPIU_SCALAR, H->sranks[i], 1, H->comm, &H->reqs[i]));
+  for (size_t i = 0; i < H->rranks.size(); i++) PetscCallMPI(MPI_Isend(send + H->rdispls[i], H->rcounts[i], MPIU_SCALAR, H->rranks[i], 1, H->comm, &H->reqs[nr + i]));
+  if (!H->reqs.empty()) PetscCallMPI(MPI_Waitall((int)H->reqs.size(), H->reqs.data(), MPI_STATUSES_IGNORE));
+  if (ns) {
+    if (!H->devicempi) {
+      GSCallKokkos(SyncCopy(H->dsend, H->hsend));
+      if (OnDevice()) PetscCall(PetscLogCpuToGpu((PetscLogDouble)(ns * sizeof(PetscScalar))));
+    }
+    const DView<PetscInt>    idx = H->sidx;
+    const DView<PetscScalar> v   = H->dsend;
+    for (int i = 0; i < nr; i++)
+      GSCallKokkos(Kokkos::parallel_for(
+          "GPUStream::HaloAdd", RangePol(H->sdispls[i], H->sdispls[i] + H->scounts[i]), KOKKOS_LAMBDA(const PetscInt k) { y(idx(k)) += v(k); }));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -162,7 +162,7 @@ void TiledRows(const Exec &exec, const CSR &A, const LaunchShape &s, PetscInt of
         t.team_barrier();
         Kokkos::parallel_for(Kokkos::TeamThreadRange(t, r1 - r0), [&](const PetscInt q) {
           const PetscInt b = sr(q), len = sr(q + 1) - b;
-          PetscScalar    sum = 0;
+          PetscScalar    sum = Add && L == 1 ? z(off + r0 + q) : 0; /* from z, as RowSum() */
           if (L == 1)
             for (PetscInt j = 0; j < len; j++) sum += sp(b + j);
           else if (len <= 32)
@@ -173,7 +173,7 @@ void TiledRows(const Exec &exec, const CSR &A, const LaunchShape &s, PetscInt of
             });
           else
             return;
-          y(off + r0 + q) = Add ? z(off + r0 + q) + sum : sum;
+          y(off + r0 + q) = Add && L != 1 ? z(off + r0 + q) + sum : sum;
         });
         if (Long) LongTileRows<Add>(t, sr, sp, r1 - r0, off + r0, z, y);
       });
@@ -225,10 +225,7 @@ template <bool Add, bool Blk, class XView> void DirectSpMV(const Exec &exec, con
 {
   if (s.vlen == 1) {
     Kokkos::parallel_for(
-        Add ? "GPUStream::SpMVAddRows" : "GPUStream::SpMVRows", RangePol(exec, 0, A.m), KOKKOS_LAMBDA(const PetscInt row) {
-          const PetscScalar sum = RowSum<Blk>(A, x, row);
-          y(off + row)          = Add ? z(off + row) + sum : sum;
-        });
+        Add ? "GPUStream::SpMVAddRows" : "GPUStream::SpMVRows", RangePol(exec, 0, A.m), KOKKOS_LAMBDA(const PetscInt row) { y(off + row) = RowSum<Blk>(A, x, row, Add ? z(off + row) : PetscScalar(0)); });
     return;
   }
   TeamFor(

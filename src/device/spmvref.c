@@ -4,9 +4,9 @@
 void GSSpMV_Ref(PetscInt m, const PetscInt ia[], const PetscInt ja[], const PetscScalar a[], const PetscScalar x[], const PetscScalar z[], PetscScalar y[])
 {
   for (PetscInt i = 0; i < m; i++) {
-    PetscScalar sum = 0;
+    PetscScalar sum = z ? z[i] : 0; /* from z, as the one-lane kernels */
     for (PetscInt k = ia[i]; k < ia[i + 1]; k++) sum += a[k] * x[ja[k]];
-    y[i] = z ? z[i] + sum : sum;
+    y[i] = sum;
   }
 }
 

@@ -109,13 +109,17 @@ PetscErrorCode Staged(bool todevice, void *dev, void *host, size_t bytes)
 
 /* -gpustream_staging_threads n: threads that stage copies between host arrays and the device through pinned memory,
    at most this process's share of the cores of its node (the ranks on the node as the MPI launcher tells them: Open
-   MPI's and MPICH's variables); 0, the default, leaves the copies to the driver (pageable memory). Read at first use,
-   which is not collective. */
+   MPI's and MPICH's variables); 0 leaves the copies to the driver (pageable memory). Default 8 with CUDA. Read at
+   first use, which is not collective. */
 PetscErrorCode StagingThreads(int *n)
 {
   PetscFunctionBegin;
   if (gs_staging_threads < 0) {
+#if defined(KOKKOS_ENABLE_CUDA)
+    PetscInt t = 8;
+#else
     PetscInt t = 0;
+#endif
     PetscCall(GSOptionsCheckValue(NULL, NULL, "-gpustream_staging_threads", GS_OPTION_INT, NULL, 0));
     PetscCall(PetscOptionsGetInt(NULL, NULL, "-gpustream_staging_threads", &t, NULL));
     PetscCheck(t >= 0 && t <= 256, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-gpustream_staging_threads %" PetscInt_FMT " must be in 0..256", t);

@@ -38,15 +38,30 @@ typedef PetscErrorCode GSCreateGraphFn(Mat, PetscBool, PetscBool, PetscReal, Pet
 typedef PetscErrorCode    GSCreateGraphFn(Mat, PetscBool, PetscBool, PetscReal, Mat *);
 #endif
 
-/* Registers MATSOLVERPETSC's factorizations (SeqAIJ's) for MATGPUSTREAM */
-PETSC_INTERN PetscErrorCode MatSolverTypeRegister_GPUStream(void);
+/* A gpustream matrix handed to PETSc code that reads AIJ's data wears its base type name, its host arrays current
+   (src/mat/gpustream/gpustream.c); the solver packages, PCs, coarsenings and colorings that check the name take
+   gpustream matrices so (src/mat/gpustream/aijreaders.c) */
+PETSC_INTERN PetscErrorCode MatGPUStreamWearBase(Mat, PetscBool *);
+PETSC_INTERN PetscErrorCode MatGPUStreamWearOwn(Mat, PetscBool);
+PETSC_INTERN PetscErrorCode MatGPUStreamRegisterAIJReaders(void);
+/* Registers MATSOLVERGPUSTREAM's device ILU(0) and ICC(0) (factor.c), where the plugin has Kokkos-Kernels */
+PETSC_INTERN PetscErrorCode MatSolverTypeRegister_GPUStreamDevice(void);
+/* MATSOLVERPETSC's factor of a gpustream matrix (aijreaders.c): SeqAIJ's host factor, whose phases read the matrix's
+   host arrays made current, the matrix wearing its base name */
+PETSC_INTERN PetscErrorCode MatGetFactor_GPUStream_Host(Mat, MatFactorType, Mat *);
+/* Whether A is a gpustream matrix with its device data (a sequential one, for the factors) */
+PETSC_INTERN PetscBool MatGPUStreamHasDeviceData(Mat);
+/* A's values as a factorization reads them, current: its device array when it is resident (device true: in the
+   execution space's memory, addressed as the host CSR), else its host array; give them back with the restore */
+PETSC_INTERN PetscErrorCode MatGPUStreamGetFactorValues(Mat, const PetscScalar **, PetscBool *);
+PETSC_INTERN PetscErrorCode MatGPUStreamRestoreFactorValues(Mat, const PetscScalar **, PetscBool);
 
 /* Log events, registered once in PetscGPUStreamInitializePackage() */
 PETSC_INTERN PetscLogEvent GPUS_MatMult, GPUS_MatSync, GPUS_CopyVec, PCGF_Update, PCGF_SpMVDot, PCGF_Step, PCGF_Dot, PCGF_Reduce, PCGF_Iterations;
 PETSC_INTERN PetscLogEvent PBCGSF_Update, PBCGSF_SpMVDot, PBCGSF_Reduce, PBCGSF_Iteration;
 PETSC_INTERN PetscLogEvent GPUS_StreamCopy, GPUS_MatMatMult;
 PETSC_INTERN PetscLogEvent SGMRESF_Update, SGMRESF_SpMVDot, SGMRESF_Reduce, SGMRESF_Iteration;
-PETSC_INTERN PetscLogEvent GPUS_MatSetValuesCOO, GPUS_MatSyncHost;
+PETSC_INTERN PetscLogEvent GPUS_MatSetValuesCOO, GPUS_MatSyncHost, GPUS_MatMultTranspose;
 
 /* The noun after a count in views: singular where the count is 1, GSNoun(n, "copy", "copies"). GSNounReal() for a
    value printed with %.<digits>g, singular where that prints 1 (0.9996 and 1.004 with 3 digits). PETSc's %g prints an
@@ -195,6 +210,11 @@ PETSC_INTERN PetscErrorCode GSDeviceMatMult(GSDeviceMat, GSDeviceMat, GSHalo, co
 /* The same with arrays in the memory of the execution space (device vectors): read and written in place, queued on
    the execution space's stream with nothing waiting for it (z may be y) */
 PETSC_INTERN PetscErrorCode GSDeviceMatMultInPlace(GSDeviceMat, GSDeviceMat, GSHalo, const PetscScalar[], const PetscScalar[], PetscScalar[]);
+/* y = A^T x (+ z), A the diagonal block and B the off-diagonal one (NULL on one process) whose products with the
+   transpose go back to their owners through the halo H; ia, ja, ib, jb: the blocks' host CSR patterns, which make
+   the transposes on first use; values: the blocks' values changed since the last call (gathered again). device:
+   the arrays are in the execution space's memory (read and written in place), else staged. */
+PETSC_INTERN PetscErrorCode GSDeviceMatMultTranspose(GSDeviceMat, const PetscInt[], const PetscInt[], GSDeviceMat, const PetscInt[], const PetscInt[], GSHalo, PetscBool, const PetscScalar[], const PetscScalar[], PetscScalar[], PetscBool);
 PETSC_INTERN PetscErrorCode GSDeviceMatGetLaunchShape(GSDeviceMat, PetscInt *, PetscInt *, PetscInt *);
 PETSC_INTERN PetscErrorCode GSDeviceMatSetLaunchShape(GSDeviceMat, PetscInt, PetscInt, PetscInt);
 PETSC_INTERN PetscErrorCode GSDeviceMatSetKernel(GSDeviceMat, GSSpMVKernel);
@@ -208,6 +228,38 @@ PETSC_INTERN PetscErrorCode GSDeviceMatGetMemory(GSDeviceMat, PetscLogDouble *, 
 /* Y = A X for k columns (column-major, leading dimensions ldx >= n, ldy >= m) on a resident matrix (A, and on several
    ranks B and H), one pass over the matrix for all columns (GSStreamPlanMultBlock() streams one) */
 PETSC_INTERN PetscErrorCode GSDeviceMatMultBlock(GSDeviceMat, GSDeviceMat, GSHalo, PetscInt, const PetscScalar[], PetscInt, PetscScalar[], PetscInt);
+
+/* The values array of a device matrix (in the execution space's memory, AIJ's order) and their number; Copy: dst's
+   values = src's, both of the same pattern */
+PETSC_INTERN PetscErrorCode GSDeviceMatGetValuesArray(GSDeviceMat, PetscScalar **, PetscCount *);
+PETSC_INTERN PetscErrorCode GSDeviceMatCopyValues(GSDeviceMat, GSDeviceMat);
+
+/* Level-0 incomplete factors on the device through Kokkos-Kernels (spiluk, sptrsv; opaque to C), where the build has
+   it. Create: from the n x n host CSR (ia, ja; columns sorted, every diagonal entry present) of the matrix factored,
+   or with symmetric true of the symmetric matrix its upper triangle defines (ICC(0) as ILU(0) of that matrix).
+   Numeric: factors the values a (ia[n] of them, A's order; device: in the execution space's memory, else a host
+   array), then finds the first row whose pivot fails the test PETSc's factorizations apply (GSPivotTest, with the
+   tolerance zeropivot), -1 if none, and the pivot's absolute value. Solve: see GSTriSolve, with b and x in the execution
+   space's memory (device) or on the host (staged, one copy each way on a device). GetInfo: entries
+   of L (with its unit diagonal) and U, levels, device bytes, and the bytes Kokkos-Kernels 3 allocates at each
+   numeric factorization beyond them (0 with later versions, which cut the levels to fit) */
+typedef struct _n_GSTriFactor *GSTriFactor;
+typedef enum {
+  GS_PIVOT_ABS,        /* |pivot| <= zeropivot: no shift (a zero pivot), or MAT_SHIFT_INBLOCKS */
+  GS_PIVOT_ABS_ROWSUM, /* |pivot| <= zeropivot times the row's off-diagonal sum: MAT_SHIFT_NONZERO */
+  GS_PIVOT_REAL_ROWSUM /* Re(pivot) <= zeropivot times that sum: MAT_SHIFT_POSITIVE_DEFINITE */
+} GSPivotTest;
+PETSC_INTERN PetscErrorCode GSTriFactorCreate(PetscInt, const PetscInt[], const PetscInt[], PetscBool, GSTriFactor *);
+PETSC_INTERN PetscErrorCode GSTriFactorNumeric(GSTriFactor, const PetscScalar[], PetscBool, GSPivotTest, PetscReal, PetscInt *, PetscReal *);
+typedef enum {
+  GS_TRI_SOLVE,     /* x = (L U)^-1 b */
+  GS_TRI_TRANSPOSE, /* x = (L U)^-T b */
+  GS_TRI_FORWARD,   /* x = D^(-1/2) L^-1 b, D U's diagonal (symmetric factors: L U = L D L^T); PCApplySymmetricLeft() */
+  GS_TRI_BACKWARD   /* x = L^-T D^(-1/2) b; PCApplySymmetricRight() */
+} GSTriSolve;
+PETSC_INTERN PetscErrorCode GSTriFactorSolve(GSTriFactor, GSTriSolve, const PetscScalar[], PetscScalar[], PetscBool);
+PETSC_INTERN PetscErrorCode GSTriFactorGetInfo(GSTriFactor, PetscCount *, PetscCount *, PetscInt *, PetscLogDouble *, PetscLogDouble *);
+PETSC_INTERN PetscErrorCode GSTriFactorDestroy(GSTriFactor *);
 
 /* Serial reference twins of the device SpMV: y = A x (+ z when z is not NULL), and Y = A X for k columns */
 PETSC_INTERN void GSSpMV_Ref(PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], const PetscScalar[], const PetscScalar[], PetscScalar[]);

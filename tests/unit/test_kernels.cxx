@@ -1,7 +1,7 @@
 /* Unit tests: every device kernel against its serial reference twin, on random inputs of several sizes (0, 1,
    sizes that are not multiples of any team or block size, and sizes spanning many teams), one file a module
-   (test_mat.cxx, test_stream.cxx, test_pipecgfused.cxx, test_pipebcgsf.cxx, test_sgmresf.cxx, test_device.cxx). Runs on
-   whatever Kokkos backend the library was built for. Ends with 'N passed, N failed'. */
+   (test_mat.cxx, test_stream.cxx, test_pipecgfused.cxx, test_pipebcgsf.cxx, test_sgmresf.cxx, test_factor.cxx,
+   test_device.cxx). Runs on whatever Kokkos backend the library was built for. Ends with 'N passed, N failed'. */
 #include "unit.hpp"
 
 namespace unit
@@ -115,6 +115,8 @@ int main(int argc, char **argv)
                                                          {"Block", TestBlock},
                                                          {"Stream", TestStream},
                                                          {"StreamTooSmall", TestStreamTooSmall},
+                                                         {"TriFactor", TestTriFactor},
+                                                         {"TriFactorPivots", TestTriFactorPivots},
                                                          {"AllocationFailure", TestAllocationFailure}};
     char                                     *only[32];
     PetscInt                                  nonly = 32;

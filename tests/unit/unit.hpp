@@ -101,6 +101,9 @@ void TestSGMRESDelayed();
 void TestBlock();
 void TestStream();
 void TestStreamTooSmall();
+/* test_factor.cxx: the device incomplete factors */
+void TestTriFactor();
+void TestTriFactorPivots();
 /* test_device.cxx: the Kokkos layer */
 void TestAllocationFailure();
 } // namespace unit

@@ -172,7 +172,7 @@ template <class S> static void OffDiagDot(PBFWork W, const char *name, const GSD
         PetscScalar acc[N] = {};
         ForEachIndex(m, nb, [&](const PetscInt k) {
           const PetscInt    row = rows(k);
-          const PetscScalar yi  = y(row) + RowSum<false>(b, g, row);
+          const PetscScalar yi  = RowSum<false>(b, g, row, y(row));
           y(row)                = yi;
           sum(row, yi, acc);
         });

@@ -340,7 +340,7 @@ template <bool Jacobi> static void OffDiagDot(PCGFWork W, const GSDeviceMat B, c
         PetscScalar acc[2] = {0, 0};
         ForEachIndex(t, nb, [&](const PetscInt k) {
           const PetscInt    row = rows(k);
-          const PetscScalar wi  = w(row) + RowSum<false>(b, g, row);
+          const PetscScalar wi  = RowSum<false>(b, g, row, w(row));
           w(row)                = wi;
           acc[0] += p(row) * wi;
           acc[1] += Jacobi ? wi * d(row) * wi : wi * wi;

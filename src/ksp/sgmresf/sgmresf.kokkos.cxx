@@ -381,6 +381,9 @@ template <class Rows> KOKKOS_INLINE_FUNCTION void PairDots(const Member &t, cons
   for (int j0 = 1; j0 <= nc; j0 += 32) {
     PetscScalar acc[4] = {0, 0, 0, 0};
     rows([&](const bool valid, const PetscInt i, const PetscScalar x) {
+      /* the lanes reconverge before the shuffles: without it CUDA 13's code for these loops left wrong sums at the first
+         delayed step (sgmresf without a PC broke down there) */
+      __syncwarp();
       const PetscScalar y = valid ? V(i, nc) : 0;
 #  pragma unroll
       for (int g = 0; g < 4; g++) {

@@ -38,18 +38,22 @@ typedef struct {
   PetscErrorCode (*productsetfromoptions)(Mat);
   PetscErrorCode (*transpose)(Mat, MatReuse, Mat *);
   PetscErrorCode (*transposesymbolic)(Mat, Mat *);
+  PetscErrorCode (*convert)(Mat, MatType, MatReuse, Mat *);
   PetscErrorCode (*setpreallocationcoo)(Mat, PetscCount, PetscInt[], PetscInt[]);
   PetscErrorCode (*setvaluescoo)(Mat, const PetscScalar[], InsertMode);
   PetscErrorCode (*storevalues)(Mat);
   PetscErrorCode (*retrievevalues)(Mat);
   PetscErrorCode (*diagonalscalelocal)(Mat, Vec);
-  struct _MatOps   base;         /* AIJ's operations behind the wrappers of GSWrappedOps */
-  PetscCount       ncoo;         /* entries of the last MatSetPreallocationCOO() */
-  GSCOOMap         coo;          /* where they go in the device CSR */
-  PetscObjectState coostate;     /* the nonzero state the map was found to fit (0: not checked yet) */
-  PetscBool        hoststale;    /* the device's values are newer than the host arrays' */
-  PetscBool        devicemaster; /* the device's values are current whatever the object states say: they changed
-                                    on the device (or on both sides alike) since the host was last accessed */
+  struct _MatOps   base;                 /* AIJ's operations behind the wrappers of GSWrappedOps */
+  PetscCount       ncoo;                 /* entries of the last MatSetPreallocationCOO() */
+  GSCOOMap         coo;                  /* where they go in the device CSR */
+  PetscObjectState coostate;             /* the nonzero state the map was found to fit (0: not checked yet) */
+  PetscBool        hoststale;            /* the device's values are newer than the host arrays' */
+  PetscObjectState trstate[3];           /* the states (as state, bstate) the device transposes' values reflect */
+  PetscBool        devicemaster;         /* the device's values are current whatever the object states say: they changed
+                                            on the device (or on both sides alike) since the host was last accessed */
+  Mat              diag;                 /* on several processes, the diagonal block as MatGetDiagonalBlock() gives it */
+  PetscObjectState diagnz, diagstate[2]; /* the nonzero state and the states (the matrix's, its block's) it reflects */
 } Mat_GPUStream;
 
 const char *const GSSpMVKernels[] = {"auto", "thread", "warp", "GSSpMVKernel", "GS_KERNEL_", NULL};
@@ -63,6 +67,7 @@ static PetscErrorCode MatDestroy_GPUStream(Mat);
 static void           MatGPUStreamUnwrapOps_Private(Mat, const Mat_GPUStream *);
 static PetscErrorCode MatGPUStreamToAIJ_Private(Mat);
 static PetscErrorCode MatGPUStreamUnwrapComposed_Private(Mat, const Mat_GPUStream *);
+static PetscErrorCode MatGPUStreamBaseOps_Private(Mat, const struct _MatOps **);
 
 /* Whether A is (still) a gpustream matrix. Not after a header replace inside AIJ's code (A is then another type), nor
    a duplicate made while a gpustream matrix wore its base name (AIJ's ops); nor after a header merge
@@ -71,6 +76,43 @@ static PetscErrorCode MatGPUStreamUnwrapComposed_Private(Mat, const Mat_GPUStrea
 static PetscBool MatGPUStreamIsOurs_Private(Mat A)
 {
   return (PetscBool)(A->ops->destroy == MatDestroy_GPUStream && A->spptr);
+}
+
+/* The base type name a gpustream matrix wears for AIJ's code: "seqaij" on one process, "mpiaij" on several */
+static PetscErrorCode MatGPUStreamBaseName_Private(Mat A, MatType *name)
+{
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  *name = size > 1 ? MATMPIAIJ : MATSEQAIJ;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A takes its base name for code that checks type names; only the name changes (the callers that hand A to code
+   reading its host arrays bring them up to date first: MatGPUStreamWearBase()). *worn: whether it changed, not when A
+   is not a gpustream matrix or wears its base name already (a nested call: the outer one takes it off again) */
+static PetscErrorCode MatGPUStreamWearName_Private(Mat A, PetscBool *worn)
+{
+  MatType base;
+
+  PetscFunctionBegin;
+  *worn = PETSC_FALSE;
+  if (!MatGPUStreamIsOurs_Private(A)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATGPUSTREAM, worn));
+  if (!*worn) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatGPUStreamBaseName_Private(A, &base));
+  PetscCall(PetscObjectChangeTypeName((PetscObject)A, base));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A's own name again where it took its base name (worn), unless the code it was handed to replaced its header (an
+   in-place conversion or transpose): A is then another matrix */
+PetscErrorCode MatGPUStreamWearOwn(Mat A, PetscBool worn)
+{
+  PetscFunctionBegin;
+  if (worn && MatGPUStreamIsOurs_Private(A)) PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM));
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* ierr is the result of a step that may fail on some processes only (a device allocation): every process learns
@@ -194,10 +236,12 @@ static PetscErrorCode MatGPUStreamSyncDiag_Private(MPI_Comm comm, Mat S, const c
    is "gpustream", so it wears the base name for the call */
 static PetscErrorCode MatGPUStreamGetBlocks_Private(Mat A, Mat *Ad, Mat *Ao, const PetscInt **garray)
 {
+  PetscBool worn;
+
   PetscFunctionBegin;
-  PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATMPIAIJ));
+  PetscCall(MatGPUStreamWearName_Private(A, &worn));
   PetscCall(MatMPIAIJGetSeqAIJ(A, Ad, Ao, garray));
-  PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM));
+  PetscCall(MatGPUStreamWearOwn(A, worn));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -332,6 +376,22 @@ static PetscErrorCode MatGPUStreamSyncHost_Private(Mat A)
     PetscCall(MatGPUStreamRecordStates_Private(A));
     gs->devicemaster = PETSC_FALSE;
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* PETSc code that reads AIJ's data checks type names: AIJ's own implementations (MatMPIAIJGetSeqAIJ(),
+   MatMPIAIJGetLocalMat(), products, MatCreateGraph()), the solver packages' factorizations, PCML, the coarsening and
+   coloring implementations. A gpustream matrix keeps its own name, so none of them reads its host arrays, which may be
+   stale, behind its back; where it is handed to one, its host arrays are brought up to date and it wears its base
+   name, "seqaij" or "mpiaij", for the call (MatGPUStreamWearOwn() afterwards). Nothing for a matrix that is not a
+   gpustream one. */
+PetscErrorCode MatGPUStreamWearBase(Mat A, PetscBool *worn)
+{
+  PetscFunctionBegin;
+  *worn = PETSC_FALSE;
+  if (!A) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatGPUStreamSyncHost_Private(A));
+  PetscCall(MatGPUStreamWearName_Private(A, worn));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -544,6 +604,69 @@ static PetscErrorCode MatMultAdd_GPUStream(Mat A, Vec x, Vec z, Vec y)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+static PetscErrorCode MatGPUStreamBaseOps_Private(Mat, const struct _MatOps **);
+
+/* y = A^T x (+ z) on the device, through the transposes of the device blocks (made on first use, their values
+   gathered again after a change); the off-diagonal block's products go back to their owners through the halo.
+   Streamed matrices use AIJ's product on the host. */
+static PetscErrorCode MatMultTransposeAdd_GPUStream(Mat A, Vec x, Vec z, Vec y)
+{
+  Mat_GPUStream     *gs        = (Mat_GPUStream *)A->spptr;
+  Vec                v[3]      = {x, y, z};
+  GSAccess           access[3] = {GS_ACCESS_READ, z == y ? GS_ACCESS_READWRITE : GS_ACCESS_WRITE, GS_ACCESS_READ};
+  GSVecArray         a[3];
+  const PetscInt     nv = (z && z != y) ? 3 : 2;
+  const PetscInt    *ia, *ja, *ib = NULL, *jb = NULL;
+  const PetscScalar *za;
+  Mat                S = A, Ao = NULL;
+  PetscInt           m, mb;
+  PetscBool          done, values;
+  PetscMPIInt        size;
+  PetscErrorCode     ierr;
+
+  PetscFunctionBegin;
+  PetscCall(MatGPUStreamSync_Private(A, PETSC_FALSE));
+  if (gs->plan) {
+    const struct _MatOps *base;
+    PetscCall(MatGPUStreamSyncHost_Private(A));
+    PetscCall(MatGPUStreamBaseOps_Private(A, &base));
+    PetscCall(z ? (*base->multtransposeadd)(A, x, z, y) : (*base->multtranspose)(A, x, y));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  if (size > 1) {
+    const PetscInt *garray;
+    PetscCall(MatGPUStreamGetBlocks_Private(A, &S, &Ao, &garray));
+  }
+  values = (PetscBool)(gs->trstate[0] != gs->state || gs->trstate[1] != gs->bstate[0] || gs->trstate[2] != gs->bstate[1]);
+  PetscCall(PetscLogEventBegin(GPUS_MatMultTranspose, A, x, y, 0));
+  PetscCall(MatGetRowIJ(S, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
+  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cannot get the CSR of the host matrix");
+  if (Ao && gs->dB) {
+    PetscCall(MatGetRowIJ(Ao, 0, PETSC_FALSE, PETSC_FALSE, &mb, &ib, &jb, &done));
+    PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cannot get the CSR of the host matrix");
+  }
+  PetscCall(GSVecGetArrays(nv, v, access, a));
+  za   = z ? a[nv - 1].array : NULL;
+  ierr = GSDeviceMatMultTranspose(gs->dA, ia, ja, Ao ? gs->dB : NULL, ib, jb, Ao ? gs->halo : NULL, values, a[0].array, za, a[1].array, a[0].device);
+  PetscCall(GSVecRestoreArrays(nv, v, a));
+  if (ib) PetscCall(MatRestoreRowIJ(Ao, 0, PETSC_FALSE, PETSC_FALSE, &mb, &ib, &jb, &done));
+  PetscCall(MatRestoreRowIJ(S, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
+  PetscCall(ierr);
+  gs->trstate[0] = gs->state;
+  gs->trstate[1] = gs->bstate[0];
+  gs->trstate[2] = gs->bstate[1];
+  PetscCall(PetscLogEventEnd(GPUS_MatMultTranspose, A, x, y, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatMultTranspose_GPUStream(Mat A, Vec x, Vec y)
+{
+  PetscFunctionBegin;
+  PetscCall(MatMultTransposeAdd_GPUStream(A, x, NULL, y));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode MatMult_GPUStream(Mat A, Vec x, Vec y)
 {
   PetscFunctionBegin;
@@ -660,14 +783,12 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
   PetscCall(PetscViewerGetFormat(viewer, &format));
   if (!isascii || (format != PETSC_VIEWER_ASCII_INFO && format != PETSC_VIEWER_ASCII_INFO_DETAIL)) { /* the values */
-    PetscMPIInt    size;
+    PetscBool      worn;
     PetscErrorCode ierr;
-    PetscCall(MatGPUStreamSyncHost_Private(A));
     /* MPIAIJ's ASCII view gathers the rows through MatMPIAIJGetSeqAIJ(), which takes "mpiaij" type names only */
-    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
-    if (size > 1) PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATMPIAIJ));
+    PetscCall(MatGPUStreamWearBase(A, &worn));
     ierr = gs->view(A, viewer);
-    if (size > 1) PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM)); /* also when it failed */
+    PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */
     PetscCall(ierr);
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -739,154 +860,53 @@ static PetscErrorCode MatCreateGraph_GPUStream(Mat A, PetscBool sym, PetscBool s
 #endif
 {
   Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
-  PetscMPIInt    size;
+  PetscBool      worn;
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
-  PetscCall(MatGPUStreamSyncHost_Private(A));
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
-  PetscCall(PetscObjectChangeTypeName((PetscObject)A, size > 1 ? MATMPIAIJ : MATSEQAIJ));
+  PetscCall(MatGPUStreamWearBase(A, &worn));
 #if defined(GPUSTREAM_PETSC_CREATEGRAPH_INDEX)
   ierr = (*gs->creategraph)(A, sym, scale, filter, nidx, idx, G);
 #else
   ierr = (*gs->creategraph)(A, sym, scale, filter, G);
 #endif
-  PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM)); /* also when it failed */
+  PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */
   PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The factorizations read the host arrays of the matrix they factor, which a factor's phases bring up to date first:
-   AIJ's phases are composed on the factor under these names and called through the wrappers below */
-static const char *const GSFactorPhases[] = {"GSLUFactorSymbolic_C", "GSILUFactorSymbolic_C", "GSCholeskyFactorSymbolic_C", "GSICCFactorSymbolic_C", "GSLUFactorNumeric_C", "GSCholeskyFactorNumeric_C"};
-
-static PetscErrorCode MatFactorPhase_Private(Mat F, Mat A, int phase, void (**f)(void))
+PetscBool MatGPUStreamHasDeviceData(Mat A)
 {
-  PetscFunctionBegin;
-  PetscCall(PetscObjectQueryFunction((PetscObject)F, GSFactorPhases[phase], f));
-  PetscCheck(*f, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Missing %s", GSFactorPhases[phase]);
-  PetscCall(MatGPUStreamSyncHost_Private(A));
-  PetscFunctionReturn(PETSC_SUCCESS);
+  PetscBool isgs = PETSC_FALSE;
+
+  if (!A->spptr || PetscObjectTypeCompare((PetscObject)A, MATGPUSTREAM, &isgs)) return PETSC_FALSE;
+  return isgs;
 }
 
-static PetscErrorCode MatLUFactorNumeric_GPUStream(Mat F, Mat A, const MatFactorInfo *info)
+PetscErrorCode MatGPUStreamGetFactorValues(Mat A, const PetscScalar **a, PetscBool *device)
 {
-  PetscErrorCode (*f)(Mat, Mat, const MatFactorInfo *) = NULL;
+  Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
 
   PetscFunctionBegin;
-  PetscCall(MatFactorPhase_Private(F, A, 4, (void (**)(void)) & f));
-  PetscCall((*f)(F, A, info));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatCholeskyFactorNumeric_GPUStream(Mat F, Mat A, const MatFactorInfo *info)
-{
-  PetscErrorCode (*f)(Mat, Mat, const MatFactorInfo *) = NULL;
-
-  PetscFunctionBegin;
-  PetscCall(MatFactorPhase_Private(F, A, 5, (void (**)(void)) & f));
-  PetscCall((*f)(F, A, info));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* The numeric phases a symbolic phase set run through the wrappers */
-static PetscErrorCode MatFactorWrapNumeric_Private(Mat F)
-{
-  PetscFunctionBegin;
-  if (F->ops->lufactornumeric && F->ops->lufactornumeric != MatLUFactorNumeric_GPUStream) {
-    PetscCall(PetscObjectComposeFunction((PetscObject)F, GSFactorPhases[4], F->ops->lufactornumeric));
-    F->ops->lufactornumeric = MatLUFactorNumeric_GPUStream;
-  }
-  if (F->ops->choleskyfactornumeric && F->ops->choleskyfactornumeric != MatCholeskyFactorNumeric_GPUStream) {
-    PetscCall(PetscObjectComposeFunction((PetscObject)F, GSFactorPhases[5], F->ops->choleskyfactornumeric));
-    F->ops->choleskyfactornumeric = MatCholeskyFactorNumeric_GPUStream;
+  PetscCall(MatGPUStreamSync_Private(A, PETSC_FALSE));
+  if (gs->dA && !gs->plan) {
+    PetscScalar *v;
+    PetscCall(GSDeviceMatGetValuesArray(gs->dA, &v, NULL));
+    *a      = v;
+    *device = PETSC_TRUE;
+  } else {
+    PetscCall(MatGPUStreamSyncHost_Private(A));
+    PetscCall(MatSeqAIJGetArrayRead(A, a));
+    *device = PETSC_FALSE;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatLUFactorSymbolic_GPUStream(Mat F, Mat A, IS row, IS col, const MatFactorInfo *info)
+PetscErrorCode MatGPUStreamRestoreFactorValues(Mat A, const PetscScalar **a, PetscBool device)
 {
-  PetscErrorCode (*f)(Mat, Mat, IS, IS, const MatFactorInfo *) = NULL;
-
   PetscFunctionBegin;
-  PetscCall(MatFactorPhase_Private(F, A, 0, (void (**)(void)) & f));
-  PetscCall((*f)(F, A, row, col, info));
-  PetscCall(MatFactorWrapNumeric_Private(F));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatILUFactorSymbolic_GPUStream(Mat F, Mat A, IS row, IS col, const MatFactorInfo *info)
-{
-  PetscErrorCode (*f)(Mat, Mat, IS, IS, const MatFactorInfo *) = NULL;
-
-  PetscFunctionBegin;
-  PetscCall(MatFactorPhase_Private(F, A, 1, (void (**)(void)) & f));
-  PetscCall((*f)(F, A, row, col, info));
-  PetscCall(MatFactorWrapNumeric_Private(F));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatCholeskyFactorSymbolic_GPUStream(Mat F, Mat A, IS perm, const MatFactorInfo *info)
-{
-  PetscErrorCode (*f)(Mat, Mat, IS, const MatFactorInfo *) = NULL;
-
-  PetscFunctionBegin;
-  PetscCall(MatFactorPhase_Private(F, A, 2, (void (**)(void)) & f));
-  PetscCall((*f)(F, A, perm, info));
-  PetscCall(MatFactorWrapNumeric_Private(F));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatICCFactorSymbolic_GPUStream(Mat F, Mat A, IS perm, const MatFactorInfo *info)
-{
-  PetscErrorCode (*f)(Mat, Mat, IS, const MatFactorInfo *) = NULL;
-
-  PetscFunctionBegin;
-  PetscCall(MatFactorPhase_Private(F, A, 3, (void (**)(void)) & f));
-  PetscCall((*f)(F, A, perm, info));
-  PetscCall(MatFactorWrapNumeric_Private(F));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* MATSOLVERPETSC's factors of a gpustream matrix are SeqAIJ's (the host arrays are a SeqAIJ): an ordinary host
-   factor, which PCApply() and MatSolve() use on the host; its phases read the host arrays made current */
-static PetscErrorCode MatGetFactor_GPUStream_PETSc(Mat A, MatFactorType ftype, Mat *F)
-{
-  PetscErrorCode (*f)(Mat, MatFactorType, Mat *) = NULL;
-  PetscMPIInt size;
-
-  PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
-  PetscCheck(size == 1, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "MATSOLVERPETSC factors a gpustream matrix on one process only (as MATSEQAIJ); on several use -pc_type bjacobi or asm, whose blocks it factors, or -pc_type gamg");
-  PetscCall(MatSolverTypeGet(MATSOLVERPETSC, MATSEQAIJ, ftype, NULL, NULL, &f));
-  PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_SUP, "MATSOLVERPETSC has no %s factorization for MATSEQAIJ", MatFactorTypes[ftype]);
-  PetscCall((*f)(A, ftype, F));
-  if ((*F)->ops->lufactorsymbolic) {
-    PetscCall(PetscObjectComposeFunction((PetscObject)*F, GSFactorPhases[0], (*F)->ops->lufactorsymbolic));
-    (*F)->ops->lufactorsymbolic = MatLUFactorSymbolic_GPUStream;
-  }
-  if ((*F)->ops->ilufactorsymbolic) {
-    PetscCall(PetscObjectComposeFunction((PetscObject)*F, GSFactorPhases[1], (*F)->ops->ilufactorsymbolic));
-    (*F)->ops->ilufactorsymbolic = MatILUFactorSymbolic_GPUStream;
-  }
-  if ((*F)->ops->choleskyfactorsymbolic) {
-    PetscCall(PetscObjectComposeFunction((PetscObject)*F, GSFactorPhases[2], (*F)->ops->choleskyfactorsymbolic));
-    (*F)->ops->choleskyfactorsymbolic = MatCholeskyFactorSymbolic_GPUStream;
-  }
-  if ((*F)->ops->iccfactorsymbolic) {
-    PetscCall(PetscObjectComposeFunction((PetscObject)*F, GSFactorPhases[3], (*F)->ops->iccfactorsymbolic));
-    (*F)->ops->iccfactorsymbolic = MatICCFactorSymbolic_GPUStream;
-  }
-  PetscCall(MatFactorWrapNumeric_Private(*F));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode MatSolverTypeRegister_GPUStream(void)
-{
-  const MatFactorType ftypes[] = {MAT_FACTOR_LU, MAT_FACTOR_CHOLESKY, MAT_FACTOR_ILU, MAT_FACTOR_ICC};
-
-  PetscFunctionBegin;
-  for (int i = 0; i < 4; i++) PetscCall(MatSolverTypeRegister(MATSOLVERPETSC, MATGPUSTREAM, ftypes[i], MatGetFactor_GPUStream_PETSc));
+  if (!device) PetscCall(MatSeqAIJRestoreArrayRead(A, a));
+  *a = NULL;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -987,17 +1007,6 @@ static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOpti
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The base type name a gpustream matrix wears for AIJ's code: "seqaij" on one process, "mpiaij" on several */
-static PetscErrorCode MatGPUStreamBaseName_Private(Mat A, MatType *name)
-{
-  PetscMPIInt size;
-
-  PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
-  *name = size > 1 ? MATMPIAIJ : MATSEQAIJ;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* AIJ's ops where a gpustream matrix has its own (from's saved ones) */
 static PetscErrorCode MatGPUStreamRestoreOps_Private(Mat A, const Mat_GPUStream *from)
 {
@@ -1013,6 +1022,7 @@ static PetscErrorCode MatGPUStreamRestoreOps_Private(Mat A, const Mat_GPUStream 
   A->ops->productsetfromoptions = from->productsetfromoptions;
   A->ops->transpose             = from->transpose;
   A->ops->transposesymbolic     = from->transposesymbolic;
+  A->ops->convert               = from->convert;
   MatGPUStreamUnwrapOps_Private(A, from);
   PetscCall(MatGPUStreamUnwrapComposed_Private(A, from));
   { /* AIJ's coordinate assembly back where ours stands (not on a header whose functions are being destroyed) */
@@ -1137,19 +1147,14 @@ static PetscErrorCode MatProductWearAIJ_Private(Mat C, PetscBool wear, PetscBool
 {
   Mat_Product *product = C->product;
   Mat          X[3]    = {product->A, product->B, product->C};
-  PetscMPIInt  size;
 
   PetscFunctionBegin;
   for (int i = 0; i < 3; i++) {
     if (!X[i]) continue;
-    if (wear) {
-      PetscCall(PetscObjectTypeCompare((PetscObject)X[i], MATGPUSTREAM, &was[i])); /* false for a repeated operand */
-      if (!was[i]) continue;
-      PetscCall(MatGPUStreamSyncHost_Private(X[i])); /* AIJ's code reads the host arrays */
-      PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)X[i]), &size));
-      PetscCall(PetscObjectChangeTypeName((PetscObject)X[i], size > 1 ? MATMPIAIJ : MATSEQAIJ));
-    } else if (was[i])
-      PetscCall(PetscObjectChangeTypeName((PetscObject)X[i], MATGPUSTREAM));
+    if (wear)
+      PetscCall(MatGPUStreamWearBase(X[i], &was[i])); /* false for a repeated operand */
+    else
+      PetscCall(MatGPUStreamWearOwn(X[i], was[i]));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1207,12 +1212,11 @@ static PetscErrorCode MatProductSetFromOptions_GPUStream_AIJ(Mat C)
 {
   Mat_Product   *product = C->product;
   Mat            G       = product->A;
-  PetscBool      isgs, was[3] = {PETSC_FALSE, PETSC_FALSE, PETSC_FALSE};
+  PetscBool      was[3]  = {PETSC_FALSE, PETSC_FALSE, PETSC_FALSE};
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectTypeCompare((PetscObject)G, MATGPUSTREAM, &isgs));
-  if (!isgs) G = product->B;
+  if (!MatGPUStreamIsOurs_Private(G)) G = product->B;
   PetscCall(MatProductWearAIJ_Private(C, PETSC_TRUE, was));
   ierr = (*((Mat_GPUStream *)G->spptr)->productsetfromoptions)(C);
   PetscCall(MatProductWearAIJ_Private(C, PETSC_FALSE, was));
@@ -1280,14 +1284,12 @@ static PetscErrorCode MatProductSetFromOptions_GPUStream_Any(Mat C)
 static PetscErrorCode MatTranspose_GPUStream(Mat A, MatReuse reuse, Mat *B)
 {
   Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr, a = *gs, b;
-  MatType        base;
-  PetscBool      isgs, bgs = PETSC_FALSE;
+  PetscBool      worn, bgs                         = PETSC_FALSE;
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
-  PetscCall(MatGPUStreamSyncHost_Private(A));
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATGPUSTREAM, &isgs));
-  if (!isgs) {
+  PetscCall(MatGPUStreamWearBase(A, &worn));
+  if (!worn) { /* it wore its base name already */
     PetscCall((*gs->transpose)(A, reuse, B));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -1295,10 +1297,8 @@ static PetscErrorCode MatTranspose_GPUStream(Mat A, MatReuse reuse, Mat *B)
     bgs = MatGPUStreamIsOurs_Private(*B);
     if (bgs) b = *(Mat_GPUStream *)(*B)->spptr;
   }
-  PetscCall(MatGPUStreamBaseName_Private(A, &base));
-  PetscCall(PetscObjectChangeTypeName((PetscObject)A, base));
   ierr = (*a.transpose)(A, reuse, B);
-  if (MatGPUStreamIsOurs_Private(A)) PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM)); /* also when it failed */
+  PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */
   PetscCall(ierr);
   if (reuse == MAT_INPLACE_MATRIX) { /* AIJ merged the transpose into A's header */
     if (!MatGPUStreamIsOurs_Private(A)) PetscCall(MatGPUStreamAdopt_Private(A, &a));
@@ -1313,39 +1313,40 @@ static PetscErrorCode MatTranspose_GPUStream(Mat A, MatReuse reuse, Mat *B)
 static PetscErrorCode MatTransposeSymbolic_GPUStream(Mat A, Mat *B)
 {
   Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr, a = *gs;
-  MatType        base;
-  PetscBool      isgs;
+  PetscBool      worn;
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATGPUSTREAM, &isgs));
-  if (!isgs) {
+  PetscCall(MatGPUStreamWearName_Private(A, &worn)); /* the pattern only: the values may stay on the device */
+  if (!worn) {
     PetscCall((*gs->transposesymbolic)(A, B));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(MatGPUStreamBaseName_Private(A, &base));
-  PetscCall(PetscObjectChangeTypeName((PetscObject)A, base));
   ierr = (*gs->transposesymbolic)(A, B);
-  PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM));
+  PetscCall(MatGPUStreamWearOwn(A, worn));
   PetscCall(ierr);
   PetscCall(MatGPUStreamAdopt_Private(*B, &a));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* To MATIS (PCMG's GDSW coarse spaces, PCBDDC): AIJ's converter, which the host arrays carry ("MatConvert_seqaij_is_C",
-   "MatConvert_mpiaij_is_C"), found by MatConvert() while the matrix wears its base name; the local matrices are plain
-   SeqAIJ, as from an AIJ matrix. In place, the matrix is a MATIS afterwards */
-static PetscErrorCode MatConvert_GPUStream_IS(Mat A, MatType type, MatReuse reuse, Mat *B)
+/* MatConvert() to a type with no converter of ours: dense (PCASM's -pc_asm_sub_mat_type), MATIS (PCBDDC, PCMG's GDSW
+   coarse spaces), hypre (PCHYPRE), BAIJ ... MatConvert() asks the matrix's general converter when no specialized one
+   is found: this one calls MatConvert() again with the matrix wearing its base name, which finds the converter AIJ
+   composed ("MatConvert_seqaij_seqdense_C" ...), so the result is the one an AIJ matrix gives (a plain local SeqAIJ
+   in a MATIS, no block size where AIJ's converter sets none, the same hypre matrix). Without one, AIJ's general
+   converter (none: PETSc's basic one), as for AIJ. In place, the matrix is of the new type afterwards. */
+static PetscErrorCode MatConvert_GPUStream_Any(Mat A, MatType type, MatReuse reuse, Mat *B)
 {
-  MatType        base;
+  Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
+  PetscBool      worn;
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
-  PetscCall(MatGPUStreamSyncHost_Private(A));
-  PetscCall(MatGPUStreamBaseName_Private(A, &base));
-  PetscCall(PetscObjectChangeTypeName((PetscObject)A, base));
-  ierr = MatConvert(A, type, reuse, B);
-  if (MatGPUStreamIsOurs_Private(A)) PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM)); /* also when it failed */
+  PetscCall(MatGPUStreamWearBase(A, &worn));
+  A->ops->convert = gs->convert;
+  ierr            = MatConvert(A, type, reuse, B);
+  if (MatGPUStreamIsOurs_Private(A)) A->ops->convert = MatConvert_GPUStream_Any; /* not after an in-place conversion */
+  PetscCall(MatGPUStreamWearOwn(A, worn));                                       /* also when it failed */
   PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1366,6 +1367,7 @@ static PetscErrorCode MatGPUStreamToAIJ_Private(Mat A)
   PetscCall(GSStreamPlanDestroy(&gs->plan));
   PetscCall(GSHaloDestroy(&gs->halo));
   PetscCall(GSCOOMapDestroy(&gs->coo));
+  PetscCall(MatDestroy(&gs->diag));
   PetscCall(MatSetVecType(A, VECSTANDARD));
   PetscCall(MatGPUStreamRestoreOps_Private(A, gs));
   PetscCall(PetscFree(A->spptr));
@@ -1374,7 +1376,6 @@ static PetscErrorCode MatGPUStreamToAIJ_Private(Mat A)
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_seqdense_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_mpidense_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_anytype_C", NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_gpustream_is_C", NULL));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, size > 1 ? MATMPIAIJ : MATSEQAIJ));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -1383,6 +1384,17 @@ static PetscErrorCode MatGPUStreamToAIJ_Private(Mat A)
 static PetscErrorCode MatDestroy_GPUStream(Mat A)
 {
   PetscFunctionBegin;
+  if (!A->spptr) { /* a submatrix made gpustream by AIJ's code, then converted to AIJ in place (PCASM's
+                      -pc_asm_sub_mat_type): AIJ's routine that destroys submatrices still calls the destroy they had */
+    PetscErrorCode (*destroy)(Mat) = A->ops->destroy;
+    if (destroy == MatDestroy_GPUStream) {
+      const struct _MatOps *base;
+      PetscCall(MatGPUStreamBaseOps_Private(A, &base));
+      destroy = base->destroy;
+    }
+    PetscCall((*destroy)(A));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(MatGPUStreamToAIJ_Private(A));
   PetscCall((*A->ops->destroy)(A));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -1427,8 +1439,6 @@ static PetscErrorCode MatGPUStreamBaseOps_Private(Mat A, const struct _MatOps **
 GS_HOST_OP(setvalues, (Mat A, PetscInt m, const PetscInt im[], PetscInt n, const PetscInt in[], const PetscScalar v[], InsertMode mode), (A, m, im, n, in, v, mode))
 GS_HOST_OP(getrow, (Mat A, PetscInt row, PetscInt *n, PetscInt *cols[], PetscScalar *vals[]), (A, row, n, cols, vals))
 GS_HOST_OP(getvalues, (Mat A, PetscInt m, const PetscInt im[], PetscInt n, const PetscInt in[], PetscScalar v[]), (A, m, im, n, in, v))
-GS_HOST_OP(multtranspose, (Mat A, Vec x, Vec y), (A, x, y))
-GS_HOST_OP(multtransposeadd, (Mat A, Vec x, Vec z, Vec y), (A, x, z, y))
 GS_HOST_OP(multhermitiantranspose, (Mat A, Vec x, Vec y), (A, x, y))
 GS_HOST_OP(multhermitiantransposeadd, (Mat A, Vec x, Vec z, Vec y), (A, x, z, y))
 GS_HOST_OP(multdiagonalblock, (Mat A, Vec x, Vec y), (A, x, y))
@@ -1438,12 +1448,8 @@ GS_HOST_OP(sor, (Mat A, Vec b, PetscReal omega, MatSORType flag, PetscReal shift
 GS_HOST_OP(norm, (Mat A, NormType type, PetscReal *nrm), (A, type, nrm))
 GS_HOST_OP(zerorows, (Mat A, PetscInt n, const PetscInt rows[], PetscScalar diag, Vec x, Vec b), (A, n, rows, diag, x, b))
 GS_HOST_OP(zerorowscolumns, (Mat A, PetscInt n, const PetscInt rows[], PetscScalar diag, Vec x, Vec b), (A, n, rows, diag, x, b))
-GS_HOST_OP(createsubmatrices, (Mat A, PetscInt n, const IS irow[], const IS icol[], MatReuse scall, Mat *sub[]), (A, n, irow, icol, scall, sub))
-GS_HOST_OP(createsubmatricesmpi, (Mat A, PetscInt n, const IS irow[], const IS icol[], MatReuse scall, Mat **sub), (A, n, irow, icol, scall, sub))
-GS_HOST_OP(createsubmatrix, (Mat A, IS irow, IS icol, MatReuse scall, Mat *sub), (A, irow, icol, scall, sub))
 GS_HOST_OP(getdiagonalblock, (Mat A, Mat *a), (A, a))
 GS_HOST_OP(diagonalset, (Mat A, Vec d, InsertMode mode), (A, d, mode))
-GS_HOST_OP(permute, (Mat A, IS row, IS col, Mat *B), (A, row, col, B))
 GS_HOST_OP(getrowmax, (Mat A, Vec v, PetscInt idx[]), (A, v, idx))
 GS_HOST_OP(getrowmaxabs, (Mat A, Vec v, PetscInt idx[]), (A, v, idx))
 GS_HOST_OP(getrowmin, (Mat A, Vec v, PetscInt idx[]), (A, v, idx))
@@ -1453,7 +1459,6 @@ GS_HOST_OP(setvaluesrow, (Mat A, PetscInt row, const PetscScalar v[]), (A, row, 
 GS_HOST_OP(conjugate, (Mat A), (A))
 GS_HOST_OP(realpart, (Mat A), (A))
 GS_HOST_OP(imaginarypart, (Mat A), (A))
-GS_HOST_OP(getmultiprocblock, (Mat A, MPI_Comm comm, MatReuse scall, Mat *B), (A, comm, scall, B))
 GS_HOST_OP(getcolumnreductions, (Mat A, PetscInt type, PetscReal *r), (A, type, r))
 GS_HOST_OP(invertblockdiagonal, (Mat A, const PetscScalar **v), (A, v))
 GS_HOST_OP(invertvariableblockdiagonal, (Mat A, PetscInt n, const PetscInt *sizes, PetscScalar *v), (A, n, sizes, v))
@@ -1465,13 +1470,238 @@ GS_HOST_OP(setrandom, (Mat A, PetscRandom r), (A, r))
 GS_HOST_OP(load, (Mat A, PetscViewer v), (A, v))
 GS_HOST_OP(issymmetric, (Mat A, PetscReal tol, PetscBool *flg), (A, tol, flg))
 GS_HOST_OP(ishermitian, (Mat A, PetscReal tol, PetscBool *flg), (A, tol, flg))
-GS_HOST_OP(creatempimatconcatenateseqmat, (MPI_Comm comm, Mat A, PetscInt n, MatReuse scall, Mat *B), (comm, A, n, scall, B))
 #if defined(GPUSTREAM_PETSC_MATOPS_ELIMINATEZEROS)
 GS_HOST_OP(eliminatezeros, (Mat A, PetscBool keep), (A, keep))
 #endif
 #if defined(GPUSTREAM_PETSC_MATOPS_GETROWSUMABS)
 GS_HOST_OP(getrowsumabs, (Mat A, Vec v), (A, v))
 #endif
+
+/* The nonzero pattern, which the host arrays always hold (the values may stay on the device). On several processes
+   AIJ's gathers the local rows with MatMPIAIJGetLocalMat(), which checks the type name (orderings: nested dissection
+   on several processes) */
+static PetscErrorCode MatGetRowIJ_GPUStream(Mat A, PetscInt shift, PetscBool symmetric, PetscBool inodecompressed, PetscInt *n, const PetscInt *ia[], const PetscInt *ja[], PetscBool *done)
+{
+  const struct _MatOps *base;
+  PetscBool             worn = PETSC_FALSE;
+  PetscMPIInt           size;
+  PetscErrorCode        ierr;
+
+  PetscFunctionBegin;
+  PetscCall(MatGPUStreamBaseOps_Private(A, &base));
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  if (size > 1) PetscCall(MatGPUStreamWearName_Private(A, &worn));
+  ierr = (*base->getrowij)(A, shift, symmetric, inodecompressed, n, ia, ja, done);
+  PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* AIJ's permuted matrix, made a gpustream one with A's settings: on one process AIJ's code makes it of A's type, on
+   several it takes the blocks with MatMPIAIJGetSeqAIJ() (which checks the type name) and makes a plain MPIAIJ one */
+static PetscErrorCode MatPermute_GPUStream(Mat A, IS row, IS col, Mat *B)
+{
+  const struct _MatOps *base;
+  Mat_GPUStream         a;
+  PetscBool             worn;
+  PetscErrorCode        ierr;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(&a, sizeof(a)));
+  PetscCall(MatGPUStreamBaseOps_Private(A, &base));
+  PetscCall(MatGPUStreamWearBase(A, &worn));
+  if (worn) a = *(Mat_GPUStream *)A->spptr;
+  ierr = (*base->permute)(A, row, col, B);
+  PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */
+  PetscCall(ierr);
+  if (worn) PetscCall(MatGPUStreamAdopt_Private(*B, &a)); /* not while A wore its base name already */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The pattern only; AIJ's scalable variant (-mat_increase_overlap_scalable) gathers rows with MatMPIAIJGetLocalMat(),
+   which checks the type name */
+static PetscErrorCode MatIncreaseOverlap_GPUStream(Mat A, PetscInt n, IS is[], PetscInt ov)
+{
+  const struct _MatOps *base;
+  PetscBool             worn;
+  PetscErrorCode        ierr;
+
+  PetscFunctionBegin;
+  PetscCall(MatGPUStreamBaseOps_Private(A, &base));
+  PetscCall(MatGPUStreamWearName_Private(A, &worn));
+  ierr = (*base->increaseoverlap)(A, n, is, ov);
+  PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* AIJ operations that make matrices from A's values and, with MAT_REUSE_MATRIX, write them into the host arrays of the
+   matrices made before (directly, then assemble them): those, gpustream ones (they are made of A's type), are brought
+   up to date first, so that a change on their device is not taken for newer than the values written */
+#define GS_HOST_OP_REUSE(op, params, args, reused, n)                                                                                                                                                                                                    \
+  static PetscErrorCode MatHostOp_##op##_GPUStream params                                                                                                                                                                                                \
+  {                                                                                                                                                                                                                                                      \
+    const struct _MatOps *base;                                                                                                                                                                                                                          \
+                                                                                                                                                                                                                                                         \
+    PetscFunctionBegin;                                                                                                                                                                                                                                  \
+    PetscCall(MatGPUStreamSyncHost_Private(A));                                                                                                                                                                                                          \
+    if (scall == MAT_REUSE_MATRIX)                                                                                                                                                                                                                       \
+      for (PetscInt i = 0; i < (n); i++) PetscCall(MatGPUStreamSyncHost_Private((reused)[i]));                                                                                                                                                           \
+    PetscCall(MatGPUStreamBaseOps_Private(A, &base));                                                                                                                                                                                                    \
+    PetscCheck(base->op, PETSC_COMM_SELF, PETSC_ERR_PLIB, "No AIJ operation " #op " behind the gpustream one");                                                                                                                                          \
+    PetscCall((*base->op)args);                                                                                                                                                                                                                          \
+    PetscFunctionReturn(PETSC_SUCCESS);                                                                                                                                                                                                                  \
+  }
+
+GS_HOST_OP_REUSE(createsubmatricesmpi, (Mat A, PetscInt n, const IS irow[], const IS icol[], MatReuse scall, Mat **sub), (A, n, irow, icol, scall, sub), *sub, n)
+GS_HOST_OP_REUSE(createsubmatrix, (Mat A, IS irow, IS icol, MatReuse scall, Mat *sub), (A, irow, icol, scall, sub), sub, 1)
+GS_HOST_OP_REUSE(getmultiprocblock, (Mat A, MPI_Comm comm, MatReuse scall, Mat *B), (A, comm, scall, B), B, 1)
+GS_HOST_OP_REUSE(creatempimatconcatenateseqmat, (MPI_Comm comm, Mat A, PetscInt n, MatReuse scall, Mat *B), (comm, A, n, scall, B), B, 1)
+
+/* Whether the plugin factors on the device (built with Kokkos-Kernels): only then are the blocks of block Jacobi and
+   ASM on several processes made gpustream matrices */
+#if defined(GPUSTREAM_HAVE_KOKKOSKERNELS)
+#  define GS_DEVICE_FACTORS 1
+#else
+#  define GS_DEVICE_FACTORS 0
+#endif
+
+/* B, a sequential gpustream matrix made from A's blocks by AIJ's code, takes A's settings (options, vector type) where
+   they differ from those it was made with: its device copy is then made again from its host arrays */
+static PetscErrorCode MatGPUStreamInherit_Private(Mat B, const Mat_GPUStream *from)
+{
+  Mat_GPUStream *gs;
+
+  PetscFunctionBegin;
+  if (!MatGPUStreamHasDeviceData(B)) PetscFunctionReturn(PETSC_SUCCESS);
+  gs = (Mat_GPUStream *)B->spptr;
+  if (memcmp(&gs->opts, &from->opts, sizeof(gs->opts)) || gs->devicempi != from->devicempi) {
+    PetscCall(MatGPUStreamSyncHost_Private(B));
+    PetscCall(GSDeviceMatDestroy(&gs->dA));
+    PetscCall(GSStreamPlanDestroy(&gs->plan));
+    gs->opts      = from->opts;
+    gs->devicempi = from->devicempi;
+  }
+  PetscCall(PetscStrncpy(gs->vectype, from->vectype, sizeof(gs->vectype)));
+  PetscCall(MatGPUStreamSetVecType_Private(B));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MatCreateSubMatrices() (PCASM's subdomains, PCBJACOBI's blocks when a process has several): AIJ's code gives the
+   submatrices the type name of the matrix (one process) or of its diagonal block (several), which therefore wears
+   "gpustream" for the call; the submatrices are sequential gpustream matrices with A's settings, whose factors (ILU,
+   ICC) run on the device (where the plugin has them; else the blocks stay plain SeqAIJ on several processes, as AIJ's
+   code makes them). Reused, AIJ's code writes their host arrays and assembles them, and the device follows: they are
+   brought up to date first (GS_HOST_OP_REUSE above), so that a change on their device is not taken for newer. */
+static PetscErrorCode MatCreateSubMatrices_GPUStream(Mat A, PetscInt n, const IS irow[], const IS icol[], MatReuse scall, Mat *sub[])
+{
+  const struct _MatOps *base;
+  Mat                   Ad = NULL, Ao;
+  const PetscInt       *garray;
+  PetscMPIInt           size;
+  PetscBool             isgs;
+  PetscErrorCode        ierr;
+
+  PetscFunctionBegin;
+  PetscCall(MatGPUStreamSyncHost_Private(A));
+  if (scall == MAT_REUSE_MATRIX)
+    for (PetscInt i = 0; i < n; i++) PetscCall(MatGPUStreamSyncHost_Private((*sub)[i]));
+  PetscCall(MatGPUStreamBaseOps_Private(A, &base));
+  PetscCheck(base->createsubmatrices, PETSC_COMM_SELF, PETSC_ERR_PLIB, "No AIJ operation createsubmatrices behind the gpustream one");
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATGPUSTREAM, &isgs)); /* not while it wears its base name for AIJ's code (MATIS' conversion) */
+  if (size > 1 && MatGPUStreamIsOurs_Private(A) && GS_DEVICE_FACTORS && isgs) {
+    PetscCall(MatGPUStreamGetBlocks_Private(A, &Ad, &Ao, &garray));
+    PetscCall(PetscObjectChangeTypeName((PetscObject)Ad, MATGPUSTREAM));
+  }
+  ierr = (*base->createsubmatrices)(A, n, irow, icol, scall, sub);
+  if (Ad) PetscCall(PetscObjectChangeTypeName((PetscObject)Ad, MATSEQAIJ)); /* also when it failed */
+  PetscCall(ierr);
+  if (scall == MAT_INITIAL_MATRIX && MatGPUStreamIsOurs_Private(A))
+    for (PetscInt i = 0; i < n; i++) PetscCall(MatGPUStreamInherit_Private((*sub)[i], (Mat_GPUStream *)A->spptr));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MatGetDiagonalBlock() on several processes (PCBJACOBI's block, PCASM's subdomain graph): MPIAIJ's diagonal block is
+   a plain SeqAIJ inside the matrix, so the block given is a sequential gpustream matrix of its own, whose factors run on
+   the device. It is made at the first call and at each new nonzero pattern (a duplicate of the block), and its values
+   follow the matrix's at each call that finds these changed: copied on the device where both are resident, else from
+   the host arrays. Values set in it do not reach the matrix. On one process the matrix is its own diagonal block; without
+   device factors MPIAIJ's block is given, as before. */
+static PetscErrorCode MatGetDiagonalBlock_GPUStream(Mat A, Mat *a)
+{
+  Mat_GPUStream   *gs;
+  Mat              Ad, Ao;
+  const PetscInt  *garray;
+  PetscObjectState state[2];
+  PetscMPIInt      size;
+  PetscBool        isgs;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATGPUSTREAM, &isgs));
+  if (size == 1 || !MatGPUStreamIsOurs_Private(A) || !GS_DEVICE_FACTORS || !isgs) {
+    PetscCall(MatHostOp_getdiagonalblock_GPUStream(A, a));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  gs = (Mat_GPUStream *)A->spptr;
+  PetscCall(MatGPUStreamGetBlocks_Private(A, &Ad, &Ao, &garray));
+  PetscCall(PetscObjectStateGet((PetscObject)A, &state[0]));
+  PetscCall(PetscObjectStateGet((PetscObject)Ad, &state[1]));
+  if (gs->diag && gs->diagnz != A->nonzerostate) PetscCall(MatDestroy(&gs->diag));
+  if (!gs->diag) {
+    PetscCall(MatGPUStreamSyncHost_Private(A));
+    PetscCall(MatDuplicate(Ad, MAT_COPY_VALUES, &gs->diag));
+    PetscCall(MatGPUStreamAdopt_Private(gs->diag, gs));
+  } else if (state[0] != gs->diagstate[0] || state[1] != gs->diagstate[1]) {
+    Mat_GPUStream *ds = (Mat_GPUStream *)gs->diag->spptr;
+    /* A's device copy is brought up to date here only where that is local: its values alone */
+    PetscBool ondevice = (PetscBool)(gs->dA && !gs->plan && gs->nzstate == A->nonzerostate);
+
+    if (ondevice) {
+      PetscCall(MatGPUStreamSync_Private(A, PETSC_FALSE));
+      PetscCall(MatGPUStreamSync_Private(gs->diag, PETSC_FALSE));
+      ondevice = (PetscBool)(ds->dA && !ds->plan);
+    }
+    if (ondevice) {
+      PetscCall(GSDeviceMatCopyValues(ds->dA, gs->dA));
+      PetscCall(MatGPUStreamDeviceChanged_Private(gs->diag));
+    } else {
+      const PetscScalar *v;
+      PetscScalar       *w;
+      const PetscInt    *ia, *ja;
+      PetscInt           m;
+      PetscBool          done;
+      PetscCall(MatGPUStreamSyncHost_Private(A));
+      ds->hoststale = PETSC_FALSE; /* all of it is overwritten */
+      PetscCall(MatGPUStreamSyncHost_Private(gs->diag));
+      PetscCall(MatGetRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
+      PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cannot get the CSR of the diagonal block");
+      PetscCall(MatSeqAIJGetArrayRead(Ad, &v));
+      PetscCall(MatSeqAIJGetArrayWrite(gs->diag, &w));
+      PetscCall(PetscArraycpy(w, v, ia[m]));
+      PetscCall(MatSeqAIJRestoreArrayWrite(gs->diag, &w));
+      PetscCall(MatSeqAIJRestoreArrayRead(Ad, &v));
+      PetscCall(MatRestoreRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
+      PetscCall(PetscObjectStateIncrease((PetscObject)gs->diag));
+    }
+  }
+  { /* what is known of the block's symmetry, which a sub-PC's default type reads (ICC where it is symmetric) */
+    PetscErrorCode (*known[4])(Mat, PetscBool *, PetscBool *) = {MatIsSymmetricKnown, MatIsHermitianKnown, MatIsStructurallySymmetricKnown, MatIsSPDKnown};
+    const MatOption option[4]                                 = {MAT_SYMMETRIC, MAT_HERMITIAN, MAT_STRUCTURALLY_SYMMETRIC, MAT_SPD};
+    for (int k = 0; k < 4; k++) {
+      PetscBool set, flg, dset, dflg;
+      PetscCall((*known[k])(Ad, &set, &flg));
+      PetscCall((*known[k])(gs->diag, &dset, &dflg));
+      if (set && (!dset || flg != dflg)) PetscCall(MatSetOption(gs->diag, option[k], flg));
+    }
+  }
+  gs->diagnz       = A->nonzerostate;
+  gs->diagstate[0] = state[0];
+  gs->diagstate[1] = state[1];
+  *a               = gs->diag;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 /* Operations on two matrices, either or both gpustream ones: both synced */
 static PetscErrorCode MatEqual_GPUStream(Mat A, Mat B, PetscBool *flg)
@@ -1607,6 +1837,7 @@ static PetscErrorCode MatShift_GPUStream(Mat A, PetscScalar a)
     if (all) {
       PetscCall(GSDeviceMatShift(dA, a));
       PetscCall(MatGPUStreamDeviceChanged_Private(A));
+      PetscCall(MatViewFromOptions(A, NULL, "-mat_view")); /* AIJ's shift ends in an assembly, which views it so */
       PetscFunctionReturn(PETSC_SUCCESS);
     }
   }
@@ -1734,7 +1965,9 @@ static PetscErrorCode MatZeroEntries_GPUStream(Mat A)
     PetscCall(GSDeviceMatZeroValues(gs->dA));
     if (gs->dB) PetscCall(GSDeviceMatZeroValues(gs->dB));
     PetscCall(MatGPUStreamRecordStates_Private(A));
-    gs->devicemaster = PETSC_TRUE; /* both sides hold the zeros: the state PETSc moves next is no change */
+    /* both sides hold the zeros: the state increase MatZeroEntries() makes next is no change, a later one is (AIJ's
+       code writes a reused submatrix's host arrays directly after zeroing it, then assembles it) */
+    gs->state++;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1755,8 +1988,8 @@ static const GSWrappedOp GSWrappedOps[] = {
     GS_WRAP_HOST(setvalues),
     GS_WRAP_HOST(getrow),
     GS_WRAP_HOST(getvalues),
-    GS_WRAP_HOST(multtranspose),
-    GS_WRAP_HOST(multtransposeadd),
+    GS_WRAP(multtranspose, MatMultTranspose_GPUStream),
+    GS_WRAP(multtransposeadd, MatMultTransposeAdd_GPUStream),
     GS_WRAP_HOST(multhermitiantranspose),
     GS_WRAP_HOST(multhermitiantransposeadd),
     GS_WRAP_HOST(multdiagonalblock),
@@ -1766,12 +1999,13 @@ static const GSWrappedOp GSWrappedOps[] = {
     GS_WRAP_HOST(norm),
     GS_WRAP_HOST(zerorows),
     GS_WRAP_HOST(zerorowscolumns),
-    GS_WRAP_HOST(createsubmatrices),
+    GS_WRAP(createsubmatrices, MatCreateSubMatrices_GPUStream),
     GS_WRAP_HOST(createsubmatricesmpi),
     GS_WRAP_HOST(createsubmatrix),
-    GS_WRAP_HOST(getdiagonalblock),
+    GS_WRAP(getdiagonalblock, MatGetDiagonalBlock_GPUStream),
     GS_WRAP_HOST(diagonalset),
-    GS_WRAP_HOST(permute),
+    GS_WRAP(permute, MatPermute_GPUStream),
+    GS_WRAP(increaseoverlap, MatIncreaseOverlap_GPUStream),
     GS_WRAP_HOST(getrowmax),
     GS_WRAP_HOST(getrowmaxabs),
     GS_WRAP_HOST(getrowmin),
@@ -1800,6 +2034,7 @@ static const GSWrappedOp GSWrappedOps[] = {
 #if defined(GPUSTREAM_PETSC_MATOPS_GETROWSUMABS)
     GS_WRAP_HOST(getrowsumabs),
 #endif
+    GS_WRAP(getrowij, MatGetRowIJ_GPUStream),
     GS_WRAP(equal, MatEqual_GPUStream),
     GS_WRAP(copy, MatCopy_GPUStream),
     GS_WRAP(assemblybegin, MatAssemblyBegin_GPUStream),
@@ -1938,6 +2173,7 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   gs->productsetfromoptions = A->ops->productsetfromoptions;
   gs->transpose             = A->ops->transpose;
   gs->transposesymbolic     = A->ops->transposesymbolic;
+  gs->convert               = A->ops->convert;
   gs->base                  = *A->ops;
   {
     PetscMPIInt size;
@@ -1960,12 +2196,12 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   A->ops->productsetfromoptions = MatProductSetFromOptions_GPUStream_AIJ;
   if (gs->transpose) A->ops->transpose = MatTranspose_GPUStream;
   if (gs->transposesymbolic) A->ops->transposesymbolic = MatTransposeSymbolic_GPUStream;
+  A->ops->convert = MatConvert_GPUStream_Any;
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamProductAIJ[i], MatProductSetFromOptions_GPUStream_AIJ));
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamConverters[i], i < 2 ? MatConvert_GPUStream_AIJ : MatConvert_AIJ_GPUStream));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_seqdense_C", MatProductSetFromOptions_GPUStream_Dense));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_mpidense_C", MatProductSetFromOptions_GPUStream_Dense));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_anytype_C", MatProductSetFromOptions_GPUStream_Any));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_gpustream_is_C", MatConvert_GPUStream_IS));
   PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatSetPreallocationCOO_C", &gs->setpreallocationcoo));
   PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatSetValuesCOO_C", &gs->setvaluescoo));
   if (gs->setpreallocationcoo && gs->setvaluescoo) {
@@ -2068,20 +2304,22 @@ static PetscErrorCode MatConvert_GPUStream_AIJ(Mat A, MatType type, MatReuse reu
    streamed matrix they call `MatMult()` instead.
 
    Preconditioners: `PCJACOBI` and `PCPBJACOBI` are fused into the plugin's solvers; every other PC works on the host
-   AIJ arrays, exactly as on `MATAIJ`, and those solvers apply it on the host. `PCLU`, `PCILU`, `PCCHOLESKY` and
-   `PCICC` (`MATSOLVERPETSC`, the default; one process) build `MATSEQAIJ`'s own host factor; with no `-pc_type` the
-   default is therefore `PCILU` on one process, as for `MATAIJ` (`PCBJACOBI` with ILU on several). On several
+   AIJ arrays, exactly as on `MATAIJ`, and those solvers apply it on the host. `PCLU`, `PCILU`, `PCCHOLESKY`,
+   `PCICC` and `PCQR` take every solver package PETSc registered for `MATSEQAIJ` or `MATMPIAIJ`
+   (`-pc_factor_mat_solver_type mumps`, superlu, superlu_dist, umfpack, klu, cholmod, spqr, bas ...), whose factor is
+   made from the host arrays while the matrix wears its base type name (src/mat/gpustream/aijreaders.c); with no
+   `-pc_type` the default is `PCILU` on one process, as for `MATAIJ` (`PCBJACOBI` with ILU on several). On several
    processes `PCBJACOBI` and `PCASM` factor their blocks, plain `MATSEQAIJ` matrices. `PCGAMG` builds its graph and
    Galerkin products with AIJ's code: `MatCreateGraph()` and products with AIJ matrices (`MatMatMult()`, `MatPtAP()`)
    run while the matrix wears its base type name ("seqaij" or "mpiaij", which those implementations check), so the
    coarse operators are plain AIJ and the preconditioner is the one an AIJ operator gets (tests/kspgpustream.c
    checks PCApply() against AIJ's); the finest level's smoother multiplies on the device. So do products with any
    other partner AIJ's product code takes (MAIJ: `PCMG`'s Galerkin coarse operators on a `DMDA` with several unknowns
-   per node), `MatConvert()` to `MATIS` (AIJ's converter; local matrices plain `MATSEQAIJ`) and `MatTranspose()`,
+   per node), `MatConvert()` to `MATIS` (AIJ's converter; local matrices plain `MATSEQAIJ`), `MatPermute()` and `MatTranspose()`,
    `MatHermitianTranspose()` and `MatTransposeSymbolic()`, whose result is made a gpustream matrix with the
-   options of the original (tests/mataij.c compares them with AIJ's). Other solver packages
-   (`-pc_factor_mat_solver_type mumps` ...) are not registered for this type: `MatConvert()` the matrix to `MATAIJ`
-   for them.
+   options of the original (tests/mataij.c compares them with AIJ's). `PCML`, classical `PCGAMG`, the coarsenings and
+   the colorings that read AIJ's data run with the matrix wearing its base name, and `MatConvert()` to any other type
+   takes AIJ's converter (tests/aijcode.c).
 
    The number of subdivisions, unless given, minimizes a model of one product: the copy rate (pinned host to device,
    measured once per process) and the SpMV rate (taken as the measured device copy rate, half of it counted as

@@ -1,0 +1,400 @@
+/* The device ILU(0) and ICC(0) factors of MATSOLVERGPUSTREAM (factor.c): Kokkos-Kernels' level-scheduled incomplete
+   factorization (spiluk) and triangular solves (sptrsv) on the default execution space. Compiled where the build found
+   Kokkos-Kernels (GPUSTREAM_HAVE_KOKKOSKERNELS); without it the plugin factors on the host as PETSc does. */
+#include "kokkosimpl.hpp"
+
+#if defined(GPUSTREAM_HAVE_KOKKOSKERNELS)
+#  include <vector>
+#  include <KokkosKernels_Handle.hpp>
+#  include <KokkosSparse_spiluk.hpp>
+#  include <KokkosSparse_sptrsv.hpp>
+
+/* Kokkos-Kernels 4.6 moved spiluk and sptrsv out of the Experimental namespace (3.x does not define its version) */
+#  if defined(KOKKOSKERNELS_VERSION) && KOKKOSKERNELS_VERSION >= 40600
+using KokkosSparse::spiluk_numeric;
+using KokkosSparse::spiluk_symbolic;
+using KokkosSparse::sptrsv_solve;
+using KokkosSparse::sptrsv_symbolic;
+#  else
+using KokkosSparse::Experimental::spiluk_numeric;
+using KokkosSparse::Experimental::spiluk_symbolic;
+using KokkosSparse::Experimental::sptrsv_solve;
+using KokkosSparse::Experimental::sptrsv_symbolic;
+#  endif
+using KokkosSparse::Experimental::SPILUKAlgorithm;
+using KokkosSparse::Experimental::SPTRSVAlgorithm;
+
+using namespace gpustream;
+
+using KKHandle = KokkosKernels::Experimental::KokkosKernelsHandle<PetscInt, PetscInt, PetscScalar, Exec, Mem, Mem>;
+
+/* spiluk writes this where a pivot came out exactly zero, and goes on */
+constexpr double SpilukZeroPivot = 1e6;
+
+/* A triangular factor in CSR with its solve handle; T: its transpose, made at the first transposed solve, whose
+   values come from the factor's through map */
+struct TriCSR {
+  DView<PetscInt>    row, col, map;
+  DView<PetscScalar> val;
+  KKHandle           kh;
+};
+
+struct _n_GSTriFactor {
+  PetscInt                     n = 0, nnz = 0; /* rows, and entries of the matrix factored */
+  bool                         symmetric = false;
+  DView<PetscInt>              arow, acol; /* the pattern factored: A's, or (ICC) the symmetric one of A's upper triangle */
+  DView<PetscInt>              amap;       /* ICC: the entry of A each entry of the pattern takes its value from */
+  DView<PetscScalar>           aval;       /* the values factored where they are not A's device array itself */
+  DView<PetscScalar>           ahost;      /* A's values from the host, staged */
+  PetscCount                   annz = 0;   /* A's entries */
+  TriCSR                       L, U, Lt, Ut;
+  KKHandle                     kh;
+  bool                         transposed = false, tcurrent = false, dcurrent = false; /* dcurrent: the pivots were checked for the halves */
+  DView<PetscScalar>           y, b, x;                                                /* between the two solves; the staging of host vectors */
+  Kokkos::View<PetscInt, Mem>  badrow;
+  Kokkos::View<PetscReal, Mem> badpivot;
+  PetscLogDouble               work = 0;
+};
+
+/* Where a KK call's arguments want lvalues of the exact view types */
+static DView<PetscScalar> Wrap(const PetscScalar *a, size_t n)
+{
+  return DView<PetscScalar>(const_cast<PetscScalar *>(a), n);
+}
+
+/* The transpose of the n x n CSR (row, col) on the host: its CSR (columns ascending) and, for each of its entries, the
+   entry of the original it is */
+static void Transpose(PetscInt n, const std::vector<PetscInt> &row, const std::vector<PetscInt> &col, std::vector<PetscInt> &trow, std::vector<PetscInt> &tcol, std::vector<PetscInt> &tmap)
+{
+  std::vector<PetscInt> next(n + 1, 0);
+  trow.assign(n + 1, 0);
+  tcol.resize(col.size());
+  tmap.resize(col.size());
+  for (PetscInt k = 0; k < row[n]; k++) trow[col[k] + 1]++;
+  for (PetscInt i = 0; i < n; i++) trow[i + 1] += trow[i];
+  std::copy(trow.begin(), trow.end(), next.begin());
+  for (PetscInt i = 0; i < n; i++)
+    for (PetscInt k = row[i]; k < row[i + 1]; k++) {
+      const PetscInt p = next[col[k]]++;
+      tcol[p]          = i;
+      tmap[p]          = k;
+    }
+}
+
+template <class T> static void Upload(DView<T> &d, const char *label, const std::vector<T> &h)
+{
+  d = DView<T>(Kokkos::ViewAllocateWithoutInitializing(label), h.size());
+  SyncCopy(d, HostUnmanaged<const T>(h.data(), h.size()));
+}
+
+PetscErrorCode GSTriFactorCreate(PetscInt n, const PetscInt ia[], const PetscInt ja[], PetscBool symmetric, GSTriFactor *out)
+{
+  std::unique_ptr<_n_GSTriFactor> F;
+  std::vector<PetscInt>           row, col, map;
+  PetscInt                        nnzL = n, nnzU = 0;
+
+  PetscFunctionBegin;
+  *out = NULL;
+  PetscCall(PetscGPUStreamKokkosInitialize());
+  PetscCallCXX(F.reset(new _n_GSTriFactor));
+  F->n         = n;
+  F->symmetric = symmetric ? true : false;
+  F->annz      = ia[n];
+  PetscCallCXX({
+    if (!symmetric) {
+      row.assign(ia, ia + n + 1);
+      col.assign(ja, ja + ia[n]);
+    } else { /* S(i, j) = S(j, i) = A(i, j) for j >= i: row i is the transposed upper part (columns < i), then its own */
+      std::vector<PetscInt> up(n + 1, 0), urow, ucol, umap, trow, tcol, tmap;
+      for (PetscInt i = 0; i < n; i++)
+        for (PetscInt k = ia[i]; k < ia[i + 1]; k++)
+          if (ja[k] >= i) urow.push_back(i), ucol.push_back(ja[k]), umap.push_back(k);
+      std::vector<PetscInt> uptr(n + 1, 0); /* the upper part's CSR, strictly upper in (tcol, ...) after transposing */
+      for (size_t e = 0; e < urow.size(); e++) uptr[urow[e] + 1]++;
+      for (PetscInt i = 0; i < n; i++) uptr[i + 1] += uptr[i];
+      Transpose(n, uptr, ucol, trow, tcol, tmap);
+      row.assign(n + 1, 0);
+      for (PetscInt i = 0; i < n; i++) {
+        for (PetscInt k = trow[i]; k < trow[i + 1]; k++)
+          if (tcol[k] < i) col.push_back(tcol[k]), map.push_back(umap[tmap[k]]);
+        for (PetscInt k = uptr[i]; k < uptr[i + 1]; k++) col.push_back(ucol[k]), map.push_back(umap[k]);
+        row[i + 1] = (PetscInt)col.size();
+      }
+    }
+    for (PetscInt i = 0; i < n; i++)
+      for (PetscInt k = row[i]; k < row[i + 1]; k++) {
+        if (col[k] < i)
+          nnzL++;
+        else
+          nnzU++;
+      }
+  });
+  F->nnz = row[n];
+  GSCallKokkos({
+    Upload(F->arow, "GPUStream::factor_arow", row);
+    Upload(F->acol, "GPUStream::factor_acol", col);
+    if (symmetric) {
+      Upload(F->amap, "GPUStream::factor_amap", map);
+      F->aval = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::factor_aval"), F->nnz);
+    }
+    F->y        = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::factor_y"), n);
+    F->badrow   = Kokkos::View<PetscInt, Mem>("GPUStream::factor_badrow");
+    F->badpivot = Kokkos::View<PetscReal, Mem>("GPUStream::factor_badpivot");
+    if (n > 0) {
+      F->kh.create_spiluk_handle(SPILUKAlgorithm::SEQLVLSCHD_TP1, n, nnzL, nnzU);
+      F->L.row = DView<PetscInt>("GPUStream::factor_lrow", n + 1);
+      F->L.col = DView<PetscInt>("GPUStream::factor_lcol", nnzL);
+      F->U.row = DView<PetscInt>("GPUStream::factor_urow", n + 1);
+      F->U.col = DView<PetscInt>("GPUStream::factor_ucol", nnzU);
+      spiluk_symbolic(&F->kh, 0, F->arow, F->acol, F->L.row, F->L.col, F->U.row, F->U.col);
+      Fence();
+      if ((PetscInt)F->kh.get_spiluk_handle()->get_nnzL() != nnzL || (PetscInt)F->kh.get_spiluk_handle()->get_nnzU() != nnzU) throw std::runtime_error("spiluk_symbolic: the level-0 factors have other sizes than the pattern's");
+      F->L.val = DView<PetscScalar>("GPUStream::factor_lval", nnzL);
+      F->U.val = DView<PetscScalar>("GPUStream::factor_uval", nnzU);
+      F->L.kh.create_sptrsv_handle(SPTRSVAlgorithm::SEQLVLSCHD_TP1, n, true);
+      F->U.kh.create_sptrsv_handle(SPTRSVAlgorithm::SEQLVLSCHD_TP1, n, false);
+      sptrsv_symbolic(&F->L.kh, F->L.row, F->L.col);
+      sptrsv_symbolic(&F->U.kh, F->U.row, F->U.col);
+      Fence();
+#  if !defined(KOKKOSKERNELS_VERSION) || KOKKOSKERNELS_VERSION < 40000
+      /* Kokkos-Kernels 3 allocates a row-position table of n integers for every row of the widest level at each
+         numeric factorization (later versions cut the levels into chunks that fit) */
+      F->work = (PetscLogDouble)F->kh.get_spiluk_handle()->get_level_maxrows() * (PetscLogDouble)n * sizeof(PetscInt);
+#  endif
+    }
+  });
+  if (OnDevice()) PetscCall(PetscLogCpuToGpu((PetscLogDouble)((row.size() + col.size() + map.size()) * sizeof(PetscInt))));
+  *out = F.release();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSTriFactorDestroy(GSTriFactor *F)
+{
+  PetscFunctionBegin;
+  if (*F) GSCallKokkos(delete *F);
+  *F = NULL;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSTriFactorGetInfo(GSTriFactor F, PetscCount *nnzL, PetscCount *nnzU, PetscInt *levels, PetscLogDouble *bytes, PetscLogDouble *work)
+{
+  PetscFunctionBegin;
+  if (nnzL) *nnzL = (PetscCount)F->L.col.extent(0);
+  if (nnzU) *nnzU = (PetscCount)F->U.col.extent(0);
+  if (levels) *levels = F->n > 0 ? (PetscInt)F->kh.get_spiluk_handle()->get_num_levels() : 0;
+  if (bytes) {
+    const TriCSR  *t[4] = {&F->L, &F->U, &F->Lt, &F->Ut};
+    PetscLogDouble b    = (F->arow.extent(0) + F->acol.extent(0) + F->amap.extent(0)) * sizeof(PetscInt) + (F->aval.extent(0) + F->ahost.extent(0) + F->y.extent(0) + F->b.extent(0) + F->x.extent(0)) * sizeof(PetscScalar);
+    for (const TriCSR *c : t) b += (c->row.extent(0) + c->col.extent(0) + c->map.extent(0)) * sizeof(PetscInt) + c->val.extent(0) * sizeof(PetscScalar);
+    *bytes = b;
+  }
+  if (work) *work = F->work;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The pivot of row i as spiluk formed it, before it put SpilukZeroPivot in place of a zero: a(i, i) less the products
+   of the row's multipliers with the column i entries of the rows above, in the order of the elimination */
+struct RecomputePivot {
+  DView<PetscInt>    arow, acol, lrow, lcol, urow, ucol;
+  DView<PetscScalar> a, lval, uval;
+
+  KOKKOS_INLINE_FUNCTION PetscScalar operator()(const PetscInt i) const
+  {
+    PetscScalar p = 0;
+    for (PetscInt k = arow(i); k < arow(i + 1); k++)
+      if (acol(k) == i) p = a(k);
+    for (PetscInt k = lrow(i); k < lrow(i + 1) - 1; k++) { /* the unit diagonal is last */
+      const PetscInt r = lcol(k);
+      for (PetscInt q = urow(r); q < urow(r + 1); q++)
+        if (ucol(q) == i) p -= lval(k) * uval(q);
+    }
+    return p;
+  }
+};
+
+PetscErrorCode GSTriFactorNumeric(GSTriFactor F, const PetscScalar a[], PetscBool device, GSPivotTest test, PetscReal zeropivot, PetscInt *badrow, PetscReal *badpivot)
+{
+  DView<PetscScalar> src, vals;
+  const PetscInt     n = F->n;
+
+  PetscFunctionBegin;
+  *badrow     = -1;
+  *badpivot   = 0;
+  F->tcurrent = false;
+  F->dcurrent = false;
+  if (n == 0) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!device && OnDevice()) { /* host values (a streamed matrix): one copy */
+    if (F->ahost.extent(0) != (size_t)F->annz) GSCallKokkos(F->ahost = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::factor_ahost"), F->annz));
+    PetscCall(HostToDevice(F->ahost.data(), a, F->annz));
+    PetscCall(PetscLogCpuToGpu((PetscLogDouble)F->annz * sizeof(PetscScalar)));
+    src = F->ahost;
+  } else
+    src = Wrap(a, F->annz);
+  GSCallKokkos({
+    if (F->symmetric) {
+      const DView<PetscScalar> s = src, v = F->aval;
+      const DView<PetscInt>    map = F->amap;
+      Kokkos::parallel_for(
+          "GPUStream::FactorGather", RangePol(0, F->nnz), KOKKOS_LAMBDA(const PetscInt k) { v(k) = s(map(k)); });
+      vals = F->aval;
+    } else
+      vals = src;
+    spiluk_numeric(&F->kh, 0, F->arow, F->acol, vals, F->L.row, F->L.col, F->L.val, F->U.row, F->U.col, F->U.val);
+    {
+      /* the first row whose pivot fails the test: the row where PETSc's factorization meets a zero pivot or, with a
+         shift, shifts */
+      const RecomputePivot               rp{F->arow, F->acol, F->L.row, F->L.col, F->U.row, F->U.col, vals, F->L.val, F->U.val};
+      const bool                         withL = !F->symmetric; /* PETSc's LU sums the multipliers into the row's size, its Cholesky does not */
+      const DView<PetscInt>              lrow = F->L.row, urow = F->U.row;
+      const DView<PetscScalar>           lval = F->L.val, uval = F->U.val;
+      const Kokkos::View<PetscInt, Mem>  bad = F->badrow;
+      const Kokkos::View<PetscReal, Mem> piv = F->badpivot;
+      Kokkos::parallel_reduce(
+          "GPUStream::FactorPivots", RangePol(0, n),
+          KOKKOS_LAMBDA(const PetscInt i, PetscInt &first) {
+            PetscScalar p  = uval(urow(i));
+            PetscReal   rs = 0, tol = zeropivot;
+            if (p == PetscScalar(SpilukZeroPivot)) p = rp(i);
+            if (test != GS_PIVOT_ABS) {
+              if (withL)
+                for (PetscInt k = lrow(i); k < lrow(i + 1) - 1; k++) rs += PetscAbsScalar(lval(k));
+              for (PetscInt k = urow(i) + 1; k < urow(i + 1); k++) rs += PetscAbsScalar(uval(k));
+              tol *= rs;
+            }
+            const bool isnan = !(PetscRealPart(p) == PetscRealPart(p)) || !(PetscImaginaryPart(p) == PetscImaginaryPart(p));
+            const bool fails = !isnan && (test == GS_PIVOT_REAL_ROWSUM ? PetscRealPart(p) <= tol : PetscAbsScalar(p) <= tol);
+            if (fails && i < first) first = i;
+          },
+          Kokkos::Min<PetscInt, Mem>(bad));
+      Kokkos::parallel_for(
+          "GPUStream::FactorBadPivot", RangePol(0, 1), KOKKOS_LAMBDA(const PetscInt) {
+            const PetscInt i = bad();
+            if (i >= 0 && i < n) {
+              PetscScalar p = uval(urow(i));
+              if (p == PetscScalar(SpilukZeroPivot)) p = rp(i);
+              piv() = PetscAbsScalar(p);
+            }
+          });
+      PetscInt  r;
+      PetscReal v;
+      SyncCopy(Kokkos::View<PetscInt, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(&r), bad);
+      SyncCopy(Kokkos::View<PetscReal, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(&v), piv);
+      if (r >= 0 && r < n) {
+        *badrow   = r;
+        *badpivot = v;
+      }
+    }
+  });
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* L^T and U^T (as CSR, their values gathered from L's and U's) for transposed solves: U^T is lower triangular, L^T
+   upper, each with its diagonal where sptrsv looks for it (last, first) */
+static PetscErrorCode MakeTransposes(GSTriFactor F)
+{
+  const PetscInt n = F->n;
+
+  PetscFunctionBegin;
+  if (!F->transposed) {
+    GSCallKokkos({
+      const TriCSR *f[2] = {&F->L, &F->U};
+      TriCSR       *t[2] = {&F->Lt, &F->Ut};
+      for (int k = 0; k < 2; k++) {
+        std::vector<PetscInt> row(n + 1), col(f[k]->col.extent(0)), trow, tcol, tmap;
+        SyncCopy(HostUnmanaged<PetscInt>(row.data(), row.size()), f[k]->row);
+        SyncCopy(HostUnmanaged<PetscInt>(col.data(), col.size()), f[k]->col);
+        Transpose(n, row, col, trow, tcol, tmap);
+        Upload(t[k]->row, "GPUStream::factor_trow", trow);
+        Upload(t[k]->col, "GPUStream::factor_tcol", tcol);
+        Upload(t[k]->map, "GPUStream::factor_tmap", tmap);
+        t[k]->val = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::factor_tval"), tcol.size());
+        t[k]->kh.create_sptrsv_handle(SPTRSVAlgorithm::SEQLVLSCHD_TP1, n, k == 1);
+        sptrsv_symbolic(&t[k]->kh, t[k]->row, t[k]->col);
+      }
+      Fence();
+    });
+    F->transposed = true;
+  }
+  if (!F->tcurrent) {
+    GSCallKokkos({
+      const TriCSR *f[2] = {&F->L, &F->U};
+      TriCSR       *t[2] = {&F->Lt, &F->Ut};
+      for (int k = 0; k < 2; k++) {
+        const DView<PetscScalar> v = t[k]->val, s = f[k]->val;
+        const DView<PetscInt>    map = t[k]->map;
+        Kokkos::parallel_for(
+            "GPUStream::FactorTranspose", RangePol(0, (PetscInt)v.extent(0)), KOKKOS_LAMBDA(const PetscInt e) { v(e) = s(map(e)); });
+      }
+    });
+    F->tcurrent = true;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSTriFactorSolve(GSTriFactor F, GSTriSolve mode, const PetscScalar b[], PetscScalar x[], PetscBool device)
+{
+  const PetscInt     n     = F->n;
+  const bool         stage = !device && OnDevice();
+  const bool         half  = mode == GS_TRI_FORWARD || mode == GS_TRI_BACKWARD;
+  DView<PetscScalar> B, X;
+
+  PetscFunctionBegin;
+  if (n == 0) PetscFunctionReturn(PETSC_SUCCESS);
+  if ((mode == GS_TRI_TRANSPOSE && !F->symmetric) || mode == GS_TRI_BACKWARD) PetscCall(MakeTransposes(F));
+  if (half && !F->dcurrent) { /* the halves scale by D^(-1/2): PETSc's refuse a negative pivot */
+    const DView<PetscInt>    urow = F->U.row;
+    const DView<PetscScalar> uval = F->U.val;
+    PetscReal                dmin = 0;
+    GSCallKokkos({
+      Kokkos::View<PetscReal, Mem> r = F->badpivot;
+      Kokkos::parallel_reduce(
+          "GPUStream::FactorMinPivot", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt i, PetscReal &m) { m = PetscMin(m, PetscRealPart(uval(urow(i)))); }, Kokkos::Min<PetscReal, Mem>(r));
+      SyncCopy(Kokkos::View<PetscReal, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(&dmin), r);
+    });
+    PetscCheck(dmin > 0, PETSC_COMM_SELF, PETSC_ERR_SUP, "The halves of the device ICC(0) need positive pivots; the least is %g", (double)dmin);
+    F->dcurrent = true;
+  }
+  if (stage) {
+    GSCallKokkos({
+      if (F->b.extent(0) != (size_t)n) F->b = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::factor_b"), n);
+      if (F->x.extent(0) != (size_t)n) F->x = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::factor_x"), n);
+    });
+    PetscCall(HostToDevice(F->b.data(), b, n));
+    B = F->b;
+    X = F->x;
+  } else {
+    B = Wrap(b, n);
+    X = Wrap(x, n);
+  }
+  {
+    const bool               t     = mode == GS_TRI_TRANSPOSE && !F->symmetric;
+    TriCSR                  &first = t ? F->Ut : F->L, &second = t ? F->Lt : F->U;
+    const DView<PetscInt>    urow = F->U.row;
+    const DView<PetscScalar> uval = F->U.val, y = F->y, in = B, out = X;
+    GSCallKokkos({
+      switch (mode) {
+      case GS_TRI_FORWARD: /* x = D^(-1/2) L^-1 b */
+        sptrsv_solve(&F->L.kh, F->L.row, F->L.col, F->L.val, B, F->y);
+        Kokkos::parallel_for(
+            "GPUStream::FactorScale", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt i) { out(i) = y(i) / PetscSqrtReal(PetscRealPart(uval(urow(i)))); });
+        break;
+      case GS_TRI_BACKWARD: /* x = L^-T D^(-1/2) b */
+        Kokkos::parallel_for(
+            "GPUStream::FactorScale", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt i) { y(i) = in(i) / PetscSqrtReal(PetscRealPart(uval(urow(i)))); });
+        sptrsv_solve(&F->Lt.kh, F->Lt.row, F->Lt.col, F->Lt.val, F->y, X);
+        break;
+      default:
+        sptrsv_solve(&first.kh, first.row, first.col, first.val, B, F->y);
+        sptrsv_solve(&second.kh, second.row, second.col, second.val, F->y, X);
+      }
+    });
+  }
+  if (stage) {
+    PetscCall(DeviceToHost(x, F->x.data(), n));
+    PetscCall(PetscLogCpuToGpu((PetscLogDouble)n * sizeof(PetscScalar)));
+    PetscCall(PetscLogGpuToCpu((PetscLogDouble)n * sizeof(PetscScalar)));
+  }
+  PetscCall(PetscLogGpuFlops(half ? 2.0 * (PetscLogDouble)F->L.col.extent(0) - n : 2.0 * (PetscLogDouble)(F->L.col.extent(0) + F->U.col.extent(0)) - 3.0 * n));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif

@@ -1,0 +1,218 @@
+/* The device ILU(0) and ICC(0) factors (GSTriFactor) against a serial twin, and their pivot checks */
+#include "unit.hpp"
+
+namespace unit
+{
+#if defined(GPUSTREAM_HAVE_KOKKOSKERNELS)
+/* Level-0 incomplete LU in place on a CSR whose rows are sorted and hold their diagonal (the serial twin of spiluk):
+   row i eliminates with the rows k < i of its pattern in order, dropping what falls outside it */
+void ILU0Ref(const CSRHost &A, std::vector<PetscScalar> &lu, std::vector<PetscInt> &diag)
+{
+  const PetscInt        n = A.m;
+  std::vector<PetscInt> pos(n, -1);
+  lu = A.a;
+  diag.assign(n, -1);
+  for (PetscInt i = 0; i < n; i++) {
+    for (PetscInt k = A.ia[i]; k < A.ia[i + 1]; k++) {
+      pos[A.ja[k]] = k;
+      if (A.ja[k] == i) diag[i] = k;
+    }
+    for (PetscInt k = A.ia[i]; k < A.ia[i + 1] && A.ja[k] < i; k++) {
+      const PetscInt r = A.ja[k];
+      lu[k] /= lu[diag[r]];
+      for (PetscInt q = diag[r] + 1; q < A.ia[r + 1]; q++)
+        if (pos[A.ja[q]] >= 0) lu[pos[A.ja[q]]] -= lu[k] * lu[q];
+    }
+    for (PetscInt k = A.ia[i]; k < A.ia[i + 1]; k++) pos[A.ja[k]] = -1;
+  }
+}
+
+/* x = (L U)^-1 b, or (L U)^-T b, from ILU0Ref()'s factors (L's unit diagonal implied) */
+std::vector<PetscScalar> LUSolveRef(const CSRHost &A, const std::vector<PetscScalar> &lu, const std::vector<PetscInt> &diag, const std::vector<PetscScalar> &b, bool transpose)
+{
+  const PetscInt           n = A.m;
+  std::vector<PetscScalar> y(b), x(n);
+  if (!transpose) {
+    for (PetscInt i = 0; i < n; i++)
+      for (PetscInt k = A.ia[i]; k < diag[i]; k++) y[i] -= lu[k] * y[A.ja[k]];
+    for (PetscInt i = n - 1; i >= 0; i--) {
+      PetscScalar s = y[i];
+      for (PetscInt k = diag[i] + 1; k < A.ia[i + 1]; k++) s -= lu[k] * x[A.ja[k]];
+      x[i] = s / lu[diag[i]];
+    }
+  } else { /* U^T y = b by columns of U^T (rows of U), then L^T x = y */
+    for (PetscInt i = 0; i < n; i++) {
+      y[i] /= lu[diag[i]];
+      for (PetscInt k = diag[i] + 1; k < A.ia[i + 1]; k++) y[A.ja[k]] -= lu[k] * y[i];
+    }
+    x = y;
+    for (PetscInt i = n - 1; i >= 0; i--)
+      for (PetscInt k = A.ia[i]; k < diag[i]; k++) x[A.ja[k]] -= lu[k] * x[i];
+  }
+  return x;
+}
+
+/* A random n x n CSR with its diagonal, diagonally dominant (symmetric: the upper triangle mirrored) */
+CSRHost RandomFactorable(PetscInt n, PetscInt maxlen, bool symmetric)
+{
+  CSRHost                                                    R = RandomCSR(n, n, maxlen), A{n, n, {0}, {}, {}};
+  std::vector<PetscScalar>                                   rowsum(n, 0);
+  std::vector<std::vector<std::pair<PetscInt, PetscScalar>>> rows(n);
+  for (PetscInt i = 0; i < n; i++)
+    for (PetscInt k = R.ia[i]; k < R.ia[i + 1]; k++) {
+      const PetscInt j = R.ja[k];
+      if (j == i || (symmetric && j < i)) continue;
+      rows[i].push_back({j, R.a[k]});
+      if (symmetric) rows[j].push_back({i, R.a[k]});
+    }
+  for (PetscInt i = 0; i < n; i++) {
+    std::sort(rows[i].begin(), rows[i].end());
+    rows[i].erase(std::unique(rows[i].begin(), rows[i].end(), [](const auto &p, const auto &q) { return p.first == q.first; }), rows[i].end());
+    PetscScalar s = 1.5;
+    for (const auto &e : rows[i]) s += std::abs(e.second);
+    rows[i].push_back({i, s});
+    std::sort(rows[i].begin(), rows[i].end());
+    for (const auto &e : rows[i]) A.ja.push_back(e.first), A.a.push_back(e.second);
+    A.ia.push_back((PetscInt)A.ja.size());
+  }
+  return A;
+}
+
+/* The matrix the ICC(0) factor factors: the upper triangle mirrored (symmetric already for RandomFactorable(true)) */
+PetscErrorCode FactorSolve(const CSRHost &A, bool symmetric, bool device, GSTriSolve mode, const std::vector<PetscScalar> &b, std::vector<PetscScalar> &x, PetscInt *bad)
+{
+  GSTriFactor F = nullptr;
+  PetscReal   pivot;
+
+  PetscFunctionBegin;
+  x.assign(A.m, 0);
+  PetscCall(GSTriFactorCreate(A.m, A.ia.data(), A.ja.data(), symmetric ? PETSC_TRUE : PETSC_FALSE, &F));
+  if (device) { /* the values in the execution space's memory, as a resident matrix's */
+    gpustream::DView<PetscScalar> a("unit::factor_a", A.a.size());
+    GSCallKokkos(gpustream::SyncCopy(a, gpustream::HostUnmanaged<const PetscScalar>(A.a.data(), A.a.size())));
+    PetscCall(GSTriFactorNumeric(F, a.data(), PETSC_TRUE, GS_PIVOT_ABS, 1e-14, bad, &pivot));
+  } else
+    PetscCall(GSTriFactorNumeric(F, A.a.data(), PETSC_FALSE, GS_PIVOT_ABS, 1e-14, bad, &pivot));
+  PetscCall(GSTriFactorSolve(F, mode, b.data(), x.data(), PETSC_FALSE));
+  PetscCall(GSTriFactorDestroy(&F));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The symmetric matrix A's upper triangle defines (its lower triangle mirrored from the upper one) */
+CSRHost UpperSymmetric(const CSRHost &A)
+{
+  const PetscInt                                             n = A.m;
+  std::vector<std::vector<std::pair<PetscInt, PetscScalar>>> rows(n);
+  CSRHost                                                    S{n, n, {0}, {}, {}};
+  for (PetscInt i = 0; i < n; i++)
+    for (PetscInt k = A.ia[i]; k < A.ia[i + 1]; k++)
+      if (A.ja[k] >= i) {
+        rows[i].push_back({A.ja[k], A.a[k]});
+        if (A.ja[k] > i) rows[A.ja[k]].push_back({i, A.a[k]});
+      }
+  for (PetscInt i = 0; i < n; i++) {
+    std::sort(rows[i].begin(), rows[i].end());
+    for (const auto &e : rows[i]) S.ja.push_back(e.first), S.a.push_back(e.second);
+    S.ia.push_back((PetscInt)S.ja.size());
+  }
+  return S;
+}
+
+/* The device ILU(0) and ICC(0) (Kokkos-Kernels' spiluk and sptrsv, with the plugin's gathers, transposes and pivot
+   checks) against the serial twin on random diagonally dominant matrices: solves, transposed solves, values from the
+   host and from the device; ICC(0) of a matrix that is not symmetric factors the one its upper triangle defines */
+void TestTriFactor()
+{
+  for (PetscInt n : sizes) {
+    if (n > 10007) continue;
+    for (int sym = 0; sym < 2; sym++) {
+      const CSRHost            A = RandomFactorable(n, 7, sym);
+      std::vector<PetscScalar> lu, x;
+      std::vector<PetscInt>    diag;
+      const auto               b = Random(n);
+      ILU0Ref(A, lu, diag);
+      for (int t = 0; t < 2; t++) {
+        const auto ref = LUSolveRef(A, lu, diag, b, t);
+        for (int dev = 0; dev < 2; dev++) {
+          PetscInt bad = -2;
+          Check(!FactorSolve(A, sym, dev, t ? GS_TRI_TRANSPOSE : GS_TRI_SOLVE, b, x, &bad) && bad == -1 && RelDiff(x, ref) < 1e-12,
+                std::string(sym ? "ICC(0)" : "ILU(0)") + (t ? " transposed" : "") + " solve, values on the " + (dev ? "device" : "host") + ", n=" + std::to_string(n));
+        }
+      }
+      if (sym) { /* the halves of ICC's symmetric application: D^(-1/2) L^-1 b and L^-T D^(-1/2) b */
+        std::vector<PetscScalar> fwd(b), bwd(b);
+        for (PetscInt i = 0; i < n; i++) {
+          for (PetscInt k = A.ia[i]; k < diag[i]; k++) fwd[i] -= lu[k] * fwd[A.ja[k]];
+        }
+        for (PetscInt i = 0; i < n; i++) fwd[i] /= std::sqrt(lu[diag[i]]), bwd[i] /= std::sqrt(lu[diag[i]]);
+        for (PetscInt i = n - 1; i >= 0; i--)
+          for (PetscInt k = A.ia[i]; k < diag[i]; k++) bwd[A.ja[k]] -= lu[k] * bwd[i];
+        for (int half = 0; half < 2; half++) {
+          PetscInt bad = -2;
+          Check(!FactorSolve(A, true, true, half ? GS_TRI_BACKWARD : GS_TRI_FORWARD, b, x, &bad) && bad == -1 && RelDiff(x, half ? bwd : fwd) < 1e-12, std::string("ICC(0) ") + (half ? "backward" : "forward") + " half, n=" + std::to_string(n));
+        }
+      }
+      if (!sym) { /* ICC(0) of the nonsymmetric A */
+        const CSRHost            S = UpperSymmetric(A);
+        std::vector<PetscScalar> slu;
+        std::vector<PetscInt>    sdiag;
+        PetscInt                 bad = -2;
+        ILU0Ref(S, slu, sdiag);
+        const auto ref = LUSolveRef(S, slu, sdiag, b, false);
+        Check(!FactorSolve(A, true, true, GS_TRI_SOLVE, b, x, &bad) && bad == -1 && RelDiff(x, ref) < 1e-12, "ICC(0) of a matrix that is not symmetric, n=" + std::to_string(n));
+      }
+    }
+  }
+}
+
+/* The first row whose pivot fails each test, and the pivot spiluk met (it writes 1e6 in place of an exact zero) */
+void TestTriFactorPivots()
+{
+  /* rows: [1 1; 1 1] (row 1's pivot 0 from the elimination), then rows whose pivots are 1e6 (a plain value), 1e-20 with
+     an off-diagonal entry 1, -2 and 3 */
+  CSRHost A{6, 6, {0, 2, 4, 5, 7, 9, 10}, {0, 1, 0, 1, 2, 3, 4, 3, 4, 5}, {1, 1, 1, 1, 1e6, 1e-20, 1, 0, -2, 3}};
+  struct {
+    GSPivotTest test;
+    PetscReal   tol;
+    PetscInt    first;
+    const char *what;
+  } cases[] = {
+      {GS_PIVOT_ABS, 1e-14, 1, "the zero pivot of row 1"},
+      {GS_PIVOT_ABS, 0, 1, "an exact zero with a zero tolerance"},
+      {GS_PIVOT_REAL_ROWSUM, 1e-14, 1, "the zero pivot before the negative one (positive definite test)"},
+  };
+  for (const auto &c : cases) {
+    GSTriFactor F = nullptr;
+    PetscInt    row;
+    PetscReal   pivot = -1;
+    Check(!GSTriFactorCreate(A.m, A.ia.data(), A.ja.data(), PETSC_FALSE, &F) && !GSTriFactorNumeric(F, A.a.data(), PETSC_FALSE, c.test, c.tol, &row, &pivot) && row == c.first && pivot == 0, std::string("pivot check: ") + c.what);
+    GSTriFactorDestroy(&F);
+  }
+  /* rows 0 and 1 made regular ([2 1; 1 2]): the 1e6 pivot passes, 1e-20 fails |p| <= 1e-14 (row 3) but not |p| <= 1e-21,
+     fails |p| <= 1e-14 |row| (row 3's entry 1), and -2 fails Re(p) <= 1e-14 |row| (row 4) */
+  A.a[0] = A.a[3] = 2;
+  struct {
+    GSPivotTest test;
+    PetscReal   tol;
+    PetscInt    first;
+  } more[] = {
+      {GS_PIVOT_ABS, 1e-14, 3},
+      {GS_PIVOT_ABS, 1e-21, -1},
+      {GS_PIVOT_ABS_ROWSUM, 1e-14, 3},
+      {GS_PIVOT_REAL_ROWSUM, 1e-21, 4},
+  };
+  for (const auto &c : more) {
+    GSTriFactor F = nullptr;
+    PetscInt    row;
+    PetscReal   pivot;
+    Check(!GSTriFactorCreate(A.m, A.ia.data(), A.ja.data(), PETSC_FALSE, &F) && !GSTriFactorNumeric(F, A.a.data(), PETSC_FALSE, c.test, c.tol, &row, &pivot) && row == c.first,
+          "pivot check, test " + std::to_string((int)c.test) + " tolerance " + std::to_string(c.tol));
+    GSTriFactorDestroy(&F);
+  }
+}
+#else
+/* without Kokkos-Kernels the plugin has no device factors */
+void TestTriFactor() {}
+void TestTriFactorPivots() {}
+#endif
+} // namespace unit
