@@ -21,12 +21,12 @@ static PetscErrorCode SetDependentLaunch(void)
   PetscFunctionBegin;
   PetscCall(GSOptionsCheckValue(NULL, NULL, "-gpustream_dependent_launch", GS_OPTION_BOOL, NULL, 0));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-gpustream_dependent_launch", &on, NULL));
-#if defined(KOKKOS_ENABLE_CUDA) && KOKKOS_VERSION < 40000
+#if defined(GS_OWN_TEAM_LAUNCH)
   int dev, major = 0;
   if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) (void)cudaGetLastError();
   gpustream::DependentLaunch() = on && major >= 9;
 #else
-  (void)on; /* team kernels go through Kokkos::parallel_for */
+  (void)on; /* team kernels go through Kokkos::parallel_for, or run on the host */
 #endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }

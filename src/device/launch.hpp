@@ -1,6 +1,6 @@
-/* How team kernels are launched: programmatic dependent launch (sm_90), and on Kokkos 3 with CUDA a launch of our
-   own (TeamLaunch: closures as launch arguments, the L1/shared-memory carveout, the dependent-launch attribute);
-   TeamFor() is the entry every team kernel goes through. The CUDA-specific launch code of the plugin. */
+/* How team kernels are launched: programmatic dependent launch (sm_90), and on Kokkos 3 and 4 with CUDA a launch of
+   our own (TeamLaunch: closures as launch arguments, the dependent-launch attribute, on Kokkos 3 the L1/shared-memory
+   carveout); TeamFor() is the entry every team kernel goes through. The CUDA-specific launch code of the plugin. */
 #pragma once
 
 #include "kokkosbase.hpp"
@@ -24,7 +24,13 @@ KOKKOS_FORCEINLINE_FUNCTION void DependentWait()
 #endif
 }
 
-#if defined(KOKKOS_ENABLE_CUDA) && KOKKOS_VERSION < 40000
+/* Our own launch where the team member's constructor is known (Kokkos 3 and 4); Kokkos' parallel_for elsewhere, or
+   where GPUSTREAM_KOKKOS_TEAM_LAUNCH is defined (to compare the two) */
+#if defined(KOKKOS_ENABLE_CUDA) && KOKKOS_VERSION < 50000 && !defined(GPUSTREAM_KOKKOS_TEAM_LAUNCH)
+#  define GS_OWN_TEAM_LAUNCH 1
+#endif
+
+#if defined(GS_OWN_TEAM_LAUNCH)
 /* Kokkos 3 gives every TeamPolicy kernel cudaFuncCachePreferShared (kokkos#2066; Kokkos 4 leaves the split to the
    driver), which on an H200 keeps 228 KB of shared memory and about 23 KB of L1 per multiprocessor: the gathers of x
    then hit L1 42% of the time against 62% for the same row loop as a range kernel, 276 against 208 us at 1e7 (ncu,
@@ -63,7 +69,7 @@ inline bool &DependentLaunch()
   return on;
 }
 
-/* Kokkos 3's team loop (ParallelFor<TeamPolicy, Cuda>::operator()) for level-0 scratch only, after the wait for the
+/* Kokkos' team loop (ParallelFor<TeamPolicy, Cuda>::operator(), the same in Kokkos 3 and 4) for level-0 scratch only, after the wait for the
    kernel before; the kernels with (T, B: the launch bounds) and without launch bounds run it */
 template <class F> __device__ inline void TeamLoop(const F &f, const int league, const int begin, const int size)
 {
@@ -94,14 +100,14 @@ template <class F> struct TeamKernelOf<F, Kokkos::LaunchBounds<0, 0>> {
   }
 };
 
-/* Kokkos 3's launch of a team kernel, with the carveout above and, where DependentLaunch() is on, the dependent-launch
+/* The launch of a team kernel as Kokkos' own (its shared memory layout), with the carveout above and, where DependentLaunch() is on, the dependent-launch
    attribute; for explicit team sizes and level-0 scratch, all the kernels here use */
 template <class F, class Pol> void TeamLaunch(const char *name, const Pol &pol, const F &f)
 {
   const int team = pol.team_size(), vlen = pol.impl_vector_length(), league = pol.league_size();
   if (team <= 0 || pol.scratch_size(1, team) > 0) throw std::runtime_error(std::string(name) + ": a team kernel needs an explicit team size and level-0 scratch only");
   if (league <= 0) return;
-  const int begin = (int)(sizeof(double) * (team + 2)), size = (int)pol.scratch_size(0, team); /* as Kokkos 3 sizes them */
+  const int begin = (int)(sizeof(double) * (team + 2)), size = (int)pol.scratch_size(0, team); /* as Kokkos sizes them */
   static_assert(sizeof(F) <= 4000, "a team kernel's closure must fit its launch arguments");
   const void *func  = TeamKernelOf<F, typename Pol::launch_bounds>::Func();
   static int  shmem = -1, waits = -1; /* waits: compiled for sm_90 or later (from PTX of an older one, it has no wait) */
@@ -115,7 +121,11 @@ template <class F, class Pol> void TeamLaunch(const char *name, const Pol &pol, 
     }
   }
   if (begin + size > 48 * 1024 && shmem != begin + size) (void)cudaFuncSetAttribute(func, cudaFuncAttributeMaxDynamicSharedMemorySize, begin + size);
+#  if KOKKOS_VERSION < 40000
   TeamCarveout(func, team * vlen, begin + size, shmem);
+#  else
+  shmem = begin + size; /* Kokkos 4 leaves the split to the driver, as here */
+#  endif
   uint64_t kid = 0;
   if (Kokkos::Profiling::profileLibraryLoaded()) Kokkos::Profiling::beginParallelFor(name, 0, &kid);
   cudaLaunchAttribute attr[1];
@@ -138,10 +148,10 @@ template <class F, class Pol> void TeamLaunch(const char *name, const Pol &pol, 
 }
 #endif
 
-/* Kokkos::parallel_for on a team policy; TeamLaunch() on Kokkos 3 with CUDA */
+/* Kokkos::parallel_for on a team policy; TeamLaunch() with CUDA on Kokkos 3 and 4 */
 template <class F, class Pol> void TeamFor(const char *name, const Pol &pol, const F &f)
 {
-#if defined(KOKKOS_ENABLE_CUDA) && KOKKOS_VERSION < 40000
+#if defined(GS_OWN_TEAM_LAUNCH)
   TeamLaunch(name, pol, f);
 #else
   Kokkos::parallel_for(name, pol, f);
