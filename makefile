@@ -25,6 +25,7 @@ SOURCES = petsc-registration.c \
           src/stream/stream.kokkos.cxx \
           src/mat/gpustream/gpustream.c \
           src/mat/gpustream/aijreaders.c \
+          src/mat/gpustream/hostvecs.c \
           src/mat/gpustream/coo.kokkos.cxx \
           src/mat/gpustream/factor.c \
           src/mat/gpustream/factor.kokkos.cxx \

@@ -139,7 +139,21 @@ PetscErrorCode StagingThreads(int *n)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* n scalars between host array h and device array d, through the engine where staging is on and the array is large */
+#if defined(KOKKOS_ENABLE_CUDA)
+/* Whether h is page-locked memory (a pinned vector's array), which the copy engines read and write directly */
+static bool Pinned(const void *h)
+{
+  cudaPointerAttributes a;
+  if (cudaPointerGetAttributes(&a, h) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return a.type == cudaMemoryTypeHost;
+}
+#endif
+
+/* n scalars between host array h and device array d, through the engine where staging is on and the array is large
+   and pageable */
 static PetscErrorCode Move(bool todevice, PetscScalar *d, PetscScalar *h, size_t n)
 {
   int t;
@@ -149,7 +163,7 @@ static PetscErrorCode Move(bool todevice, PetscScalar *d, PetscScalar *h, size_t
   if (OnDevice()) gs_host_copies++;
   PetscCall(StagingThreads(&t));
 #if defined(KOKKOS_ENABLE_CUDA)
-  if (t > 0 && n * sizeof(PetscScalar) >= StagingMinBytes) {
+  if (t > 0 && n * sizeof(PetscScalar) >= StagingMinBytes && !Pinned(h)) {
     PetscCall(Staged(todevice, d, h, n * sizeof(PetscScalar)));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -177,3 +191,40 @@ PetscErrorCode DeviceToHost(PetscScalar *h, const PetscScalar *d, size_t n)
 } // namespace gpustream
 
 PetscLogDouble gs_host_copies = 0;
+
+PetscErrorCode GSPinnedMalloc(size_t bytes, void **p)
+{
+  PetscFunctionBegin;
+  *p = NULL;
+  if (!bytes) bytes = sizeof(PetscScalar);
+#if defined(KOKKOS_ENABLE_CUDA)
+  PetscCall(PetscGPUStreamKokkosInitialize()); /* on the plugin's device */
+  {
+    const cudaError_t e = cudaHostAlloc(p, bytes, cudaHostAllocDefault);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      *p = NULL;
+      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_MEM, "cudaHostAlloc() of %zu bytes of pinned host memory failed: %s (%s); -mat_gpustream_pinned_vecs false gives pageable vectors", bytes, cudaGetErrorName(e), cudaGetErrorString(e));
+    }
+  }
+#else
+  PetscCall(PetscMalloc(bytes, p));
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSPinnedFree(void *p)
+{
+  PetscFunctionBegin;
+  if (!p) PetscFunctionReturn(PETSC_SUCCESS);
+#if defined(KOKKOS_ENABLE_CUDA)
+  {
+    const cudaError_t e = cudaFreeHost(p);
+    if (e != cudaSuccess) (void)cudaGetLastError();
+    PetscCheck(e == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_GPU, "cudaFreeHost() failed: %s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
+  }
+#else
+  PetscCall(PetscFree(p));
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -111,6 +111,16 @@ PETSC_INTERN PetscErrorCode GSDeviceArrayEnd(PetscBool);
    read in place (above), else NULL (the AIJ default) */
 PETSC_INTERN const char *GSDeviceVecType(void);
 
+/* Host memory the device reaches by DMA (page-locked, cudaHostAlloc() with CUDA; plain memory on host backends), for
+   the arrays of the host vectors MatCreateVecs() gives (src/mat/gpustream/hostvecs.c); copies between such arrays and
+   the device skip the staging buffers */
+PETSC_INTERN PetscErrorCode GSPinnedMalloc(size_t, void **);
+PETSC_INTERN PetscErrorCode GSPinnedFree(void *);
+/* The host vectors of MatCreateVecs() in pinned memory (-mat_gpustream_pinned_vecs): *v, a standard vector, replaced
+   by one of the same layout with a zeroed pinned array; its duplicates are pinned too */
+PETSC_INTERN PetscErrorCode GSVecPin(Vec *);
+PETSC_INTERN PetscErrorCode GSVecIsPinned(Vec, PetscBool *);
+
 /* The host-device vector copies on this process so far: with a PETSc that has a device, those its log counted (the
    plugin's and PETSc's own, a device vector's data moved for a host operation: -log_view's CpuToGpu and GpuToCpu
    counts); else the plugin's (gs_host_copies). A solver's difference over a solve is what its view reports. */

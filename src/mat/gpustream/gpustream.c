@@ -25,6 +25,7 @@ typedef struct {
   GSStreamOptions  opts;
   GSDeviceMPI      devicempi;                 /* -mat_gpustream_device_mpi */
   char             vectype[64];               /* -mat_gpustream_vec_type: auto or a VecType */
+  PetscBool        pinned;                    /* -mat_gpustream_pinned_vecs: host vectors of MatCreateVecs() pinned */
   PetscObjectState nzstate, state, bstate[2]; /* host states the device copy reflects (bstate: MPIAIJ's blocks) */
   /* SeqAIJ's operations that ours wrap, restored when converting back to AIJ */
   PetscErrorCode (*mult)(Mat, Vec, Vec);
@@ -39,6 +40,7 @@ typedef struct {
   PetscErrorCode (*transpose)(Mat, MatReuse, Mat *);
   PetscErrorCode (*transposesymbolic)(Mat, Mat *);
   PetscErrorCode (*convert)(Mat, MatType, MatReuse, Mat *);
+  PetscErrorCode (*getvecs)(Mat, Vec *, Vec *);
   PetscErrorCode (*setpreallocationcoo)(Mat, PetscCount, PetscInt[], PetscInt[]);
   PetscErrorCode (*setvaluescoo)(Mat, const PetscScalar[], InsertMode);
   PetscErrorCode (*storevalues)(Mat);
@@ -811,7 +813,15 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
       PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: mode %s, device budget %s (-mat_gpustream_max_device_bytes)\n", GSStreamModes[gs->opts.mode], b));
     } else
       PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: mode %s, device budget %s\n", GSStreamModes[gs->opts.mode], OnDeviceBudgetName()));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: MatCreateVecs() gives %s vectors (-mat_gpustream_vec_type %s)%s\n", A->defaultvectype, gs->vectype, GSDeviceVecType() ? "; device arrays are read and written in place" : ""));
+    {
+      PetscBool host, seq, mpi;
+      PetscCall(PetscStrcmp(A->defaultvectype, VECSTANDARD, &host));
+      PetscCall(PetscStrcmp(A->defaultvectype, VECSEQ, &seq));
+      PetscCall(PetscStrcmp(A->defaultvectype, VECMPI, &mpi));
+      host = (PetscBool)(host || seq || mpi);
+      PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: MatCreateVecs() gives %s vectors (-mat_gpustream_vec_type %s)%s%s\n", A->defaultvectype, gs->vectype, host && gs->pinned ? ", in pinned host memory (-mat_gpustream_pinned_vecs)" : "",
+                                       GSDeviceVecType() ? "; device arrays are read and written in place" : ""));
+    }
     if (gs->plan) PetscCall(MatViewStreamPlan_Private(gs->plan, dB, halo, gs->devicempi, comm, viewer));
     if (!dA) PetscFunctionReturn(PETSC_SUCCESS);
     PetscCall(GSDeviceMatGetLaunchShape(dA, &vlen, &team, &league));
@@ -910,6 +920,23 @@ PetscErrorCode MatGPUStreamRestoreFactorValues(Mat A, const PetscScalar **a, Pet
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* MatCreateVecs(): AIJ's (of the type MatGPUStreamSetVecType_Private() set), host ones in pinned memory where
+   -mat_gpustream_pinned_vecs */
+static PetscErrorCode MatCreateVecs_GPUStream(Mat A, Vec *right, Vec *left)
+{
+  Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  A->ops->getvecs = gs->getvecs; /* AIJ's, or none: PETSc's default */
+  ierr            = MatCreateVecs(A, right, left);
+  A->ops->getvecs = MatCreateVecs_GPUStream;
+  PetscCall(ierr);
+  if (gs->pinned && right && *right) PetscCall(GSVecPin(right));
+  if (gs->pinned && left && *left) PetscCall(GSVecPin(left));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* MatCreateVecs()'s type: the one asked for, or by default the device vectors the plugin reads in place */
 static PetscErrorCode MatGPUStreamSetVecType_Private(Mat A)
 {
@@ -946,6 +973,7 @@ static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOpti
         {"-mat_gpustream_mode", GS_OPTION_LIST, GSStreamModes}, {"-mat_gpustream_max_device_bytes", GS_OPTION_REAL, NULL}, {"-mat_gpustream_buffers", GS_OPTION_INT, NULL},
         {"-mat_gpustream_subdivisions", GS_OPTION_INT, NULL},   {"-mat_gpustream_overlap", GS_OPTION_BOOL, NULL},          {"-mat_gpustream_kernel", GS_OPTION_LIST, GSSpMVKernels},
         {"-mat_gpustream_format", GS_OPTION_LIST, GSFormats},   {"-mat_gpustream_tile_size", GS_OPTION_INT, NULL},         {"-mat_gpustream_device_mpi", GS_OPTION_LIST, GSDeviceMPIs},
+        {"-mat_gpustream_pinned_vecs", GS_OPTION_BOOL, NULL},
     };
     for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++) PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)A, checks[i].name, checks[i].kind, checks[i].list, -1)); /* the lists are enums' */
   }
@@ -985,6 +1013,7 @@ static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOpti
       GSOptionsCheck(PetscOptionsObject, create, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "-%smat_gpustream_vec_type %s: give auto or a vector type (standard, cuda, ...)", GSPrefix((PetscObject)A), vectype);
     }
   }
+  PetscCall(PetscOptionsBool("-mat_gpustream_pinned_vecs", "Host vectors of MatCreateVecs() in pinned (page-locked) memory, which the device reads and writes directly (default: true with a GPU)", "MATGPUSTREAM", gs->pinned, &gs->pinned, NULL));
   PetscOptionsHeadEnd();
   if (flg) {
     PetscCall(PetscStrncpy(gs->vectype, vectype, sizeof(gs->vectype)));
@@ -1023,6 +1052,7 @@ static PetscErrorCode MatGPUStreamRestoreOps_Private(Mat A, const Mat_GPUStream 
   A->ops->transpose             = from->transpose;
   A->ops->transposesymbolic     = from->transposesymbolic;
   A->ops->convert               = from->convert;
+  A->ops->getvecs               = from->getvecs;
   MatGPUStreamUnwrapOps_Private(A, from);
   PetscCall(MatGPUStreamUnwrapComposed_Private(A, from));
   { /* AIJ's coordinate assembly back where ours stands (not on a header whose functions are being destroyed) */
@@ -2162,6 +2192,8 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   gs->opts.format       = GS_FORMAT_AUTO;
   gs->devicempi         = GS_DEVICE_MPI_AUTO;
   PetscCall(PetscStrncpy(gs->vectype, "auto", sizeof(gs->vectype)));
+  gs->pinned                = PetscGPUStreamOnDevice();
+  gs->getvecs               = A->ops->getvecs;
   gs->mult                  = A->ops->mult;
   gs->multadd               = A->ops->multadd;
   gs->view                  = A->ops->view;
@@ -2197,6 +2229,7 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   if (gs->transpose) A->ops->transpose = MatTranspose_GPUStream;
   if (gs->transposesymbolic) A->ops->transposesymbolic = MatTransposeSymbolic_GPUStream;
   A->ops->convert = MatConvert_GPUStream_Any;
+  A->ops->getvecs = MatCreateVecs_GPUStream;
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamProductAIJ[i], MatProductSetFromOptions_GPUStream_AIJ));
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamConverters[i], i < 2 ? MatConvert_GPUStream_AIJ : MatConvert_AIJ_GPUStream));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_gpustream_seqdense_C", MatProductSetFromOptions_GPUStream_Dense));
