@@ -1,7 +1,7 @@
 static char help[] = "Operations a gpustream matrix takes from AIJ's code, each against the same on the AIJ matrix holding the same\n\
 values: MatTranspose() and MatHermitianTranspose() (initial, reused after a change of values, reused after a change of\n\
 pattern on one process, in place; MatTransposeSymbolic() on one process), MatConvert() to MATIS (initial, reused, in\n\
-place), and PCMG's Galerkin coarse operators (MatPtAP() with the MAIJ interpolation of a DMDA with 2 and 3 unknowns\n\
+place), sparse products (of gpustream matrices: gpustream; with an AIJ partner: AIJ), and PCMG's Galerkin coarse operators (MatPtAP() with the MAIJ interpolation of a DMDA with 2 and 3 unknowns\n\
 per node) in KSPCG and KSPGMRES.\n\
 On several processes the rows are split unevenly.\n";
 
@@ -337,6 +337,56 @@ static PetscErrorCode Galerkin(PetscInt dof, KSPType type, PetscRandom rnd)
   PetscFunctionReturn(0);
 }
 
+/* Products of gpustream matrices only are gpustream matrices (PCGAMG's hierarchy stays on the device), with a plain
+   AIJ partner plain AIJ ones; each multiplies as the product of the AIJ matrices holding the same values, at once and
+   reused (MAT_REUSE_MATRIX) after the operands' values changed on the device */
+static PetscErrorCode Products(PetscRandom rnd)
+{
+  const MatProductType types[] = {MATPRODUCT_AB, MATPRODUCT_AtB, MATPRODUCT_PtAP, MATPRODUCT_ABC};
+  const char          *names[] = {"AB", "AtB", "PtAP", "ABC"};
+  Mat                  A[2], B[2], C[2];
+
+  PetscFunctionBeginUser;
+  PetscCall(Pair(7, rnd, &A[0], &A[1]));
+  PetscCall(Pair(7, rnd, &B[0], &B[1]));
+  PetscCall(Pair(7, rnd, &C[0], &C[1]));
+  for (int t = 0; t < 4; t++) {
+    Mat  X[2];
+    char what[128];
+    for (int k = 0; k < 2; k++) {
+      PetscCall(MatProductCreate(A[k], B[k], types[t] == MATPRODUCT_ABC ? C[k] : NULL, &X[k]));
+      PetscCall(MatProductSetType(X[k], types[t]));
+      PetscCall(MatProductSetFromOptions(X[k]));
+      PetscCall(MatProductSymbolic(X[k]));
+      PetscCall(MatProductNumeric(X[k]));
+    }
+    PetscCall(PetscSNPrintf(what, sizeof(what), "MatProduct %s of gpustream matrices, initial: a gpustream matrix", names[t]));
+    PetscCall(Report(what, X[0], X[1], MATGPUSTREAM, rnd));
+    for (int k = 0; k < 2; k++) { /* new values: on the device for the gpustream operands */
+      PetscCall(MatScale(A[k], 2.0));
+      PetscCall(MatShift(B[k], 1.0));
+      PetscCall(MatProductNumeric(X[k]));
+    }
+    PetscCall(PetscSNPrintf(what, sizeof(what), "MatProduct %s of gpustream matrices, reused after new values", names[t]));
+    PetscCall(Report(what, X[0], X[1], MATGPUSTREAM, rnd));
+    for (int k = 0; k < 2; k++) PetscCall(MatDestroy(&X[k]));
+  }
+  { /* a plain AIJ partner: AIJ's result */
+    Mat X, Y;
+    PetscCall(MatPtAP(A[0], B[1], MAT_INITIAL_MATRIX, PETSC_DEFAULT, &X));
+    PetscCall(MatPtAP(A[1], B[1], MAT_INITIAL_MATRIX, PETSC_DEFAULT, &Y));
+    PetscCall(Report("MatPtAP of a gpustream A and an AIJ P: an AIJ matrix", X, Y, MATAIJ, rnd));
+    PetscCall(MatDestroy(&X));
+    PetscCall(MatDestroy(&Y));
+  }
+  for (int k = 0; k < 2; k++) {
+    PetscCall(MatDestroy(&A[k]));
+    PetscCall(MatDestroy(&B[k]));
+    PetscCall(MatDestroy(&C[k]));
+  }
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   PetscRandom rnd;
@@ -348,6 +398,7 @@ int main(int argc, char **argv)
   PetscCall(PetscRandomSetFromOptions(rnd));
   PetscCall(Transposes(rnd));
   PetscCall(ToIS(rnd));
+  PetscCall(Products(rnd));
   for (PetscInt dof = 2; dof <= 3; dof++) {
     PetscCall(Galerkin(dof, KSPCG, rnd));
     PetscCall(Galerkin(dof, KSPGMRES, rnd));

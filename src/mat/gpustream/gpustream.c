@@ -1171,15 +1171,17 @@ static PetscErrorCode MatProductSetFromOptions_GPUStream_Dense(Mat C)
 
 /* Products with AIJ matrices (PCGAMG's A P and P^T A P; MatMatMult(), MatPtAP() ...) are AIJ's, on the host arrays
    (made current first). Their implementations check type names (MatMPIAIJGetLocalMat() ...), so in each phase the
-   gpustream operands wear their base name; the result is then a plain AIJ matrix, the one AIJ operands give. was[]:
-   which operands wear it */
-static PetscErrorCode MatProductWearAIJ_Private(Mat C, PetscBool wear, PetscBool was[3])
+   gpustream operands, and a gpustream result, wear their base name. The result of a product of gpustream matrices
+   only is a gpustream matrix (as aijcusparse's products are aijcusparse), so that a Galerkin hierarchy built on a
+   gpustream operator (PCGAMG's, PCMG's) has every level on the device; with any other operand it is the plain AIJ
+   matrix AIJ operands give. was[]: which matrices wear it */
+static PetscErrorCode MatProductWearAIJ_Private(Mat C, PetscBool wear, PetscBool was[4])
 {
   Mat_Product *product = C->product;
-  Mat          X[3]    = {product->A, product->B, product->C};
+  Mat          X[4]    = {product->A, product->B, product->C, C};
 
   PetscFunctionBegin;
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < 4; i++) {
     if (!X[i]) continue;
     if (wear)
       PetscCall(MatGPUStreamWearBase(X[i], &was[i])); /* false for a repeated operand */
@@ -1193,7 +1195,7 @@ static PetscErrorCode MatProductWearAIJ_Private(Mat C, PetscBool wear, PetscBool
 static PetscErrorCode MatProductPhaseAIJ_Private(Mat C, const char name[])
 {
   PetscErrorCode (*f)(Mat) = NULL;
-  PetscBool      was[3]    = {PETSC_FALSE, PETSC_FALSE, PETSC_FALSE};
+  PetscBool      was[4]    = {PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE};
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
@@ -1213,14 +1215,35 @@ static PetscErrorCode MatProductNumeric_GPUStream_AIJ(Mat C)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Whether the operands of C's product are all gpustream matrices and AIJ's symbolic phase made C a plain AIJ matrix */
+static PetscErrorCode MatProductOfOurs_Private(Mat C, PetscBool *ours)
+{
+  Mat_Product *product = C->product;
+  Mat          X[3]    = {product->A, product->B, product->type == MATPRODUCT_ABC ? product->C : NULL};
+  MatType      base;
+
+  PetscFunctionBegin;
+  *ours = PETSC_TRUE;
+  for (int i = 0; i < 3; i++)
+    if (X[i] && !MatGPUStreamIsOurs_Private(X[i])) *ours = PETSC_FALSE;
+  if (!*ours) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatGPUStreamBaseName_Private(C, &base));
+  PetscCall(PetscObjectTypeCompare((PetscObject)C, base, ours));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode MatProductSymbolic_GPUStream_AIJ(Mat C)
 {
+  PetscBool ours;
+
   PetscFunctionBegin;
   PetscCall(MatProductPhaseAIJ_Private(C, "MatProductSymbolic_GPUStream_AIJ_C"));
   if (C->ops->productnumeric && C->ops->productnumeric != MatProductNumeric_GPUStream_AIJ) {
     PetscCall(PetscObjectComposeFunction((PetscObject)C, "MatProductNumeric_GPUStream_AIJ_C", C->ops->productnumeric));
     C->ops->productnumeric = MatProductNumeric_GPUStream_AIJ;
   }
+  PetscCall(MatProductOfOurs_Private(C, &ours));
+  if (ours) PetscCall(MatAIJToGPUStream_Private(C)); /* its numeric phases write its host arrays and assemble it */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1242,7 +1265,7 @@ static PetscErrorCode MatProductSetFromOptions_GPUStream_AIJ(Mat C)
 {
   Mat_Product   *product = C->product;
   Mat            G       = product->A;
-  PetscBool      was[3]  = {PETSC_FALSE, PETSC_FALSE, PETSC_FALSE};
+  PetscBool      was[4]  = {PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE};
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
@@ -1287,7 +1310,7 @@ static PetscErrorCode MatProductSetFromOptions_GPUStream_Any(Mat C)
 {
   Mat_Product   *product = C->product;
   Mat            X[3]    = {product->A, product->B, product->C};
-  PetscBool      isgs, any = PETSC_FALSE, was[3] = {PETSC_FALSE, PETSC_FALSE, PETSC_FALSE};
+  PetscBool      isgs, any = PETSC_FALSE, was[4] = {PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE};
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
