@@ -479,14 +479,14 @@ int main(int argc, char **argv)
    test:
       suffix: view
       args: -view
-      filter: grep -v "model:" | sed -E -e "s/on [A-Za-z]+:/on DEVICE:/"
+      filter: grep -v "model:" | sed -E -e "s/on [A-Za-z]+:/on DEVICE:/" -e "s/, in pinned host memory [(]-mat_gpustream_pinned_vecs[)]//"
 
    # the halo's line depends on the backend and the MPI: the tests below check it with the choice given
    test:
       suffix: view_2
       nsize: 2
       args: -view
-      filter: grep -v "model:\|halo messages" | sed -E -e "s/on [A-Za-z]+:/on DEVICE:/"
+      filter: grep -v "model:\|halo messages" | sed -E -e "s/on [A-Za-z]+:/on DEVICE:/" -e "s/, in pinned host memory [(]-mat_gpustream_pinned_vecs[)]//"
 
    test:
       suffix: view_staged_2
