@@ -10,6 +10,8 @@
 # solve:     the whole KSPSolve per iteration against PETSc's own GPU solvers (aijcusparse, sellcuda) in the same run,
 #            device and host vectors (host0: pinned staging off), the fixed cost of a solve (needs a PETSc with CUDA;
 #            NS_SOLVE, REPS; SOLVE_CASES: the cases to run, all by default)
+# pcs:       time to solution with preconditioners (ILU(0), GAMG, Jacobi) against PETSc's own GPU ones (needs a PETSc
+#            with CUDA; NS_PC, NE_PC, REPS_PC)
 # spmv:      our SpMV and cuSPARSE's on the matrices of bench/generators.h (MATS="spec ..."), ratios and GB/s
 # bench:     hardware limits, then time per iteration of pipecgfused, pipebcgsf, sgmresf (GPU) and PETSc's CG, BCGS,
 #            GMRES on AIJ with every CPU core; cuSPARSE/cuBLAS SpMV, CG and GMRES(30) peers
@@ -245,6 +247,34 @@ if [[ $what == *solve* ]]; then
     done
   done
   python3 bench/solve_summary.py "$csv" "$OUT/hw.csv" | tee "$OUT/solve-summary.txt" | tee -a "$summary"
+fi
+
+if [[ $what == *pcs* ]]; then
+  # Time to solution with a preconditioner, set-up included: the 3D Laplacian (bench/bench_pc.c; NS_PC sizes) and
+  # PETSc's ex56 (3D elasticity, its second set-up and solve; NE_PC elements a side); PETSc's CG on aijcusparse with
+  # its own ILU(0) (cuSPARSE) and GAMG against pipecgfused on gpustream with the device ILU(0) (Kokkos-Kernels) and
+  # GAMG (gpustream levels), Jacobi for scale; CUDA vectors from MatCreateVecs() on both (needs a PETSc with CUDA)
+  echo "== pcs (time to solution with preconditioners)" | tee -a "$summary"
+  dll="-dll_append $B/libpetscgpustream.so"
+  pcases=("cg_ilu|-mat_type aijcusparse -ksp_type cg -pc_type ilu" "pipecgfused_ilu|$dll -mat_type gpustream -ksp_type pipecgfused -pc_type ilu"
+    "cg_gamg|-mat_type aijcusparse -ksp_type cg -pc_type gamg" "pipecgfused_gamg|$dll -mat_type gpustream -ksp_type pipecgfused -pc_type gamg"
+    "cg_jacobi|-mat_type aijcusparse -ksp_type cg -pc_type jacobi" "pipecgfused_jacobi|$dll -mat_type gpustream -ksp_type pipecgfused -pc_type jacobi")
+  echo "case,ksp,pc,mat,n,nnz,its,first_ms,setup_ms,solve_ms,total_ms,relres,vec" >"$OUT/pcs.csv"
+  for n in ${NS_PC:-1e6 4e6}; do
+    for c in "${pcases[@]}"; do
+      line=$(timeout 240 "$B/bench/bench_pc" -n "$n" -reps "${REPS_PC:-3}" ${c#*|} 2>>"$OUT/pcs.err" | tail -1)
+      echo "${c%%|*},${line:-failed}" | tee -a "$OUT/pcs.csv" >/dev/null
+    done
+  done
+  echo "case,ne,n,its,setup_ms,solve_ms,total_ms" >"$OUT/ex56.csv"
+  for ne in ${NE_PC:-39}; do
+    for c in "${pcases[@]}"; do
+      timeout 240 "$B/tests/tutorials/ex56" -ne "$ne" -two_solves -ksp_rtol 1e-8 -ksp_norm_type unpreconditioned -ksp_max_it 20000 -ksp_converged_reason -log_view ${c#*|} >"$step" 2>&1
+      log ex56.log
+      python3 bench/pc_summary.py --ex56 "$step" "${c%%|*}" "$ne" >>"$OUT/ex56.csv"
+    done
+  done
+  python3 bench/pc_summary.py "$OUT/pcs.csv" "$OUT/ex56.csv" | tee "$OUT/pcs-summary.txt" | tee -a "$summary"
 fi
 
 if [[ $what == *spmv* ]]; then
