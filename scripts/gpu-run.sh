@@ -8,8 +8,9 @@
 #            the GPU reference; faultinject makes CUDA calls fail on purpose, tests/faultinject.py)
 # sanitizer: compute-sanitizer memcheck, racecheck, synccheck on a small solve and on the unit tests
 # solve:     the whole KSPSolve per iteration against PETSc's own GPU solvers (aijcusparse, sellcuda) in the same run,
-#            device and host vectors (host0: pinned staging off), the fixed cost of a solve (needs a PETSc with CUDA;
-#            NS_SOLVE, REPS; SOLVE_CASES: the cases to run, all by default)
+#            device and host vectors (host: MatCreateVecs()'s pinned ones; hostpg: pageable, through pinned staging;
+#            host0: pageable, staging off), the fixed cost of a solve (needs a PETSc with CUDA;
+#            NS_SOLVE, REPS; SOLVE_CASES: the cases to run, all by default; SOLVE_EXTRA: more cases)
 # pcs:       time to solution with preconditioners (ILU(0), GAMG, Jacobi) against PETSc's own GPU ones (needs a PETSc
 #            with CUDA; NS_PC, NE_PC, REPS_PC)
 # spmv:      our SpMV and cuSPARSE's on the matrices of bench/generators.h (MATS="spec ..."), ratios and GB/s
@@ -229,16 +230,21 @@ if [[ $what == *solve* ]]; then
   dll="-dll_append $B/libpetscgpustream.so"
   cases=("cg|-mat_type aijcusparse -ksp_type cg" "cg_sell|-mat_type sellcuda -ksp_type cg"
     "pipecgfused|$dll -mat_type gpustream -ksp_type pipecgfused"
-    "pipecgfused_host|$dll -mat_type gpustream -mat_gpustream_vec_type standard -ksp_type pipecgfused -gpustream_staging_threads 8"
-    "pipecgfused_host0|$dll -mat_type gpustream -mat_gpustream_vec_type standard -ksp_type pipecgfused -gpustream_staging_threads 0"
+    "pipecgfused_host|$dll -mat_type gpustream -mat_gpustream_vec_type standard -ksp_type pipecgfused"
+    "pipecgfused_hostpg|$dll -mat_type gpustream -mat_gpustream_vec_type standard -mat_gpustream_pinned_vecs false -ksp_type pipecgfused -gpustream_staging_threads 8"
+    "pipecgfused_host0|$dll -mat_type gpustream -mat_gpustream_vec_type standard -mat_gpustream_pinned_vecs false -ksp_type pipecgfused -gpustream_staging_threads 0"
     "bcgs|-mat_type aijcusparse -ksp_type bcgs" "bcgs_sell|-mat_type sellcuda -ksp_type bcgs"
     "pipebcgsf|$dll -mat_type gpustream -ksp_type pipebcgsf -loop_event PBCGSFIteration"
-    "pipebcgsf_host|$dll -mat_type gpustream -mat_gpustream_vec_type standard -ksp_type pipebcgsf -loop_event PBCGSFIteration -gpustream_staging_threads 8"
-    "pipebcgsf_host0|$dll -mat_type gpustream -mat_gpustream_vec_type standard -ksp_type pipebcgsf -loop_event PBCGSFIteration -gpustream_staging_threads 0"
+    "pipebcgsf_host|$dll -mat_type gpustream -mat_gpustream_vec_type standard -ksp_type pipebcgsf -loop_event PBCGSFIteration"
+    "pipebcgsf_hostpg|$dll -mat_type gpustream -mat_gpustream_vec_type standard -mat_gpustream_pinned_vecs false -ksp_type pipebcgsf -loop_event PBCGSFIteration -gpustream_staging_threads 8"
+    "pipebcgsf_host0|$dll -mat_type gpustream -mat_gpustream_vec_type standard -mat_gpustream_pinned_vecs false -ksp_type pipebcgsf -loop_event PBCGSFIteration -gpustream_staging_threads 0"
     "gmres|-mat_type aijcusparse -ksp_type gmres -ksp_gmres_restart 30" "gmres_sell|-mat_type sellcuda -ksp_type gmres -ksp_gmres_restart 30"
     "sgmresf|$dll -mat_type gpustream -ksp_type sgmresf -ksp_gmres_restart 30 -loop_event SGMRESFIteration"
-    "sgmresf_host|$dll -mat_type gpustream -mat_gpustream_vec_type standard -ksp_type sgmresf -ksp_gmres_restart 30 -loop_event SGMRESFIteration -gpustream_staging_threads 8"
-    "sgmresf_host0|$dll -mat_type gpustream -mat_gpustream_vec_type standard -ksp_type sgmresf -ksp_gmres_restart 30 -loop_event SGMRESFIteration -gpustream_staging_threads 0")
+    "sgmresf_host|$dll -mat_type gpustream -mat_gpustream_vec_type standard -ksp_type sgmresf -ksp_gmres_restart 30 -loop_event SGMRESFIteration"
+    "sgmresf_hostpg|$dll -mat_type gpustream -mat_gpustream_vec_type standard -mat_gpustream_pinned_vecs false -ksp_type sgmresf -ksp_gmres_restart 30 -loop_event SGMRESFIteration -gpustream_staging_threads 8"
+    "sgmresf_host0|$dll -mat_type gpustream -mat_gpustream_vec_type standard -mat_gpustream_pinned_vecs false -ksp_type sgmresf -ksp_gmres_restart 30 -loop_event SGMRESFIteration -gpustream_staging_threads 0")
+  # SOLVE_EXTRA: more cases, "label|options;label|options" (another build of the plugin, say, for an A/B comparison)
+  if [ -n "${SOLVE_EXTRA:-}" ]; then IFS=';' read -r -a extra <<<"$SOLVE_EXTRA" && cases+=("${extra[@]}"); fi
   for n in ${NS_SOLVE:-1e4 1e5 1e6 4e6 1e7}; do
     for c in "${cases[@]}"; do
       [ -n "${SOLVE_CASES:-}" ] && [[ " $SOLVE_CASES " != *" ${c%%|*} "* ]] && continue
