@@ -1,6 +1,6 @@
-/* How team kernels are launched: programmatic dependent launch (sm_90), and on Kokkos 3 and 4 with CUDA a launch of
-   our own (TeamLaunch: closures as launch arguments, the dependent-launch attribute, on Kokkos 3 the L1/shared-memory
-   carveout); TeamFor() is the entry every team kernel goes through. The CUDA-specific launch code of the plugin. */
+/* How team kernels are launched: programmatic dependent launch (sm_90), and with CUDA a launch of our own (TeamLaunch:
+   closures as launch arguments, the dependent-launch attribute, on Kokkos 3 the L1/shared-memory carveout); TeamFor()
+   is the entry every team kernel goes through. The CUDA-specific launch code of the plugin. */
 #pragma once
 
 #include "kokkosbase.hpp"
@@ -24,9 +24,9 @@ KOKKOS_FORCEINLINE_FUNCTION void DependentWait()
 #endif
 }
 
-/* Our own launch where the team member's constructor is known (Kokkos 3 and 4); Kokkos' parallel_for elsewhere, or
-   where GPUSTREAM_KOKKOS_TEAM_LAUNCH is defined (to compare the two) */
-#if defined(KOKKOS_ENABLE_CUDA) && KOKKOS_VERSION < 50000 && !defined(GPUSTREAM_KOKKOS_TEAM_LAUNCH)
+/* Our own launch on Kokkos 3 with CUDA; on Kokkos 4, whose team member is built alike, where the build asks for it
+   (CMake's GPUSTREAM_OWN_TEAM_LAUNCH, not yet measured against Kokkos' own there); Kokkos' parallel_for elsewhere */
+#if defined(KOKKOS_ENABLE_CUDA) && (KOKKOS_VERSION < 40000 || (KOKKOS_VERSION < 50000 && defined(GPUSTREAM_OWN_TEAM_LAUNCH)))
 #  define GS_OWN_TEAM_LAUNCH 1
 #endif
 
@@ -148,7 +148,7 @@ template <class F, class Pol> void TeamLaunch(const char *name, const Pol &pol, 
 }
 #endif
 
-/* Kokkos::parallel_for on a team policy; TeamLaunch() with CUDA on Kokkos 3 and 4 */
+/* Kokkos::parallel_for on a team policy; TeamLaunch() where GS_OWN_TEAM_LAUNCH */
 template <class F, class Pol> void TeamFor(const char *name, const Pol &pol, const F &f)
 {
 #if defined(GS_OWN_TEAM_LAUNCH)
