@@ -185,8 +185,14 @@ static PetscErrorCode CompareRef(const char *what, Mat A, Mat Aref, PCType pc, K
   if (its[1] >= 0) PetscCall(PetscSNPrintf(pipecg, sizeof(pipecg), "%" PetscInt_FMT, its[1]));
   /* within 5% of CG or of PIPECG (whose recurrences -ksp_pipecgfused_overlap_reduction follows), or between the two:
      on the ill-conditioned problem rounding alone puts them 20% apart (846 and 1011 on two processes of an H200) */
+  /* the true residual below restol; with -ksp_pipecgfused_overlap_reduction, whose recurrences (PIPECG's) drift
+     from the true residual as the sums' rounding goes (the overlap tests' outputs show the bound as TOL), below
+     twice PIPECG's own where that is larger */
   {
     const PetscInt lo = its[1] >= 0 ? PetscMin(its[0], its[1]) : its[0], hi = PetscMax(its[0], its[1]);
+    PetscBool      overlap = PETSC_FALSE;
+    PetscCall(PetscOptionsGetBool(NULL, NULL, "-ksp_pipecgfused_overlap_reduction", &overlap, NULL));
+    if (overlap && its[1] >= 0 && reason[1] > 0) restol = PetscMax(restol, 2 * res[1]);
     ok = (PetscBool)(reason[0] == reason[2] && its[2] >= lo - PetscMax(2, lo / 20) && its[2] <= hi + PetscMax(2, hi / 20) && (reason[2] < 0 || res[2] < restol));
   }
   /* exact counts vary with rounding (FMA, BLAS) from machine to machine on ill-conditioned problems: -v shows them */
@@ -1260,19 +1266,22 @@ int main(int argc, char **argv)
    test:
       suffix: cg_overlap
       args: -ksp_pipecgfused_overlap_reduction
-      output_file: output/kspgpustream_cg.out
+      output_file: output/kspgpustream_cg_overlap.out
+      filter: sed -E "s/true residual < [0-9.e+-]+/true residual < TOL/"
 
    test:
       suffix: cg_overlap_2
       nsize: 2
       args: -ksp_pipecgfused_overlap_reduction
-      output_file: output/kspgpustream_cg.out
+      output_file: output/kspgpustream_cg_overlap.out
+      filter: sed -E "s/true residual < [0-9.e+-]+/true residual < TOL/"
 
    test:
       suffix: cg_overlap_4
       nsize: 4
       args: -ksp_pipecgfused_overlap_reduction
-      output_file: output/kspgpustream_cg.out
+      output_file: output/kspgpustream_cg_overlap.out
+      filter: sed -E "s/true residual < [0-9.e+-]+/true residual < TOL/"
 
    test:
       suffix: overlap_replace
