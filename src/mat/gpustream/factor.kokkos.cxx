@@ -51,6 +51,11 @@ struct _n_GSTriFactor {
   KKHandle                     kh;
   bool                         transposed = false, tcurrent = false, dcurrent = false; /* dcurrent: the pivots were checked for the halves */
   DView<PetscScalar>           y, b, x;                                                /* between the two solves; the staging of host vectors */
+  bool                         fromhost = false;                                       /* L and U are a host factor's (GSTriFactorSetHost()) */
+  DView<PetscInt>              lmap, umap;                                             /* where their values are in the host factor's array: -1 (L's unit diagonal), -2 - k (U's diagonal, 1 / a[k]) */
+  DView<PetscInt>              rperm, cperm;                                           /* its row and column permutations, empty where natural */
+  DView<PetscScalar>           pb;                                                     /* the permuted right-hand side */
+  std::vector<PetscInt>        hrow, hcol;                                             /* the host factor's pattern the device one was made from */
   Kokkos::View<PetscInt, Mem>  badrow;
   Kokkos::View<PetscReal, Mem> badpivot;
   PetscLogDouble               work = 0;
@@ -181,10 +186,11 @@ PetscErrorCode GSTriFactorGetInfo(GSTriFactor F, PetscCount *nnzL, PetscCount *n
   PetscFunctionBegin;
   if (nnzL) *nnzL = (PetscCount)F->L.col.extent(0);
   if (nnzU) *nnzU = (PetscCount)F->U.col.extent(0);
-  if (levels) *levels = F->n > 0 ? (PetscInt)F->kh.get_spiluk_handle()->get_num_levels() : 0;
+  if (levels) *levels = F->n > 0 ? (PetscInt)(F->fromhost ? F->L.kh.get_sptrsv_handle()->get_num_levels() : F->kh.get_spiluk_handle()->get_num_levels()) : 0;
   if (bytes) {
     const TriCSR  *t[4] = {&F->L, &F->U, &F->Lt, &F->Ut};
-    PetscLogDouble b    = (F->arow.extent(0) + F->acol.extent(0) + F->amap.extent(0)) * sizeof(PetscInt) + (F->aval.extent(0) + F->ahost.extent(0) + F->y.extent(0) + F->b.extent(0) + F->x.extent(0)) * sizeof(PetscScalar);
+    PetscLogDouble b    = (F->arow.extent(0) + F->acol.extent(0) + F->amap.extent(0) + F->lmap.extent(0) + F->umap.extent(0) + F->rperm.extent(0) + F->cperm.extent(0)) * sizeof(PetscInt) +
+                       (F->aval.extent(0) + F->ahost.extent(0) + F->y.extent(0) + F->b.extent(0) + F->x.extent(0) + F->pb.extent(0)) * sizeof(PetscScalar);
     for (const TriCSR *c : t) b += (c->row.extent(0) + c->col.extent(0) + c->map.extent(0)) * sizeof(PetscInt) + c->val.extent(0) * sizeof(PetscScalar);
     *bytes = b;
   }
@@ -288,6 +294,117 @@ PetscErrorCode GSTriFactorNumeric(GSTriFactor F, const PetscScalar a[], PetscBoo
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The device factor of a host factor in PETSc's SeqAIJ layout (MATSOLVERPETSC's LU and ILU): row i of L's strict
+   lower part at ia[i] .. ia[i+1]-1 (its unit diagonal not stored); U's rows from ia[n] on, row n-1 first, each
+   ending at its diagonal, which PETSc stores inverted. The patterns, as sptrsv wants them: L's diagonal last, U's
+   first; lmap and umap tell where each value comes from in a[]. *end: the length of a[] the factor uses */
+static PetscErrorCode HostFactorPattern(PetscInt n, const PetscInt ia[], const PetscInt ja[], std::vector<PetscInt> lp[3], std::vector<PetscInt> up[3], PetscInt *end)
+{
+  std::vector<PetscInt> ustart(n), udiag(n);
+  PetscInt              p = ia[n];
+
+  PetscFunctionBegin;
+  for (PetscInt i = n - 1; i >= 0; i--) { /* U's rows, last first, each ending at its diagonal */
+    ustart[i] = p;
+    while (ja[p] != i) {
+      PetscCheck(ja[p] > i && ja[p] < n, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Unexpected layout of the host factor: column %" PetscInt_FMT " in row %" PetscInt_FMT " of U", ja[p], i);
+      p++;
+    }
+    udiag[i] = p++;
+  }
+  *end = p;
+  for (int k = 0; k < 3; k++) lp[k].clear(), up[k].clear();
+  lp[0].push_back(0);
+  up[0].push_back(0);
+  for (PetscInt i = 0; i < n; i++) {
+    for (PetscInt k = ia[i]; k < ia[i + 1]; k++) {
+      PetscCheck(ja[k] < i, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Unexpected layout of the host factor: column %" PetscInt_FMT " in row %" PetscInt_FMT " of L", ja[k], i);
+      lp[1].push_back(ja[k]), lp[2].push_back(k);
+    }
+    lp[1].push_back(i), lp[2].push_back(-1);
+    lp[0].push_back((PetscInt)lp[1].size());
+    up[1].push_back(i), up[2].push_back(-2 - udiag[i]);
+    for (PetscInt k = ustart[i]; k < udiag[i]; k++) up[1].push_back(ja[k]), up[2].push_back(k);
+    up[0].push_back((PetscInt)up[1].size());
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSTriFactorSetHost(GSTriFactor *out, PetscInt n, const PetscInt ia[], const PetscInt ja[], const PetscScalar a[], const PetscInt r[], const PetscInt c[])
+{
+  std::vector<PetscInt> lp[3], up[3];
+  PetscInt              end = 0;
+  GSTriFactor           F   = *out;
+
+  PetscFunctionBegin;
+  PetscCall(PetscGPUStreamKokkosInitialize());
+  PetscCallCXX(PetscCall(HostFactorPattern(n, ia, ja, lp, up, &end)));
+  { /* a new device factor where the pattern or the orderings changed (a new symbolic factorization) */
+    bool same = F && F->fromhost && F->n == n && F->hrow.size() == (size_t)n + 1 && F->hcol.size() == (size_t)end && std::equal(ia, ia + n + 1, F->hrow.begin()) && std::equal(ja, ja + end, F->hcol.begin());
+    if (same && (r || c)) {
+      std::vector<PetscInt> rp(F->rperm.extent(0)), cp(F->cperm.extent(0));
+      GSCallKokkos({
+        SyncCopy(HostUnmanaged<PetscInt>(rp.data(), rp.size()), F->rperm);
+        SyncCopy(HostUnmanaged<PetscInt>(cp.data(), cp.size()), F->cperm);
+      });
+      same = rp.size() == (r ? (size_t)n : 0) && cp.size() == (c ? (size_t)n : 0) && (!r || std::equal(r, r + n, rp.begin())) && (!c || std::equal(c, c + n, cp.begin()));
+    } else if (same)
+      same = F->rperm.extent(0) == 0 && F->cperm.extent(0) == 0;
+    if (!same) {
+      std::unique_ptr<_n_GSTriFactor> G;
+      PetscCall(GSTriFactorDestroy(out));
+      F = NULL;
+      PetscCallCXX(G.reset(new _n_GSTriFactor));
+      G->n        = n;
+      G->fromhost = true;
+      PetscCallCXX(G->hrow.assign(ia, ia + n + 1));
+      PetscCallCXX(G->hcol.assign(ja, ja + end));
+      GSCallKokkos({
+        Upload(G->L.row, "GPUStream::factor_lrow", lp[0]);
+        Upload(G->L.col, "GPUStream::factor_lcol", lp[1]);
+        Upload(G->lmap, "GPUStream::factor_lmap", lp[2]);
+        Upload(G->U.row, "GPUStream::factor_urow", up[0]);
+        Upload(G->U.col, "GPUStream::factor_ucol", up[1]);
+        Upload(G->umap, "GPUStream::factor_umap", up[2]);
+        if (r) Upload(G->rperm, "GPUStream::factor_rperm", std::vector<PetscInt>(r, r + n));
+        if (c) Upload(G->cperm, "GPUStream::factor_cperm", std::vector<PetscInt>(c, c + n));
+        G->L.val = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::factor_lval"), lp[1].size());
+        G->U.val = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::factor_uval"), up[1].size());
+        G->y     = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::factor_y"), n);
+        if (r || c) G->pb = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::factor_pb"), n);
+        G->ahost = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::factor_ahost"), end);
+        if (n > 0) {
+          G->L.kh.create_sptrsv_handle(SPTRSVAlgorithm::SEQLVLSCHD_TP1, n, true);
+          G->U.kh.create_sptrsv_handle(SPTRSVAlgorithm::SEQLVLSCHD_TP1, n, false);
+          sptrsv_symbolic(&G->L.kh, G->L.row, G->L.col);
+          sptrsv_symbolic(&G->U.kh, G->U.row, G->U.col);
+        }
+        Fence();
+      });
+      if (OnDevice()) PetscCall(PetscLogCpuToGpu((PetscLogDouble)((lp[0].size() + lp[1].size() + lp[2].size() + up[0].size() + up[1].size() + up[2].size() + (r ? n : 0) + (c ? n : 0)) * sizeof(PetscInt))));
+      F    = G.release();
+      *out = F;
+    }
+  }
+  /* the values: the host factor's array to the device, then L's and U's gathered from it */
+  F->tcurrent = false;
+  if (end > 0) {
+    PetscCall(HostToDevice(F->ahost.data(), a, (size_t)end));
+    if (OnDevice()) PetscCall(PetscLogCpuToGpu((PetscLogDouble)end * sizeof(PetscScalar)));
+  }
+  {
+    const DView<PetscScalar> h = F->ahost, lv = F->L.val, uv = F->U.val;
+    const DView<PetscInt>    lm = F->lmap, um = F->umap;
+    GSCallKokkos({
+      Kokkos::parallel_for(
+          "GPUStream::FactorFromHostL", RangePol(0, (PetscInt)lv.extent(0)), KOKKOS_LAMBDA(const PetscInt k) { lv(k) = lm(k) < 0 ? PetscScalar(1) : h(lm(k)); });
+      Kokkos::parallel_for(
+          "GPUStream::FactorFromHostU", RangePol(0, (PetscInt)uv.extent(0)), KOKKOS_LAMBDA(const PetscInt k) { uv(k) = um(k) < 0 ? PetscScalar(1) / h(-2 - um(k)) : h(um(k)); });
+    });
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* L^T and U^T (as CSR, their values gathered from L's and U's) for transposed solves: U^T is lower triangular, L^T
    upper, each with its diagonal where sptrsv looks for it (last, first) */
 static PetscErrorCode MakeTransposes(GSTriFactor F)
@@ -371,23 +488,45 @@ PetscErrorCode GSTriFactorSolve(GSTriFactor F, GSTriSolve mode, const PetscScala
     TriCSR                  &first = t ? F->Ut : F->L, &second = t ? F->Lt : F->U;
     const DView<PetscInt>    urow = F->U.row;
     const DView<PetscScalar> uval = F->U.val, y = F->y, in = B, out = X;
-    GSCallKokkos({
-      switch (mode) {
-      case GS_TRI_FORWARD: /* x = D^(-1/2) L^-1 b */
-        sptrsv_solve(&F->L.kh, F->L.row, F->L.col, F->L.val, B, F->y);
-        Kokkos::parallel_for(
-            "GPUStream::FactorScale", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt i) { out(i) = y(i) / PetscSqrtReal(PetscRealPart(uval(urow(i)))); });
-        break;
-      case GS_TRI_BACKWARD: /* x = L^-T D^(-1/2) b */
-        Kokkos::parallel_for(
-            "GPUStream::FactorScale", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt i) { y(i) = in(i) / PetscSqrtReal(PetscRealPart(uval(urow(i)))); });
-        sptrsv_solve(&F->Lt.kh, F->Lt.row, F->Lt.col, F->Lt.val, F->y, X);
-        break;
-      default:
-        sptrsv_solve(&first.kh, first.row, first.col, first.val, B, F->y);
-        sptrsv_solve(&second.kh, second.row, second.col, second.val, F->y, X);
-      }
-    });
+    /* a host factor's orderings: it factors A(r, c), so A x = b takes b(r) in and gives x(c) out; A^T x = b the
+       other way round */
+    const DView<PetscInt> pin = t ? F->cperm : F->rperm, pout = t ? F->rperm : F->cperm;
+    const bool            permuted = pin.extent(0) || pout.extent(0);
+    if (permuted) {
+      const DView<PetscScalar> pb = F->pb;
+      GSCallKokkos({
+        DView<PetscScalar> src = B;
+        if (pin.extent(0)) {
+          Kokkos::parallel_for(
+              "GPUStream::FactorPermuteIn", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt i) { pb(i) = in(pin(i)); });
+          src = pb;
+        }
+        sptrsv_solve(&first.kh, first.row, first.col, first.val, src, F->y);
+        if (pout.extent(0)) {
+          sptrsv_solve(&second.kh, second.row, second.col, second.val, F->y, F->pb);
+          Kokkos::parallel_for(
+              "GPUStream::FactorPermuteOut", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt i) { out(pout(i)) = pb(i); });
+        } else
+          sptrsv_solve(&second.kh, second.row, second.col, second.val, F->y, X);
+      });
+    } else
+      GSCallKokkos({
+        switch (mode) {
+        case GS_TRI_FORWARD: /* x = D^(-1/2) L^-1 b */
+          sptrsv_solve(&F->L.kh, F->L.row, F->L.col, F->L.val, B, F->y);
+          Kokkos::parallel_for(
+              "GPUStream::FactorScale", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt i) { out(i) = y(i) / PetscSqrtReal(PetscRealPart(uval(urow(i)))); });
+          break;
+        case GS_TRI_BACKWARD: /* x = L^-T D^(-1/2) b */
+          Kokkos::parallel_for(
+              "GPUStream::FactorScale", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt i) { y(i) = in(i) / PetscSqrtReal(PetscRealPart(uval(urow(i)))); });
+          sptrsv_solve(&F->Lt.kh, F->Lt.row, F->Lt.col, F->Lt.val, F->y, X);
+          break;
+        default:
+          sptrsv_solve(&first.kh, first.row, first.col, first.val, B, F->y);
+          sptrsv_solve(&second.kh, second.row, second.col, second.val, F->y, X);
+        }
+      });
   }
   if (stage) {
     PetscCall(DeviceToHost(x, F->x.data(), n));
