@@ -104,7 +104,7 @@ PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], co
   std::vector<PetscInt>           bptr, bcol;
 
   PetscFunctionBegin;
-  PetscCall(PetscGPUStreamKokkosInitialize());
+  PetscCall(GSKokkosInitialize());
   PetscCallCXX(A.reset(new _n_GSDeviceMat));
   const PetscInt nnz = ia[m];
   PetscCheck(bs <= GS_MAX_FORMAT_BS, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Block column indices take block sizes up to %d, not %" PetscInt_FMT, GS_MAX_FORMAT_BS, bs);

@@ -330,7 +330,7 @@ static PetscErrorCode KSPView_PIPEBCGSF(KSP ksp, PetscViewer viewer)
   KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
 
   PetscFunctionBegin;
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  fused kernels on Kokkos %s\n", PetscGPUStreamExecutionSpace()));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  fused kernels on Kokkos %s\n", GSExecutionSpace()));
   PetscCall(GSRightPCView(ksp, viewer, "KSPBCGS"));
   if (bf->replace_every)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replacement every %" PetscInt_FMT " %s (%" PetscInt_FMT " in the last solve)\n", bf->replace_every, GSNoun(bf->replace_every, "iteration", "iterations"), bf->replacements));

@@ -823,7 +823,7 @@ static PetscErrorCode KSPView_PIPECGFUSED(KSP ksp, PetscViewer viewer)
   KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
 
   PetscFunctionBegin;
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  fused kernels on Kokkos %s\n", PetscGPUStreamExecutionSpace()));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  fused kernels on Kokkos %s\n", GSExecutionSpace()));
   if (cg->overlap)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  Ghysels-Vanroose recurrences: the sums of an iteration in one MPI_Iallreduce overlapping M^{-1} w and the SpMV\n"));
   else

@@ -576,7 +576,7 @@ static PetscErrorCode KSPView_SGMRESF(KSP ksp, PetscViewer viewer)
   KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
 
   PetscFunctionBegin;
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  restart=%" PetscInt_FMT ", classical Gram-Schmidt, refinement %s; fused kernels on Kokkos %s\n", sg->m, SGFRefineTypes[sg->refine], PetscGPUStreamExecutionSpace()));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  restart=%" PetscInt_FMT ", classical Gram-Schmidt, refinement %s; fused kernels on Kokkos %s\n", sg->m, SGFRefineTypes[sg->refine], GSExecutionSpace()));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  a convergence the estimate claims is %s\n", sg->confirm ? "confirmed with the true residual" : "not checked"));
   PetscCall(GSRightPCView(ksp, viewer, "KSPGMRES"));
   if (!sg->work) PetscFunctionReturn(PETSC_SUCCESS);

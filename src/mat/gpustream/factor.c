@@ -340,7 +340,7 @@ static PetscErrorCode MatView_GSFactor(Mat F, PetscViewer viewer)
     PetscLogDouble bytes;
     PetscCall(GSTriFactorGetInfo(fs->tri, &nnzL, &nnzU, &levels, &bytes, NULL));
     PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: %s(0) on the device (%s): Kokkos-Kernels' spiluk and sptrsv, %" PetscInt_FMT " levels, L %" PetscCount_FMT " and U %" PetscCount_FMT " nonzeros, %.6g MB in device memory\n",
-                                     fs->ftype == MAT_FACTOR_ICC ? "ICC" : "ILU", PetscGPUStreamExecutionSpace(), levels, nnzL, nnzU, bytes / 1048576.0));
+                                     fs->ftype == MAT_FACTOR_ICC ? "ICC" : "ILU", GSExecutionSpace(), levels, nnzL, nnzU, bytes / 1048576.0));
     if (fs->shifted)
       PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: %" PetscInt_FMT " of %" PetscInt_FMT " numeric factorizations on the host (PETSc's), where a pivot asked for the shift, the last one %s\n", fs->shifted, fs->numeric,
                                        fs->ondevice ? "on the device" : "among them"));

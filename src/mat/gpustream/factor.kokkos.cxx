@@ -95,7 +95,7 @@ PetscErrorCode GSTriFactorCreate(PetscInt n, const PetscInt ia[], const PetscInt
 
   PetscFunctionBegin;
   *out = NULL;
-  PetscCall(PetscGPUStreamKokkosInitialize());
+  PetscCall(GSKokkosInitialize());
   PetscCallCXX(F.reset(new _n_GSTriFactor));
   F->n         = n;
   F->symmetric = symmetric ? true : false;

@@ -358,7 +358,7 @@ static PetscErrorCode MatGPUStreamSyncHost_Private(Mat A)
   gs = (Mat_GPUStream *)A->spptr;
   if (gs->hoststale) {
     PetscMPIInt size;
-    PetscCall(PetscLogEventBegin(GPUS_MatSyncHost, A, 0, 0, 0));
+    PetscCall(PetscLogEventBegin(GPUS_MatToHost, A, 0, 0, 0));
     PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
     if (size == 1)
       PetscCall(MatGPUStreamBlockToHost_Private(A, gs->dA));
@@ -370,7 +370,7 @@ static PetscErrorCode MatGPUStreamSyncHost_Private(Mat A)
       PetscCall(MatGPUStreamBlockToHost_Private(Ao, gs->dB));
     }
     gs->hoststale = PETSC_FALSE;
-    PetscCall(PetscLogEventEnd(GPUS_MatSyncHost, A, 0, 0, 0));
+    PetscCall(PetscLogEventEnd(GPUS_MatToHost, A, 0, 0, 0));
   }
   if (gs->devicemaster) {
     PetscCall(MatGPUStreamRecordStates_Private(A));
@@ -554,10 +554,10 @@ static PetscErrorCode MatSetValuesCOO_GPUStream(Mat A, const PetscScalar v[], In
   PetscFunctionBegin;
   PetscCall(MatGPUStreamCOOOnDevice_Private(A, &on));
   if (on) {
-    PetscCall(PetscLogEventBegin(GPUS_MatSetValuesCOO, A, 0, 0, 0));
+    PetscCall(PetscLogEventBegin(GPUS_MatSetCOO, A, 0, 0, 0));
     PetscCall(GSCOOMapSetValues(gs->coo, v, imode, gs->dA, gs->dB));
     PetscCall(MatGPUStreamDeviceChanged_Private(A));
-    PetscCall(PetscLogEventEnd(GPUS_MatSetValuesCOO, A, 0, 0, 0));
+    PetscCall(PetscLogEventEnd(GPUS_MatSetCOO, A, 0, 0, 0));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(MatGPUStreamSyncHost_Private(A));
@@ -742,8 +742,8 @@ static PetscErrorCode MatViewStreamPlan_Private(GSStreamPlan plan, GSDeviceMat d
   PetscCall(FormatBytes(sums[0], s[0]));
   PetscCall(FormatBytes(mins[0], s[1]));
   PetscCall(FormatBytes(maxs[0], s[2]));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: streamed on %s: CSR %s in %" PetscInt_FMT " subdivisions (%s) of %s to %s\n", PetscGPUStreamExecutionSpace(), s[0], counts[0],
-                                   info.automatic ? "count chosen by the model" : "-mat_gpustream_subdivisions", s[1], s[2]));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: streamed on %s: CSR %s in %" PetscInt_FMT " subdivisions (%s) of %s to %s\n", GSExecutionSpace(), s[0], counts[0], info.automatic ? "count chosen by the model" : "-mat_gpustream_subdivisions",
+                                   s[1], s[2]));
   PetscCall(FormatBytes(sums[1], s[0]));
   PetscCall(FormatBytes(sums[2], s[1]));
   PetscCall(FormatBytes(info.bufferbytes, s[2]));
@@ -824,9 +824,9 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
     PetscCall(GSDeviceMatGetBlockSize(dA, &bs));
     if (bs > 1)
       PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: resident on %s, CSR with block column indices (%" PetscInt_FMT " x %" PetscInt_FMT " blocks, -mat_gpustream_format %s) %.6g MB in device memory (+ %.6g MB staging for host vectors)\n",
-                                       PetscGPUStreamExecutionSpace(), bs, bs, GSFormats[gs->opts.format], bytes[0] / 1048576.0, bytes[1] / 1048576.0));
+                                       GSExecutionSpace(), bs, bs, GSFormats[gs->opts.format], bytes[0] / 1048576.0, bytes[1] / 1048576.0));
     else
-      PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: resident on %s, CSR %.6g MB in device memory (+ %.6g MB staging for host vectors)\n", PetscGPUStreamExecutionSpace(), bytes[0] / 1048576.0, bytes[1] / 1048576.0));
+      PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: resident on %s, CSR %.6g MB in device memory (+ %.6g MB staging for host vectors)\n", GSExecutionSpace(), bytes[0] / 1048576.0, bytes[1] / 1048576.0));
     if (gs->coo) {
       PetscLogDouble cb;
       PetscCall(GSCOOMapGetSizes(gs->coo, NULL, NULL, NULL, &cb));
@@ -838,7 +838,7 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
     PetscCall(GSDeviceMatGetTileSize(dA, &cap, &ntiles));
     /* a warp asked for on a host backend runs one lane per row, as every kernel there does */
     PetscCall(PetscSNPrintf(kernel, sizeof(kernel), "%s (-mat_gpustream_kernel %s%s%s)", vlen > 1 ? "warp per row" : "thread per row", GSSpMVKernels[gs->opts.kernel],
-                            gs->opts.kernel == GS_KERNEL_WARP && !PetscGPUStreamOnDevice() ? ": one lane per row on the host backend " : "", gs->opts.kernel == GS_KERNEL_WARP && !PetscGPUStreamOnDevice() ? PetscGPUStreamExecutionSpace() : ""));
+                            gs->opts.kernel == GS_KERNEL_WARP && !GSOnDevice() ? ": one lane per row on the host backend " : "", gs->opts.kernel == GS_KERNEL_WARP && !GSOnDevice() ? GSExecutionSpace() : ""));
     if (cap)
       PetscCall(
           PetscViewerASCIIPrintf(viewer, "GPUStream: SpMV kernel %s, %" PetscInt_FMT " %s per row, by %" PetscInt_FMT " tiles of up to %" PetscInt_FMT " entries (-mat_gpustream_tile_size)\n", kernel, vlen, vlen == 1 ? "lane" : "lanes", ntiles, cap));
@@ -2149,7 +2149,7 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   Mat_GPUStream *gs;
 
   PetscFunctionBegin;
-  PetscCall(PetscGPUStreamKokkosInitialize());
+  PetscCall(GSKokkosInitialize());
   PetscCall(PetscNew(&gs));
   gs->opts.mode         = GS_STREAM_AUTO;
   gs->opts.budget       = -1;
