@@ -31,18 +31,14 @@ PETSC_INTERN const char *GSPrefix(PetscObject);
     }                                                                                                                                                                                                                                                    \
   } while (0)
 
-/* The signature of MatCreateGraph() implementations (PETSc 3.21 added the injection indices; CMake checks) */
-#if defined(GPUSTREAM_PETSC_CREATEGRAPH_INDEX)
-typedef PetscErrorCode GSCreateGraphFn(Mat, PetscBool, PetscBool, PetscReal, PetscInt, PetscInt[], Mat *);
-#else
-typedef PetscErrorCode    GSCreateGraphFn(Mat, PetscBool, PetscBool, PetscReal, Mat *);
-#endif
+/* Any function, as operation tables and composed functions hold them */
+typedef void (*GSFn)(void);
 
 /* A gpustream matrix handed to PETSc code that reads AIJ's data wears its base type name, its host arrays current
    (src/mat/gpustream/gpustream.c); the solver packages, PCs, coarsenings and colorings that check the name take
    gpustream matrices so (src/mat/gpustream/aijreaders.c) */
 PETSC_INTERN PetscErrorCode MatGPUStreamWearBase(Mat, PetscBool *);
-PETSC_INTERN PetscErrorCode MatGPUStreamWearOwn(Mat, PetscBool);
+PETSC_INTERN PetscErrorCode MatGPUStreamWearOwn(Mat, PetscBool, PetscErrorCode);
 PETSC_INTERN PetscErrorCode MatGPUStreamRegisterAIJReaders(void);
 /* Registers MATSOLVERGPUSTREAM's device ILU(0) and ICC(0) (factor.c), where the plugin has Kokkos-Kernels */
 PETSC_INTERN PetscErrorCode MatSolverTypeRegister_GPUStreamDevice(void);

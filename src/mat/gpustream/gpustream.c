@@ -26,19 +26,8 @@ typedef struct {
   GSDeviceMPI      devicempi;                 /* -mat_gpustream_device_mpi */
   char             vectype[64];               /* -mat_gpustream_vec_type: auto or a VecType */
   PetscObjectState nzstate, state, bstate[2]; /* host states the device copy reflects (bstate: MPIAIJ's blocks) */
-  /* SeqAIJ's operations that ours wrap, restored when converting back to AIJ */
-  PetscErrorCode (*mult)(Mat, Vec, Vec);
-  PetscErrorCode (*multadd)(Mat, Vec, Vec, Vec);
-  PetscErrorCode (*view)(Mat, PetscViewer);
-  PetscErrorCode (*assemblyend)(Mat, MatAssemblyType);
-  PetscErrorCode (*destroy)(Mat);
-  PetscErrorCode (*setfromoptions)(Mat, GSOptionItems);
-  PetscErrorCode (*duplicate)(Mat, MatDuplicateOption, Mat *);
-  GSCreateGraphFn *creategraph;
-  PetscErrorCode (*productsetfromoptions)(Mat);
-  PetscErrorCode (*transpose)(Mat, MatReuse, Mat *);
-  PetscErrorCode (*transposesymbolic)(Mat, Mat *);
-  PetscErrorCode (*convert)(Mat, MatType, MatReuse, Mat *);
+  /* AIJ's operations before ours replaced those of GSOwnOps: ours call them, a conversion back to AIJ restores them */
+  struct _MatOps aij;
   PetscErrorCode (*setpreallocationcoo)(Mat, PetscCount, PetscInt[], PetscInt[]);
   PetscErrorCode (*setvaluescoo)(Mat, const PetscScalar[], InsertMode);
   PetscErrorCode (*storevalues)(Mat);
@@ -107,11 +96,13 @@ static PetscErrorCode MatGPUStreamWearName_Private(Mat A, PetscBool *worn)
 }
 
 /* A's own name again where it took its base name (worn), unless the code it was handed to replaced its header (an
-   in-place conversion or transpose): A is then another matrix */
-PetscErrorCode MatGPUStreamWearOwn(Mat A, PetscBool worn)
+   in-place conversion or transpose): A is then another matrix. ierr is the result of the call A wore its base name
+   for, so that A wears its own name again also when that call failed. */
+PetscErrorCode MatGPUStreamWearOwn(Mat A, PetscBool worn, PetscErrorCode ierr)
 {
   PetscFunctionBegin;
   if (worn && MatGPUStreamIsOurs_Private(A)) PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM));
+  PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -240,8 +231,7 @@ static PetscErrorCode MatGPUStreamGetBlocks_Private(Mat A, Mat *Ad, Mat *Ao, con
 
   PetscFunctionBegin;
   PetscCall(MatGPUStreamWearName_Private(A, &worn));
-  PetscCall(MatMPIAIJGetSeqAIJ(A, Ad, Ao, garray));
-  PetscCall(MatGPUStreamWearOwn(A, worn));
+  PetscCall(MatGPUStreamWearOwn(A, worn, MatMPIAIJGetSeqAIJ(A, Ad, Ao, garray)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -783,16 +773,13 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
   PetscCall(PetscViewerGetFormat(viewer, &format));
   if (!isascii || (format != PETSC_VIEWER_ASCII_INFO && format != PETSC_VIEWER_ASCII_INFO_DETAIL)) { /* the values */
-    PetscBool      worn;
-    PetscErrorCode ierr;
+    PetscBool worn;
     /* MPIAIJ's ASCII view gathers the rows through MatMPIAIJGetSeqAIJ(), which takes "mpiaij" type names only */
     PetscCall(MatGPUStreamWearBase(A, &worn));
-    ierr = gs->view(A, viewer);
-    PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */
-    PetscCall(ierr);
+    PetscCall(MatGPUStreamWearOwn(A, worn, gs->aij.view(A, viewer)));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(gs->view(A, viewer));
+  PetscCall(gs->aij.view(A, viewer));
   if (A->assembled) {
     GSDeviceMat    dA = NULL, dB = NULL;
     GSHalo         halo = NULL;
@@ -866,12 +853,11 @@ static PetscErrorCode MatCreateGraph_GPUStream(Mat A, PetscBool sym, PetscBool s
   PetscFunctionBegin;
   PetscCall(MatGPUStreamWearBase(A, &worn));
 #if defined(GPUSTREAM_PETSC_CREATEGRAPH_INDEX)
-  ierr = (*gs->creategraph)(A, sym, scale, filter, nidx, idx, G);
+  ierr = (*gs->aij.creategraph)(A, sym, scale, filter, nidx, idx, G);
 #else
-  ierr = (*gs->creategraph)(A, sym, scale, filter, G);
+  ierr = (*gs->aij.creategraph)(A, sym, scale, filter, G);
 #endif
-  PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */
-  PetscCall(ierr);
+  PetscCall(MatGPUStreamWearOwn(A, worn, ierr));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -934,7 +920,7 @@ static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOpti
   char            vectype[64];
 
   PetscFunctionBegin;
-  if (gs->setfromoptions) PetscCall((*gs->setfromoptions)(A, PetscOptionsObject));
+  if (gs->aij.setfromoptions) PetscCall((*gs->aij.setfromoptions)(A, PetscOptionsObject));
   PetscCall(PetscStrncpy(vectype, gs->vectype, sizeof(vectype)));
   PetscOptionsHeadBegin(PetscOptionsObject, "MATGPUSTREAM options");
   {
@@ -1007,22 +993,17 @@ static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOpti
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The operations a gpustream matrix has its own of, set by MatAIJToGPUStream_Private() */
+static const size_t GSOwnOps[] = {offsetof(struct _MatOps, mult),        offsetof(struct _MatOps, multadd),           offsetof(struct _MatOps, view),
+                                  offsetof(struct _MatOps, assemblyend), offsetof(struct _MatOps, destroy),           offsetof(struct _MatOps, setfromoptions),
+                                  offsetof(struct _MatOps, duplicate),   offsetof(struct _MatOps, creategraph),       offsetof(struct _MatOps, productsetfromoptions),
+                                  offsetof(struct _MatOps, transpose),   offsetof(struct _MatOps, transposesymbolic), offsetof(struct _MatOps, convert)};
+
 /* AIJ's ops where a gpustream matrix has its own (from's saved ones) */
 static PetscErrorCode MatGPUStreamRestoreOps_Private(Mat A, const Mat_GPUStream *from)
 {
   PetscFunctionBegin;
-  A->ops->mult                  = from->mult;
-  A->ops->multadd               = from->multadd;
-  A->ops->view                  = from->view;
-  A->ops->assemblyend           = from->assemblyend;
-  A->ops->destroy               = from->destroy;
-  A->ops->setfromoptions        = from->setfromoptions;
-  A->ops->duplicate             = from->duplicate;
-  A->ops->creategraph           = from->creategraph;
-  A->ops->productsetfromoptions = from->productsetfromoptions;
-  A->ops->transpose             = from->transpose;
-  A->ops->transposesymbolic     = from->transposesymbolic;
-  A->ops->convert               = from->convert;
+  for (size_t k = 0; k < sizeof(GSOwnOps) / sizeof(GSOwnOps[0]); k++) *(GSFn *)((char *)A->ops + GSOwnOps[k]) = *(const GSFn *)((const char *)&from->aij + GSOwnOps[k]);
   MatGPUStreamUnwrapOps_Private(A, from);
   PetscCall(MatGPUStreamUnwrapComposed_Private(A, from));
   { /* AIJ's coordinate assembly back where ours stands (not on a header whose functions are being destroyed) */
@@ -1067,7 +1048,7 @@ static PetscErrorCode MatDuplicate_GPUStream(Mat A, MatDuplicateOption op, Mat *
 
   PetscFunctionBegin;
   if (op == MAT_COPY_VALUES) PetscCall(MatGPUStreamSyncHost_Private(A));
-  PetscCall((*gs->duplicate)(A, op, B));
+  PetscCall((*gs->aij.duplicate)(A, op, B));
   if (MatGPUStreamIsOurs_Private(*B)) PetscCall(MatGPUStreamAdopt_Private(*B, gs)); /* not while A wears its base name */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1154,7 +1135,7 @@ static PetscErrorCode MatProductWearAIJ_Private(Mat C, PetscBool wear, PetscBool
     if (wear)
       PetscCall(MatGPUStreamWearBase(X[i], &was[i])); /* false for a repeated operand */
     else
-      PetscCall(MatGPUStreamWearOwn(X[i], was[i]));
+      PetscCall(MatGPUStreamWearOwn(X[i], was[i], PETSC_SUCCESS));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1218,7 +1199,7 @@ static PetscErrorCode MatProductSetFromOptions_GPUStream_AIJ(Mat C)
   PetscFunctionBegin;
   if (!MatGPUStreamIsOurs_Private(G)) G = product->B;
   PetscCall(MatProductWearAIJ_Private(C, PETSC_TRUE, was));
-  ierr = (*((Mat_GPUStream *)G->spptr)->productsetfromoptions)(C);
+  ierr = (*((Mat_GPUStream *)G->spptr)->aij.productsetfromoptions)(C);
   PetscCall(MatProductWearAIJ_Private(C, PETSC_FALSE, was));
   PetscCall(ierr);
   PetscCall(MatProductWrapSymbolic_Private(C));
@@ -1285,21 +1266,18 @@ static PetscErrorCode MatTranspose_GPUStream(Mat A, MatReuse reuse, Mat *B)
 {
   Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr, a = *gs, b;
   PetscBool      worn, bgs                         = PETSC_FALSE;
-  PetscErrorCode ierr;
 
   PetscFunctionBegin;
   PetscCall(MatGPUStreamWearBase(A, &worn));
   if (!worn) { /* it wore its base name already */
-    PetscCall((*gs->transpose)(A, reuse, B));
+    PetscCall((*gs->aij.transpose)(A, reuse, B));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (reuse == MAT_REUSE_MATRIX) {
     bgs = MatGPUStreamIsOurs_Private(*B);
     if (bgs) b = *(Mat_GPUStream *)(*B)->spptr;
   }
-  ierr = (*a.transpose)(A, reuse, B);
-  PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */
-  PetscCall(ierr);
+  PetscCall(MatGPUStreamWearOwn(A, worn, (*a.aij.transpose)(A, reuse, B)));
   if (reuse == MAT_INPLACE_MATRIX) { /* AIJ merged the transpose into A's header */
     if (!MatGPUStreamIsOurs_Private(A)) PetscCall(MatGPUStreamAdopt_Private(A, &a));
   } else if (reuse == MAT_INITIAL_MATRIX)
@@ -1314,17 +1292,14 @@ static PetscErrorCode MatTransposeSymbolic_GPUStream(Mat A, Mat *B)
 {
   Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr, a = *gs;
   PetscBool      worn;
-  PetscErrorCode ierr;
 
   PetscFunctionBegin;
   PetscCall(MatGPUStreamWearName_Private(A, &worn)); /* the pattern only: the values may stay on the device */
   if (!worn) {
-    PetscCall((*gs->transposesymbolic)(A, B));
+    PetscCall((*gs->aij.transposesymbolic)(A, B));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  ierr = (*gs->transposesymbolic)(A, B);
-  PetscCall(MatGPUStreamWearOwn(A, worn));
-  PetscCall(ierr);
+  PetscCall(MatGPUStreamWearOwn(A, worn, (*gs->aij.transposesymbolic)(A, B)));
   PetscCall(MatGPUStreamAdopt_Private(*B, &a));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1343,11 +1318,10 @@ static PetscErrorCode MatConvert_GPUStream_Any(Mat A, MatType type, MatReuse reu
 
   PetscFunctionBegin;
   PetscCall(MatGPUStreamWearBase(A, &worn));
-  A->ops->convert = gs->convert;
+  A->ops->convert = gs->aij.convert;
   ierr            = MatConvert(A, type, reuse, B);
   if (MatGPUStreamIsOurs_Private(A)) A->ops->convert = MatConvert_GPUStream_Any; /* not after an in-place conversion */
-  PetscCall(MatGPUStreamWearOwn(A, worn));                                       /* also when it failed */
-  PetscCall(ierr);
+  PetscCall(MatGPUStreamWearOwn(A, worn, ierr));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1422,19 +1396,23 @@ static PetscErrorCode MatGPUStreamBaseOps_Private(Mat A, const struct _MatOps **
 }
 
 /* An AIJ operation that reads or writes the values on the host, with the host arrays brought up to date first: the
-   matrix it syncs is the parameter named A; a change it makes moves the object state, which the device follows */
-#define GS_HOST_OP(op, params, args)                                                                                                                                                                                                                     \
+   matrices it syncs are the parameter named A and, for GS_HOST_OP2(), the one named B (either or both gpustream
+   ones); a change it makes moves the object state, which the device follows */
+#define GS_HOST_OP_SYNCING(op, params, args, B)                                                                                                                                                                                                          \
   static PetscErrorCode MatHostOp_##op##_GPUStream params                                                                                                                                                                                                \
   {                                                                                                                                                                                                                                                      \
     const struct _MatOps *base;                                                                                                                                                                                                                          \
                                                                                                                                                                                                                                                          \
     PetscFunctionBegin;                                                                                                                                                                                                                                  \
     PetscCall(MatGPUStreamSyncHost_Private(A));                                                                                                                                                                                                          \
+    if (B) PetscCall(MatGPUStreamSyncHost_Private(B));                                                                                                                                                                                                   \
     PetscCall(MatGPUStreamBaseOps_Private(A, &base));                                                                                                                                                                                                    \
     PetscCheck(base->op, PETSC_COMM_SELF, PETSC_ERR_PLIB, "No AIJ operation " #op " behind the gpustream one");                                                                                                                                          \
     PetscCall((*base->op)args);                                                                                                                                                                                                                          \
     PetscFunctionReturn(PETSC_SUCCESS);                                                                                                                                                                                                                  \
   }
+#define GS_HOST_OP(op, params, args)  GS_HOST_OP_SYNCING(op, params, args, NULL)
+#define GS_HOST_OP2(op, params, args) GS_HOST_OP_SYNCING(op, params, args, B)
 
 GS_HOST_OP(setvalues, (Mat A, PetscInt m, const PetscInt im[], PetscInt n, const PetscInt in[], const PetscScalar v[], InsertMode mode), (A, m, im, n, in, v, mode))
 GS_HOST_OP(getrow, (Mat A, PetscInt row, PetscInt *n, PetscInt *cols[], PetscScalar *vals[]), (A, row, n, cols, vals))
@@ -1485,15 +1463,12 @@ static PetscErrorCode MatGetRowIJ_GPUStream(Mat A, PetscInt shift, PetscBool sym
   const struct _MatOps *base;
   PetscBool             worn = PETSC_FALSE;
   PetscMPIInt           size;
-  PetscErrorCode        ierr;
 
   PetscFunctionBegin;
   PetscCall(MatGPUStreamBaseOps_Private(A, &base));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
   if (size > 1) PetscCall(MatGPUStreamWearName_Private(A, &worn));
-  ierr = (*base->getrowij)(A, shift, symmetric, inodecompressed, n, ia, ja, done);
-  PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */
-  PetscCall(ierr);
+  PetscCall(MatGPUStreamWearOwn(A, worn, (*base->getrowij)(A, shift, symmetric, inodecompressed, n, ia, ja, done)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1504,16 +1479,13 @@ static PetscErrorCode MatPermute_GPUStream(Mat A, IS row, IS col, Mat *B)
   const struct _MatOps *base;
   Mat_GPUStream         a;
   PetscBool             worn;
-  PetscErrorCode        ierr;
 
   PetscFunctionBegin;
   PetscCall(PetscMemzero(&a, sizeof(a)));
   PetscCall(MatGPUStreamBaseOps_Private(A, &base));
   PetscCall(MatGPUStreamWearBase(A, &worn));
   if (worn) a = *(Mat_GPUStream *)A->spptr;
-  ierr = (*base->permute)(A, row, col, B);
-  PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */
-  PetscCall(ierr);
+  PetscCall(MatGPUStreamWearOwn(A, worn, (*base->permute)(A, row, col, B)));
   if (worn) PetscCall(MatGPUStreamAdopt_Private(*B, &a)); /* not while A wore its base name already */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1524,14 +1496,11 @@ static PetscErrorCode MatIncreaseOverlap_GPUStream(Mat A, PetscInt n, IS is[], P
 {
   const struct _MatOps *base;
   PetscBool             worn;
-  PetscErrorCode        ierr;
 
   PetscFunctionBegin;
   PetscCall(MatGPUStreamBaseOps_Private(A, &base));
   PetscCall(MatGPUStreamWearName_Private(A, &worn));
-  ierr = (*base->increaseoverlap)(A, n, is, ov);
-  PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */
-  PetscCall(ierr);
+  PetscCall(MatGPUStreamWearOwn(A, worn, (*base->increaseoverlap)(A, n, is, ov)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1703,30 +1672,8 @@ static PetscErrorCode MatGetDiagonalBlock_GPUStream(Mat A, Mat *a)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Operations on two matrices, either or both gpustream ones: both synced */
-static PetscErrorCode MatEqual_GPUStream(Mat A, Mat B, PetscBool *flg)
-{
-  const struct _MatOps *base;
-
-  PetscFunctionBegin;
-  PetscCall(MatGPUStreamSyncHost_Private(A));
-  PetscCall(MatGPUStreamSyncHost_Private(B));
-  PetscCall(MatGPUStreamBaseOps_Private(A, &base));
-  PetscCall((*base->equal)(A, B, flg));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatCopy_GPUStream(Mat A, Mat B, MatStructure str)
-{
-  const struct _MatOps *base;
-
-  PetscFunctionBegin;
-  PetscCall(MatGPUStreamSyncHost_Private(A));
-  PetscCall(MatGPUStreamSyncHost_Private(B));
-  PetscCall(MatGPUStreamBaseOps_Private(A, &base));
-  PetscCall((*base->copy)(A, B, str));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
+GS_HOST_OP2(equal, (Mat A, Mat B, PetscBool *flg), (A, B, flg))
+GS_HOST_OP2(copy, (Mat A, Mat B, MatStructure str), (A, B, str))
 
 /* Entries another process stashed for this one are inserted into the host arrays at assembly: where any process
    stashed some, the host arrays are brought up to date first (MatSetValues() did so on the process that set them) */
@@ -1778,15 +1725,19 @@ static PetscErrorCode MatSetOption_GPUStream(Mat A, MatOption op, PetscBool flg)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The device CSR of a gpustream matrix on the device path: the diagonal block's (and the off-diagonal block's) */
+/* The device CSR where value operations run on the device (MatGPUStreamValuesOnDevice_Private()): the diagonal
+   block's, the off-diagonal block's and the halo; *dA is NULL where they run on the host */
 static PetscErrorCode MatGPUStreamDeviceBlocks_Private(Mat A, GSDeviceMat *dA, GSDeviceMat *dB, GSHalo *halo)
 {
-  Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
+  Mat_GPUStream *gs;
+  PetscBool      on;
 
   PetscFunctionBegin;
-  *dA = gs->dA;
-  *dB = gs->dB;
-  if (halo) *halo = gs->halo;
+  PetscCall(MatGPUStreamValuesOnDevice_Private(A, &on));
+  gs  = on ? (Mat_GPUStream *)A->spptr : NULL;
+  *dA = gs ? gs->dA : NULL;
+  *dB = gs ? gs->dB : NULL;
+  if (halo) *halo = gs ? gs->halo : NULL;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1797,53 +1748,48 @@ static PetscBool MatGPUStreamSquareLayout_Private(Mat A)
 }
 
 /* Value operations on the device where the copy is resident, else AIJ's on the host arrays (made current first) */
+GS_HOST_OP(scale, (Mat A, PetscScalar a), (A, a))
+GS_HOST_OP(shift, (Mat A, PetscScalar a), (A, a))
+GS_HOST_OP(diagonalscale, (Mat A, Vec l, Vec r), (A, l, r))
+GS_HOST_OP(getdiagonal, (Mat A, Vec v), (A, v))
+
 static PetscErrorCode MatScale_GPUStream(Mat A, PetscScalar a)
 {
-  const struct _MatOps *base;
-  PetscBool             on;
-  GSDeviceMat           dA, dB;
+  GSDeviceMat dA, dB;
 
   PetscFunctionBegin;
-  PetscCall(MatGPUStreamValuesOnDevice_Private(A, &on));
-  if (on) {
-    PetscCall(MatGPUStreamDeviceBlocks_Private(A, &dA, &dB, NULL));
-    PetscCall(GSDeviceMatScale(dA, a));
-    if (dB) PetscCall(GSDeviceMatScale(dB, a));
-    PetscCall(MatGPUStreamDeviceChanged_Private(A));
+  PetscCall(MatGPUStreamDeviceBlocks_Private(A, &dA, &dB, NULL));
+  if (!dA) {
+    PetscCall(MatHostOp_scale_GPUStream(A, a));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(MatGPUStreamSyncHost_Private(A));
-  PetscCall(MatGPUStreamBaseOps_Private(A, &base));
-  PetscCall((*base->scale)(A, a));
+  PetscCall(GSDeviceMatScale(dA, a));
+  if (dB) PetscCall(GSDeviceMatScale(dB, a));
+  PetscCall(MatGPUStreamDeviceChanged_Private(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* On the device where every row has its diagonal entry in the pattern (else AIJ adds them: a new pattern) */
 static PetscErrorCode MatShift_GPUStream(Mat A, PetscScalar a)
 {
-  const struct _MatOps *base;
-  PetscBool             on;
-  GSDeviceMat           dA, dB;
+  GSDeviceMat dA, dB;
+  PetscBool   has = MatGPUStreamSquareLayout_Private(A);
+  int         all = 0;
 
   PetscFunctionBegin;
-  PetscCall(MatGPUStreamValuesOnDevice_Private(A, &on));
-  if (on) {
-    PetscBool has = MatGPUStreamSquareLayout_Private(A);
-    int       all;
-    PetscCall(MatGPUStreamDeviceBlocks_Private(A, &dA, &dB, NULL));
+  PetscCall(MatGPUStreamDeviceBlocks_Private(A, &dA, &dB, NULL));
+  if (dA) {
     if (has) PetscCall(GSDeviceMatHasDiagonal(dA, &has));
     all = has ? 1 : 0;
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_LAND, PetscObjectComm((PetscObject)A)));
-    if (all) {
-      PetscCall(GSDeviceMatShift(dA, a));
-      PetscCall(MatGPUStreamDeviceChanged_Private(A));
-      PetscCall(MatViewFromOptions(A, NULL, "-mat_view")); /* AIJ's shift ends in an assembly, which views it so */
-      PetscFunctionReturn(PETSC_SUCCESS);
-    }
   }
-  PetscCall(MatGPUStreamSyncHost_Private(A));
-  PetscCall(MatGPUStreamBaseOps_Private(A, &base));
-  PetscCall((*base->shift)(A, a));
+  if (!all) {
+    PetscCall(MatHostOp_shift_GPUStream(A, a));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(GSDeviceMatShift(dA, a));
+  PetscCall(MatGPUStreamDeviceChanged_Private(A));
+  PetscCall(MatViewFromOptions(A, NULL, "-mat_view")); /* AIJ's shift ends in an assembly, which views it so */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1851,30 +1797,24 @@ static PetscErrorCode MatShift_GPUStream(Mat A, PetscScalar a)
    values of r come through the halo */
 static PetscErrorCode MatDiagonalScale_GPUStream(Mat A, Vec l, Vec r)
 {
-  const struct _MatOps *base;
-  PetscBool             on;
+  GSDeviceMat    dA, dB;
+  GSHalo         halo;
+  GSVecArray     la = {NULL, PETSC_FALSE, GS_ACCESS_READ, PETSC_FALSE}, ra = {NULL, PETSC_FALSE, GS_ACCESS_READ, PETSC_FALSE};
+  PetscErrorCode ierr;
 
   PetscFunctionBegin;
-  PetscCall(MatGPUStreamValuesOnDevice_Private(A, &on));
-  if (on) {
-    GSDeviceMat    dA, dB;
-    GSHalo         halo;
-    GSVecArray     la = {NULL, PETSC_FALSE, GS_ACCESS_READ, PETSC_FALSE}, ra = {NULL, PETSC_FALSE, GS_ACCESS_READ, PETSC_FALSE};
-    PetscErrorCode ierr;
-
-    PetscCall(MatGPUStreamDeviceBlocks_Private(A, &dA, &dB, &halo));
-    if (l) PetscCall(GSVecGetArray(l, GS_ACCESS_READ, &la));
-    if (r) PetscCall(GSVecGetArray(r, GS_ACCESS_READ, &ra));
-    ierr = GSDeviceMatDiagonalScale(dA, dB, halo, la.array, la.device, ra.array, ra.device);
-    if (r) PetscCall(GSVecRestoreArray(r, &ra));
-    if (l) PetscCall(GSVecRestoreArray(l, &la));
-    PetscCall(ierr);
-    PetscCall(MatGPUStreamDeviceChanged_Private(A));
+  PetscCall(MatGPUStreamDeviceBlocks_Private(A, &dA, &dB, &halo));
+  if (!dA) {
+    PetscCall(MatHostOp_diagonalscale_GPUStream(A, l, r));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(MatGPUStreamSyncHost_Private(A));
-  PetscCall(MatGPUStreamBaseOps_Private(A, &base));
-  PetscCall((*base->diagonalscale)(A, l, r));
+  if (l) PetscCall(GSVecGetArray(l, GS_ACCESS_READ, &la));
+  if (r) PetscCall(GSVecGetArray(r, GS_ACCESS_READ, &ra));
+  ierr = GSDeviceMatDiagonalScale(dA, dB, halo, la.array, la.device, ra.array, ra.device);
+  if (r) PetscCall(GSVecRestoreArray(r, &ra));
+  if (l) PetscCall(GSVecRestoreArray(l, &la));
+  PetscCall(ierr);
+  PetscCall(MatGPUStreamDeviceChanged_Private(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1882,25 +1822,22 @@ static PetscErrorCode MatDiagonalScale_GPUStream(Mat A, Vec l, Vec r)
    without a copy */
 static PetscErrorCode MatGetDiagonal_GPUStream(Mat A, Vec v)
 {
-  const struct _MatOps *base;
-  PetscBool             on;
+  GSDeviceMat dA, dB;
 
   PetscFunctionBegin;
-  PetscCall(MatGPUStreamValuesOnDevice_Private(A, &on));
-  if (on && MatGPUStreamSquareLayout_Private(A)) {
-    Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
-    GSVecArray     va;
-    PetscErrorCode ierr = PETSC_SUCCESS;
+  PetscCall(MatGPUStreamDeviceBlocks_Private(A, &dA, &dB, NULL));
+  if (dA && MatGPUStreamSquareLayout_Private(A)) {
+    const PetscBool stale = ((Mat_GPUStream *)A->spptr)->hoststale;
+    GSVecArray      va;
+    PetscErrorCode  ierr = PETSC_SUCCESS;
 
     PetscCall(GSVecGetArray(v, GS_ACCESS_WRITE, &va));
-    if (va.device || gs->hoststale) ierr = GSDeviceMatGetDiagonal(gs->dA, va.array, va.device);
+    if (va.device || stale) ierr = GSDeviceMatGetDiagonal(dA, va.array, va.device);
     PetscCall(GSVecRestoreArray(v, &va));
     PetscCall(ierr);
-    if (va.device || gs->hoststale) PetscFunctionReturn(PETSC_SUCCESS);
+    if (va.device || stale) PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(MatGPUStreamSyncHost_Private(A));
-  PetscCall(MatGPUStreamBaseOps_Private(A, &base));
-  PetscCall((*base->getdiagonal)(A, v));
+  PetscCall(MatHostOp_getdiagonal_GPUStream(A, v));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1910,21 +1847,18 @@ static PetscErrorCode MatGetDiagonal_GPUStream(Mat A, Vec v)
 static PetscErrorCode MatAXPY_GPUStream(Mat Y, PetscScalar a, Mat X, MatStructure str)
 {
   const struct _MatOps *base;
-  PetscBool             on = PETSC_FALSE, xon = PETSC_FALSE;
+  GSDeviceMat           yA = NULL, yB = NULL, xA = NULL, xB = NULL;
   Mat_GPUStream         saved;
   PetscBool             ours = MatGPUStreamIsOurs_Private(Y);
 
   PetscFunctionBegin;
   if (str == SAME_NONZERO_PATTERN) {
-    PetscCall(MatGPUStreamValuesOnDevice_Private(Y, &on));
-    if (on) PetscCall(MatGPUStreamValuesOnDevice_Private(X, &xon));
-  }
-  if (on && xon) {
-    GSDeviceMat yA, yB, xA, xB;
-    PetscCount  ny[2] = {0, 0}, nx[2] = {0, 0};
-    int         same;
     PetscCall(MatGPUStreamDeviceBlocks_Private(Y, &yA, &yB, NULL));
-    PetscCall(MatGPUStreamDeviceBlocks_Private(X, &xA, &xB, NULL));
+    if (yA) PetscCall(MatGPUStreamDeviceBlocks_Private(X, &xA, &xB, NULL));
+  }
+  if (yA && xA) {
+    PetscCount ny[2] = {0, 0}, nx[2] = {0, 0};
+    int        same;
     PetscCall(GSDeviceMatGetSizes(yA, NULL, NULL, &ny[0]));
     PetscCall(GSDeviceMatGetSizes(xA, NULL, NULL, &nx[0]));
     if (yB) PetscCall(GSDeviceMatGetSizes(yB, NULL, NULL, &ny[1]));
@@ -1972,14 +1906,13 @@ static PetscErrorCode MatZeroEntries_GPUStream(Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-typedef void (*GSOpFn)(void);
 typedef struct {
   size_t offset; /* of the operation in struct _MatOps */
-  GSOpFn wrapper;
+  GSFn   wrapper;
 } GSWrappedOp;
 #define GS_WRAP(op, fn)                                                                                                                                                                                                                                  \
   {                                                                                                                                                                                                                                                      \
-    offsetof(struct _MatOps, op), (GSOpFn)(fn)                                                                                                                                                                                                           \
+    offsetof(struct _MatOps, op), (GSFn)(fn)                                                                                                                                                                                                             \
   }
 #define GS_WRAP_HOST(op) GS_WRAP(op, MatHostOp_##op##_GPUStream)
 
@@ -2035,8 +1968,8 @@ static const GSWrappedOp GSWrappedOps[] = {
     GS_WRAP_HOST(getrowsumabs),
 #endif
     GS_WRAP(getrowij, MatGetRowIJ_GPUStream),
-    GS_WRAP(equal, MatEqual_GPUStream),
-    GS_WRAP(copy, MatCopy_GPUStream),
+    GS_WRAP_HOST(equal),
+    GS_WRAP_HOST(copy),
     GS_WRAP(assemblybegin, MatAssemblyBegin_GPUStream),
     GS_WRAP(assemblyend, MatAssemblyEnd_GPUStream),
     GS_WRAP(setoption, MatSetOption_GPUStream),
@@ -2059,7 +1992,7 @@ static PetscErrorCode MatGPUStreamWrapOps_Private(Mat A)
   if (A->hash_active) PetscFunctionReturn(PETSC_SUCCESS);
 #endif
   for (size_t k = 0; k < sizeof(GSWrappedOps) / sizeof(GSWrappedOps[0]); k++) {
-    GSOpFn *slot = (GSOpFn *)((char *)A->ops + GSWrappedOps[k].offset), *base = (GSOpFn *)((char *)&gs->base + GSWrappedOps[k].offset);
+    GSFn *slot = (GSFn *)((char *)A->ops + GSWrappedOps[k].offset), *base = (GSFn *)((char *)&gs->base + GSWrappedOps[k].offset);
     if (*slot && *slot != GSWrappedOps[k].wrapper) {
       *base = *slot;
       *slot = GSWrappedOps[k].wrapper;
@@ -2072,8 +2005,8 @@ static PetscErrorCode MatGPUStreamWrapOps_Private(Mat A)
 static void MatGPUStreamUnwrapOps_Private(Mat A, const Mat_GPUStream *from)
 {
   for (size_t k = 0; k < sizeof(GSWrappedOps) / sizeof(GSWrappedOps[0]); k++) {
-    GSOpFn *slot = (GSOpFn *)((char *)A->ops + GSWrappedOps[k].offset);
-    if (*slot == GSWrappedOps[k].wrapper) *slot = *(const GSOpFn *)((const char *)&from->base + GSWrappedOps[k].offset);
+    GSFn *slot = (GSFn *)((char *)A->ops + GSWrappedOps[k].offset);
+    if (*slot == GSWrappedOps[k].wrapper) *slot = *(const GSFn *)((const char *)&from->base + GSWrappedOps[k].offset);
   }
 }
 
@@ -2162,19 +2095,8 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   gs->opts.format       = GS_FORMAT_AUTO;
   gs->devicempi         = GS_DEVICE_MPI_AUTO;
   PetscCall(PetscStrncpy(gs->vectype, "auto", sizeof(gs->vectype)));
-  gs->mult                  = A->ops->mult;
-  gs->multadd               = A->ops->multadd;
-  gs->view                  = A->ops->view;
-  gs->assemblyend           = A->ops->assemblyend;
-  gs->destroy               = A->ops->destroy;
-  gs->setfromoptions        = A->ops->setfromoptions;
-  gs->duplicate             = A->ops->duplicate;
-  gs->creategraph           = A->ops->creategraph;
-  gs->productsetfromoptions = A->ops->productsetfromoptions;
-  gs->transpose             = A->ops->transpose;
-  gs->transposesymbolic     = A->ops->transposesymbolic;
-  gs->convert               = A->ops->convert;
-  gs->base                  = *A->ops;
+  gs->aij  = *A->ops;
+  gs->base = *A->ops;
   {
     PetscMPIInt size;
     PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
@@ -2192,10 +2114,10 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   A->ops->destroy        = MatDestroy_GPUStream;
   A->ops->setfromoptions = MatSetFromOptions_GPUStream;
   A->ops->duplicate      = MatDuplicate_GPUStream;
-  if (gs->creategraph) A->ops->creategraph = MatCreateGraph_GPUStream;
+  if (gs->aij.creategraph) A->ops->creategraph = MatCreateGraph_GPUStream;
   A->ops->productsetfromoptions = MatProductSetFromOptions_GPUStream_AIJ;
-  if (gs->transpose) A->ops->transpose = MatTranspose_GPUStream;
-  if (gs->transposesymbolic) A->ops->transposesymbolic = MatTransposeSymbolic_GPUStream;
+  if (gs->aij.transpose) A->ops->transpose = MatTranspose_GPUStream;
+  if (gs->aij.transposesymbolic) A->ops->transposesymbolic = MatTransposeSymbolic_GPUStream;
   A->ops->convert = MatConvert_GPUStream_Any;
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamProductAIJ[i], MatProductSetFromOptions_GPUStream_AIJ));
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamConverters[i], i < 2 ? MatConvert_GPUStream_AIJ : MatConvert_AIJ_GPUStream));
