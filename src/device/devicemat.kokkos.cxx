@@ -23,10 +23,10 @@ LaunchShape gpustream::SpMVShape(PetscInt m, PetscInt nnz, GSSpMVKernel kernel)
   return s;
 }
 
-/* On a device, tiles of 1024 entries where a row is longer than 2048 (power-law rows: 1.02x cuSPARSE's time on an
-   H200 against 10x with a warp per row), and of 2048 where rows average 12 entries or more (a warp's lanes each) and
-   none is longer than 32 (the 27-point matrix with one unknown a node: 0.96x against 1.75x); with longer even rows
-   a warp per row stays faster (docs/performance.md) */
+/* On a device, tiles of 1024 entries where a row is longer than 2048 (power-law rows), and of 2048 where rows
+   average 12 entries or more (a warp's lanes each) and none is longer than 32 (the 27-point matrix with one unknown
+   a node): there tiles measured much faster than a warp per row on an H200; with longer even rows a warp per row
+   stays faster (docs/performance.md) */
 int gpustream::TileCap(PetscInt m, const PetscInt ia[], PetscInt option)
 {
   PetscInt maxlen = 0;

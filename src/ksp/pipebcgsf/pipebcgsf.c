@@ -216,7 +216,8 @@ static PetscErrorCode KSPPIPEBCGSFStart_Private(KSP ksp, Mat Amat, PetscReal *dp
 }
 
 /* Residual replacement: r = b - A x, and p = r + beta (p - omega v) moved by the same correction so that it stays
-   built on the new r (replacing r alone slowed Pe-100 convection-diffusion by 25%); the sums of r need redoing */
+   built on the new r (replacing r alone slowed the convergence on Pe-100 convection-diffusion); the sums of r need
+   redoing */
 static PetscErrorCode KSPPIPEBCGSFReplace_Private(KSP ksp, Mat Amat)
 {
   KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
