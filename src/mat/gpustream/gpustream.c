@@ -2180,107 +2180,37 @@ static PetscErrorCode MatConvert_GPUStream_AIJ(Mat A, MatType type, MatReuse reu
 /*MC
    MATGPUSTREAM - MATGPUSTREAM = "gpustream" - A sparse matrix whose SpMV runs on a GPU through Kokkos.
 
-   The matrix is assembled exactly like `MATAIJ` (`MatSetValues()`, `MatSeqAIJSetPreallocation()`,
-   `MatMPIAIJSetPreallocation()`, `MatXAIJSetPreallocation()`, `DMCreateMatrix()` with `-dm_mat_type gpustream`): it is
-   a `MATSEQAIJ` on one MPI process and a `MATMPIAIJ` on several, whose host arrays hold the nonzero pattern, so
-   every AIJ operation works. The CSR arrays are mirrored in the memory of Kokkos' default execution space at the end
-   of each final assembly and refreshed when the host changes: values alone when the nonzero pattern is the same (no
-   reallocation), everything otherwise. Running out of device memory is therefore an error of `MatAssemblyEnd()`
-   (`PETSC_ERR_MEM`), after which the matrix is not assembled: assemble it again once memory is there. `MatMult()` and
-   `MatMultAdd()` run on the device; the Krylov methods of this plugin (`KSPPIPECGFUSED`) fuse the device SpMV into
-   their kernels and keep their vectors on the device.
+   The matrix is assembled exactly like `MATAIJ`: it is a `MATSEQAIJ` on one MPI process and a `MATMPIAIJ` on several,
+   whose host arrays hold the nonzero pattern, so every AIJ operation works. The CSR is mirrored in device memory at
+   each final assembly; `MatMult()`, `MatMultAdd()` and, on a resident matrix, `MatMultTranspose()` and the value
+   operations run there. A matrix larger than its device budget streams its rows from pinned host memory.
 
-   Values also change on the device, on a resident matrix: `MatSetValuesCOO()` after `MatSetPreallocationCOO()` (a
-   map of the entries to the CSR, built once and kept in device memory; values in device memory read in place),
-   `MatScale()`, `MatShift()` (every row with its diagonal entry), `MatDiagonalScale()`, `MatAXPY()` of two gpustream
-   matrices with `SAME_NONZERO_PATTERN`, `MatZeroEntries()`; `MatGetDiagonal()` reads the device CSR. The host arrays
-   are then copied back once, when a host operation needs them (any other AIJ operation, host preconditioners' set-up,
-   products with AIJ, conversions, views), and never read stale by the matrix's operations. Streamed matrices set
-   their values on the host.
+   Options Database Keys:
++  -mat_type gpustream - selects this type in `MatSetFromOptions()`
+.  -mat_gpustream_mode <auto,resident,stream> - auto streams when the CSR and vectors exceed the budget
+.  -mat_gpustream_max_device_bytes <bytes> - device memory the matrix may use (default: the free memory less a reserve)
+.  -mat_gpustream_buffers <2> - device buffers the streamed subdivisions rotate through
+.  -mat_gpustream_subdivisions <n> - number of streamed subdivisions (default: chosen by a model of the product)
+.  -mat_gpustream_overlap <true> - overlap the copy of a subdivision with the SpMV of the previous one
+.  -mat_gpustream_kernel <auto,thread,warp> - the SpMV kernel: a thread or a warp per row
+.  -mat_gpustream_tile_size <n> - `MatMult()` by tiles of up to n entries staged in scratch memory (0: none)
+.  -mat_gpustream_format <auto,csr,block> - device storage: CSR, or block column indices for block sizes 2 to 6
+.  -mat_gpustream_device_mpi <auto,false,true> - halo messages between device buffers, or through pinned host buffers
+-  -mat_gpustream_vec_type <auto,VecType> - the vector type `MatCreateVecs()` returns
 
    Level: beginner
 
    Notes:
-   On several processes each one holds its diagonal and off-diagonal blocks on the device. A product gathers the
-   values other processes need on the device (index lists built once per nonzero pattern), exchanges them with MPI,
-   and runs the diagonal-block SpMV while the messages travel; the off-diagonal block follows. The messages go
-   between the device buffers themselves when MPI can read device memory, chosen at run time: Open MPI is asked
-   with `MPIX_Query_cuda_support()`; other MPIs cannot be asked, so auto stages them through pinned host buffers
-   (and `-mat_gpustream_device_mpi true` takes the user's word). On host backends the buffers are host memory and
-   MPI gets them directly unless the option is false. Each process should drive its own GPU (one process per GPU).
-   `-mat_view ::ascii_info` shows the execution space, the device memory in use, the halo and the SpMV launch shape.
+   Values set on the device (`MatSetValuesCOO()`, `MatScale()`, `MatShift()`, ...) leave the host arrays stale until
+   a host operation needs them; they are then copied back once. Running out of device memory is an error of
+   `MatAssemblyEnd()` (`PETSC_ERR_MEM`). Every PETSc PC and solver package works on it, as on `MATAIJ`. A new option
+   value takes effect at the next assembly or product. README.md describes all of it.
 
-   Matrices larger than the device: the CSR may stream. Its rows are cut into subdivisions of about equal bytes; the
-   leading ones stay in device memory as long as the budget allows, the others are copied every product from
-   pinned host memory into a ring of device buffers, on their own CUDA stream, while the SpMV of the previous
-   subdivision runs on another (ordered by CUDA events). A streamed product is bitwise equal to the resident one
-   (same per-row summation). The streamed rows are held twice on the host, in the AIJ arrays (the master copy,
-   which assembly and every AIJ operation use) and in a pinned copy refreshed when the values change: pinning the
-   AIJ arrays in place (cudaHostRegister) would tie PETSc's allocations to CUDA and break when PETSc frees or
-   reallocates them. With several processes each diagonal block streams and the off-diagonal blocks stay resident.
-   `MatMatMult()` with a `MATSEQDENSE` or `MATMPIDENSE` matrix computes all columns in one pass over the matrix (each
-   streamed subdivision serves all of them; the dense operands are staged in device memory outside the budget; on
-   several processes the ghost rows come through the halo exchange, a column at a time). `MatDuplicate()` keeps the
-   options.
-   The fused SpMVs of `KSPPIPECGFUSED`, `KSPPIPEBCGSF` and `KSPSGMRESF` need the whole matrix on the device: on a
-   streamed matrix they call `MatMult()` instead.
+   References:
++  * - O. A. Fagerlund, T. Kitayama, G. Hashimoto, H. Okuda, Effect of GPU communication-hiding for SpMV using OpenACC
+-  * - V. Cardellini, A. Fanfarillo, S. Filippone, Sparse matrix computations on clusters with GPGPUs
 
-   Preconditioners: `PCJACOBI` and `PCPBJACOBI` are fused into the plugin's solvers; every other PC works on the host
-   AIJ arrays, exactly as on `MATAIJ`, and those solvers apply it on the host. `PCLU`, `PCILU`, `PCCHOLESKY`,
-   `PCICC` and `PCQR` take every solver package PETSc registered for `MATSEQAIJ` or `MATMPIAIJ`
-   (`-pc_factor_mat_solver_type mumps`, superlu, superlu_dist, umfpack, klu, cholmod, spqr, bas ...), whose factor is
-   made from the host arrays while the matrix wears its base type name (src/mat/gpustream/aijreaders.c); with no
-   `-pc_type` the default is `PCILU` on one process, as for `MATAIJ` (`PCBJACOBI` with ILU on several). On several
-   processes `PCBJACOBI` and `PCASM` factor their blocks, plain `MATSEQAIJ` matrices. `PCGAMG` builds its graph and
-   Galerkin products with AIJ's code: `MatCreateGraph()` and products with AIJ matrices (`MatMatMult()`, `MatPtAP()`)
-   run while the matrix wears its base type name ("seqaij" or "mpiaij", which those implementations check), so the
-   coarse operators are plain AIJ and the preconditioner is the one an AIJ operator gets (tests/kspgpustream.c
-   checks PCApply() against AIJ's); the finest level's smoother multiplies on the device. So do products with any
-   other partner AIJ's product code takes (MAIJ: `PCMG`'s Galerkin coarse operators on a `DMDA` with several unknowns
-   per node), `MatConvert()` to `MATIS` (AIJ's converter; local matrices plain `MATSEQAIJ`), `MatPermute()` and `MatTranspose()`,
-   `MatHermitianTranspose()` and `MatTransposeSymbolic()`, whose result is made a gpustream matrix with the
-   options of the original (tests/mataij.c compares them with AIJ's). `PCML`, classical `PCGAMG`, the coarsenings and
-   the colorings that read AIJ's data run with the matrix wearing its base name, and `MatConvert()` to any other type
-   takes AIJ's converter (tests/aijcode.c).
-
-   The number of subdivisions, unless given, minimizes a model of one product: the copy rate (pinned host to device,
-   measured once per process) and the SpMV rate (taken as the measured device copy rate, half of it counted as
-   reads) give each subdivision a copy time and an SpMV time, plus 20 microseconds of overhead each; the resident
-   SpMV overlaps the first copy, and copy k+1 overlaps SpMV k as buffers allow. Among the counts up to 512 whose
-   buffers fit the budget, the least modelled time wins.
-
-   Options Database Keys (in `MatSetFromOptions()`; a new value takes effect at the next assembly or product):
-+  -mat_type gpustream - selects this type in `MatSetFromOptions()`
-.  -mat_gpustream_mode <auto,resident,stream> - auto streams when the CSR and the vectors exceed the budget;
-      resident errors out then
-.  -mat_gpustream_max_device_bytes <bytes> - device memory the matrix may use (default: the free device memory
-      less max(512 MB, 5% of it) when the matrix is set up; unlimited on host backends)
-.  -mat_gpustream_buffers <2> - device buffers streamed subdivisions rotate through
-.  -mat_gpustream_subdivisions <n> - number of subdivisions (default: the model's choice)
-.  -mat_gpustream_overlap <true> - overlap copies with SpMVs (off: each copy completes before its SpMV)
-.  -mat_gpustream_kernel <auto,thread,warp> - the SpMV kernel: a thread per row, a warp (32 lanes) per row, or auto:
-      a warp when rows average 12 entries or more (measured in docs/performance.md); host backends run one lane (a
-      thread) per row whatever the choice, which -mat_view ::ascii_info says when warp is asked for
-.  -mat_gpustream_tile_size <n> - MatMult's kernel by tiles: each team stages the products of up to n entries (at
-      most 2048) of consecutive rows in scratch memory, every thread loading at once, then sums the rows from there
-      in the order the kernel above sums them (the same bits: with a warp per row, a thread sums a row of up to 32
-      entries in the order of the warp's lanes, a warp a longer one); a row longer than n is cut into pieces of n
-      entries summed by whole teams. 0: rows loaded directly. Default on a device: tiles of 1024 entries when a row
-      is longer than 2048 entries (uneven rows: 10x faster there), of 2048 when rows average 12 entries or more and
-      none exceeds 32 (the 27-point stencil: 1.8x faster), else none (a warp per row is faster on longer even rows,
-      docs/performance.md)
-.  -mat_gpustream_format <auto,csr,block> - device storage: CSR, or block column indices (one column index a bs x bs
-      block, the values in AIJ's order) for a matrix with a block size of 2 to 6 (`MatSetBlockSize()`,
-      `-mat_block_size`, a `DMDA` with several degrees of freedom) whose pattern is made of full aligned blocks, alike
-      in each block row: the integers of a product shrink from 4 bytes an entry to 4 / bs^2, and the kernels read
-      each block's column and x once for its bs rows. With one lane per row every row is summed in the CSR's order
-      (the same bits); with several, the lanes take whole blocks. auto takes block column indices where the pattern
-      allows and no tiles are asked for (docs/performance.md). Resident matrices only: streamed subdivisions stay CSR
--  -mat_gpustream_device_mpi <auto,false,true> - halo messages between device buffers (true), staged through pinned
-      host buffers (false), or auto: device buffers when the MPI reports CUDA support, or on host backends; true
-      is refused (`PETSC_ERR_SUP`) when the MPI reports no CUDA support
-
-.seealso: `MatCreateGPUStream()`, `KSPPIPECGFUSED`, `MATAIJ`
+.seealso: `MatCreateGPUStream()`, `MATAIJ`, `KSPPIPECGFUSED`, `KSPPIPEBCGSF`, `KSPSGMRESF`
 M*/
 PETSC_EXTERN PetscErrorCode MatCreate_GPUStream(Mat A)
 {
