@@ -162,7 +162,7 @@ int main(int argc, char **argv)
 
   PetscCall(PetscInitialize(&argc, &argv, nullptr, nullptr));
   PetscCall(PetscGPUStreamInitializePackage());
-  PetscCall(PetscGPUStreamKokkosInitialize());
+  PetscCall(GSKokkosInitialize());
   PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-n", &nreal, nullptr));
   PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-reps", &reps, nullptr));
   PetscCall(PetscOptionsHasName(nullptr, nullptr, "-variants", &variants));

@@ -25,7 +25,7 @@ int main(int argc, char **argv)
 
   PetscCall(PetscInitialize(&argc, &argv, nullptr, nullptr));
   PetscCall(PetscGPUStreamInitializePackage());
-  PetscCall(PetscGPUStreamKokkosInitialize());
+  PetscCall(GSKokkosInitialize());
   PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-reps", &reps, nullptr));
   PetscCall(PetscOptionsGetStringArray(nullptr, nullptr, "-mats", mats, &nmats, nullptr));
   std::printf("kernel,matrix,n,nnz,vlen,team,league,us,GBps\n");

@@ -59,7 +59,7 @@ int main(int argc, char **argv)
 
   PetscCall(PetscInitialize(&argc, &argv, nullptr, nullptr));
   PetscCall(PetscGPUStreamInitializePackage());
-  PetscCall(PetscGPUStreamKokkosInitialize());
+  PetscCall(GSKokkosInitialize());
   PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-cube_n", &cube_n, nullptr));
   PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-dof", &dof, nullptr));
   PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-reps", &reps, nullptr));

@@ -237,7 +237,7 @@ static PetscErrorCode CompareTranspose(const char *what, Mat A, Mat B, PetscRand
   PetscFunctionReturn(0);
 }
 
-/* The rest of the operations the issue lists, each on A (gpustream) and B (AIJ), then compared: transposed products,
+/* The rest of the operations, each on A (gpustream) and B (AIJ), then compared: transposed products,
    norms, MatGetInfo, MatShift, MatDiagonalScale, MatDiagonalSet, MatAXPY, MatCopy, MatZeroRows, MatZeroRowsColumns,
    MatZeroEntries, and a binary MatView/MatLoad round trip into a gpustream matrix */
 static PetscErrorCode TestMoreOps(PetscInt m, PetscInt maxlen, PetscRandom rnd)

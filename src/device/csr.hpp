@@ -102,7 +102,8 @@ template <int V, class Lane> KOKKOS_FORCEINLINE_FUNCTION PetscScalar LaneOrderSu
 }
 
 /* Kernels that multiply by A are compiled once per storage, Blk: block column indices (A.bs > 1). In one kernel the
-   block rows' sums in registers took occupancy from the CSR rows: their warp kernel 1.7-1.9x slower on an H200 (docs/performance.md).
+   block rows' sums in registers took occupancy from the CSR rows: their warp kernel measured much slower on an H200
+   (docs/performance.md).
    ByStorage(A, f) calls f(std::integral_constant<bool, Blk>()) for A's storage. */
 template <class F> void ByStorage(const CSR &A, const F &f)
 {
@@ -152,11 +153,11 @@ template <bool Blk, class XView> KOKKOS_INLINE_FUNCTION PetscScalar RowProduct(c
       if (i == row % A.bs) v = y[i];
     return v;
   }
-  if (A.lanes == 1) return RowSum<false>(A, x, row); /* the vector reduction cost 25% on the 5-point matrix (H200) */
+  if (A.lanes == 1) return RowSum<false>(A, x, row); /* the vector reduction measured slower on the 5-point matrix */
   const PetscInt beg = A.rowptr(row), len = A.rowptr(row + 1) - beg;
   PetscScalar    sum = 0;
-  /* Kokkos' reduction of the lanes' sums: the tree of LaneOrderSum (a butterfly of our own took 1.3-1.4x the time on
-     the 27-point matrices, H200) */
+  /* Kokkos' reduction of the lanes' sums: the tree of LaneOrderSum (a butterfly of our own measured slower on the
+     27-point matrices, H200) */
   Kokkos::parallel_reduce(
       Kokkos::ThreadVectorRange(t, len), [&](const PetscInt j, PetscScalar &s) { s += Mul(LoadOnce(A.val(beg + j)), x(LoadOnce(A.colidx(beg + j)))); }, sum);
   return sum;

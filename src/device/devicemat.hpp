@@ -49,8 +49,8 @@ template <bool Blk> void OffDiagRows(const CSR &b, const DView<PetscInt> &rows, 
 }
 
 /* y += B g for the off-diagonal block B: over its rows with entries only, when it keeps their list and runs a thread
-   per row (the same sums as SpMV<true>, which reads and writes all of y: MatMult of 1e7 rows on two H200s took 1.27x
-   the time with it) */
+   per row (the same sums as SpMV<true>, which reads and writes all of y: measured slower for MatMult on two H200s;
+   docs/performance.md) */
 inline void OffDiagSpMV(GSDeviceMat B, const DView<PetscScalar> &g, const DView<PetscScalar> &y)
 {
   if (!B->rowlist || B->shape.vlen != 1 || B->shape.tiles.cap != 0)

@@ -23,10 +23,10 @@ LaunchShape gpustream::SpMVShape(PetscInt m, PetscInt nnz, GSSpMVKernel kernel)
   return s;
 }
 
-/* On a device, tiles of 1024 entries where a row is longer than 2048 (power-law rows: 1.02x cuSPARSE's time on an
-   H200 against 10x with a warp per row), and of 2048 where rows average 12 entries or more (a warp's lanes each) and
-   none is longer than 32 (the 27-point matrix with one unknown a node: 0.96x against 1.75x); with longer even rows
-   a warp per row stays faster (docs/performance.md) */
+/* On a device, tiles of 1024 entries where a row is longer than 2048 (power-law rows), and of 2048 where rows
+   average 12 entries or more (a warp's lanes each) and none is longer than 32 (the 27-point matrix with one unknown
+   a node): there tiles measured much faster than a warp per row on an H200; with longer even rows a warp per row
+   stays faster (docs/performance.md) */
 int gpustream::TileCap(PetscInt m, const PetscInt ia[], PetscInt option)
 {
   PetscInt maxlen = 0;
@@ -104,7 +104,7 @@ PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], co
   std::vector<PetscInt>           bptr, bcol;
 
   PetscFunctionBegin;
-  PetscCall(PetscGPUStreamKokkosInitialize());
+  PetscCall(GSKokkosInitialize());
   PetscCallCXX(A.reset(new _n_GSDeviceMat));
   const PetscInt nnz = ia[m];
   PetscCheck(bs <= GS_MAX_FORMAT_BS, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Block column indices take block sizes up to %d, not %" PetscInt_FMT, GS_MAX_FORMAT_BS, bs);
@@ -447,6 +447,21 @@ PetscErrorCode GSDeviceMatGetMemory(GSDeviceMat A, PetscLogDouble *matbytes, Pet
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Host x (of n entries) and z (of m, where given) copied into S's staging buffers, and y's buffer (of m) made, for a
+   product with host arrays */
+static PetscErrorCode StageIn(GSDeviceMat S, PetscInt n, PetscInt m, const PetscScalar x[], const PetscScalar z[])
+{
+  PetscFunctionBegin;
+  GSCallKokkos({
+    if (S->x.extent(0) != (size_t)n) S->x = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::x"), n);
+    if (S->y.extent(0) != (size_t)m) S->y = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::y"), m);
+    if (z && S->z.extent(0) != (size_t)m) S->z = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::z"), m);
+  });
+  PetscCall(HostToDevice(S->x.data(), x, n));
+  if (z) PetscCall(HostToDevice(S->z.data(), z, m));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* y = A x (+ z) with host arrays: staged through device buffers, for MatMult on ordinary PETSc vectors. On several
    ranks A is the diagonal block, B the off-diagonal one (columns: the ghosts of H), and the halo exchange overlaps
    the diagonal-block SpMV. */
@@ -455,13 +470,7 @@ PetscErrorCode GSDeviceMatMult(GSDeviceMat A, GSDeviceMat B, GSHalo H, const Pet
   const PetscInt m = A->csr.m, n = A->csr.n;
 
   PetscFunctionBegin;
-  GSCallKokkos({
-    if (A->x.extent(0) != (size_t)n) A->x = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::x"), n);
-    if (A->y.extent(0) != (size_t)m) A->y = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::y"), m);
-    if (z && A->z.extent(0) != (size_t)m) A->z = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::z"), m);
-  });
-  PetscCall(HostToDevice(A->x.data(), x, n));
-  if (z) PetscCall(HostToDevice(A->z.data(), z, m));
+  PetscCall(StageIn(A, n, m, x, z));
   PetscCall(DeviceSpMV(A, B, H, A->x, z ? &A->z : nullptr, A->y, nullptr));
   PetscCall(DeviceToHost(y, A->y.data(), m));
   if (OnDevice()) {
@@ -545,13 +554,7 @@ PetscErrorCode GSDeviceMatMultTranspose(GSDeviceMat A, const PetscInt ia[], cons
     dy = DView<PetscScalar>(y, n);
     if (z) dz = DView<PetscScalar>(const_cast<PetscScalar *>(z), n);
   } else { /* staged through the transpose's buffers, as GSDeviceMatMult() stages A's */
-    GSCallKokkos({
-      if (At->x.extent(0) != (size_t)m) At->x = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::x"), m);
-      if (At->y.extent(0) != (size_t)n) At->y = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::y"), n);
-      if (z && At->z.extent(0) != (size_t)n) At->z = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::z"), n);
-    });
-    PetscCall(HostToDevice(At->x.data(), x, m));
-    if (z) PetscCall(HostToDevice(At->z.data(), z, n));
+    PetscCall(StageIn(At, m, n, x, z));
     dx = At->x;
     dy = At->y;
     dz = At->z;

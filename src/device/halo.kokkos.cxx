@@ -150,6 +150,14 @@ PetscErrorCode GSHaloGetSizes(GSHalo H, PetscInt *nsend, PetscInt *nghost, Petsc
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The buffers MPI reads and writes: the device views where it takes them, else their pinned host twins. The forward
+   exchange sends from *owned and receives the ghosts into *ghost; the reverse one goes the other way. */
+static void MessageBuffers(GSHalo H, PetscScalar **owned, PetscScalar **ghost)
+{
+  *owned = H->devicempi ? H->dsend.data() : H->hsend.data();
+  *ghost = H->devicempi ? H->dghost.data() : H->hghost.data();
+}
+
 /* With device buffers one fence serves twice: the gather is done before MPI reads dsend, and kernels still reading
    the ghosts of the previous product are done before MPI writes dghost */
 PetscErrorCode gpustream::HaloBegin(GSHalo H, const DView<PetscScalar> &x, PetscInt *launches, const DView<PetscScalar> &scale)
@@ -160,14 +168,9 @@ PetscErrorCode gpustream::HaloBegin(GSHalo H, const DView<PetscScalar> &x, Petsc
 
   PetscFunctionBegin;
   *launches = 0;
-  if (H->devicempi) {
-    recv = H->dghost.data();
-    send = H->dsend.data();
-  } else {
-    recv = H->hghost.data();
-    send = H->hsend.data();
+  MessageBuffers(H, &send, &recv);
+  if (!H->devicempi)
     for (int i = 0; i < nr; i++) PetscCallMPI(MPI_Irecv(recv + H->rdispls[i], H->rcounts[i], MPIU_SCALAR, H->rranks[i], 0, H->comm, &H->reqs[i]));
-  }
   if (ns) {
     const DView<PetscInt>    idx  = H->sidx;
     const DView<PetscScalar> dsnd = H->dsend, d = scale;
@@ -230,17 +233,12 @@ PetscErrorCode gpustream::HaloReverseAdd(GSHalo H, const DView<PetscScalar> &y)
   PetscScalar *recv, *send;
 
   PetscFunctionBegin;
-  if (H->devicempi) {
-    recv = H->dsend.data();
-    send = H->dghost.data();
+  MessageBuffers(H, &recv, &send);
+  if (H->devicempi)
     GSCallKokkos(FenceAll()); /* the ghosts' product is done before MPI reads it */
-  } else {
-    recv = H->hsend.data();
-    send = H->hghost.data();
-    if (ng) {
-      GSCallKokkos(SyncCopy(H->hghost, H->dghost));
-      if (OnDevice()) PetscCall(PetscLogGpuToCpu((PetscLogDouble)(ng * sizeof(PetscScalar))));
-    }
+  else if (ng) {
+    GSCallKokkos(SyncCopy(H->hghost, H->dghost));
+    if (OnDevice()) PetscCall(PetscLogGpuToCpu((PetscLogDouble)(ng * sizeof(PetscScalar))));
   }
   for (int i = 0; i < nr; i++) PetscCallMPI(MPI_Irecv(recv + H->sdispls[i], H->scounts[i], MPIU_SCALAR, H->sranks[i], 1, H->comm, &H->reqs[i]));
   for (size_t i = 0; i < H->rranks.size(); i++) PetscCallMPI(MPI_Isend(send + H->rdispls[i], H->rcounts[i], MPIU_SCALAR, H->rranks[i], 1, H->comm, &H->reqs[nr + i]));

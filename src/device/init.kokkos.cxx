@@ -61,7 +61,7 @@ static PetscErrorCode ProbeDevice(int dev)
 }
 #endif
 
-PetscErrorCode PetscGPUStreamKokkosInitialize(void)
+PetscErrorCode GSKokkosInitialize(void)
 {
   PetscFunctionBegin;
   PetscCall(SetDependentLaunch());
@@ -105,12 +105,12 @@ PetscErrorCode PetscGPUStreamKokkosInitialize(void)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-const char *PetscGPUStreamExecutionSpace(void)
+const char *GSExecutionSpace(void)
 {
   return gpustream::Exec::name();
 }
 
-PetscBool PetscGPUStreamOnDevice(void)
+PetscBool GSOnDevice(void)
 {
   return gpustream::OnDevice() ? PETSC_TRUE : PETSC_FALSE;
 }

@@ -144,8 +144,8 @@ constexpr bool OnDevice()
 
 /* Loads and stores of data no kernel rereads soon (the matrix, x): evict-first in L1 and L2 (CUDA's .cs), so that
    L2 keeps the vectors the next kernels read. Only where a load instruction's lines are not reread by the thread's
-   next iterations (lanes or tiles reading entries contiguously): a thread-per-row loop rereads them from L1 and took
-   2.5x the time with these loads, 1.8x with an L2-only evict-first policy (H200) */
+   next iterations (lanes or tiles reading entries contiguously): a thread-per-row loop rereads them from L1 and was
+   much slower with these loads, and with an L2-only evict-first policy too (H200; docs/performance.md) */
 template <class T> KOKKOS_FORCEINLINE_FUNCTION T LoadOnce(const T &a)
 {
 #if defined(__CUDA_ARCH__)
@@ -179,8 +179,8 @@ inline int MaxTeams(int threads_per_team)
 
 /* Solver kernels whose teams loop over the rows are compiled for B teams of 256 threads on each multiprocessor
    (launch bounds: at most 65536 / (256 B) registers a thread) and launched with at most B teams per multiprocessor
-   (WaveTeams), so that all their teams run in one wave: launched with MaxTeams() teams, pipecgfused's took 1.33 waves
-   (40 registers) and 2 waves (56) on an H200, 8% slower at 1e7 rows (docs/performance.md) */
+   (WaveTeams), so that all their teams run in one wave: launched with MaxTeams() teams, pipecgfused's took more than
+   one wave on an H200 and measured slower (docs/performance.md) */
 template <int B> using WavePol = Kokkos::TeamPolicy<Exec, LightWeight, Kokkos::LaunchBounds<256, B>>;
 
 /* The most teams of a WavePol<B> kernel: B per multiprocessor (MaxTeams() on other backends) */
@@ -202,8 +202,8 @@ inline int WaveTeams(int threads_per_team, int B)
   return MaxTeams(threads_per_team);
 }
 
-/* pipecgfused's and pipebcgsf's kernels (at most 48 registers): with 5 teams per multiprocessor they were fastest,
-   or within 1% of 6, against 4, 6 and 8 on an H200 at 4e6 and 1e7 rows */
+/* pipecgfused's and pipebcgsf's kernels (at most 48 registers): 5 teams per multiprocessor measured fastest, or as
+   fast as 6, against 4, 6 and 8 on an H200 (docs/performance.md) */
 constexpr int FusedTeamsPerSM = 5;
 using FusedPol                = WavePol<FusedTeamsPerSM>;
 

@@ -142,8 +142,8 @@ template <bool Add, class YView> KOKKOS_INLINE_FUNCTION void LongTileRows(const 
 /* y(off + row) = (A x)(row) (+ z(off + row)) by tiles (see Tiles) on the instance exec: the rows of the tiles, each
    summed from the staged products in the order of the direct kernels with L lanes (1 or 32), so that both give the
    same bits: a thread's loop, or with 32 lanes a thread each for the rows of up to 32 entries (LaneOrderSum: a warp
-   for a short row took twice the time) and, when the tiles have longer rows (Long), a warp each for those (the warps'
-   code cost the short rows' kernel a third of its speed in spilled registers: its own instance); then the rows
+   for a short row was slower) and, when the tiles have longer rows (Long), a warp each for those (the warps' code
+   slowed the short rows' kernel with spilled registers: its own instance); then the rows
    longer than a tile in pieces by a second kernel (their own: within one kernel the pieces' code took registers
    from every tile) */
 template <bool Add, int L, bool Long, int B = Long ? TileLongTeamsPerSM : TileTeamsPerSM, int EPT = TileEPT, class XView>

@@ -198,7 +198,7 @@ PetscErrorCode GSPinnedMalloc(size_t bytes, void **p)
   *p = NULL;
   if (!bytes) bytes = sizeof(PetscScalar);
 #if defined(KOKKOS_ENABLE_CUDA)
-  PetscCall(PetscGPUStreamKokkosInitialize()); /* on the plugin's device */
+  PetscCall(GSKokkosInitialize()); /* on the plugin's device */
   {
     const cudaError_t e = cudaHostAlloc(p, bytes, cudaHostAllocDefault);
     if (e != cudaSuccess) {

@@ -8,9 +8,9 @@ namespace gpustream
 {
 /* f() on vector lane 0 of this thread (OneLane) or on one thread of the team (OneThread). Kokkos 3's single(PerThread)
    and single(PerTeam) end with a __syncwarp on a mask of the calling thread's lanes, which nvcc turns into a loop
-   over the 32 lanes (WARPSYNC.COLLECTIVE) in every warp, once per call: per row in the SpMV kernels, and 16-34% of
-   the stall samples of sgmresf's kernels at 1e5 (ncu). The kernels here never read what the one lane or thread
-   wrote before a team barrier or the end of the kernel, so they need no such sync. */
+   over the 32 lanes (WARPSYNC.COLLECTIVE) in every warp, once per call: per row in the SpMV kernels, and a large
+   share of the stall samples of sgmresf's kernels at small sizes. The kernels here never read what the one lane or
+   thread wrote before a team barrier or the end of the kernel, so they need no such sync. */
 template <class F> KOKKOS_INLINE_FUNCTION void OneLane(const Member &t, const F &f)
 {
 #if defined(__CUDA_ARCH__)

@@ -99,7 +99,7 @@ PetscLogDouble GSStreamVecBytes(PetscInt m, PetscInt n)
 PetscErrorCode GSStreamDefaultBudget(PetscLogDouble *budget)
 {
   PetscFunctionBegin;
-  PetscCall(PetscGPUStreamKokkosInitialize());
+  PetscCall(GSKokkosInitialize());
   *budget = PETSC_MAX_REAL;
 #if defined(KOKKOS_ENABLE_CUDA)
   {
@@ -306,7 +306,7 @@ PetscErrorCode GSStreamPlanCreate(PetscInt m, PetscInt n, const PetscInt ia[], c
 
   PetscFunctionBegin;
   PetscCheck(o->buffers >= 2, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-%smat_gpustream_buffers %" PetscInt_FMT " must be at least 2", o->prefix ? o->prefix : "", o->buffers);
-  PetscCall(PetscGPUStreamKokkosInitialize());
+  PetscCall(GSKokkosInitialize());
   if (budget < 0) PetscCall(GSStreamDefaultBudget(&budget));
   PetscCall(MeasureRates(&crate, &krate));
   PetscCall(ChoosePlan(m, ia, o, budget, vecbytes, crate, krate, &c, &t));

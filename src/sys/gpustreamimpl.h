@@ -31,18 +31,14 @@ PETSC_INTERN const char *GSPrefix(PetscObject);
     }                                                                                                                                                                                                                                                    \
   } while (0)
 
-/* The signature of MatCreateGraph() implementations (PETSc 3.21 added the injection indices; CMake checks) */
-#if defined(GPUSTREAM_PETSC_CREATEGRAPH_INDEX)
-typedef PetscErrorCode GSCreateGraphFn(Mat, PetscBool, PetscBool, PetscReal, PetscInt, PetscInt[], Mat *);
-#else
-typedef PetscErrorCode    GSCreateGraphFn(Mat, PetscBool, PetscBool, PetscReal, Mat *);
-#endif
+/* Any function, as operation tables and composed functions hold them */
+typedef void (*GSFn)(void);
 
 /* A gpustream matrix handed to PETSc code that reads AIJ's data wears its base type name, its host arrays current
    (src/mat/gpustream/gpustream.c); the solver packages, PCs, coarsenings and colorings that check the name take
    gpustream matrices so (src/mat/gpustream/aijreaders.c) */
 PETSC_INTERN PetscErrorCode MatGPUStreamWearBase(Mat, PetscBool *);
-PETSC_INTERN PetscErrorCode MatGPUStreamWearOwn(Mat, PetscBool);
+PETSC_INTERN PetscErrorCode MatGPUStreamWearOwn(Mat, PetscBool, PetscErrorCode);
 PETSC_INTERN PetscErrorCode MatGPUStreamRegisterAIJReaders(void);
 /* Registers MATSOLVERGPUSTREAM's device ILU(0) and ICC(0) (factor.c), where the plugin has Kokkos-Kernels */
 PETSC_INTERN PetscErrorCode MatSolverTypeRegister_GPUStreamDevice(void);
@@ -61,7 +57,7 @@ PETSC_INTERN PetscLogEvent GPUS_MatMult, GPUS_MatSync, GPUS_CopyVec, PCGF_Update
 PETSC_INTERN PetscLogEvent PBCGSF_Update, PBCGSF_SpMVDot, PBCGSF_Reduce, PBCGSF_Iteration;
 PETSC_INTERN PetscLogEvent GPUS_StreamCopy, GPUS_MatMatMult;
 PETSC_INTERN PetscLogEvent SGMRESF_Update, SGMRESF_SpMVDot, SGMRESF_Reduce, SGMRESF_Iteration;
-PETSC_INTERN PetscLogEvent GPUS_MatSetValuesCOO, GPUS_MatSyncHost, GPUS_MatMultTranspose;
+PETSC_INTERN PetscLogEvent GPUS_MatSetCOO, GPUS_MatToHost, GPUS_MatMultTranspose;
 
 /* The noun after a count in views: singular where the count is 1, GSNoun(n, "copy", "copies"). GSNounReal() for a
    value printed with %.<digits>g, singular where that prints 1 (0.9996 and 1.004 with 3 digits). PETSc's %g prints an
@@ -136,10 +132,10 @@ static inline PetscLogDouble GSLoggedCopies(void)
 PETSC_INTERN PetscErrorCode GSHostCopiesView(PetscViewer, PetscInt);
 
 /* Kokkos lifetime: initialized on first use unless the program did it, finalized in PetscFinalize() */
-PETSC_INTERN PetscErrorCode PetscGPUStreamKokkosInitialize(void);
-PETSC_INTERN const char    *PetscGPUStreamExecutionSpace(void);
+PETSC_INTERN PetscErrorCode GSKokkosInitialize(void);
+PETSC_INTERN const char    *GSExecutionSpace(void);
 /* Whether the execution space runs on a device with memory of its own (else a host backend: Serial, OpenMP, ...) */
-PETSC_INTERN PetscBool PetscGPUStreamOnDevice(void);
+PETSC_INTERN PetscBool GSOnDevice(void);
 
 /* The SpMV kernel (-mat_gpustream_kernel): a thread per row, a warp (32 vector lanes) per row, or chosen from the
    mean row length (a warp from 12 entries on); host backends always run one lane (a thread) per row */

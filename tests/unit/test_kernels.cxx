@@ -81,14 +81,14 @@ int main(int argc, char **argv)
 {
   PetscCall(PetscInitialize(&argc, &argv, nullptr, nullptr));
   PetscCall(PetscGPUStreamInitializePackage());
-  PetscCall(PetscGPUStreamKokkosInitialize());
+  PetscCall(GSKokkosInitialize());
   {
     PetscInt maxsize = PETSC_MAX_INT;
     PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-max_size", &maxsize, nullptr));
     for (PetscInt n : allsizes)
       if (n <= maxsize) sizes.push_back(n);
   }
-  std::printf("# Kokkos execution space: %s\n", PetscGPUStreamExecutionSpace());
+  std::printf("# Kokkos execution space: %s\n", GSExecutionSpace());
   {
     /* -only Tiles,SpMV: those tests alone (a sanitizer run of a few kernels) */
     const std::pair<const char *, void (*)()> tests[] = {{"SpMV", TestSpMV},

@@ -29,7 +29,7 @@ void TestSpMV()
       GSSpMV_Ref(m, A.ia.data(), A.ja.data(), A.a.data(), x.data(), nullptr, yref.data());
       Check(RelDiff(y, yref) < 1e-14, "SpMV with new values matches reference" + tag);
       /* each kernel choice: a thread or a warp per row on a device, a thread per row on host backends */
-      const bool device = std::string(PetscGPUStreamExecutionSpace()) == "Cuda" || std::string(PetscGPUStreamExecutionSpace()) == "HIP";
+      const bool device = std::string(GSExecutionSpace()) == "Cuda" || std::string(GSExecutionSpace()) == "HIP";
       for (GSSpMVKernel k : {GS_KERNEL_THREAD, GS_KERNEL_WARP, GS_KERNEL_AUTO}) {
         PetscInt vlen, team, league;
         Check(!GSDeviceMatSetKernel(dA, k) && !GSDeviceMatGetLaunchShape(dA, &vlen, &team, &league), "GSDeviceMatSetKernel" + tag);
@@ -117,7 +117,7 @@ void TestBlockFormat()
       if (nb > 10007) continue;
       for (PetscInt maxb : {1, 9, 40}) {
         const std::string        tag    = " bs=" + std::to_string(bs) + " nb=" + std::to_string(nb) + " maxb=" + std::to_string(maxb);
-        const bool               device = std::string(PetscGPUStreamExecutionSpace()) == "Cuda";
+        const bool               device = std::string(GSExecutionSpace()) == "Cuda";
         CSRHost                  A      = RandomBlockCSR(nb, bs, maxb);
         const PetscInt           n      = A.m;
         GSDeviceMat              dA, dB;

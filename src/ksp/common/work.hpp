@@ -72,7 +72,7 @@ struct _n_GSWork {
 template <class T, class... Args> PetscErrorCode GSWorkNew(T **work, Args... args)
 {
   PetscFunctionBegin;
-  PetscCall(PetscGPUStreamKokkosInitialize());
+  PetscCall(GSKokkosInitialize());
   GSCallKokkos(*work = new T(args...));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -216,7 +216,8 @@ static PetscErrorCode KSPPIPEBCGSFStart_Private(KSP ksp, Mat Amat, PetscReal *dp
 }
 
 /* Residual replacement: r = b - A x, and p = r + beta (p - omega v) moved by the same correction so that it stays
-   built on the new r (replacing r alone slowed Pe-100 convection-diffusion by 25%); the sums of r need redoing */
+   built on the new r (replacing r alone slowed the convergence on Pe-100 convection-diffusion); the sums of r need
+   redoing */
 static PetscErrorCode KSPPIPEBCGSFReplace_Private(KSP ksp, Mat Amat)
 {
   KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
@@ -330,7 +331,7 @@ static PetscErrorCode KSPView_PIPEBCGSF(KSP ksp, PetscViewer viewer)
   KSP_PIPEBCGSF *bf = (KSP_PIPEBCGSF *)ksp->data;
 
   PetscFunctionBegin;
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  fused kernels on Kokkos %s\n", PetscGPUStreamExecutionSpace()));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  fused kernels on Kokkos %s\n", GSExecutionSpace()));
   PetscCall(GSRightPCView(ksp, viewer, "KSPBCGS"));
   if (bf->replace_every)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replacement every %" PetscInt_FMT " %s (%" PetscInt_FMT " in the last solve)\n", bf->replace_every, GSNoun(bf->replace_every, "iteration", "iterations"), bf->replacements));
@@ -376,55 +377,31 @@ static PetscErrorCode KSPSetFromOptions_PIPEBCGSF(KSP ksp, GSOptionItems PetscOp
    KSPPIPEBCGSF - KSPPIPEBCGSF = "pipebcgsf" - Pipelined BiCGStab with fused GPU kernels.
 
    Algorithm 4 of Rupp et al.: beta = -<A s, r0*> / <A p, r0*> lets all vector updates of an iteration share one
-   kernel, and the residual norm comes from <s,s> - 2 omega <s,As> + omega^2 <As,As>. On one MPI process with a
-   `MATGPUSTREAM` operator an iteration is four kernels (SpMV with <Ap,r0*>; s = r - alpha Ap with alpha summed in
-   every team from the partial sums in device memory, and <s,s>; SpMV with <As,s>, <As,As>, <As,r0*>; the x, r, p
-   updates with <r,r0*>) and one device-to-host copy of all the partial sums; three kernels where s is formed inside
-   the second SpMV (see Notes). The device work is allocated in `KSPSetUp()` (again when the operators change), so
-   that running out of device memory is an error there (`PETSC_ERR_MEM`), before `KSPSolve()` has locked b.
+   kernel, and the residual norm comes from the SpMVs' inner products. On one process with a `MATGPUSTREAM` operator
+   an iteration is four kernels (three where s is formed inside the second SpMV) and one device-to-host copy of all
+   the partial sums.
 
    Options Database Keys:
 +  -ksp_type pipebcgsf - selects this method
 .  -ksp_norm_type <unpreconditioned,none> - the norm of the true residual (right preconditioning)
-.  -ksp_pipebcgsf_device_scalars <true> - on one process with a resident `MATGPUSTREAM` operator and `PCNONE` or
-   `PCJACOBI`, compute omega and beta on the device and test convergence while the next iteration's SpMVs run
-.  -ksp_pipebcgsf_s_in_spmv <bool> - with device scalars, form s = r - alpha v inside the second SpMV: three kernels
-   an iteration (default: up to 3e6 local rows, 2e5 with Jacobi; see Notes)
-.  -ksp_pipebcgsf_replace_every <0> - replace the recursive residual by b - A x every N iterations (0: never)
+.  -ksp_pipebcgsf_device_scalars <true> - omega and beta on the device, convergence tested while the next SpMVs run
+.  -ksp_pipebcgsf_s_in_spmv <bool> - with device scalars, s = r - alpha v formed inside the second SpMV
+.  -ksp_pipebcgsf_replace_every <0> - replace r by b - A x every N iterations (0: never)
 .  -ksp_pipebcgsf_check_true_residual <true> - compute b - A x once at convergence
--  -ksp_pipebcgsf_residual_gap_factor <10> - report, under -ksp_view and -ksp_converged_reason, a true residual this
-   many times larger than the recursive one and above the tolerance (-ksp_view says so also when it is below)
+-  -ksp_pipebcgsf_residual_gap_factor <10> - report a true residual this many times the recursive one
 
    Level: intermediate
 
    Notes:
-   Right preconditioning only, as `KSPPIPEBCGS` (`KSPBCGS` preconditions from the left by default): a left or
-   symmetric side, or a preconditioned or natural norm, is refused (`PETSC_ERR_SUP`) by `KSPSetFromOptions()` and
-   `KSPSetUp()`. `PCJACOBI`, and `PCPBJACOBI` with blocks of up to 8 rows, are fused
-   into the SpMV gathers and the x update (D^{-1} is taken from the PC once per operator state); any other PC is
-   applied on the host to p and s each iteration. On several processes a `MATGPUSTREAM` operator
-   (resident, PCNONE or PCJACOBI) keeps the SpMVs fused with their sums on the device: a kernel over the diagonal
-   block, whose rows without off-diagonal entries it sums, while the halo exchange travels (the owners scale the
-   values they send by D^{-1}), then a kernel over the rows with off-diagonal entries that finishes them and their sums;
-   other `Mat` types and PCs run the SpMVs through `MatMult()` with vectors staged through the host. On several processes
-   alpha needs its global sums before s can be formed, so an iteration has two `MPI_Allreduce`s.
-   The norm formula cancels near convergence (seen at Peclet 100 on an H200): when it reports convergence, the
-   <r,r> summed by the same Update kernel, one more copy to the host, decides.
-   Breakdowns (<r,r0*> = 0, <Ap,r0*> = 0, omega = 0) end with `KSP_DIVERGED_BREAKDOWN`; x keeps its last finite value.
-   Device scalars (the default where they apply: one process, a resident `MATGPUSTREAM` operator, `PCNONE` or
-   `PCJACOBI`, no residual replacement): the last team of SpMVDot3 to finish sums the iteration's partial sums into
-   pinned host memory and computes omega and beta on the device, where the Update reads them; the host queues the
-   next iteration's SpMVDot1, UpdateS and SpMVDot3 (which move neither x, r nor p) before it reads the sums, so the
-   device works while the host runs the monitors and tests. Where the host loop would stop without an Update (a
-   breakdown, NaN or Inf), the device's Update moves nothing either.
-   With device scalars, s = r - alpha v can be formed inside the second SpMV: each team sums alpha, forms s of a
-   row's columns from r and v as it gathers them (UpdateS's arithmetic) and stores s and t of its rows with <s,s> and
-   the SpMV's sums, so an iteration is three kernels and 17 vector passes instead of four and 18, for a second vector
-   gathered at every column. With the kernels launched dependent (sm_90), on an H200 that took 0.85x the time per
-   iteration at 1e5 rows, 0.96-1.00x up to 2e6, but 1.01x at 4e6 and 1.03x at 1e7; with Jacobi 1.01-1.03x from 3e5
-   on. So it is the default up to 3e6 local rows, 2e5 with Jacobi.
+   Right preconditioning only, as `KSPPIPEBCGS`: a left or symmetric side, or a preconditioned or natural norm, is
+   refused (`PETSC_ERR_SUP`). `PCJACOBI` and, on one process, `PCPBJACOBI` are fused into the kernels; any other PC is
+   applied on the host to p and s each iteration, and any other `Mat` works through `MatMult()`. Breakdowns end with
+   `KSP_DIVERGED_BREAKDOWN`. README.md describes the kernels, device scalars and the several-process path.
 
-.seealso: `KSPBCGS`, `KSPPIPEBCGS`, `KSPPIPECGFUSED`, `MATGPUSTREAM`
+   References:
+.  * - K. Rupp, J. Weinbub, A. Jüngel, T. Grasser, Pipelined iterative solvers with kernel fusion for graphics processing units
+
+.seealso: `KSPBCGS`, `KSPPIPEBCGS`, `KSPPIPECGFUSED`, `MATGPUSTREAM`, `KSPCreate()`, `KSPSetType()`
 M*/
 PETSC_EXTERN PetscErrorCode KSPCreate_PIPEBCGSF(KSP ksp)
 {

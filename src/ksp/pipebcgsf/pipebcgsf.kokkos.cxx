@@ -410,9 +410,9 @@ template <GSKSPPC PC, bool Dev = false> static void Update(PBFWork W, PetscScala
         PetscScalar       acc[2] = {0, 0};
         const PetscScalar alpha = a(0), omega = Dev ? sc(0) : omega_, beta = Dev ? sc(1) : beta_;
         /* every load of two elements before their stores, which could alias them: one wait for memory per two
-           elements (1% faster than one at 4e6 and 1e7 on an H200). The last rows first, as in UpdateS, while the SpMVs
-           go forward: each kernel starts on the vectors the one before left in L2 (1.4% faster at 4e6, 0.6% at 1e7;
-           reversing the SpMVs instead was 1.8% slower at 1e7) */
+           elements (measured faster than one on an H200). The last rows first, as in UpdateS, while the SpMVs go
+           forward: each kernel starts on the vectors the one before left in L2 (measured faster on an H200 than both
+           forward or the SpMVs reversed; docs/performance.md) */
         const auto load = [&](const PetscInt i, PetscScalar(&e)[9]) {
           e[0] = p(i);
           e[1] = s(i);

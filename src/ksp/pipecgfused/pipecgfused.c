@@ -823,7 +823,7 @@ static PetscErrorCode KSPView_PIPECGFUSED(KSP ksp, PetscViewer viewer)
   KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
 
   PetscFunctionBegin;
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  fused kernels on Kokkos %s\n", PetscGPUStreamExecutionSpace()));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  fused kernels on Kokkos %s\n", GSExecutionSpace()));
   if (cg->overlap)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  Ghysels-Vanroose recurrences: the sums of an iteration in one MPI_Iallreduce overlapping M^{-1} w and the SpMV\n"));
   else
@@ -909,104 +909,35 @@ static PetscErrorCode KSPSetFromOptions_PIPECGFUSED(KSP ksp, GSOptionItems Petsc
 /*MC
    KSPPIPECGFUSED - KSPPIPECGFUSED = "pipecgfused" - Pipelined conjugate gradient with fused GPU kernels.
 
-   Each iteration is two Kokkos kernels and one device-to-host transfer: the vector updates of x, r and p with the
-   first stage of <r,z> and of the residual norm in one kernel; the SpMV with the first stage of <p,Ap> and
-   <Ap,D^{-1}Ap> in the other; the partial sums of both travel to the host in one copy. On one process with a
-   resident `MATGPUSTREAM` operator and up to 2e6 rows the two are one kernel (-ksp_pipecgfused_one_kernel). The
-   iteration vectors stay on the device from the start of `KSPSolve()` to its end; they are allocated in `KSPSetUp()`
-   (again when the operators change), so that running out of device memory is an error there (`PETSC_ERR_MEM`), before
-   `KSPSolve()` has locked b.
+   An iteration is two Kokkos kernels, the vector updates and the SpMV each with the first stage of their inner
+   products, and one device-to-host copy of the partial sums; on one process with a resident `MATGPUSTREAM` operator,
+   up to 2e6 local rows, one kernel. The vectors stay on the device from the start of `KSPSolve()` to its end.
 
    Options Database Keys:
 +  -ksp_type pipecgfused - selects this method
-.  -ksp_norm_type <preconditioned,unpreconditioned,natural,none> - the norm monitored and tested (all cost no extra kernel)
-.  -ksp_pipecgfused_replace <never,every,auto> - residual replacement: never, every N iterations (N from
-   -ksp_pipecgfused_replace_every, which alone also selects it), or automatic (see Notes)
-.  -ksp_pipecgfused_replace_every <0> - replace the recursive residual by b - A x every N iterations (0: never)
-.  -ksp_pipecgfused_overlap_reduction <false> - Ghysels and Vanroose's recurrences, whose single MPI_Iallreduce per
-   iteration overlaps M^{-1} w and the SpMV
-.  -ksp_pipecgfused_device_scalars <true> - on one process with a resident `MATGPUSTREAM` operator and `PCNONE` or
-   `PCJACOBI`, compute alpha and beta on the device and let the host test convergence one iteration behind (see Notes)
-.  -ksp_pipecgfused_one_kernel <auto,never,always> - with device scalars, one kernel per iteration: the Update fused
-   into the SpMV; auto: for local sizes up to 2e6 rows (see Notes)
-.  -ksp_pipecgfused_check_true_residual <true> - compute the true residual once at convergence
--  -ksp_pipecgfused_residual_gap_factor <10> - report, under -ksp_view and -ksp_converged_reason, a true residual
-   this many times larger than the recursive one and above the tolerance (-ksp_view says so also when it is below)
+.  -ksp_norm_type <preconditioned,unpreconditioned,natural,none> - the norm monitored and tested
+.  -ksp_pipecgfused_replace <never,every,auto> - residual replacement: never, every N iterations, or automatic
+.  -ksp_pipecgfused_replace_every <0> - replace r by b - A x every N iterations (0: never); alone it selects every
+.  -ksp_pipecgfused_overlap_reduction <false> - Ghysels and Vanroose's recurrences, the sums overlapping the SpMV
+.  -ksp_pipecgfused_device_scalars <true> - alpha and beta on the device, convergence tested one iteration behind
+.  -ksp_pipecgfused_one_kernel <auto,never,always> - with device scalars, the update fused into the SpMV kernel
+.  -ksp_pipecgfused_check_true_residual <true> - compute b - A x once at convergence
+-  -ksp_pipecgfused_residual_gap_factor <10> - report a true residual this many times the recursive one
 
    Level: intermediate
 
    Notes:
-   The fused SpMV needs a `MATGPUSTREAM` operator; any other `Mat` works through `MatMult()` with the vectors copied
-   between host and device each iteration (correct, slower). `PCNONE`, `PCJACOBI` and, on one process with blocks of
-   up to 8 rows, `PCPBJACOBI` are fused into the kernels (D^{-1} is taken from the PC once per operator state, so
-   `-pc_jacobi_type` and `-pc_jacobi_abs` apply; the point-block kernels visit a block of rows per thread). Any other PC
-   (SOR, block Jacobi, ICC/ILU, GAMG, ...) is applied on the host once per iteration to w = A p: z = M^{-1} r then
-   follows the recurrence z -= alpha M^{-1} w, which costs one more kernel and two vector copies per iteration.
-   Left preconditioning. A `MatNullSpace` on the operator (a singular consistent system) is projected out of the
-   preconditioned vectors as `KSPCG` does; it takes the host path of the PC (also for PCNONE and PCJACOBI).
-   On several MPI processes all the sums of an iteration travel in one blocking `MPI_Allreduce` after the SpMV. With
-   `-ksp_pipecgfused_overlap_reduction` the solver uses Ghysels and Vanroose's recurrences instead (those of
-   `KSPPIPECG`): one kernel updates the eight vectors z, q, p, s, x, u, w, r and forms m = D^{-1} w with the partial
-   sums of <r,u>, <w,u> and the norm; the sums travel in one `MPI_Iallreduce` while n = A m is computed (and M^{-1} w
-   for PCs applied on the host). It hides the reduction's latency, which pays off across nodes, but moves about twice
-   the vector bytes and, like `KSPPIPECG`, can take more iterations than CG on ill-conditioned problems (20% more on
-   the test problem with a coefficient jump of 1e3 and no preconditioner), hence not the default. With a
-   `MATGPUSTREAM` operator the halo exchange overlaps the diagonal-block SpMV, which makes the SpMV stage three kernels
-   (gather, diagonal block, off-diagonal block) instead of one. Residual replacement needs the default recurrences.
-   `-ksp_view` reports the kernel launches and transfers of the last solve; `-log_view` shows the events
-   PCGFUpdate, PCGFSpMVDot and PCGFReduce, one each per iteration.
-   Device scalars (the default where they apply: one process, a resident `MATGPUSTREAM` operator, `PCNONE` or
-   `PCJACOBI`, no residual replacement): the last team of the SpMV kernel to finish sums the iteration's partial sums,
-   writes them to pinned host memory and computes the next alpha and beta in device memory, where the next Update
-   reads them. The host therefore queues iteration k+1 before it reads iteration k's sums and runs the monitors and
-   the convergence test while the device works: launch latency, not the device, bounds small problems otherwise.
-   The Update writes x to a second buffer, so when iteration k is the last, iteration k+1 (already begun) is dropped
-   and x_k returned; `-ksp_view` counts its launches apart. The iterates are those of the default loop; only the
-   order of the final summation of the partial sums differs.
-   One kernel per iteration (with device scalars, by default up to 2e6 rows): the SpMV kernel also does the Update. Each
-   thread updates x, r and p of its rows and forms w = A p with the new p of the row's columns computed on the fly
-   from the old r, w and p (with D^{-1}), the same arithmetic as the Update's; x, r, p and w are written to second
-   buffers (three more vectors of device memory). Per iteration that is one kernel and 8 vector passes instead of two
-   kernels and 9 (p is not read back), and the iterates are those of the two-kernel loop up to the summation order.
-   It saves the launch and the finish of a kernel, which small problems pay in full, but reads three vectors at
-   every column of a row instead of one: on an H100 it took 0.71-0.78x the time of the two kernels per iteration at
-   1e5 rows and 0.96-0.99x at 1e6 and 2e6, but 1.02x and 1.06x at 4e6 and 1e7 (docs/performance.md), hence the
-   default.
-   Attainable accuracy: the recursive residual drifts from b - A x through rounding, more in pipelined CG than in CG.
-   A replacement iteration updates x, recomputes r = b - A x on the host (one `MatMult()` and two vector copies),
-   and builds p with the classical beta from the true <r,z> (two more kernels and one more reduction); w = A p needs
-   no replacement since the SpMV recomputes it every iteration.
-   Automatic replacement (`-ksp_pipecgfused_replace auto`, in the spirit of `KSPPIPECGRR`, after van der Vorst and Ye
-   and Cools et al.): the Update kernel also sums ||x||^2, ||p||^2, ||w||^2 and ||r||^2 in its own reduction (no extra
-   kernel or transfer), from which the host keeps a running bound d of the gap ||b - A x - r||: it grows each
-   iteration by eps (||A|| (||x|| + (2 + nz) |alpha| ||p||) + ||r|| + 2 |alpha| ||w||), ||A|| = ||A||_inf from `MatNorm()`
-   (the largest ||w|| / ||p|| seen when the operator has none), nz the nonzeros per row. r is replaced when d exceeds
-   sqrt(eps) ||r|| and 1.1 times its value after the last replacement, eps (nz ||A|| ||x|| + ||b||), and ||r|| has
-   dropped by sqrt(eps) since the last replacement (at most one such replacement per 8 orders of magnitude). A convergence the recursive residual claims is checked against the true residual (which replaces the check
-   at convergence); a refuted claim replaces r and restarts the iteration from x (p = z), unless the true residual has not halved
-   since the previous refuted claim: the tolerance is then below the attainable accuracy and the solve stops with
-   `KSP_DIVERGED_BREAKDOWN`, explained under `-ksp_converged_reason` and `-ksp_view` (which also counts the
-   replacements). Needs the default recurrences.
-   `KSPMatSolve()` does no residual replacement. With a `MATGPUSTREAM` operator (resident or streamed, on any number
-   of processes), the k columns advance together, each with its own alpha and beta: one kernel updates every column,
-   W = A P runs in one pass over the matrix for all of them (a streamed matrix copies each subdivision once for all
-   columns), one kernel forms every column's sums, and one transfer brings them to the host. `PCNONE` and `PCJACOBI`
-   are fused; any other PC is applied on the host to all columns at once with `PCMatApply()` (which loops over the
-   columns for PCs without a block version): W goes to the host and Q = M^{-1} W back once per iteration, Z follows
-   z -= alpha q in the update kernel, and the sums kernel runs after Q arrives. A column stops moving once its norm
-   meets the tolerances; the solve converges when all have, and monitors see the largest norm of the columns. On
-   several processes the ghost rows of all columns travel in one halo exchange and the sums of all columns in one
-   `MPI_Allreduce` per iteration. Elsewhere (other operators, a null space, the natural norm) the columns are solved
-   one by one.
-   Breakdowns, as `KSPCG`: <p,Ap> = 0 or changing sign from one iteration to the next gives
-   `KSP_DIVERGED_INDEFINITE_MAT`, <r,z> changing sign gives `KSP_DIVERGED_INDEFINITE_PC`, a NaN or Inf gives
-   `KSP_DIVERGED_NANORINF`; a definite operator and PC of either sign (a negative definite one, or a negative definite
-   PC with a positive definite operator, as PCJACOBI on the negated Laplacian gives) converge.
+   Left preconditioning. `PCNONE`, `PCJACOBI` and, on one process, `PCPBJACOBI` are fused into the kernels; any other
+   PC is applied on the host once per iteration. Any other `Mat` than `MATGPUSTREAM` works through `MatMult()`.
+   `KSPMatSolve()` advances all columns together. Device scalars, the one-kernel iteration, residual replacement and
+   breakdowns are described in README.md.
 
-   Reference:
-.  * - K. Rupp et al., Pipelined Iterative Solvers with Kernel Fusion for Graphics Processing Units, ACM TOMS 43(2), 2016.
+   References:
++  * - K. Rupp, J. Weinbub, A. Jüngel, T. Grasser, Pipelined iterative solvers with kernel fusion for graphics processing units
+.  * - P. Ghysels, W. Vanroose, Hiding global synchronization latency in the preconditioned conjugate gradient algorithm
+-  * - S. Cools et al., Analyzing the effect of local rounding error propagation on the maximal attainable accuracy of the pipelined conjugate gradient method
 
-.seealso: `KSPCG`, `KSPPIPECG`, `MATGPUSTREAM`, `KSPCreate()`, `KSPSetType()`
+.seealso: `KSPCG`, `KSPPIPECG`, `KSPPIPECGRR`, `MATGPUSTREAM`, `KSPCreate()`, `KSPSetType()`
 M*/
 PETSC_EXTERN PetscErrorCode KSPCreate_PIPECGFUSED(KSP ksp)
 {

@@ -268,7 +268,7 @@ static size_t FinishScratch(const LaunchShape &s)
 
 /* The last team of a final kernel (device scalars): the iteration's sums from the Update's two partial sums of lu teams
    (pu) and the SpMV's two of ls teams (ps), in team order, to slot so of the pinned hs, and the next alpha and beta to
-   sc. The four loads of an index go out together (pu's and ps's in separate loops took twice the trips to L2), and
+   sc. The four loads of an index go out together (pu's and ps's in separate loops took more trips to L2), and
    the four sums take one team reduction (buf: SumScratch(4, ...) scalars) */
 KOKKOS_INLINE_FUNCTION void FinishIteration(const Member &t, const Scratch &buf, const PetscScalar *pu, int lu, const PetscScalar *ps, int ls, const Kokkos::View<PetscScalar *, PinnedSpace> &hs, int so, const DView<PetscScalar> &sc,
                                             const DView<unsigned> &done)
@@ -294,11 +294,11 @@ KOKKOS_INLINE_FUNCTION void FinishIteration(const Member &t, const Scratch &buf,
 
 /* w = A p and the two sums. Split (several ranks): A is the diagonal block and rows with entries in the off-diagonal
    block (browptr) are left to OffDiagDot, which finishes their w and adds their sums. The Updates take their rows last
-   first and this kernel first first, so that each starts on the vectors the other left in L2 (H200, against both
-   forward: the SpMV reversed was 2% faster at 4e6 and 0.6% at 1e7; the Update reversed instead, another 0.5% and
-   0.7%). Final (one process, device scalars): the last team to finish sums every team's partials of this kernel and
-   of the Update before it, in a fixed order, writes the four sums to slot `slot` of the pinned W->ds.hsums and the next
-   alpha and beta to W->ds.scal, so the next Update needs nothing from the host */
+   first and this kernel first first, so that each starts on the vectors the other left in L2 (measured faster on an
+   H200 than both forward; docs/performance.md). Final (one process, device scalars): the last team to finish sums
+   every team's partials of this kernel and of the Update before it, in a fixed order, writes the four sums to slot
+   `slot` of the pinned W->ds.hsums and the next alpha and beta to W->ds.scal, so the next Update needs nothing from
+   the host */
 template <bool Jacobi, bool Split, bool Final, bool Blk> static void SpMVDot(PCGFWork W, const CSR &A, const LaunchShape &s, const DView<const PetscInt> &browptr, int slot = 0)
 {
   const DView<PetscScalar>                       p = W->p, w = W->w, d = W->dinv, sc = W->ds.scal, part = W->partials;

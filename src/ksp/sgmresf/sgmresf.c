@@ -576,7 +576,7 @@ static PetscErrorCode KSPView_SGMRESF(KSP ksp, PetscViewer viewer)
   KSP_SGMRESF *sg = (KSP_SGMRESF *)ksp->data;
 
   PetscFunctionBegin;
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  restart=%" PetscInt_FMT ", classical Gram-Schmidt, refinement %s; fused kernels on Kokkos %s\n", sg->m, SGFRefineTypes[sg->refine], PetscGPUStreamExecutionSpace()));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  restart=%" PetscInt_FMT ", classical Gram-Schmidt, refinement %s; fused kernels on Kokkos %s\n", sg->m, SGFRefineTypes[sg->refine], GSExecutionSpace()));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  a convergence the estimate claims is %s\n", sg->confirm ? "confirmed with the true residual" : "not checked"));
   PetscCall(GSRightPCView(ksp, viewer, "KSPGMRES"));
   if (!sg->work) PetscFunctionReturn(PETSC_SUCCESS);
@@ -645,69 +645,35 @@ static PetscErrorCode KSPDestroy_SGMRESF(KSP ksp)
 /*MC
    KSPSGMRESF - KSPSGMRESF = "sgmresf" - Pipelined simpler GMRES(m) with fused GPU kernels.
 
-   Algorithm 6 of Rupp et al.: Walker and Zhou's simpler GMRES with classical Gram-Schmidt, the residual update
-   taken out of the orthogonalization. With column 0 of the basis the cycle's residual r0, an Arnoldi step computes
-   v_k from A M^{-1} v_{k-1} and xi_k = <r0, v_k>; the residual norm sqrt(||r_{k-1}||^2 - xi_k^2) is known after
-   every iteration (monitors and the convergence test run per iteration, and the cycle stops early), and the
-   triangular system R y = xi is solved on the host once per cycle. On one MPI process with a `MATGPUSTREAM`
-   operator an iteration is two kernels with the default delayed refinement (below; three otherwise): the SpMV fused
-   with all the inner products against the basis, then the Gram-Schmidt update; then one device-to-host copy of the
-   xi partials, which the host waits for only after it has launched the next iteration (so an iteration after
-   convergence is computed and dropped). The basis and the rest of the device work are allocated in `KSPSetUp()`
-   (again when the operators change), so that running out of device memory is an error there (`PETSC_ERR_MEM`),
-   before `KSPSolve()` has locked b.
+   Algorithm 6 of Rupp et al.: Walker and Zhou's simpler GMRES with classical Gram-Schmidt, whose residual norm is
+   known after every iteration (monitors and the convergence test run per iteration). On one process with a
+   `MATGPUSTREAM` operator an iteration is two kernels with the default delayed refinement (three otherwise): the SpMV
+   fused with the inner products against the basis, then the Gram-Schmidt update; then one device-to-host copy,
+   which the host waits for only after it has launched the next iteration.
 
    Options Database Keys:
 +  -ksp_type sgmresf - selects this method
-.  -ksp_gmres_restart <30> - the number of Krylov vectors (m) before a restart (also `KSPGMRESSetRestart()`)
-.  -ksp_sgmresf_cgs_refinement <delayed,ifneeded,never,always> - a second classical Gram-Schmidt pass: delayed into
-   the next iteration (always done, no extra read of the basis), never, when the norm dropped by more than PETSc's
-   factor (`KSP_GMRES_CGS_REFINE_IFNEEDED`), or always
+.  -ksp_gmres_restart <30> - the number of Krylov vectors before a restart (also `KSPGMRESSetRestart()`)
+.  -ksp_sgmresf_cgs_refinement <delayed,never,ifneeded,always> - the second classical Gram-Schmidt pass
 .  -ksp_norm_type <unpreconditioned,none> - the norm of the true residual (right preconditioning)
-.  -ksp_sgmresf_check_true_residual <true> - confirm a convergence the estimate claims with b - A x; a rejected
-   claim restarts from the true residual
--  -ksp_sgmresf_teams <0> - teams of every kernel, each giving one partial sum per reduction (0: four per
-   multiprocessor, at most one per 256 rows; for measurements)
+.  -ksp_sgmresf_check_true_residual <true> - confirm a convergence the estimate claims with b - A x
+-  -ksp_sgmresf_teams <0> - teams of every kernel (0: four per multiprocessor, at most one per 256 rows)
 
    Level: intermediate
 
    Notes:
-   Right preconditioning only, unlike `KSPGMRES`'s default (left): a left or symmetric side, or a preconditioned or
-   natural norm, is refused (`PETSC_ERR_SUP`) by `KSPSetFromOptions()` and `KSPSetUp()`. `PCJACOBI` and `PCPBJACOBI`
-   (its inverse diagonal blocks, taken from the PC applied to bs vectors once per operator) are fused into the SpMV
-   gather and the x update; any other PC is applied on the host to every basis vector and once per cycle to the
-   solution update. On several processes a resident
-   `MATGPUSTREAM` operator with PCNONE or PCJACOBI keeps x and the SpMVs on the device (Jacobi scaling, the halo
-   exchange overlapping the diagonal block, the off-diagonal block, then the sums in a separate kernel); other `Mat`
-   types, streamed operators and other PCs run the SpMVs through `MatMult()` with vectors staged through the host. On
-   several processes each stage's partial sums are reduced on the host with one `MPI_Allreduce` (two per iteration
-   with the delayed refinement, three otherwise) and handed to the kernels.
+   Right preconditioning only, unlike `KSPGMRES`'s default: a left or symmetric side, or a preconditioned or natural
+   norm, is refused (`PETSC_ERR_SUP`). `PCJACOBI` and `PCPBJACOBI` are fused into the kernels; any other PC is applied
+   on the host to every basis vector. 'delayed' refines each vector in the next iteration, which reads the basis
+   anyway; it keeps the iteration counts of `KSPGMRES` with refine_ifneeded. README.md describes the refinements,
+   the true-residual check and breakdowns.
 
-   The default 'delayed' (DCGS2 of Swirydowicz et al. and Bielich et al., written for simpler GMRES) refines every
-   vector in the next iteration, which reads the basis anyway: an iteration is two kernels reading the basis twice, as
-   'never' does (the SpMV of the once-orthogonalized vector fused with both passes' inner products, then one update
-   that finishes the previous vector and orthogonalizes the new one), so xi_k and R(k,k) arrive one iteration later
-   and a cycle ends with one more kernel pair. 'ifneeded' and 'always' refine in the same iteration (three kernels,
-   the refinement's inner products fused into the update, the refined norm from Pythagoras) and read the basis up to
-   four times. 'delayed' and 'ifneeded' keep the iteration counts of `KSPGMRES` with
-   `-ksp_gmres_cgs_refinement_type refine_ifneeded` (tests/kspsgmresf.c: on an ill-conditioned problem 3.6% and 1.3%
-   above its mean over 64 right-hand sides), while 'never' loses orthogonality there and needs 40% more.
+   References:
++  * - K. Rupp, J. Weinbub, A. Jüngel, T. Grasser, Pipelined iterative solvers with kernel fusion for graphics processing units
+.  * - H. F. Walker, L. Zhou, A simpler GMRES
+-  * - D. Bielich et al., Low-synch Gram-Schmidt with delayed reorthogonalization for Krylov solvers
 
-   Since xi_k = <r0, v_k> is computed with the cycle's first residual, sqrt(rho^2 - sum xi_i^2) cannot resolve
-   residuals much below sqrt(epsilon) rho: with the default -ksp_sgmresf_check_true_residual, a convergence it
-   claims ends the cycle, and the true residual decides (`KSPGetResidualNorm()` then returns its norm). A cycle also
-   ends when the estimate drops below 4.7e-7 rho, near its rounding: the basis vectors after that point
-   would make R nearly singular (seen on an ill-conditioned diagonal problem with restart 500, where x blew up).
-
-   After each cycle the true residual b - A x starts the next one (on the device on the fused path). A happy
-   breakdown (R(k,k) below 100 epsilon ||A M^{-1} v_{k-1}||) ends the cycle with the solution of the first k-1
-   columns: `KSP_CONVERGED_HAPPY_BREAKDOWN` when the true residual is down to sqrt(epsilon) of the solve's first one (or
-   the convergence test accepts it), `KSP_DIVERGED_BREAKDOWN` otherwise (a singular operator).
-
-   The basis is one 2D Kokkos view, column-major so that the multi-dot's reads coalesce; its size is in -ksp_view.
-   Distinct vectors were not measured against it on a GPU yet.
-
-.seealso: `KSPGMRES`, `KSPPGMRES`, `KSPPIPEBCGSF`, `KSPPIPECGFUSED`, `MATGPUSTREAM`
+.seealso: `KSPGMRES`, `KSPPGMRES`, `KSPPIPEBCGSF`, `KSPPIPECGFUSED`, `MATGPUSTREAM`, `KSPCreate()`, `KSPSetType()`
 M*/
 PETSC_EXTERN PetscErrorCode KSPCreate_SGMRESF(KSP ksp)
 {

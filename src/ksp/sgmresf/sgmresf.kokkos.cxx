@@ -14,9 +14,9 @@ using namespace gpustream;
 namespace
 {
 constexpr int CH = 8; /* sums per team reduction */
-/* teams per multiprocessor (WavePol, 64 registers; Normalize took 123 unbounded): 7-12% faster at 1e6-1e7 rows than
-   3 (80 registers) once the basis loops load 8 columns at a time, the same at 1e5 (H200); 3 was 10-20% faster than 2
-   or unbounded kernels with MaxTeams() teams */
+/* teams per multiprocessor (WavePol, 64 registers; Normalize takes 123 unbounded): measured faster than 3 (80
+   registers) on an H200 once the basis loops load 8 columns at a time, and 3 faster than 2 or unbounded kernels with
+   MaxTeams() teams (docs/performance.md) */
 constexpr int SGFTeamsPerSM = 4;
 
 using Basis = Kokkos::View<PetscScalar **, Kokkos::LayoutLeft, Mem>;
@@ -211,7 +211,7 @@ template <class Visit> KOKKOS_INLINE_FUNCTION void DotChunkBy(const Member &t, c
   const int   nc      = k - c0 < CH ? k - c0 : CH;
   visit([&](const PetscInt i) {
     /* the row's loads first, unrolled to CH with nc as a predicate, so they wait for memory together: a loop to nc
-       issued each load after the previous product (SGFDot at 0.59 of the copy rate on an H200) */
+       issued each load after the previous product, far below the copy rate */
     PetscScalar q[CH];
 #pragma unroll
     for (int c = 0; c < CH; c++) q[c] = c < nc ? V(i, c0 + c == 0 ? k : c0 + c) : 0;
@@ -241,7 +241,7 @@ KOKKOS_INLINE_FUNCTION void LoadSums(const Member &t, const Scratch &H, const Pe
 /* H(c) = sum over the L teams of the partials p[c * L + l], c < cnt, in a fixed order: on CUDA warp w sums c = w,
    w + 8, ... (its lanes taking l = lane, lane + 32, ..., the loads of four rounds and of all its sums issued before
    their adds, then a butterfly of shuffles), so the up to 30 sums of a pass cost a few trips to L2 rather than two a
-   chunk of 8 with two barriers (the last team's serial finish took about 20 us at 1e5 rows on an H200) */
+   chunk of 8 with two barriers (the last team's serial finish was a visible part of an iteration at 1e5 rows) */
 KOKKOS_INLINE_FUNCTION void WarpSums(const Member &t, const Scratch &H, const PetscScalar *p, int L, int cnt)
 {
 #if defined(__CUDA_ARCH__)
@@ -292,7 +292,7 @@ KOKKOS_INLINE_FUNCTION void FinishPass(const Member &t, const Scratch &H, const 
 
 /* s[c] += coef(c, j) V(i, j) for j0 <= j < j1 and c < NC, in the order of j, with the loads of 8 columns issued before
    their products, the last few a column at a time: one column at a time throughout waited for memory every few
-   columns (OrthogonalizeDelayed read its columns at 1.8 TB/s on an H200, ncu at 1e7) */
+   columns (OrthogonalizeDelayed read its columns well below the copy rate) */
 template <int NC, class C> KOKKOS_INLINE_FUNCTION void AddColumns(const Basis &V, const PetscInt i, const int j0, const int j1, const C &coef, PetscScalar (&s)[NC])
 {
   constexpr int U = 8;
@@ -312,9 +312,9 @@ template <int NC, class C> KOKKOS_INLINE_FUNCTION void AddColumns(const Basis &V
   }
 }
 
-/* AddColumns with the last batch masked instead of a column at a time: OrthogonalizeDelayed 3% faster at 4e6 and 6% at
-   1e7, but the ifneeded Orthogonalize (8 sums in registers) 5-6% slower, and one function doing both by a template
-   flag made OrthogonalizeDelayed 6% slower (H200) */
+/* AddColumns with the last batch masked instead of a column at a time: OrthogonalizeDelayed measured faster with it,
+   the ifneeded Orthogonalize (8 sums in registers) slower, and one function doing both by a template flag made
+   OrthogonalizeDelayed slower (H200; docs/performance.md) */
 template <int NC, class C> KOKKOS_INLINE_FUNCTION void AddColumnsMasked(const Basis &V, const PetscInt i, const int j0, const int j1, const C &coef, PetscScalar (&s)[NC])
 {
   constexpr int U = 8;
@@ -454,8 +454,8 @@ KOKKOS_INLINE_FUNCTION void DelayedCoefficients(const Member &t, const Scratch &
   const auto firstpass = [&](const int i, const PetscScalar d) { R(i + (size_t)(nc + 1) * ld) = ((i < nc ? H(i - 1) : H(2 * nc + 1)) - d) * H(2 * nc); };
 #if defined(__CUDA_ARCH__)
   /* A warp's lanes take the j of each sum and the i of R(:,k), so each costs one trip to R: one thread's loops took a
-     trip per j, the read-add-store of R(:,k-1) one after the other (the finish grew with k, up to half of the kernel
-     at 1e5 rows) */
+     trip per j, the read-add-store of R(:,k-1) one after the other (the finish grew with k, to a large part of the
+     kernel at small sizes) */
   const int tid = threadIdx.y * blockDim.x + threadIdx.x, lane = tid % 32, w = tid / 32, nw = blockDim.x * blockDim.y / 32;
   if (w == 0) {
     PetscScalar hh = 0, ab = 0, ww = 0;
@@ -662,8 +662,8 @@ PetscErrorCode SGFOrthogonalizeDelayed(SGFWork W, PetscInt k, PetscBool given)
           const PetscScalar inv = H(2 * nc), gl = H(2 * nc + 1);
           PetscScalar       acc[1] = {0};
           /* the last rows first, after SpMVDotDelayed went forward, and before the next one: each kernel starts on the
-             columns the one before left in L2 (H200: 1.6% faster at 4e6, 1.1% at 1e7; reversing the SpMV instead, 1.4%
-             and none) */
+             columns the one before left in L2 (measured faster on an H200 than both forward or the SpMV reversed;
+             docs/performance.md) */
           ForEachIndex<true>(t, n, [&](const PetscInt i) {
             const PetscScalar y = V(i, nc), w = V(i, kk), r0 = V(i, 0); /* in flight with the first columns */
             PetscScalar       s[2] = {0, 0};

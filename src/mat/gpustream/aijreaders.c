@@ -9,7 +9,29 @@
 #include <petsc/private/pcgamgimpl.h>
 #include "../../stream/streamimpl.h"
 
-typedef void (*GSFn)(void);
+/* PETSc's implementation that a wrapper took the place of, composed on obj under name */
+static PetscErrorCode GSGetSaved(PetscObject obj, const char name[], GSFn *f)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscObjectQueryFunction(obj, name, f));
+  PetscCheck(*f, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Missing %s", name);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A wrapper fn params: PETSc's implementation composed on obj under saved, called with args while the matrix mat
+   wears its base name */
+#define GS_WORN_WRAPPER(fn, params, obj, saved, mat, args)                                                                                                                                                                                               \
+  static PetscErrorCode fn params                                                                                                                                                                                                                        \
+  {                                                                                                                                                                                                                                                      \
+    PetscErrorCode(*f) params = NULL;                                                                                                                                                                                                                    \
+    PetscBool worn;                                                                                                                                                                                                                                      \
+                                                                                                                                                                                                                                                         \
+    PetscFunctionBegin;                                                                                                                                                                                                                                  \
+    PetscCall(GSGetSaved((PetscObject)(obj), saved, (GSFn *)&f));                                                                                                                                                                                        \
+    PetscCall(MatGPUStreamWearBase(mat, &worn));                                                                                                                                                                                                         \
+    PetscCall(MatGPUStreamWearOwn(mat, worn, (*f)args));                                                                                                                                                                                                 \
+    PetscFunctionReturn(PETSC_SUCCESS);                                                                                                                                                                                                                  \
+  }
 
 /* The phases of a factor made from a gpustream matrix: the factor's own (AIJ's or the package's) is composed on it
    under `saved` and called by the wrapper, with the matrix wearing its base name. A phase is an operation of the
@@ -36,16 +58,12 @@ static const GSFactorPhase GSFactorPhases[GS_NPHASES]; /* below, with the wrappe
     PetscErrorCode(*f) params = NULL;                                                                                                                                                                                                                    \
     PetscBool      worn;                                                                                                                                                                                                                                 \
     struct _MatOps before;                                                                                                                                                                                                                               \
-    PetscErrorCode ierr;                                                                                                                                                                                                                                 \
                                                                                                                                                                                                                                                          \
     PetscFunctionBegin;                                                                                                                                                                                                                                  \
-    PetscCall(PetscObjectQueryFunction((PetscObject)F, GSFactorPhases[k].saved, &f));                                                                                                                                                                    \
-    PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Missing %s", GSFactorPhases[k].saved);                                                                                                                                                               \
+    PetscCall(GSGetSaved((PetscObject)F, GSFactorPhases[k].saved, (GSFn *)&f));                                                                                                                                                                          \
     before = *F->ops;                                                                                                                                                                                                                                    \
     PetscCall(MatGPUStreamWearBase(A, &worn));                                                                                                                                                                                                           \
-    ierr = (*f)args;                                                                                                                                                                                                                                     \
-    PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */                                                                                                                                                                                   \
-    PetscCall(ierr);                                                                                                                                                                                                                                     \
+    PetscCall(MatGPUStreamWearOwn(A, worn, (*f)args));                                                                                                                                                                                                   \
     PetscCall(MatFactorWrapPhases_Private(F, &before));                                                                                                                                                                                                  \
     PetscFunctionReturn(PETSC_SUCCESS);                                                                                                                                                                                                                  \
   }
@@ -111,10 +129,9 @@ static PetscErrorCode MatGetFactor_GPUStream_Package(Mat A, MatFactorType ftype,
 {
   MatSolverType stype                            = GSSolverTypes[k];
   PetscErrorCode (*f)(Mat, MatFactorType, Mat *) = NULL;
-  PetscMPIInt    size;
-  MatType        base;
-  PetscBool      worn, ispetsc, byaijdefault = PETSC_FALSE;
-  PetscErrorCode ierr;
+  PetscMPIInt size;
+  MatType     base;
+  PetscBool   worn, ispetsc, byaijdefault = PETSC_FALSE;
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
@@ -131,9 +148,7 @@ static PetscErrorCode MatGetFactor_GPUStream_Package(Mat A, MatFactorType ftype,
   PetscCheck(f, PetscObjectComm((PetscObject)A), PETSC_ERR_MISSING_FACTOR, "MatSolverType %s has no %s factorization of matrix type %s, which a gpustream matrix on %d process%s takes", stype, MatFactorTypes[ftype], base, (int)size,
              size > 1 ? "es" : "");
   PetscCall(MatGPUStreamWearBase(A, &worn));
-  ierr = (*f)(A, ftype, F);
-  PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */
-  PetscCall(ierr);
+  PetscCall(MatGPUStreamWearOwn(A, worn, (*f)(A, ftype, F)));
   PetscCall(MatFactorWrapPhases_Private(*F, NULL));
   if (byaijdefault) {
     MatSolverType t;
@@ -229,21 +244,7 @@ static PetscErrorCode MatSolverTypeRegister_GPUStream(void)
    functions), PCCP and PCTFS (SeqAIJ and MPIAIJ only), PCMPI (the MPI linear solver server, which sends the values
    of MatSeqAIJGetArrayRead()): the set-up runs with the operator's host arrays current and its base name worn; the
    other phases use it through its operations. PCILU, PCGAMG: see below. */
-static PetscErrorCode PCSetUp_GPUStream(PC pc)
-{
-  PetscErrorCode (*f)(PC) = NULL;
-  PetscBool      worn;
-  PetscErrorCode ierr;
-
-  PetscFunctionBegin;
-  PetscCall(PetscObjectQueryFunction((PetscObject)pc, "GSPCSetUp_C", &f));
-  PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Missing GSPCSetUp_C");
-  PetscCall(MatGPUStreamWearBase(pc->pmat, &worn));
-  ierr = (*f)(pc);
-  PetscCall(MatGPUStreamWearOwn(pc->pmat, worn)); /* also when it failed */
-  PetscCall(ierr);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
+GS_WORN_WRAPPER(PCSetUp_GPUStream, (PC pc), pc, "GSPCSetUp_C", pc->pmat, (pc))
 
 /* PCILU changes -pc_factor_shift_type nonzero to inblocks for types other than SeqAIJ and MPIAIJ: with that shift
    type its set-up runs with the operator wearing its base name (the factor is then AIJ's own, MATSOLVERPETSC's where
@@ -264,8 +265,7 @@ static PetscErrorCode PCSetUp_ILU_GPUStream(PC pc)
     PetscCall(PCSetUp_GPUStream(pc));
   else {
     PetscErrorCode (*f)(PC) = NULL;
-    PetscCall(PetscObjectQueryFunction((PetscObject)pc, "GSPCSetUp_C", &f));
-    PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Missing GSPCSetUp_C");
+    PetscCall(GSGetSaved((PetscObject)pc, "GSPCSetUp_C", (GSFn *)&f));
     PetscCall((*f)(pc));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -280,10 +280,9 @@ static PetscErrorCode PCGAMGProlongator_GPUStream(PC pc, Mat A, PetscCoarsenData
 static PetscErrorCode PCGAMGProlongator_GPUStream(PC pc, Mat A, Mat G, PetscCoarsenData *agg, Mat *P)
 #endif
 {
-  PC_MG         *mg      = (PC_MG *)pc->data;
-  PC_GAMG       *pc_gamg = (PC_GAMG *)mg->innerctx;
-  PetscBool      worn = PETSC_FALSE, direct = PETSC_FALSE;
-  PetscErrorCode ierr;
+  PC_MG    *mg      = (PC_MG *)pc->data;
+  PC_GAMG  *pc_gamg = (PC_GAMG *)mg->innerctx;
+  PetscBool worn = PETSC_FALSE, direct = PETSC_FALSE;
 #if defined(GPUSTREAM_PETSC_GAMG_PROLONGATOR_NO_GRAPH)
   PetscErrorCode (*f)(PC, Mat, PetscCoarsenData *, Mat *) = NULL;
 #else
@@ -291,8 +290,7 @@ static PetscErrorCode PCGAMGProlongator_GPUStream(PC pc, Mat A, Mat G, PetscCoar
 #endif
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectQueryFunction((PetscObject)pc, "GSPCGAMGProlongator_C", &f));
-  PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Missing GSPCGAMGProlongator_C");
+  PetscCall(GSGetSaved((PetscObject)pc, "GSPCGAMGProlongator_C", (GSFn *)&f));
   PetscCall(PetscStrcmp(pc_gamg->gamg_type_name, PCGAMGCLASSICAL, &direct));
   if (direct) {
     PCGAMGClassicalType ctype;
@@ -301,12 +299,10 @@ static PetscErrorCode PCGAMGProlongator_GPUStream(PC pc, Mat A, Mat G, PetscCoar
   }
   if (direct) PetscCall(MatGPUStreamWearBase(A, &worn));
 #if defined(GPUSTREAM_PETSC_GAMG_PROLONGATOR_NO_GRAPH)
-  ierr = (*f)(pc, A, agg, P);
+  PetscCall(MatGPUStreamWearOwn(A, worn, (*f)(pc, A, agg, P)));
 #else
-  ierr                                                         = (*f)(pc, A, G, agg, P);
+  PetscCall(MatGPUStreamWearOwn(A, worn, (*f)(pc, A, G, agg, P)));
 #endif
-  PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */
-  PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -322,8 +318,7 @@ static PetscErrorCode PCSetUp_GAMG_GPUStream(PC pc)
     PetscCall(PetscObjectComposeFunction((PetscObject)pc, "GSPCGAMGProlongator_C", pc_gamg->ops->prolongator));
     pc_gamg->ops->prolongator = PCGAMGProlongator_GPUStream;
   }
-  PetscCall(PetscObjectQueryFunction((PetscObject)pc, "GSPCSetUp_C", &f));
-  PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Missing GSPCSetUp_C");
+  PetscCall(GSGetSaved((PetscObject)pc, "GSPCSetUp_C", (GSFn *)&f));
   PetscCall((*f)(pc));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -362,21 +357,7 @@ static PetscErrorCode PCCreate_GPUStream(PC pc)
 
 /* The coarsenings read the graph's AIJ data (PCGAMG's classical graph is made of the operator's type): the graph
    wears its base name while one is applied. The apply of each coarsening is composed on the coarsening object. */
-static PetscErrorCode MatCoarsenApply_GPUStream(MatCoarsen coarse)
-{
-  PetscErrorCode (*f)(MatCoarsen) = NULL;
-  PetscBool      worn;
-  PetscErrorCode ierr;
-
-  PetscFunctionBegin;
-  PetscCall(PetscObjectQueryFunction((PetscObject)coarse, "GSMatCoarsenApply_C", &f));
-  PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Missing GSMatCoarsenApply_C");
-  PetscCall(MatGPUStreamWearBase(coarse->graph, &worn));
-  ierr = (*f)(coarse);
-  PetscCall(MatGPUStreamWearOwn(coarse->graph, worn)); /* also when it failed */
-  PetscCall(ierr);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
+GS_WORN_WRAPPER(MatCoarsenApply_GPUStream, (MatCoarsen coarse), coarse, "GSMatCoarsenApply_C", coarse->graph, (coarse))
 
 static const char *const GSCoarsenTypes[] = {"mis", "misk", "hem"};
 #define GS_NCOARSENTYPES ((int)(sizeof(GSCoarsenTypes) / sizeof(GSCoarsenTypes[0])))
@@ -412,21 +393,7 @@ static const char *const GSColoringTypes[] = {"greedy", "jp"};
 #define GS_NCOLORINGTYPES ((int)(sizeof(GSColoringTypes) / sizeof(GSColoringTypes[0])))
 static PetscFunctionList GSColoringCreateAIJ;
 
-static PetscErrorCode MatColoringApply_GPUStream(MatColoring mc, ISColoring *iscoloring)
-{
-  PetscErrorCode (*f)(MatColoring, ISColoring *) = NULL;
-  PetscBool      worn;
-  PetscErrorCode ierr;
-
-  PetscFunctionBegin;
-  PetscCall(PetscObjectQueryFunction((PetscObject)mc, "GSMatColoringApply_C", &f));
-  PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Missing GSMatColoringApply_C");
-  PetscCall(MatGPUStreamWearBase(mc->mat, &worn));
-  ierr = (*f)(mc, iscoloring);
-  PetscCall(MatGPUStreamWearOwn(mc->mat, worn)); /* also when it failed */
-  PetscCall(ierr);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
+GS_WORN_WRAPPER(MatColoringApply_GPUStream, (MatColoring mc, ISColoring *iscoloring), mc, "GSMatColoringApply_C", mc->mat, (mc, iscoloring))
 
 static PetscErrorCode MatColoringCreate_GPUStream(MatColoring mc)
 {
@@ -462,9 +429,7 @@ static PetscErrorCode MatGetOrdering_GPUStream(Mat A, MatOrderingType type, IS *
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
   if (size > 1) PetscCall(MatGPUStreamWearBase(A, &worn));
   if (worn) {
-    PetscErrorCode ierr = MatGetOrdering(A, type, rperm, cperm);
-    PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */
-    PetscCall(ierr);
+    PetscCall(MatGPUStreamWearOwn(A, worn, MatGetOrdering(A, type, rperm, cperm)));
   } else {
     PetscErrorCode (*r)(Mat, MatOrderingType, IS *, IS *) = NULL;
     PetscCall(PetscFunctionListFind(GSOrderingAIJ, type, &r));

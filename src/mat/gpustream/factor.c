@@ -62,35 +62,20 @@ static PetscErrorCode MatSolve_GSFactor_Private(Mat F, Vec b, Vec x, GSTriSolve 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatSolve_GSFactor(Mat F, Vec b, Vec x)
-{
-  PetscFunctionBegin;
-  PetscCall(MatSolve_GSFactor_Private(F, b, x, GS_TRI_SOLVE));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatSolveTranspose_GSFactor(Mat F, Vec b, Vec x)
-{
-  PetscFunctionBegin;
-  PetscCall(MatSolve_GSFactor_Private(F, b, x, GS_TRI_TRANSPOSE));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* The halves of ICC's symmetric application (PCApplySymmetricLeft/Right), with PETSc's factor U^T D U written as
-   L D L^T (U = D L^T): forward (U^T D^(1/2))^-1 b, backward (D^(1/2) U)^-1 b */
-static PetscErrorCode MatForwardSolve_GSFactor(Mat F, Vec b, Vec x)
-{
-  PetscFunctionBegin;
-  PetscCall(MatSolve_GSFactor_Private(F, b, x, GS_TRI_FORWARD));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatBackwardSolve_GSFactor(Mat F, Vec b, Vec x)
-{
-  PetscFunctionBegin;
-  PetscCall(MatSolve_GSFactor_Private(F, b, x, GS_TRI_BACKWARD));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
+/* The solves of the factor's operations, one for each mode. ICC's symmetric application (PCApplySymmetricLeft/Right)
+   has its halves, with PETSc's factor U^T D U written as L D L^T (U = D L^T): forward (U^T D^(1/2))^-1 b, backward
+   (D^(1/2) U)^-1 b */
+#  define GS_FACTOR_SOLVE(fn, mode)                                                                                                                                                                                                                      \
+    static PetscErrorCode fn(Mat F, Vec b, Vec x)                                                                                                                                                                                                        \
+    {                                                                                                                                                                                                                                                    \
+      PetscFunctionBegin;                                                                                                                                                                                                                                \
+      PetscCall(MatSolve_GSFactor_Private(F, b, x, mode));                                                                                                                                                                                               \
+      PetscFunctionReturn(PETSC_SUCCESS);                                                                                                                                                                                                                \
+    }
+GS_FACTOR_SOLVE(MatSolve_GSFactor, GS_TRI_SOLVE)
+GS_FACTOR_SOLVE(MatSolveTranspose_GSFactor, GS_TRI_TRANSPOSE)
+GS_FACTOR_SOLVE(MatForwardSolve_GSFactor, GS_TRI_FORWARD)
+GS_FACTOR_SOLVE(MatBackwardSolve_GSFactor, GS_TRI_BACKWARD)
 
 static PetscErrorCode MatGetInfo_GSFactor(Mat F, MatInfoType flag, MatInfo *info)
 {
@@ -340,7 +325,7 @@ static PetscErrorCode MatView_GSFactor(Mat F, PetscViewer viewer)
     PetscLogDouble bytes;
     PetscCall(GSTriFactorGetInfo(fs->tri, &nnzL, &nnzU, &levels, &bytes, NULL));
     PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: %s(0) on the device (%s): Kokkos-Kernels' spiluk and sptrsv, %" PetscInt_FMT " levels, L %" PetscCount_FMT " and U %" PetscCount_FMT " nonzeros, %.6g MB in device memory\n",
-                                     fs->ftype == MAT_FACTOR_ICC ? "ICC" : "ILU", PetscGPUStreamExecutionSpace(), levels, nnzL, nnzU, bytes / 1048576.0));
+                                     fs->ftype == MAT_FACTOR_ICC ? "ICC" : "ILU", GSExecutionSpace(), levels, nnzL, nnzU, bytes / 1048576.0));
     if (fs->shifted)
       PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: %" PetscInt_FMT " of %" PetscInt_FMT " numeric factorizations on the host (PETSc's), where a pivot asked for the shift, the last one %s\n", fs->shifted, fs->numeric,
                                        fs->ondevice ? "on the device" : "among them"));

@@ -100,7 +100,7 @@ PetscErrorCode GSTriFactorCreate(PetscInt n, const PetscInt ia[], const PetscInt
 
   PetscFunctionBegin;
   *out = NULL;
-  PetscCall(PetscGPUStreamKokkosInitialize());
+  PetscCall(GSKokkosInitialize());
   PetscCallCXX(F.reset(new _n_GSTriFactor));
   F->n         = n;
   F->symmetric = symmetric ? true : false;
@@ -337,7 +337,7 @@ PetscErrorCode GSTriFactorSetHost(GSTriFactor *out, PetscInt n, const PetscInt i
   GSTriFactor           F   = *out;
 
   PetscFunctionBegin;
-  PetscCall(PetscGPUStreamKokkosInitialize());
+  PetscCall(GSKokkosInitialize());
   PetscCallCXX(PetscCall(HostFactorPattern(n, ia, ja, lp, up, &end)));
   { /* a new device factor where the pattern or the orderings changed (a new symbolic factorization) */
     bool same = F && F->fromhost && F->n == n && F->hrow.size() == (size_t)n + 1 && F->hcol.size() == (size_t)end && std::equal(ia, ia + n + 1, F->hrow.begin()) && std::equal(ja, ja + end, F->hcol.begin());

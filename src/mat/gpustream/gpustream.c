@@ -27,20 +27,8 @@ typedef struct {
   char             vectype[64];               /* -mat_gpustream_vec_type: auto or a VecType */
   PetscBool        pinned;                    /* -mat_gpustream_pinned_vecs: host vectors of MatCreateVecs() pinned */
   PetscObjectState nzstate, state, bstate[2]; /* host states the device copy reflects (bstate: MPIAIJ's blocks) */
-  /* SeqAIJ's operations that ours wrap, restored when converting back to AIJ */
-  PetscErrorCode (*mult)(Mat, Vec, Vec);
-  PetscErrorCode (*multadd)(Mat, Vec, Vec, Vec);
-  PetscErrorCode (*view)(Mat, PetscViewer);
-  PetscErrorCode (*assemblyend)(Mat, MatAssemblyType);
-  PetscErrorCode (*destroy)(Mat);
-  PetscErrorCode (*setfromoptions)(Mat, GSOptionItems);
-  PetscErrorCode (*duplicate)(Mat, MatDuplicateOption, Mat *);
-  GSCreateGraphFn *creategraph;
-  PetscErrorCode (*productsetfromoptions)(Mat);
-  PetscErrorCode (*transpose)(Mat, MatReuse, Mat *);
-  PetscErrorCode (*transposesymbolic)(Mat, Mat *);
-  PetscErrorCode (*convert)(Mat, MatType, MatReuse, Mat *);
-  PetscErrorCode (*getvecs)(Mat, Vec *, Vec *);
+  /* AIJ's operations before ours replaced those of GSOwnOps: ours call them, a conversion back to AIJ restores them */
+  struct _MatOps aij;
   PetscErrorCode (*setpreallocationcoo)(Mat, PetscCount, PetscInt[], PetscInt[]);
   PetscErrorCode (*setvaluescoo)(Mat, const PetscScalar[], InsertMode);
   PetscErrorCode (*storevalues)(Mat);
@@ -109,11 +97,13 @@ static PetscErrorCode MatGPUStreamWearName_Private(Mat A, PetscBool *worn)
 }
 
 /* A's own name again where it took its base name (worn), unless the code it was handed to replaced its header (an
-   in-place conversion or transpose): A is then another matrix */
-PetscErrorCode MatGPUStreamWearOwn(Mat A, PetscBool worn)
+   in-place conversion or transpose): A is then another matrix. ierr is the result of the call A wore its base name
+   for, so that A wears its own name again also when that call failed. */
+PetscErrorCode MatGPUStreamWearOwn(Mat A, PetscBool worn, PetscErrorCode ierr)
 {
   PetscFunctionBegin;
   if (worn && MatGPUStreamIsOurs_Private(A)) PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATGPUSTREAM));
+  PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -242,8 +232,7 @@ static PetscErrorCode MatGPUStreamGetBlocks_Private(Mat A, Mat *Ad, Mat *Ao, con
 
   PetscFunctionBegin;
   PetscCall(MatGPUStreamWearName_Private(A, &worn));
-  PetscCall(MatMPIAIJGetSeqAIJ(A, Ad, Ao, garray));
-  PetscCall(MatGPUStreamWearOwn(A, worn));
+  PetscCall(MatGPUStreamWearOwn(A, worn, MatMPIAIJGetSeqAIJ(A, Ad, Ao, garray)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -360,7 +349,7 @@ static PetscErrorCode MatGPUStreamSyncHost_Private(Mat A)
   gs = (Mat_GPUStream *)A->spptr;
   if (gs->hoststale) {
     PetscMPIInt size;
-    PetscCall(PetscLogEventBegin(GPUS_MatSyncHost, A, 0, 0, 0));
+    PetscCall(PetscLogEventBegin(GPUS_MatToHost, A, 0, 0, 0));
     PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
     if (size == 1)
       PetscCall(MatGPUStreamBlockToHost_Private(A, gs->dA));
@@ -372,7 +361,7 @@ static PetscErrorCode MatGPUStreamSyncHost_Private(Mat A)
       PetscCall(MatGPUStreamBlockToHost_Private(Ao, gs->dB));
     }
     gs->hoststale = PETSC_FALSE;
-    PetscCall(PetscLogEventEnd(GPUS_MatSyncHost, A, 0, 0, 0));
+    PetscCall(PetscLogEventEnd(GPUS_MatToHost, A, 0, 0, 0));
   }
   if (gs->devicemaster) {
     PetscCall(MatGPUStreamRecordStates_Private(A));
@@ -556,10 +545,10 @@ static PetscErrorCode MatSetValuesCOO_GPUStream(Mat A, const PetscScalar v[], In
   PetscFunctionBegin;
   PetscCall(MatGPUStreamCOOOnDevice_Private(A, &on));
   if (on) {
-    PetscCall(PetscLogEventBegin(GPUS_MatSetValuesCOO, A, 0, 0, 0));
+    PetscCall(PetscLogEventBegin(GPUS_MatSetCOO, A, 0, 0, 0));
     PetscCall(GSCOOMapSetValues(gs->coo, v, imode, gs->dA, gs->dB));
     PetscCall(MatGPUStreamDeviceChanged_Private(A));
-    PetscCall(PetscLogEventEnd(GPUS_MatSetValuesCOO, A, 0, 0, 0));
+    PetscCall(PetscLogEventEnd(GPUS_MatSetCOO, A, 0, 0, 0));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(MatGPUStreamSyncHost_Private(A));
@@ -744,8 +733,8 @@ static PetscErrorCode MatViewStreamPlan_Private(GSStreamPlan plan, GSDeviceMat d
   PetscCall(FormatBytes(sums[0], s[0]));
   PetscCall(FormatBytes(mins[0], s[1]));
   PetscCall(FormatBytes(maxs[0], s[2]));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: streamed on %s: CSR %s in %" PetscInt_FMT " subdivisions (%s) of %s to %s\n", PetscGPUStreamExecutionSpace(), s[0], counts[0],
-                                   info.automatic ? "count chosen by the model" : "-mat_gpustream_subdivisions", s[1], s[2]));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: streamed on %s: CSR %s in %" PetscInt_FMT " subdivisions (%s) of %s to %s\n", GSExecutionSpace(), s[0], counts[0], info.automatic ? "count chosen by the model" : "-mat_gpustream_subdivisions",
+                                   s[1], s[2]));
   PetscCall(FormatBytes(sums[1], s[0]));
   PetscCall(FormatBytes(sums[2], s[1]));
   PetscCall(FormatBytes(info.bufferbytes, s[2]));
@@ -785,16 +774,13 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
   PetscCall(PetscViewerGetFormat(viewer, &format));
   if (!isascii || (format != PETSC_VIEWER_ASCII_INFO && format != PETSC_VIEWER_ASCII_INFO_DETAIL)) { /* the values */
-    PetscBool      worn;
-    PetscErrorCode ierr;
+    PetscBool worn;
     /* MPIAIJ's ASCII view gathers the rows through MatMPIAIJGetSeqAIJ(), which takes "mpiaij" type names only */
     PetscCall(MatGPUStreamWearBase(A, &worn));
-    ierr = gs->view(A, viewer);
-    PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */
-    PetscCall(ierr);
+    PetscCall(MatGPUStreamWearOwn(A, worn, gs->aij.view(A, viewer)));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(gs->view(A, viewer));
+  PetscCall(gs->aij.view(A, viewer));
   if (A->assembled) {
     GSDeviceMat    dA = NULL, dB = NULL;
     GSHalo         halo = NULL;
@@ -834,9 +820,9 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
     PetscCall(GSDeviceMatGetBlockSize(dA, &bs));
     if (bs > 1)
       PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: resident on %s, CSR with block column indices (%" PetscInt_FMT " x %" PetscInt_FMT " blocks, -mat_gpustream_format %s) %.6g MB in device memory (+ %.6g MB staging for host vectors)\n",
-                                       PetscGPUStreamExecutionSpace(), bs, bs, GSFormats[gs->opts.format], bytes[0] / 1048576.0, bytes[1] / 1048576.0));
+                                       GSExecutionSpace(), bs, bs, GSFormats[gs->opts.format], bytes[0] / 1048576.0, bytes[1] / 1048576.0));
     else
-      PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: resident on %s, CSR %.6g MB in device memory (+ %.6g MB staging for host vectors)\n", PetscGPUStreamExecutionSpace(), bytes[0] / 1048576.0, bytes[1] / 1048576.0));
+      PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: resident on %s, CSR %.6g MB in device memory (+ %.6g MB staging for host vectors)\n", GSExecutionSpace(), bytes[0] / 1048576.0, bytes[1] / 1048576.0));
     if (gs->coo) {
       PetscLogDouble cb;
       PetscCall(GSCOOMapGetSizes(gs->coo, NULL, NULL, NULL, &cb));
@@ -848,7 +834,7 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
     PetscCall(GSDeviceMatGetTileSize(dA, &cap, &ntiles));
     /* a warp asked for on a host backend runs one lane per row, as every kernel there does */
     PetscCall(PetscSNPrintf(kernel, sizeof(kernel), "%s (-mat_gpustream_kernel %s%s%s)", vlen > 1 ? "warp per row" : "thread per row", GSSpMVKernels[gs->opts.kernel],
-                            gs->opts.kernel == GS_KERNEL_WARP && !PetscGPUStreamOnDevice() ? ": one lane per row on the host backend " : "", gs->opts.kernel == GS_KERNEL_WARP && !PetscGPUStreamOnDevice() ? PetscGPUStreamExecutionSpace() : ""));
+                            gs->opts.kernel == GS_KERNEL_WARP && !GSOnDevice() ? ": one lane per row on the host backend " : "", gs->opts.kernel == GS_KERNEL_WARP && !GSOnDevice() ? GSExecutionSpace() : ""));
     if (cap)
       PetscCall(
           PetscViewerASCIIPrintf(viewer, "GPUStream: SpMV kernel %s, %" PetscInt_FMT " %s per row, by %" PetscInt_FMT " tiles of up to %" PetscInt_FMT " entries (-mat_gpustream_tile_size)\n", kernel, vlen, vlen == 1 ? "lane" : "lanes", ntiles, cap));
@@ -876,12 +862,11 @@ static PetscErrorCode MatCreateGraph_GPUStream(Mat A, PetscBool sym, PetscBool s
   PetscFunctionBegin;
   PetscCall(MatGPUStreamWearBase(A, &worn));
 #if defined(GPUSTREAM_PETSC_CREATEGRAPH_INDEX)
-  ierr = (*gs->creategraph)(A, sym, scale, filter, nidx, idx, G);
+  ierr = (*gs->aij.creategraph)(A, sym, scale, filter, nidx, idx, G);
 #else
-  ierr = (*gs->creategraph)(A, sym, scale, filter, G);
+  ierr = (*gs->aij.creategraph)(A, sym, scale, filter, G);
 #endif
-  PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */
-  PetscCall(ierr);
+  PetscCall(MatGPUStreamWearOwn(A, worn, ierr));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -928,7 +913,7 @@ static PetscErrorCode MatCreateVecs_GPUStream(Mat A, Vec *right, Vec *left)
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
-  A->ops->getvecs = gs->getvecs; /* AIJ's, or none: PETSc's default */
+  A->ops->getvecs = gs->aij.getvecs; /* AIJ's, or none: PETSc's default */
   ierr            = MatCreateVecs(A, right, left);
   A->ops->getvecs = MatCreateVecs_GPUStream;
   PetscCall(ierr);
@@ -961,7 +946,7 @@ static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOpti
   char            vectype[64];
 
   PetscFunctionBegin;
-  if (gs->setfromoptions) PetscCall((*gs->setfromoptions)(A, PetscOptionsObject));
+  if (gs->aij.setfromoptions) PetscCall((*gs->aij.setfromoptions)(A, PetscOptionsObject));
   PetscCall(PetscStrncpy(vectype, gs->vectype, sizeof(vectype)));
   PetscOptionsHeadBegin(PetscOptionsObject, "MATGPUSTREAM options");
   {
@@ -1036,23 +1021,18 @@ static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOpti
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The operations a gpustream matrix has its own of, set by MatAIJToGPUStream_Private() */
+static const size_t GSOwnOps[] = {offsetof(struct _MatOps, mult),        offsetof(struct _MatOps, multadd),           offsetof(struct _MatOps, view),
+                                  offsetof(struct _MatOps, assemblyend), offsetof(struct _MatOps, destroy),           offsetof(struct _MatOps, setfromoptions),
+                                  offsetof(struct _MatOps, duplicate),   offsetof(struct _MatOps, creategraph),       offsetof(struct _MatOps, productsetfromoptions),
+                                  offsetof(struct _MatOps, transpose),   offsetof(struct _MatOps, transposesymbolic), offsetof(struct _MatOps, convert),
+                                  offsetof(struct _MatOps, getvecs)};
+
 /* AIJ's ops where a gpustream matrix has its own (from's saved ones) */
 static PetscErrorCode MatGPUStreamRestoreOps_Private(Mat A, const Mat_GPUStream *from)
 {
   PetscFunctionBegin;
-  A->ops->mult                  = from->mult;
-  A->ops->multadd               = from->multadd;
-  A->ops->view                  = from->view;
-  A->ops->assemblyend           = from->assemblyend;
-  A->ops->destroy               = from->destroy;
-  A->ops->setfromoptions        = from->setfromoptions;
-  A->ops->duplicate             = from->duplicate;
-  A->ops->creategraph           = from->creategraph;
-  A->ops->productsetfromoptions = from->productsetfromoptions;
-  A->ops->transpose             = from->transpose;
-  A->ops->transposesymbolic     = from->transposesymbolic;
-  A->ops->convert               = from->convert;
-  A->ops->getvecs               = from->getvecs;
+  for (size_t k = 0; k < sizeof(GSOwnOps) / sizeof(GSOwnOps[0]); k++) *(GSFn *)((char *)A->ops + GSOwnOps[k]) = *(const GSFn *)((const char *)&from->aij + GSOwnOps[k]);
   MatGPUStreamUnwrapOps_Private(A, from);
   PetscCall(MatGPUStreamUnwrapComposed_Private(A, from));
   { /* AIJ's coordinate assembly back where ours stands (not on a header whose functions are being destroyed) */
@@ -1097,7 +1077,7 @@ static PetscErrorCode MatDuplicate_GPUStream(Mat A, MatDuplicateOption op, Mat *
 
   PetscFunctionBegin;
   if (op == MAT_COPY_VALUES) PetscCall(MatGPUStreamSyncHost_Private(A));
-  PetscCall((*gs->duplicate)(A, op, B));
+  PetscCall((*gs->aij.duplicate)(A, op, B));
   if (MatGPUStreamIsOurs_Private(*B)) PetscCall(MatGPUStreamAdopt_Private(*B, gs)); /* not while A wears its base name */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1186,7 +1166,7 @@ static PetscErrorCode MatProductWearAIJ_Private(Mat C, PetscBool wear, PetscBool
     if (wear)
       PetscCall(MatGPUStreamWearBase(X[i], &was[i])); /* false for a repeated operand */
     else
-      PetscCall(MatGPUStreamWearOwn(X[i], was[i]));
+      PetscCall(MatGPUStreamWearOwn(X[i], was[i], PETSC_SUCCESS));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1271,7 +1251,7 @@ static PetscErrorCode MatProductSetFromOptions_GPUStream_AIJ(Mat C)
   PetscFunctionBegin;
   if (!MatGPUStreamIsOurs_Private(G)) G = product->B;
   PetscCall(MatProductWearAIJ_Private(C, PETSC_TRUE, was));
-  ierr = (*((Mat_GPUStream *)G->spptr)->productsetfromoptions)(C);
+  ierr = (*((Mat_GPUStream *)G->spptr)->aij.productsetfromoptions)(C);
   PetscCall(MatProductWearAIJ_Private(C, PETSC_FALSE, was));
   PetscCall(ierr);
   PetscCall(MatProductWrapSymbolic_Private(C));
@@ -1338,21 +1318,18 @@ static PetscErrorCode MatTranspose_GPUStream(Mat A, MatReuse reuse, Mat *B)
 {
   Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr, a = *gs, b;
   PetscBool      worn, bgs                         = PETSC_FALSE;
-  PetscErrorCode ierr;
 
   PetscFunctionBegin;
   PetscCall(MatGPUStreamWearBase(A, &worn));
   if (!worn) { /* it wore its base name already */
-    PetscCall((*gs->transpose)(A, reuse, B));
+    PetscCall((*gs->aij.transpose)(A, reuse, B));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (reuse == MAT_REUSE_MATRIX) {
     bgs = MatGPUStreamIsOurs_Private(*B);
     if (bgs) b = *(Mat_GPUStream *)(*B)->spptr;
   }
-  ierr = (*a.transpose)(A, reuse, B);
-  PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */
-  PetscCall(ierr);
+  PetscCall(MatGPUStreamWearOwn(A, worn, (*a.aij.transpose)(A, reuse, B)));
   if (reuse == MAT_INPLACE_MATRIX) { /* AIJ merged the transpose into A's header */
     if (!MatGPUStreamIsOurs_Private(A)) PetscCall(MatGPUStreamAdopt_Private(A, &a));
   } else if (reuse == MAT_INITIAL_MATRIX)
@@ -1367,17 +1344,14 @@ static PetscErrorCode MatTransposeSymbolic_GPUStream(Mat A, Mat *B)
 {
   Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr, a = *gs;
   PetscBool      worn;
-  PetscErrorCode ierr;
 
   PetscFunctionBegin;
   PetscCall(MatGPUStreamWearName_Private(A, &worn)); /* the pattern only: the values may stay on the device */
   if (!worn) {
-    PetscCall((*gs->transposesymbolic)(A, B));
+    PetscCall((*gs->aij.transposesymbolic)(A, B));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  ierr = (*gs->transposesymbolic)(A, B);
-  PetscCall(MatGPUStreamWearOwn(A, worn));
-  PetscCall(ierr);
+  PetscCall(MatGPUStreamWearOwn(A, worn, (*gs->aij.transposesymbolic)(A, B)));
   PetscCall(MatGPUStreamAdopt_Private(*B, &a));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1396,11 +1370,10 @@ static PetscErrorCode MatConvert_GPUStream_Any(Mat A, MatType type, MatReuse reu
 
   PetscFunctionBegin;
   PetscCall(MatGPUStreamWearBase(A, &worn));
-  A->ops->convert = gs->convert;
+  A->ops->convert = gs->aij.convert;
   ierr            = MatConvert(A, type, reuse, B);
   if (MatGPUStreamIsOurs_Private(A)) A->ops->convert = MatConvert_GPUStream_Any; /* not after an in-place conversion */
-  PetscCall(MatGPUStreamWearOwn(A, worn));                                       /* also when it failed */
-  PetscCall(ierr);
+  PetscCall(MatGPUStreamWearOwn(A, worn, ierr));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1475,19 +1448,23 @@ static PetscErrorCode MatGPUStreamBaseOps_Private(Mat A, const struct _MatOps **
 }
 
 /* An AIJ operation that reads or writes the values on the host, with the host arrays brought up to date first: the
-   matrix it syncs is the parameter named A; a change it makes moves the object state, which the device follows */
-#define GS_HOST_OP(op, params, args)                                                                                                                                                                                                                     \
+   matrices it syncs are the parameter named A and, for GS_HOST_OP2(), the one named B (either or both gpustream
+   ones); a change it makes moves the object state, which the device follows */
+#define GS_HOST_OP_SYNCING(op, params, args, B)                                                                                                                                                                                                          \
   static PetscErrorCode MatHostOp_##op##_GPUStream params                                                                                                                                                                                                \
   {                                                                                                                                                                                                                                                      \
     const struct _MatOps *base;                                                                                                                                                                                                                          \
                                                                                                                                                                                                                                                          \
     PetscFunctionBegin;                                                                                                                                                                                                                                  \
     PetscCall(MatGPUStreamSyncHost_Private(A));                                                                                                                                                                                                          \
+    if (B) PetscCall(MatGPUStreamSyncHost_Private(B));                                                                                                                                                                                                   \
     PetscCall(MatGPUStreamBaseOps_Private(A, &base));                                                                                                                                                                                                    \
     PetscCheck(base->op, PETSC_COMM_SELF, PETSC_ERR_PLIB, "No AIJ operation " #op " behind the gpustream one");                                                                                                                                          \
     PetscCall((*base->op)args);                                                                                                                                                                                                                          \
     PetscFunctionReturn(PETSC_SUCCESS);                                                                                                                                                                                                                  \
   }
+#define GS_HOST_OP(op, params, args)  GS_HOST_OP_SYNCING(op, params, args, NULL)
+#define GS_HOST_OP2(op, params, args) GS_HOST_OP_SYNCING(op, params, args, B)
 
 GS_HOST_OP(setvalues, (Mat A, PetscInt m, const PetscInt im[], PetscInt n, const PetscInt in[], const PetscScalar v[], InsertMode mode), (A, m, im, n, in, v, mode))
 GS_HOST_OP(getrow, (Mat A, PetscInt row, PetscInt *n, PetscInt *cols[], PetscScalar *vals[]), (A, row, n, cols, vals))
@@ -1538,15 +1515,12 @@ static PetscErrorCode MatGetRowIJ_GPUStream(Mat A, PetscInt shift, PetscBool sym
   const struct _MatOps *base;
   PetscBool             worn = PETSC_FALSE;
   PetscMPIInt           size;
-  PetscErrorCode        ierr;
 
   PetscFunctionBegin;
   PetscCall(MatGPUStreamBaseOps_Private(A, &base));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
   if (size > 1) PetscCall(MatGPUStreamWearName_Private(A, &worn));
-  ierr = (*base->getrowij)(A, shift, symmetric, inodecompressed, n, ia, ja, done);
-  PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */
-  PetscCall(ierr);
+  PetscCall(MatGPUStreamWearOwn(A, worn, (*base->getrowij)(A, shift, symmetric, inodecompressed, n, ia, ja, done)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1557,16 +1531,13 @@ static PetscErrorCode MatPermute_GPUStream(Mat A, IS row, IS col, Mat *B)
   const struct _MatOps *base;
   Mat_GPUStream         a;
   PetscBool             worn;
-  PetscErrorCode        ierr;
 
   PetscFunctionBegin;
   PetscCall(PetscMemzero(&a, sizeof(a)));
   PetscCall(MatGPUStreamBaseOps_Private(A, &base));
   PetscCall(MatGPUStreamWearBase(A, &worn));
   if (worn) a = *(Mat_GPUStream *)A->spptr;
-  ierr = (*base->permute)(A, row, col, B);
-  PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */
-  PetscCall(ierr);
+  PetscCall(MatGPUStreamWearOwn(A, worn, (*base->permute)(A, row, col, B)));
   if (worn) PetscCall(MatGPUStreamAdopt_Private(*B, &a)); /* not while A wore its base name already */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1577,14 +1548,11 @@ static PetscErrorCode MatIncreaseOverlap_GPUStream(Mat A, PetscInt n, IS is[], P
 {
   const struct _MatOps *base;
   PetscBool             worn;
-  PetscErrorCode        ierr;
 
   PetscFunctionBegin;
   PetscCall(MatGPUStreamBaseOps_Private(A, &base));
   PetscCall(MatGPUStreamWearName_Private(A, &worn));
-  ierr = (*base->increaseoverlap)(A, n, is, ov);
-  PetscCall(MatGPUStreamWearOwn(A, worn)); /* also when it failed */
-  PetscCall(ierr);
+  PetscCall(MatGPUStreamWearOwn(A, worn, (*base->increaseoverlap)(A, n, is, ov)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1756,30 +1724,8 @@ static PetscErrorCode MatGetDiagonalBlock_GPUStream(Mat A, Mat *a)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Operations on two matrices, either or both gpustream ones: both synced */
-static PetscErrorCode MatEqual_GPUStream(Mat A, Mat B, PetscBool *flg)
-{
-  const struct _MatOps *base;
-
-  PetscFunctionBegin;
-  PetscCall(MatGPUStreamSyncHost_Private(A));
-  PetscCall(MatGPUStreamSyncHost_Private(B));
-  PetscCall(MatGPUStreamBaseOps_Private(A, &base));
-  PetscCall((*base->equal)(A, B, flg));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatCopy_GPUStream(Mat A, Mat B, MatStructure str)
-{
-  const struct _MatOps *base;
-
-  PetscFunctionBegin;
-  PetscCall(MatGPUStreamSyncHost_Private(A));
-  PetscCall(MatGPUStreamSyncHost_Private(B));
-  PetscCall(MatGPUStreamBaseOps_Private(A, &base));
-  PetscCall((*base->copy)(A, B, str));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
+GS_HOST_OP2(equal, (Mat A, Mat B, PetscBool *flg), (A, B, flg))
+GS_HOST_OP2(copy, (Mat A, Mat B, MatStructure str), (A, B, str))
 
 /* Entries another process stashed for this one are inserted into the host arrays at assembly: where any process
    stashed some, the host arrays are brought up to date first (MatSetValues() did so on the process that set them) */
@@ -1831,15 +1777,19 @@ static PetscErrorCode MatSetOption_GPUStream(Mat A, MatOption op, PetscBool flg)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The device CSR of a gpustream matrix on the device path: the diagonal block's (and the off-diagonal block's) */
+/* The device CSR where value operations run on the device (MatGPUStreamValuesOnDevice_Private()): the diagonal
+   block's, the off-diagonal block's and the halo; *dA is NULL where they run on the host */
 static PetscErrorCode MatGPUStreamDeviceBlocks_Private(Mat A, GSDeviceMat *dA, GSDeviceMat *dB, GSHalo *halo)
 {
-  Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
+  Mat_GPUStream *gs;
+  PetscBool      on;
 
   PetscFunctionBegin;
-  *dA = gs->dA;
-  *dB = gs->dB;
-  if (halo) *halo = gs->halo;
+  PetscCall(MatGPUStreamValuesOnDevice_Private(A, &on));
+  gs  = on ? (Mat_GPUStream *)A->spptr : NULL;
+  *dA = gs ? gs->dA : NULL;
+  *dB = gs ? gs->dB : NULL;
+  if (halo) *halo = gs ? gs->halo : NULL;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1850,53 +1800,48 @@ static PetscBool MatGPUStreamSquareLayout_Private(Mat A)
 }
 
 /* Value operations on the device where the copy is resident, else AIJ's on the host arrays (made current first) */
+GS_HOST_OP(scale, (Mat A, PetscScalar a), (A, a))
+GS_HOST_OP(shift, (Mat A, PetscScalar a), (A, a))
+GS_HOST_OP(diagonalscale, (Mat A, Vec l, Vec r), (A, l, r))
+GS_HOST_OP(getdiagonal, (Mat A, Vec v), (A, v))
+
 static PetscErrorCode MatScale_GPUStream(Mat A, PetscScalar a)
 {
-  const struct _MatOps *base;
-  PetscBool             on;
-  GSDeviceMat           dA, dB;
+  GSDeviceMat dA, dB;
 
   PetscFunctionBegin;
-  PetscCall(MatGPUStreamValuesOnDevice_Private(A, &on));
-  if (on) {
-    PetscCall(MatGPUStreamDeviceBlocks_Private(A, &dA, &dB, NULL));
-    PetscCall(GSDeviceMatScale(dA, a));
-    if (dB) PetscCall(GSDeviceMatScale(dB, a));
-    PetscCall(MatGPUStreamDeviceChanged_Private(A));
+  PetscCall(MatGPUStreamDeviceBlocks_Private(A, &dA, &dB, NULL));
+  if (!dA) {
+    PetscCall(MatHostOp_scale_GPUStream(A, a));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(MatGPUStreamSyncHost_Private(A));
-  PetscCall(MatGPUStreamBaseOps_Private(A, &base));
-  PetscCall((*base->scale)(A, a));
+  PetscCall(GSDeviceMatScale(dA, a));
+  if (dB) PetscCall(GSDeviceMatScale(dB, a));
+  PetscCall(MatGPUStreamDeviceChanged_Private(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* On the device where every row has its diagonal entry in the pattern (else AIJ adds them: a new pattern) */
 static PetscErrorCode MatShift_GPUStream(Mat A, PetscScalar a)
 {
-  const struct _MatOps *base;
-  PetscBool             on;
-  GSDeviceMat           dA, dB;
+  GSDeviceMat dA, dB;
+  PetscBool   has = MatGPUStreamSquareLayout_Private(A);
+  int         all = 0;
 
   PetscFunctionBegin;
-  PetscCall(MatGPUStreamValuesOnDevice_Private(A, &on));
-  if (on) {
-    PetscBool has = MatGPUStreamSquareLayout_Private(A);
-    int       all;
-    PetscCall(MatGPUStreamDeviceBlocks_Private(A, &dA, &dB, NULL));
+  PetscCall(MatGPUStreamDeviceBlocks_Private(A, &dA, &dB, NULL));
+  if (dA) {
     if (has) PetscCall(GSDeviceMatHasDiagonal(dA, &has));
     all = has ? 1 : 0;
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_LAND, PetscObjectComm((PetscObject)A)));
-    if (all) {
-      PetscCall(GSDeviceMatShift(dA, a));
-      PetscCall(MatGPUStreamDeviceChanged_Private(A));
-      PetscCall(MatViewFromOptions(A, NULL, "-mat_view")); /* AIJ's shift ends in an assembly, which views it so */
-      PetscFunctionReturn(PETSC_SUCCESS);
-    }
   }
-  PetscCall(MatGPUStreamSyncHost_Private(A));
-  PetscCall(MatGPUStreamBaseOps_Private(A, &base));
-  PetscCall((*base->shift)(A, a));
+  if (!all) {
+    PetscCall(MatHostOp_shift_GPUStream(A, a));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(GSDeviceMatShift(dA, a));
+  PetscCall(MatGPUStreamDeviceChanged_Private(A));
+  PetscCall(MatViewFromOptions(A, NULL, "-mat_view")); /* AIJ's shift ends in an assembly, which views it so */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1904,30 +1849,24 @@ static PetscErrorCode MatShift_GPUStream(Mat A, PetscScalar a)
    values of r come through the halo */
 static PetscErrorCode MatDiagonalScale_GPUStream(Mat A, Vec l, Vec r)
 {
-  const struct _MatOps *base;
-  PetscBool             on;
+  GSDeviceMat    dA, dB;
+  GSHalo         halo;
+  GSVecArray     la = {NULL, PETSC_FALSE, GS_ACCESS_READ, PETSC_FALSE}, ra = {NULL, PETSC_FALSE, GS_ACCESS_READ, PETSC_FALSE};
+  PetscErrorCode ierr;
 
   PetscFunctionBegin;
-  PetscCall(MatGPUStreamValuesOnDevice_Private(A, &on));
-  if (on) {
-    GSDeviceMat    dA, dB;
-    GSHalo         halo;
-    GSVecArray     la = {NULL, PETSC_FALSE, GS_ACCESS_READ, PETSC_FALSE}, ra = {NULL, PETSC_FALSE, GS_ACCESS_READ, PETSC_FALSE};
-    PetscErrorCode ierr;
-
-    PetscCall(MatGPUStreamDeviceBlocks_Private(A, &dA, &dB, &halo));
-    if (l) PetscCall(GSVecGetArray(l, GS_ACCESS_READ, &la));
-    if (r) PetscCall(GSVecGetArray(r, GS_ACCESS_READ, &ra));
-    ierr = GSDeviceMatDiagonalScale(dA, dB, halo, la.array, la.device, ra.array, ra.device);
-    if (r) PetscCall(GSVecRestoreArray(r, &ra));
-    if (l) PetscCall(GSVecRestoreArray(l, &la));
-    PetscCall(ierr);
-    PetscCall(MatGPUStreamDeviceChanged_Private(A));
+  PetscCall(MatGPUStreamDeviceBlocks_Private(A, &dA, &dB, &halo));
+  if (!dA) {
+    PetscCall(MatHostOp_diagonalscale_GPUStream(A, l, r));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(MatGPUStreamSyncHost_Private(A));
-  PetscCall(MatGPUStreamBaseOps_Private(A, &base));
-  PetscCall((*base->diagonalscale)(A, l, r));
+  if (l) PetscCall(GSVecGetArray(l, GS_ACCESS_READ, &la));
+  if (r) PetscCall(GSVecGetArray(r, GS_ACCESS_READ, &ra));
+  ierr = GSDeviceMatDiagonalScale(dA, dB, halo, la.array, la.device, ra.array, ra.device);
+  if (r) PetscCall(GSVecRestoreArray(r, &ra));
+  if (l) PetscCall(GSVecRestoreArray(l, &la));
+  PetscCall(ierr);
+  PetscCall(MatGPUStreamDeviceChanged_Private(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1935,25 +1874,22 @@ static PetscErrorCode MatDiagonalScale_GPUStream(Mat A, Vec l, Vec r)
    without a copy */
 static PetscErrorCode MatGetDiagonal_GPUStream(Mat A, Vec v)
 {
-  const struct _MatOps *base;
-  PetscBool             on;
+  GSDeviceMat dA, dB;
 
   PetscFunctionBegin;
-  PetscCall(MatGPUStreamValuesOnDevice_Private(A, &on));
-  if (on && MatGPUStreamSquareLayout_Private(A)) {
-    Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
-    GSVecArray     va;
-    PetscErrorCode ierr = PETSC_SUCCESS;
+  PetscCall(MatGPUStreamDeviceBlocks_Private(A, &dA, &dB, NULL));
+  if (dA && MatGPUStreamSquareLayout_Private(A)) {
+    const PetscBool stale = ((Mat_GPUStream *)A->spptr)->hoststale;
+    GSVecArray      va;
+    PetscErrorCode  ierr = PETSC_SUCCESS;
 
     PetscCall(GSVecGetArray(v, GS_ACCESS_WRITE, &va));
-    if (va.device || gs->hoststale) ierr = GSDeviceMatGetDiagonal(gs->dA, va.array, va.device);
+    if (va.device || stale) ierr = GSDeviceMatGetDiagonal(dA, va.array, va.device);
     PetscCall(GSVecRestoreArray(v, &va));
     PetscCall(ierr);
-    if (va.device || gs->hoststale) PetscFunctionReturn(PETSC_SUCCESS);
+    if (va.device || stale) PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(MatGPUStreamSyncHost_Private(A));
-  PetscCall(MatGPUStreamBaseOps_Private(A, &base));
-  PetscCall((*base->getdiagonal)(A, v));
+  PetscCall(MatHostOp_getdiagonal_GPUStream(A, v));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1963,21 +1899,18 @@ static PetscErrorCode MatGetDiagonal_GPUStream(Mat A, Vec v)
 static PetscErrorCode MatAXPY_GPUStream(Mat Y, PetscScalar a, Mat X, MatStructure str)
 {
   const struct _MatOps *base;
-  PetscBool             on = PETSC_FALSE, xon = PETSC_FALSE;
+  GSDeviceMat           yA = NULL, yB = NULL, xA = NULL, xB = NULL;
   Mat_GPUStream         saved;
   PetscBool             ours = MatGPUStreamIsOurs_Private(Y);
 
   PetscFunctionBegin;
   if (str == SAME_NONZERO_PATTERN) {
-    PetscCall(MatGPUStreamValuesOnDevice_Private(Y, &on));
-    if (on) PetscCall(MatGPUStreamValuesOnDevice_Private(X, &xon));
-  }
-  if (on && xon) {
-    GSDeviceMat yA, yB, xA, xB;
-    PetscCount  ny[2] = {0, 0}, nx[2] = {0, 0};
-    int         same;
     PetscCall(MatGPUStreamDeviceBlocks_Private(Y, &yA, &yB, NULL));
-    PetscCall(MatGPUStreamDeviceBlocks_Private(X, &xA, &xB, NULL));
+    if (yA) PetscCall(MatGPUStreamDeviceBlocks_Private(X, &xA, &xB, NULL));
+  }
+  if (yA && xA) {
+    PetscCount ny[2] = {0, 0}, nx[2] = {0, 0};
+    int        same;
     PetscCall(GSDeviceMatGetSizes(yA, NULL, NULL, &ny[0]));
     PetscCall(GSDeviceMatGetSizes(xA, NULL, NULL, &nx[0]));
     if (yB) PetscCall(GSDeviceMatGetSizes(yB, NULL, NULL, &ny[1]));
@@ -2025,14 +1958,13 @@ static PetscErrorCode MatZeroEntries_GPUStream(Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-typedef void (*GSOpFn)(void);
 typedef struct {
   size_t offset; /* of the operation in struct _MatOps */
-  GSOpFn wrapper;
+  GSFn   wrapper;
 } GSWrappedOp;
 #define GS_WRAP(op, fn)                                                                                                                                                                                                                                  \
   {                                                                                                                                                                                                                                                      \
-    offsetof(struct _MatOps, op), (GSOpFn)(fn)                                                                                                                                                                                                           \
+    offsetof(struct _MatOps, op), (GSFn)(fn)                                                                                                                                                                                                             \
   }
 #define GS_WRAP_HOST(op) GS_WRAP(op, MatHostOp_##op##_GPUStream)
 
@@ -2088,8 +2020,8 @@ static const GSWrappedOp GSWrappedOps[] = {
     GS_WRAP_HOST(getrowsumabs),
 #endif
     GS_WRAP(getrowij, MatGetRowIJ_GPUStream),
-    GS_WRAP(equal, MatEqual_GPUStream),
-    GS_WRAP(copy, MatCopy_GPUStream),
+    GS_WRAP_HOST(equal),
+    GS_WRAP_HOST(copy),
     GS_WRAP(assemblybegin, MatAssemblyBegin_GPUStream),
     GS_WRAP(assemblyend, MatAssemblyEnd_GPUStream),
     GS_WRAP(setoption, MatSetOption_GPUStream),
@@ -2112,7 +2044,7 @@ static PetscErrorCode MatGPUStreamWrapOps_Private(Mat A)
   if (A->hash_active) PetscFunctionReturn(PETSC_SUCCESS);
 #endif
   for (size_t k = 0; k < sizeof(GSWrappedOps) / sizeof(GSWrappedOps[0]); k++) {
-    GSOpFn *slot = (GSOpFn *)((char *)A->ops + GSWrappedOps[k].offset), *base = (GSOpFn *)((char *)&gs->base + GSWrappedOps[k].offset);
+    GSFn *slot = (GSFn *)((char *)A->ops + GSWrappedOps[k].offset), *base = (GSFn *)((char *)&gs->base + GSWrappedOps[k].offset);
     if (*slot && *slot != GSWrappedOps[k].wrapper) {
       *base = *slot;
       *slot = GSWrappedOps[k].wrapper;
@@ -2125,8 +2057,8 @@ static PetscErrorCode MatGPUStreamWrapOps_Private(Mat A)
 static void MatGPUStreamUnwrapOps_Private(Mat A, const Mat_GPUStream *from)
 {
   for (size_t k = 0; k < sizeof(GSWrappedOps) / sizeof(GSWrappedOps[0]); k++) {
-    GSOpFn *slot = (GSOpFn *)((char *)A->ops + GSWrappedOps[k].offset);
-    if (*slot == GSWrappedOps[k].wrapper) *slot = *(const GSOpFn *)((const char *)&from->base + GSWrappedOps[k].offset);
+    GSFn *slot = (GSFn *)((char *)A->ops + GSWrappedOps[k].offset);
+    if (*slot == GSWrappedOps[k].wrapper) *slot = *(const GSFn *)((const char *)&from->base + GSWrappedOps[k].offset);
   }
 }
 
@@ -2202,7 +2134,7 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   Mat_GPUStream *gs;
 
   PetscFunctionBegin;
-  PetscCall(PetscGPUStreamKokkosInitialize());
+  PetscCall(GSKokkosInitialize());
   PetscCall(PetscNew(&gs));
   gs->opts.mode         = GS_STREAM_AUTO;
   gs->opts.budget       = -1;
@@ -2215,21 +2147,9 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   gs->opts.format       = GS_FORMAT_AUTO;
   gs->devicempi         = GS_DEVICE_MPI_AUTO;
   PetscCall(PetscStrncpy(gs->vectype, "auto", sizeof(gs->vectype)));
-  gs->pinned                = PetscGPUStreamOnDevice();
-  gs->getvecs               = A->ops->getvecs;
-  gs->mult                  = A->ops->mult;
-  gs->multadd               = A->ops->multadd;
-  gs->view                  = A->ops->view;
-  gs->assemblyend           = A->ops->assemblyend;
-  gs->destroy               = A->ops->destroy;
-  gs->setfromoptions        = A->ops->setfromoptions;
-  gs->duplicate             = A->ops->duplicate;
-  gs->creategraph           = A->ops->creategraph;
-  gs->productsetfromoptions = A->ops->productsetfromoptions;
-  gs->transpose             = A->ops->transpose;
-  gs->transposesymbolic     = A->ops->transposesymbolic;
-  gs->convert               = A->ops->convert;
-  gs->base                  = *A->ops;
+  gs->pinned = GSOnDevice();
+  gs->aij    = *A->ops;
+  gs->base   = *A->ops;
   {
     PetscMPIInt size;
     PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
@@ -2247,10 +2167,10 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   A->ops->destroy        = MatDestroy_GPUStream;
   A->ops->setfromoptions = MatSetFromOptions_GPUStream;
   A->ops->duplicate      = MatDuplicate_GPUStream;
-  if (gs->creategraph) A->ops->creategraph = MatCreateGraph_GPUStream;
+  if (gs->aij.creategraph) A->ops->creategraph = MatCreateGraph_GPUStream;
   A->ops->productsetfromoptions = MatProductSetFromOptions_GPUStream_AIJ;
-  if (gs->transpose) A->ops->transpose = MatTranspose_GPUStream;
-  if (gs->transposesymbolic) A->ops->transposesymbolic = MatTransposeSymbolic_GPUStream;
+  if (gs->aij.transpose) A->ops->transpose = MatTranspose_GPUStream;
+  if (gs->aij.transposesymbolic) A->ops->transposesymbolic = MatTransposeSymbolic_GPUStream;
   A->ops->convert = MatConvert_GPUStream_Any;
   A->ops->getvecs = MatCreateVecs_GPUStream;
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamProductAIJ[i], MatProductSetFromOptions_GPUStream_AIJ));
@@ -2314,107 +2234,37 @@ static PetscErrorCode MatConvert_GPUStream_AIJ(Mat A, MatType type, MatReuse reu
 /*MC
    MATGPUSTREAM - MATGPUSTREAM = "gpustream" - A sparse matrix whose SpMV runs on a GPU through Kokkos.
 
-   The matrix is assembled exactly like `MATAIJ` (`MatSetValues()`, `MatSeqAIJSetPreallocation()`,
-   `MatMPIAIJSetPreallocation()`, `MatXAIJSetPreallocation()`, `DMCreateMatrix()` with `-dm_mat_type gpustream`): it is
-   a `MATSEQAIJ` on one MPI process and a `MATMPIAIJ` on several, whose host arrays hold the nonzero pattern, so
-   every AIJ operation works. The CSR arrays are mirrored in the memory of Kokkos' default execution space at the end
-   of each final assembly and refreshed when the host changes: values alone when the nonzero pattern is the same (no
-   reallocation), everything otherwise. Running out of device memory is therefore an error of `MatAssemblyEnd()`
-   (`PETSC_ERR_MEM`), after which the matrix is not assembled: assemble it again once memory is there. `MatMult()` and
-   `MatMultAdd()` run on the device; the Krylov methods of this plugin (`KSPPIPECGFUSED`) fuse the device SpMV into
-   their kernels and keep their vectors on the device.
+   The matrix is assembled exactly like `MATAIJ`: it is a `MATSEQAIJ` on one MPI process and a `MATMPIAIJ` on several,
+   whose host arrays hold the nonzero pattern, so every AIJ operation works. The CSR is mirrored in device memory at
+   each final assembly; `MatMult()`, `MatMultAdd()` and, on a resident matrix, `MatMultTranspose()` and the value
+   operations run there. A matrix larger than its device budget streams its rows from pinned host memory.
 
-   Values also change on the device, on a resident matrix: `MatSetValuesCOO()` after `MatSetPreallocationCOO()` (a
-   map of the entries to the CSR, built once and kept in device memory; values in device memory read in place),
-   `MatScale()`, `MatShift()` (every row with its diagonal entry), `MatDiagonalScale()`, `MatAXPY()` of two gpustream
-   matrices with `SAME_NONZERO_PATTERN`, `MatZeroEntries()`; `MatGetDiagonal()` reads the device CSR. The host arrays
-   are then copied back once, when a host operation needs them (any other AIJ operation, host preconditioners' set-up,
-   products with AIJ, conversions, views), and never read stale by the matrix's operations. Streamed matrices set
-   their values on the host.
+   Options Database Keys:
++  -mat_type gpustream - selects this type in `MatSetFromOptions()`
+.  -mat_gpustream_mode <auto,resident,stream> - auto streams when the CSR and vectors exceed the budget
+.  -mat_gpustream_max_device_bytes <bytes> - device memory the matrix may use (default: the free memory less a reserve)
+.  -mat_gpustream_buffers <2> - device buffers the streamed subdivisions rotate through
+.  -mat_gpustream_subdivisions <n> - number of streamed subdivisions (default: chosen by a model of the product)
+.  -mat_gpustream_overlap <true> - overlap the copy of a subdivision with the SpMV of the previous one
+.  -mat_gpustream_kernel <auto,thread,warp> - the SpMV kernel: a thread or a warp per row
+.  -mat_gpustream_tile_size <n> - `MatMult()` by tiles of up to n entries staged in scratch memory (0: none)
+.  -mat_gpustream_format <auto,csr,block> - device storage: CSR, or block column indices for block sizes 2 to 6
+.  -mat_gpustream_device_mpi <auto,false,true> - halo messages between device buffers, or through pinned host buffers
+-  -mat_gpustream_vec_type <auto,VecType> - the vector type `MatCreateVecs()` returns
 
    Level: beginner
 
    Notes:
-   On several processes each one holds its diagonal and off-diagonal blocks on the device. A product gathers the
-   values other processes need on the device (index lists built once per nonzero pattern), exchanges them with MPI,
-   and runs the diagonal-block SpMV while the messages travel; the off-diagonal block follows. The messages go
-   between the device buffers themselves when MPI can read device memory, chosen at run time: Open MPI is asked
-   with `MPIX_Query_cuda_support()`; other MPIs cannot be asked, so auto stages them through pinned host buffers
-   (and `-mat_gpustream_device_mpi true` takes the user's word). On host backends the buffers are host memory and
-   MPI gets them directly unless the option is false. Each process should drive its own GPU (one process per GPU).
-   `-mat_view ::ascii_info` shows the execution space, the device memory in use, the halo and the SpMV launch shape.
+   Values set on the device (`MatSetValuesCOO()`, `MatScale()`, `MatShift()`, ...) leave the host arrays stale until
+   a host operation needs them; they are then copied back once. Running out of device memory is an error of
+   `MatAssemblyEnd()` (`PETSC_ERR_MEM`). Every PETSc PC and solver package works on it, as on `MATAIJ`. A new option
+   value takes effect at the next assembly or product. README.md describes all of it.
 
-   Matrices larger than the device: the CSR may stream. Its rows are cut into subdivisions of about equal bytes; the
-   leading ones stay in device memory as long as the budget allows, the others are copied every product from
-   pinned host memory into a ring of device buffers, on their own CUDA stream, while the SpMV of the previous
-   subdivision runs on another (ordered by CUDA events). A streamed product is bitwise equal to the resident one
-   (same per-row summation). The streamed rows are held twice on the host, in the AIJ arrays (the master copy,
-   which assembly and every AIJ operation use) and in a pinned copy refreshed when the values change: pinning the
-   AIJ arrays in place (cudaHostRegister) would tie PETSc's allocations to CUDA and break when PETSc frees or
-   reallocates them. With several processes each diagonal block streams and the off-diagonal blocks stay resident.
-   `MatMatMult()` with a `MATSEQDENSE` or `MATMPIDENSE` matrix computes all columns in one pass over the matrix (each
-   streamed subdivision serves all of them; the dense operands are staged in device memory outside the budget; on
-   several processes the ghost rows come through the halo exchange, a column at a time). `MatDuplicate()` keeps the
-   options.
-   The fused SpMVs of `KSPPIPECGFUSED`, `KSPPIPEBCGSF` and `KSPSGMRESF` need the whole matrix on the device: on a
-   streamed matrix they call `MatMult()` instead.
+   References:
++  * - O. A. Fagerlund, T. Kitayama, G. Hashimoto, H. Okuda, Effect of GPU communication-hiding for SpMV using OpenACC
+-  * - V. Cardellini, A. Fanfarillo, S. Filippone, Sparse matrix computations on clusters with GPGPUs
 
-   Preconditioners: `PCJACOBI` and `PCPBJACOBI` are fused into the plugin's solvers; every other PC works on the host
-   AIJ arrays, exactly as on `MATAIJ`, and those solvers apply it on the host. `PCLU`, `PCILU`, `PCCHOLESKY`,
-   `PCICC` and `PCQR` take every solver package PETSc registered for `MATSEQAIJ` or `MATMPIAIJ`
-   (`-pc_factor_mat_solver_type mumps`, superlu, superlu_dist, umfpack, klu, cholmod, spqr, bas ...), whose factor is
-   made from the host arrays while the matrix wears its base type name (src/mat/gpustream/aijreaders.c); with no
-   `-pc_type` the default is `PCILU` on one process, as for `MATAIJ` (`PCBJACOBI` with ILU on several). On several
-   processes `PCBJACOBI` and `PCASM` factor their blocks, plain `MATSEQAIJ` matrices. `PCGAMG` builds its graph and
-   Galerkin products with AIJ's code: `MatCreateGraph()` and products with AIJ matrices (`MatMatMult()`, `MatPtAP()`)
-   run while the matrix wears its base type name ("seqaij" or "mpiaij", which those implementations check), so the
-   coarse operators are plain AIJ and the preconditioner is the one an AIJ operator gets (tests/kspgpustream.c
-   checks PCApply() against AIJ's); the finest level's smoother multiplies on the device. So do products with any
-   other partner AIJ's product code takes (MAIJ: `PCMG`'s Galerkin coarse operators on a `DMDA` with several unknowns
-   per node), `MatConvert()` to `MATIS` (AIJ's converter; local matrices plain `MATSEQAIJ`), `MatPermute()` and `MatTranspose()`,
-   `MatHermitianTranspose()` and `MatTransposeSymbolic()`, whose result is made a gpustream matrix with the
-   options of the original (tests/mataij.c compares them with AIJ's). `PCML`, classical `PCGAMG`, the coarsenings and
-   the colorings that read AIJ's data run with the matrix wearing its base name, and `MatConvert()` to any other type
-   takes AIJ's converter (tests/aijcode.c).
-
-   The number of subdivisions, unless given, minimizes a model of one product: the copy rate (pinned host to device,
-   measured once per process) and the SpMV rate (taken as the measured device copy rate, half of it counted as
-   reads) give each subdivision a copy time and an SpMV time, plus 20 microseconds of overhead each; the resident
-   SpMV overlaps the first copy, and copy k+1 overlaps SpMV k as buffers allow. Among the counts up to 512 whose
-   buffers fit the budget, the least modelled time wins.
-
-   Options Database Keys (in `MatSetFromOptions()`; a new value takes effect at the next assembly or product):
-+  -mat_type gpustream - selects this type in `MatSetFromOptions()`
-.  -mat_gpustream_mode <auto,resident,stream> - auto streams when the CSR and the vectors exceed the budget;
-      resident errors out then
-.  -mat_gpustream_max_device_bytes <bytes> - device memory the matrix may use (default: the free device memory
-      less max(512 MB, 5% of it) when the matrix is set up; unlimited on host backends)
-.  -mat_gpustream_buffers <2> - device buffers streamed subdivisions rotate through
-.  -mat_gpustream_subdivisions <n> - number of subdivisions (default: the model's choice)
-.  -mat_gpustream_overlap <true> - overlap copies with SpMVs (off: each copy completes before its SpMV)
-.  -mat_gpustream_kernel <auto,thread,warp> - the SpMV kernel: a thread per row, a warp (32 lanes) per row, or auto:
-      a warp when rows average 12 entries or more (measured in docs/performance.md); host backends run one lane (a
-      thread) per row whatever the choice, which -mat_view ::ascii_info says when warp is asked for
-.  -mat_gpustream_tile_size <n> - MatMult's kernel by tiles: each team stages the products of up to n entries (at
-      most 2048) of consecutive rows in scratch memory, every thread loading at once, then sums the rows from there
-      in the order the kernel above sums them (the same bits: with a warp per row, a thread sums a row of up to 32
-      entries in the order of the warp's lanes, a warp a longer one); a row longer than n is cut into pieces of n
-      entries summed by whole teams. 0: rows loaded directly. Default on a device: tiles of 1024 entries when a row
-      is longer than 2048 entries (uneven rows: 10x faster there), of 2048 when rows average 12 entries or more and
-      none exceeds 32 (the 27-point stencil: 1.8x faster), else none (a warp per row is faster on longer even rows,
-      docs/performance.md)
-.  -mat_gpustream_format <auto,csr,block> - device storage: CSR, or block column indices (one column index a bs x bs
-      block, the values in AIJ's order) for a matrix with a block size of 2 to 6 (`MatSetBlockSize()`,
-      `-mat_block_size`, a `DMDA` with several degrees of freedom) whose pattern is made of full aligned blocks, alike
-      in each block row: the integers of a product shrink from 4 bytes an entry to 4 / bs^2, and the kernels read
-      each block's column and x once for its bs rows. With one lane per row every row is summed in the CSR's order
-      (the same bits); with several, the lanes take whole blocks. auto takes block column indices where the pattern
-      allows and no tiles are asked for (docs/performance.md). Resident matrices only: streamed subdivisions stay CSR
--  -mat_gpustream_device_mpi <auto,false,true> - halo messages between device buffers (true), staged through pinned
-      host buffers (false), or auto: device buffers when the MPI reports CUDA support, or on host backends; true
-      is refused (`PETSC_ERR_SUP`) when the MPI reports no CUDA support
-
-.seealso: `MatCreateGPUStream()`, `KSPPIPECGFUSED`, `MATAIJ`
+.seealso: `MatCreateGPUStream()`, `MATAIJ`, `KSPPIPECGFUSED`, `KSPPIPEBCGSF`, `KSPSGMRESF`
 M*/
 PETSC_EXTERN PetscErrorCode MatCreate_GPUStream(Mat A)
 {
