@@ -648,13 +648,15 @@ int main(int argc, char **argv)
 
 /*TEST
 
+   # on several processes the host PC is PCGAMG, whose set-up copies to the host once more: the product A P of its
+   # smoothed interpolation, scaled on the device (MatDiagonalScale()) before MatAYPX() on the host
    test:
       args: -counts -malloc_dump
 
    test:
       suffix: 2
       nsize: 2
-      output_file: output/matcoo.out
+      output_file: output/matcoo_np.out
       args: -counts -m 7
 
    test:
@@ -665,19 +667,19 @@ int main(int argc, char **argv)
    test:
       suffix: setup_2
       nsize: 2
-      output_file: output/matcoo.out
+      output_file: output/matcoo_np.out
       args: -counts -m 7 -setup
 
    test:
       suffix: 3
       nsize: 3
-      output_file: output/matcoo.out
+      output_file: output/matcoo_np.out
       args: -counts -m 8
 
    test:
       suffix: 4
       nsize: 4
-      output_file: output/matcoo.out
+      output_file: output/matcoo_np.out
       args: -counts -m 10
 
    test:
@@ -688,7 +690,7 @@ int main(int argc, char **argv)
    test:
       suffix: blocks_3
       nsize: 3
-      output_file: output/matcoo.out
+      output_file: output/matcoo_np.out
       args: -bs 2 -m 6 -counts
 
    test:
@@ -700,6 +702,6 @@ int main(int argc, char **argv)
       suffix: stream_2
       nsize: 2
       args: -mat_gpustream_mode stream -m 7 -counts
-      output_file: output/matcoo_host.out
+      output_file: output/matcoo_host_np.out
 
 TEST*/
