@@ -1,7 +1,7 @@
-static char help[] = "ILU(0) and ICC(0) of gpustream matrices (MATSOLVERGPUSTREAM) against PETSc's on AIJ.\n\
+static char help[] = "ILU(0), ICC(0) and LU of gpustream matrices (MATSOLVERGPUSTREAM) against PETSc's on AIJ.\n\
   -problem <lap2d,lap3d,convdiff,random,randsym> : the matrix\n\
   -m <n> : grid points a side (random: rows per process times 10)\n\
-  -scenario <all,solve,transpose,matsolve,fused,fallback,refactor,zeropivot,shift,blocks,errors,empty> : a list\n\
+  -scenario <all,solve,transpose,matsolve,lu,fused,fallback,refactor,zeropivot,shift,blocks,errors,empty> : a list\n\
   -v : print the numbers behind each verdict\n\n";
 
 /* Each check runs the same solve on the gpustream matrix and on the same matrix as AIJ (PETSc's ILU and ICC on the
@@ -143,7 +143,8 @@ static PetscErrorCode MakeProblem(const char *problem, MatType type, PetscInt m,
   PetscFunctionReturn(0);
 }
 
-/* Where the factor of pc ran (through its view): "device", "host" or, for a PC without one, "-" */
+/* Where the factor of pc ran (through its view): "device", "host", "host, solved on the device" (PETSc's factor,
+   whose triangular solves the device makes) or, for a PC without one, "-" */
 static PetscErrorCode FactorPlace(PC pc, const char **place)
 {
   Mat         F;
@@ -155,7 +156,7 @@ static PetscErrorCode FactorPlace(PC pc, const char **place)
 
   PetscFunctionBeginUser;
   *place = "-";
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)pc, &isfactor, PCILU, PCICC, ""));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)pc, &isfactor, PCILU, PCICC, PCLU, ""));
   if (!isfactor) PetscFunctionReturn(0);
   PetscCall(PCFactorGetMatrix(pc, &F));
   f = open_memstream(&buf, &len); /* the factor's ASCII view into memory */
@@ -166,7 +167,10 @@ static PetscErrorCode FactorPlace(PC pc, const char **place)
   PetscCall(PetscViewerPopFormat(v));
   PetscCall(PetscViewerDestroy(&v));
   fclose(f);
-  *place = strstr(buf, "on the device") && (!strstr(buf, "on the host") || strstr(buf, "the last one on the device")) ? "device" : "host";
+  if (strstr(buf, "its triangular solves on the device") || strstr(buf, "among them, solved on the device"))
+    *place = "host, solved on the device";
+  else
+    *place = strstr(buf, "on the device") && (!strstr(buf, "on the host") || strstr(buf, "the last one on the device")) ? "device" : "host";
   free(buf);
   PetscFunctionReturn(0);
 }
@@ -245,7 +249,7 @@ static PetscErrorCode Run(KSP ksp, PetscBool transpose, Vec b, Vec x, Result *r)
   { /* the host where any process's factor is there */
     PetscMPIInt p = !strcmp(r->place, "host") ? 2 : !strcmp(r->place, "device");
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &p, 1, MPI_INT, MPI_MAX, PetscObjectComm((PetscObject)ksp)));
-    r->place = p == 2 ? "host" : (p == 1 ? "device" : "-");
+    if (strcmp(r->place, "host, solved on the device")) r->place = p == 2 ? "host" : (p == 1 ? "device" : "-");
   }
   PetscFunctionReturn(0);
 }
@@ -733,7 +737,36 @@ static PetscErrorCode ScenarioMatSolve(const char *problem, Mat A, Mat Aij)
   PetscFunctionReturn(0);
 }
 
-/* Bad requests: MATSOLVERGPUSTREAM has no LU; it factors one process's matrix only */
+/* LU (no solver type: MATSOLVERGPUSTREAM's, PETSc's factor solved on the device) in PETSc's default ordering (nested
+   dissection) and the natural one, a transposed solve, and GMRES with LU after new values (the numeric phase alone)
+   against AIJ's MATSOLVERPETSC */
+static PetscErrorCode ScenarioLU(const char *problem, Mat A, Mat Aij)
+{
+  char what[128];
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscSNPrintf(what, sizeof(what), "%s lu gmres", problem));
+  PetscCall(Compare(what, A, Aij, KSPGMRES, PCLU, PETSC_FALSE));
+  PetscCall(PetscOptionsSetValue(NULL, "-gs_pc_factor_mat_ordering_type", "natural"));
+  PetscCall(PetscOptionsSetValue(NULL, "-aij_pc_factor_mat_ordering_type", "natural"));
+  PetscCall(PetscSNPrintf(what, sizeof(what), "%s lu gmres, natural ordering", problem));
+  PetscCall(Compare(what, A, Aij, KSPGMRES, PCLU, PETSC_FALSE));
+  PetscCall(PetscOptionsClearValue(NULL, "-gs_pc_factor_mat_ordering_type"));
+  PetscCall(PetscOptionsClearValue(NULL, "-aij_pc_factor_mat_ordering_type"));
+  PetscCall(PetscSNPrintf(what, sizeof(what), "%s lu gmres, transposed solve", problem));
+  PetscCall(Compare(what, A, Aij, KSPGMRES, PCLU, PETSC_TRUE));
+  { /* on copies: the later scenarios see the matrices as made */
+    Mat B, Bij;
+    PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &B));
+    PetscCall(MatDuplicate(Aij, MAT_COPY_VALUES, &Bij));
+    PetscCall(ScenarioRefactor(problem, B, Bij, PCLU));
+    PetscCall(MatDestroy(&B));
+    PetscCall(MatDestroy(&Bij));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* Bad requests: MATSOLVERGPUSTREAM factors one process's matrix only (ILU and ICC; LU there is AIJ's package's) */
 static PetscErrorCode ScenarioErrors(Mat A)
 {
   Mat            F = NULL;
@@ -743,9 +776,6 @@ static PetscErrorCode ScenarioErrors(Mat A)
 
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
-  CATCH(code, msg, MatGetFactor(A, MATSOLVERGPUSTREAM, MAT_FACTOR_LU, &F));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "LU from gpustream: %s: %s\n", code == PETSC_ERR_MISSING_FACTOR ? "PETSC_ERR_MISSING_FACTOR" : "ANOTHER ERROR", msg));
-  PetscCall(MatDestroy(&F));
   if (size == 1) { /* a row without its diagonal entry: PETSc's ILU(0) refuses it, and so does the host it goes to */
     PetscErrorCode c[2];
     char           m[2][256];
@@ -829,6 +859,7 @@ int main(int argc, char **argv)
     if (Want("transpose")) PetscCall(Compare("ilu gmres, transposed solve", A, Aij, KSPGMRES, PCILU, PETSC_TRUE));
     if (Want("transpose") && sym) PetscCall(Compare("icc gmres, transposed solve", A, Aij, KSPGMRES, PCICC, PETSC_TRUE));
     if (Want("matsolve")) PetscCall(ScenarioMatSolve(problem, A, Aij));
+    if (Want("lu")) PetscCall(ScenarioLU(problem, A, Aij));
     if (Want("fused")) PetscCall(ScenarioFused(problem, A));
     if (Want("fallback")) PetscCall(ScenarioFallback(problem, A, Aij));
     if (Want("refactor")) PetscCall(ScenarioRefactor(problem, A, Aij, PCILU));

@@ -257,10 +257,11 @@ typedef enum {
 } GSPivotTest;
 PETSC_INTERN PetscErrorCode GSTriFactorCreate(PetscInt, const PetscInt[], const PetscInt[], PetscBool, GSTriFactor *);
 PETSC_INTERN PetscErrorCode GSTriFactorNumeric(GSTriFactor, const PetscScalar[], PetscBool, GSPivotTest, PetscReal, PetscInt *, PetscReal *);
-/* The device factor of a host factor (MATSOLVERPETSC's LU or ILU, PETSc's SeqAIJ layout: its ia, ja and values, of n
-   rows; its row and column orderings, NULL where natural), made anew where its pattern or orderings changed, else given
-   the new values; then solved as the device's own (not GS_TRI_FORWARD or GS_TRI_BACKWARD) */
-PETSC_INTERN PetscErrorCode GSTriFactorSetHost(GSTriFactor *, PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], const PetscInt[], const PetscInt[]);
+/* The device factor of a host factor (MATSOLVERPETSC's LU or ILU, PETSc's SeqAIJ layout: of n rows, its nz entries,
+   ia, ja and values; its row and column orderings, NULL where natural), made anew where its pattern or orderings
+   changed, else given the new values; then solved as the device's own (not GS_TRI_FORWARD or GS_TRI_BACKWARD).
+   *ok false (nothing done) where the host factor is laid out otherwise */
+PETSC_INTERN PetscErrorCode GSTriFactorSetHost(GSTriFactor *, PetscInt, PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], const PetscInt[], const PetscInt[], PetscBool *);
 typedef enum {
   GS_TRI_SOLVE,     /* x = (L U)^-1 b */
   GS_TRI_TRANSPOSE, /* x = (L U)^-T b */

@@ -1,6 +1,7 @@
 /* MATSOLVERGPUSTREAM: ILU(0) and ICC(0) of a sequential gpustream matrix with the numeric factorization and both
    triangular solves on the device (factor.kokkos.cxx: Kokkos-Kernels' spiluk and sptrsv), where the plugin is built with
-   Kokkos-Kernels. The factor is MATSOLVERPETSC's host factor (aijreaders.c), whose operations these replace where the
+   Kokkos-Kernels; LU and ILU the device cannot factor (fill, orderings, shifted pivots) factored on the host and solved
+   on the device. The factor is MATSOLVERPETSC's host factor (aijreaders.c), whose operations these replace where the
    device does the work and which does it where it does not (see MatFactorHostReason_Private()). */
 #include <petsc/private/matimpl.h>
 #include "../../stream/streamimpl.h"
@@ -9,15 +10,20 @@
 
 typedef struct {
   MatFactorType    ftype;
-  GSTriFactor      tri;      /* the device factors; NULL where the host factors */
-  const char      *host;     /* why the host factors (NULL: the device does) */
-  char             why[128]; /* room for a reason with numbers */
+  GSTriFactor      tri;       /* the device factors; NULL where the host factors */
+  GSTriFactor      htri;      /* the host factor's L and U on the device, for its solves there */
+  GSTriFactor      solver;    /* the one the device solves use: tri or htri */
+  PetscBool        devsolves; /* a host factorization's solves go to the device (MatFactorHostSolves_Private()) */
+  IS               row, col;  /* the orderings of the host's symbolic factorization */
+  const char      *host;      /* why the host factors (NULL: the device does) */
+  char             why[128];  /* room for a reason with numbers */
   PetscBool        hostsymbolic;
   PetscBool        ondevice; /* the last numeric factorization is the device's */
   PetscInt         numeric;  /* numeric factorizations so far */
   PetscInt         shifted;  /* those the host did because a pivot asked for PETSc's shift */
   PetscObjectState nzstate;  /* the matrix's nonzero state at the symbolic factorization */
   PetscErrorCode (*hostilu)(Mat, Mat, IS, IS, const MatFactorInfo *);
+  PetscErrorCode (*hostlu)(Mat, Mat, IS, IS, const MatFactorInfo *);
   PetscErrorCode (*hosticc)(Mat, Mat, IS, const MatFactorInfo *);
   PetscErrorCode (*destroy)(Mat);
   PetscErrorCode (*view)(Mat, PetscViewer);
@@ -40,6 +46,9 @@ static PetscErrorCode MatDestroy_GSFactor(Mat F)
   PetscFunctionBegin;
   F->ops->destroy = fs->destroy;
   PetscCall(GSTriFactorDestroy(&fs->tri));
+  PetscCall(GSTriFactorDestroy(&fs->htri));
+  PetscCall(ISDestroy(&fs->row));
+  PetscCall(ISDestroy(&fs->col));
   PetscCall(PetscFree(F->spptr));
   PetscCall(PetscObjectComposeFunction((PetscObject)F, "MatFactorGetSolverType_C", NULL));
   PetscCall((*F->ops->destroy)(F));
@@ -56,7 +65,7 @@ static PetscErrorCode MatSolve_GSFactor_Private(Mat F, Vec b, Vec x, GSTriSolve 
 
   PetscFunctionBegin;
   PetscCall(GSVecGetArrays(2, v, access, a));
-  ierr = GSTriFactorSolve(fs->tri, mode, a[0].array, a[1].array, a[0].device);
+  ierr = GSTriFactorSolve(fs->solver, mode, a[0].array, a[1].array, a[0].device);
   PetscCall(GSVecRestoreArrays(2, v, a)); /* also after a failed solve: the vectors are not left locked */
   PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -105,6 +114,7 @@ static PetscErrorCode MatFactorDeviceOps_Private(Mat F)
 
   PetscFunctionBegin;
   fs->ondevice              = PETSC_TRUE;
+  fs->solver                = fs->tri;
   F->ops->solve             = MatSolve_GSFactor;
   F->ops->solvetranspose    = MatSolveTranspose_GSFactor;
   F->ops->solveadd          = NULL; /* MatSolveAdd() and MatMatSolve() then go through MatSolve() */
@@ -135,6 +145,60 @@ static PetscErrorCode MatFactorHostNumeric_Private(Mat F, Mat A, const MatFactor
 #  undef GS_FROM_HOST
 #  undef GS_TO_HOST
   fs->ondevice = PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* After a numeric factorization of the host's: its L and U to the device, whose solves then serve (its getinfo stays
+   the host's), where its layout is the one the device factor reads; else the host solves */
+static PetscErrorCode MatFactorHostSolves_Private(Mat F)
+{
+  Mat_GSFactor   *fs = (Mat_GSFactor *)F->spptr;
+  const PetscInt *ia, *ja, *r = NULL, *c = NULL;
+  PetscScalar    *a;
+  PetscMemType    mtype;
+  PetscInt        n;
+  PetscBool       ok = PETSC_FALSE, idr = PETSC_TRUE, idc = PETSC_TRUE;
+  MatInfo         info;
+  PetscErrorCode  ierr;
+
+  PetscFunctionBegin;
+  if (!fs->devsolves) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatGetInfo(F, MAT_LOCAL, &info));
+  PetscCall(MatSeqAIJGetCSRAndMemType(F, &ia, &ja, &a, &mtype)); /* its raw arrays: an inode factor gives no MatGetRowIJ() */
+  n = F->rmap->n;
+  if (fs->row) PetscCall(ISIdentity(fs->row, &idr));
+  if (fs->col) PetscCall(ISIdentity(fs->col, &idc));
+  if (!idr) PetscCall(ISGetIndices(fs->row, &r));
+  if (!idc) PetscCall(ISGetIndices(fs->col, &c));
+  ierr = GSTriFactorSetHost(&fs->htri, n, (PetscInt)info.nz_used, ia, ja, a, r, c, &ok);
+  if (r) PetscCall(ISRestoreIndices(fs->row, &r));
+  if (c) PetscCall(ISRestoreIndices(fs->col, &c));
+  PetscCall(ierr);
+  if (!ok) {
+    PetscCall(PetscInfo(F, "The host factor is not laid out as the device factor reads it: its solves stay on the host\n"));
+    fs->devsolves = PETSC_FALSE;
+    PetscCall(GSTriFactorDestroy(&fs->htri));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  fs->solver                = fs->htri;
+  F->ops->solve             = MatSolve_GSFactor;
+  F->ops->solvetranspose    = MatSolveTranspose_GSFactor;
+  F->ops->solveadd          = NULL;
+  F->ops->solvetransposeadd = NULL;
+  F->ops->matsolve          = NULL;
+  F->ops->matsolvetranspose = NULL;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The numeric phase of a factor the host factors: PETSc's, then its solves to the device where they go there */
+static PetscErrorCode MatFactorNumericHost_GSFactor(Mat F, Mat A, const MatFactorInfo *info)
+{
+  Mat_GSFactor *fs = (Mat_GSFactor *)F->spptr;
+
+  PetscFunctionBegin;
+  PetscCall(MatFactorHostNumeric_Private(F, A, info));
+  fs->numeric++;
+  PetscCall(MatFactorHostSolves_Private(F));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -188,6 +252,7 @@ static PetscErrorCode MatFactorNumeric_GSFactor(Mat F, Mat A, const MatFactorInf
     PetscCall(PetscInfo(A, "Pivot %g of row %" PetscInt_FMT " asks for the shift (%s): the host factors\n", (double)pivot, row, MatFactorShiftTypes[(int)shift]));
     PetscCall(MatFactorHostSymbolic_Private(F, A, info));
     PetscCall(MatFactorHostNumeric_Private(F, A, info));
+    PetscCall(MatFactorHostSolves_Private(F)); /* natural ordering, as the device's */
     fs->shifted++;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -210,7 +275,9 @@ static PetscErrorCode MatFactorHostReason_Private(Mat F, Mat A, IS row, IS col, 
 
   PetscFunctionBegin;
   *why = NULL;
-  if (info->levels > 0)
+  if (((Mat_GSFactor *)F->spptr)->ftype == MAT_FACTOR_LU)
+    *why = "LU, whose fill the device does not compute";
+  else if (info->levels > 0)
     *why = "levels of fill above 0";
   else if (info->usedt)
     *why = "a drop tolerance";
@@ -224,6 +291,21 @@ static PetscErrorCode MatFactorHostReason_Private(Mat F, Mat A, IS row, IS col, 
   if (row) PetscCall(ISIdentity(row, &identity));
   if (identity && col) PetscCall(ISIdentity(col, &identity));
   if (!identity) *why = "an ordering other than natural";
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Whether the solves of a factorization the host makes go to the device: LU and ILU (PETSc's layout of its factors,
+   which the device reads; not ICC and Cholesky, nor ILU with a drop tolerance), unless the solves are asked for on the
+   host or the matrix has no device data (a streamed matrix) */
+static PetscErrorCode MatFactorHostSolvesAllowed_Private(Mat F, Mat A, const MatFactorInfo *info, PetscBool *devsolves)
+{
+  Mat_GSFactor *fs = (Mat_GSFactor *)F->spptr;
+
+  PetscFunctionBegin;
+  *devsolves = (PetscBool)((fs->ftype == MAT_FACTOR_LU || fs->ftype == MAT_FACTOR_ILU) && !info->usedt && MatGPUStreamHasDeviceData(A));
+#  if defined(GPUSTREAM_PETSC_FACTORINFO_ON_HOST)
+  if (info->solveonhost) *devsolves = PETSC_FALSE;
+#  endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -275,15 +357,30 @@ static PetscErrorCode MatFactorSymbolic_GSFactor(Mat F, Mat A, IS row, IS col, c
     }
   }
   if (fs->host) {
-    PetscCall(PetscInfo(A, "%s factored on the host (PETSc's): %s\n", MatFactorTypes[fs->ftype], fs->host));
+    PetscCall(MatFactorHostSolvesAllowed_Private(F, A, info, &fs->devsolves));
+    PetscCall(PetscInfo(A, "%s factored on the host (PETSc's): %s; solved on the %s\n", MatFactorTypes[fs->ftype], fs->host, fs->devsolves ? "device" : "host"));
     if (fs->ftype == MAT_FACTOR_ICC)
       PetscCall((*fs->hosticc)(F, A, row, info));
+    else if (fs->ftype == MAT_FACTOR_LU)
+      PetscCall((*fs->hostlu)(F, A, row, col, info));
     else
       PetscCall((*fs->hostilu)(F, A, row, col, info));
+    if (row) PetscCall(PetscObjectReference((PetscObject)row));
+    if (col) PetscCall(PetscObjectReference((PetscObject)col));
+    PetscCall(ISDestroy(&fs->row));
+    PetscCall(ISDestroy(&fs->col));
+    fs->row          = row;
+    fs->col          = col;
     fs->hostsymbolic = PETSC_TRUE;
     fs->hostops      = *F->ops;
     F->ops->view     = MatView_GSFactor;
     F->ops->destroy  = MatDestroy_GSFactor;
+    if (fs->devsolves) {
+      if (fs->ftype == MAT_FACTOR_ICC)
+        fs->devsolves = PETSC_FALSE;
+      else
+        F->ops->lufactornumeric = MatFactorNumericHost_GSFactor;
+    }
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   fs->nzstate               = A->nonzerostate;
@@ -328,11 +425,20 @@ static PetscErrorCode MatView_GSFactor(Mat F, PetscViewer viewer)
                                      fs->ftype == MAT_FACTOR_ICC ? "ICC" : "ILU", GSExecutionSpace(), levels, nnzL, nnzU, bytes / 1048576.0));
     if (fs->shifted)
       PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: %" PetscInt_FMT " of %" PetscInt_FMT " numeric factorizations on the host (PETSc's), where a pivot asked for the shift, the last one %s\n", fs->shifted, fs->numeric,
-                                       fs->ondevice ? "on the device" : "among them"));
+                                       fs->ondevice ? "on the device" : (fs->htri ? "among them, solved on the device" : "among them")));
     if (!fs->ondevice && fs->hostsymbolic && fs->view) PetscCall((*fs->view)(F, viewer));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (isascii && fs->host) PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: %s on the host (PETSc's) for %s\n", MatFactorTypes[fs->ftype], fs->host));
+  if (isascii && fs->htri) {
+    PetscCount     nnzL, nnzU;
+    PetscInt       levels;
+    PetscLogDouble bytes;
+    PetscCall(GSTriFactorGetInfo(fs->htri, &nnzL, &nnzU, &levels, &bytes, NULL));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: its triangular solves on the device (%s): Kokkos-Kernels' sptrsv, %" PetscInt_FMT " levels, L %" PetscCount_FMT " and U %" PetscCount_FMT " nonzeros, %.6g MB in device memory\n",
+                                     GSExecutionSpace(), levels, nnzL, nnzU, bytes / 1048576.0));
+  } else if (isascii && fs->host && fs->hostsymbolic && fs->numeric)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: its triangular solves on the host\n"));
   if (fs->hostsymbolic && fs->view) PetscCall((*fs->view)(F, viewer));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -345,18 +451,25 @@ static PetscErrorCode MatGetFactor_GPUStream_Device(Mat A, MatFactorType ftype, 
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  if (size > 1 && ftype == MAT_FACTOR_LU) { /* the LU AIJ takes on several processes (MUMPS, SuperLU_DIST ...) */
+    PetscCall(MatGetFactor_GPUStream_Host(A, ftype, F));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCheck(size == 1, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "MATSOLVERGPUSTREAM factors a gpustream matrix on one process only; on several use -pc_type bjacobi or asm, whose blocks it factors");
-  PetscCheck(ftype == MAT_FACTOR_ILU || ftype == MAT_FACTOR_ICC, PETSC_COMM_SELF, PETSC_ERR_SUP, "MATSOLVERGPUSTREAM has no %s factorization", MatFactorTypes[ftype]);
+  PetscCheck(ftype == MAT_FACTOR_LU || ftype == MAT_FACTOR_ILU || ftype == MAT_FACTOR_ICC, PETSC_COMM_SELF, PETSC_ERR_SUP, "MATSOLVERGPUSTREAM has no %s factorization", MatFactorTypes[ftype]);
   PetscCall(MatGetFactor_GPUStream_Host(A, ftype, F));
   PetscCall(PetscNew(&fs));
   fs->ftype   = ftype;
   fs->hostilu = (*F)->ops->ilufactorsymbolic;
   fs->hosticc = (*F)->ops->iccfactorsymbolic;
+  fs->hostlu  = (*F)->ops->lufactorsymbolic;
   fs->destroy = (*F)->ops->destroy;
   fs->view    = (*F)->ops->view;
   (*F)->spptr = fs;
   if (ftype == MAT_FACTOR_ICC)
     (*F)->ops->iccfactorsymbolic = MatICCFactorSymbolic_GSFactor;
+  else if (ftype == MAT_FACTOR_LU)
+    (*F)->ops->lufactorsymbolic = MatILUFactorSymbolic_GSFactor; /* the same phase: LU always on the host */
   else
     (*F)->ops->ilufactorsymbolic = MatILUFactorSymbolic_GSFactor;
   (*F)->ops->destroy = MatDestroy_GSFactor;
@@ -368,6 +481,7 @@ static PetscErrorCode MatGetFactor_GPUStream_Device(Mat A, MatFactorType ftype, 
 PetscErrorCode MatSolverTypeRegister_GPUStreamDevice(void)
 {
   PetscFunctionBegin;
+  PetscCall(MatSolverTypeRegister(MATSOLVERGPUSTREAM, MATGPUSTREAM, MAT_FACTOR_LU, MatGetFactor_GPUStream_Device));
   PetscCall(MatSolverTypeRegister(MATSOLVERGPUSTREAM, MATGPUSTREAM, MAT_FACTOR_ILU, MatGetFactor_GPUStream_Device));
   PetscCall(MatSolverTypeRegister(MATSOLVERGPUSTREAM, MATGPUSTREAM, MAT_FACTOR_ICC, MatGetFactor_GPUStream_Device));
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -297,48 +297,56 @@ PetscErrorCode GSTriFactorNumeric(GSTriFactor F, const PetscScalar a[], PetscBoo
 /* The device factor of a host factor in PETSc's SeqAIJ layout (MATSOLVERPETSC's LU and ILU): row i of L's strict
    lower part at ia[i] .. ia[i+1]-1 (its unit diagonal not stored); U's rows from ia[n] on, row n-1 first, each
    ending at its diagonal, which PETSc stores inverted. The patterns, as sptrsv wants them: L's diagonal last, U's
-   first; lmap and umap tell where each value comes from in a[]. *end: the length of a[] the factor uses */
-static PetscErrorCode HostFactorPattern(PetscInt n, const PetscInt ia[], const PetscInt ja[], std::vector<PetscInt> lp[3], std::vector<PetscInt> up[3], PetscInt *end)
+   first; lmap and umap tell where each value comes from in a[]. false where ia and ja (nz entries) are laid out
+   otherwise (an in-place factor's older layout, say) */
+static bool HostFactorPattern(PetscInt n, PetscInt nz, const PetscInt ia[], const PetscInt ja[], std::vector<PetscInt> lp[3], std::vector<PetscInt> up[3])
 {
   std::vector<PetscInt> ustart(n), udiag(n);
   PetscInt              p = ia[n];
 
-  PetscFunctionBegin;
+  if (ia[0] != 0 || ia[n] > nz) return false;
   for (PetscInt i = n - 1; i >= 0; i--) { /* U's rows, last first, each ending at its diagonal */
     ustart[i] = p;
-    while (ja[p] != i) {
-      PetscCheck(ja[p] > i && ja[p] < n, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Unexpected layout of the host factor: column %" PetscInt_FMT " in row %" PetscInt_FMT " of U", ja[p], i);
+    while (p < nz && ja[p] != i) {
+      if (ja[p] <= i || ja[p] >= n) return false;
       p++;
     }
+    if (p == nz) return false;
     udiag[i] = p++;
   }
-  *end = p;
+  if (p != nz) return false; /* the layout accounts for every entry the factor holds */
   for (int k = 0; k < 3; k++) lp[k].clear(), up[k].clear();
   lp[0].push_back(0);
   up[0].push_back(0);
   for (PetscInt i = 0; i < n; i++) {
     for (PetscInt k = ia[i]; k < ia[i + 1]; k++) {
-      PetscCheck(ja[k] < i, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Unexpected layout of the host factor: column %" PetscInt_FMT " in row %" PetscInt_FMT " of L", ja[k], i);
+      if (ja[k] >= i || ja[k] < 0 || (k > ia[i] && ja[k] <= ja[k - 1])) return false;
       lp[1].push_back(ja[k]), lp[2].push_back(k);
     }
     lp[1].push_back(i), lp[2].push_back(-1);
     lp[0].push_back((PetscInt)lp[1].size());
     up[1].push_back(i), up[2].push_back(-2 - udiag[i]);
-    for (PetscInt k = ustart[i]; k < udiag[i]; k++) up[1].push_back(ja[k]), up[2].push_back(k);
+    for (PetscInt k = ustart[i]; k < udiag[i]; k++) {
+      if (k > ustart[i] && ja[k] <= ja[k - 1]) return false;
+      up[1].push_back(ja[k]), up[2].push_back(k);
+    }
     up[0].push_back((PetscInt)up[1].size());
   }
-  PetscFunctionReturn(PETSC_SUCCESS);
+  return true;
 }
 
-PetscErrorCode GSTriFactorSetHost(GSTriFactor *out, PetscInt n, const PetscInt ia[], const PetscInt ja[], const PetscScalar a[], const PetscInt r[], const PetscInt c[])
+PetscErrorCode GSTriFactorSetHost(GSTriFactor *out, PetscInt n, PetscInt nz, const PetscInt ia[], const PetscInt ja[], const PetscScalar a[], const PetscInt r[], const PetscInt c[], PetscBool *ok)
 {
   std::vector<PetscInt> lp[3], up[3];
-  PetscInt              end = 0;
+  const PetscInt        end = nz;
   GSTriFactor           F   = *out;
+  bool                  laid = false;
 
   PetscFunctionBegin;
   PetscCall(GSKokkosInitialize());
-  PetscCallCXX(PetscCall(HostFactorPattern(n, ia, ja, lp, up, &end)));
+  PetscCallCXX(laid = HostFactorPattern(n, nz, ia, ja, lp, up));
+  *ok = laid ? PETSC_TRUE : PETSC_FALSE;
+  if (!laid) PetscFunctionReturn(PETSC_SUCCESS);
   { /* a new device factor where the pattern or the orderings changed (a new symbolic factorization) */
     bool same = F && F->fromhost && F->n == n && F->hrow.size() == (size_t)n + 1 && F->hcol.size() == (size_t)end && std::equal(ia, ia + n + 1, F->hrow.begin()) && std::equal(ja, ja + end, F->hcol.begin());
     if (same && (r || c)) {
