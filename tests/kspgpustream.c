@@ -288,7 +288,8 @@ static PetscErrorCode ReuseGAMG(Mat A, Mat Aij, Vec b)
   PetscFunctionReturn(0);
 }
 
-/* Whether every level of a PCMG (PCGAMG) hierarchy has its operator, and every interpolation, of the given type */
+/* Whether every level of a PCMG (PCGAMG) hierarchy has its operator, and every interpolation, of the given type, and
+   its coarse solve's blocks the LU of that type (MATSOLVERGPUSTREAM's for gpustream, MATSOLVERPETSC's for AIJ) */
 static PetscErrorCode LevelsOfType(PC pc, MatType type, PetscBool *all)
 {
   PetscInt nl;
@@ -309,6 +310,25 @@ static PetscErrorCode LevelsOfType(PC pc, MatType type, PetscBool *all)
       PetscCall(PetscObjectTypeCompare((PetscObject)P, type, &is));
       *all = (PetscBool)(*all && is);
     }
+  }
+  { /* the coarse solve: block Jacobi whose blocks' LU is of the same kind (on the device for gpustream) */
+    KSP       coarse, *sub;
+    PC        cpc, spc;
+    PetscInt  nb = 0;
+    PetscBool bj, ok = PETSC_TRUE;
+    PetscCall(PCMGGetCoarseSolve(pc, &coarse));
+    PetscCall(KSPGetPC(coarse, &cpc));
+    PetscCall(PetscObjectTypeCompare((PetscObject)cpc, PCBJACOBI, &bj));
+    if (bj) PetscCall(PCBJacobiGetSubKSP(cpc, &nb, NULL, &sub));
+    for (PetscInt k = 0; k < nb; k++) {
+      MatSolverType st;
+      PetscCall(KSPGetPC(sub[k], &spc));
+      PetscCall(PCFactorGetMatSolverType(spc, &st));
+      if (verbose) PetscCall(PetscPrintf(PETSC_COMM_SELF, "  coarse block %" PetscInt_FMT ": %s\n", k, st));
+      ok = (PetscBool)(ok && !strcmp(st, strcmp(type, MATGPUSTREAM) ? MATSOLVERPETSC : MATSOLVERGPUSTREAM));
+    }
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
+    *all = (PetscBool)(*all && ok);
   }
   if (verbose) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %" PetscInt_FMT " levels\n", nl));
   PetscFunctionReturn(0);
@@ -360,8 +380,8 @@ static PetscErrorCode DeviceGAMG(Mat A, Mat Aij, Vec b)
   }
   for (int k = 0; k < 2; k++) ok = (PetscBool)(ok && PetscAbsInt(its[0][k] - its[1][k]) <= PetscMax(1, its[1][k] / 20));
   if (verbose) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  iterations: cg %" PetscInt_FMT ", %" PetscInt_FMT "; pipecgfused %" PetscInt_FMT ", %" PetscInt_FMT "\n", its[1][0], its[1][1], its[0][0], its[0][1]));
-  PetscCall(
-      PetscPrintf(PETSC_COMM_WORLD, "gamg hierarchy on gpustream: %s; %s\n", types ? "every level's operator and interpolation gpustream (aij on aij)" : "LEVELS OF ANOTHER TYPE", ok ? "pipecgfused on gpustream agrees with cg on aij" : "DIFFER"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "gamg hierarchy on gpustream: %s; %s\n", types ? "every level's operator and interpolation gpustream, the coarse LU gpustream's (aij and petsc's on aij)" : "LEVELS OF ANOTHER TYPE",
+                        ok ? "pipecgfused on gpustream agrees with cg on aij" : "DIFFER"));
   PetscCall(VecDestroy(&x));
   PetscCall(MatDestroy(&Ac[0]));
   PetscCall(MatDestroy(&Ac[1]));
