@@ -2250,14 +2250,16 @@ static PetscErrorCode MatConvert_GPUStream_AIJ(Mat A, MatType type, MatReuse reu
 .  -mat_gpustream_tile_size <n> - `MatMult()` by tiles of up to n entries staged in scratch memory (0: none)
 .  -mat_gpustream_format <auto,csr,block> - device storage: CSR, or block column indices for block sizes 2 to 6
 .  -mat_gpustream_device_mpi <auto,false,true> - halo messages between device buffers, or through pinned host buffers
--  -mat_gpustream_vec_type <auto,VecType> - the vector type `MatCreateVecs()` returns
+.  -mat_gpustream_vec_type <auto,VecType> - the vector type `MatCreateVecs()` returns
+-  -mat_gpustream_pinned_vecs <true with a GPU> - host vectors of `MatCreateVecs()` in pinned memory
 
    Level: beginner
 
    Notes:
    Values set on the device (`MatSetValuesCOO()`, `MatScale()`, `MatShift()`, ...) leave the host arrays stale until
    a host operation needs them; they are then copied back once. Running out of device memory is an error of
-   `MatAssemblyEnd()` (`PETSC_ERR_MEM`). Every PETSc PC and solver package works on it, as on `MATAIJ`. A new option
+   `MatAssemblyEnd()` (`PETSC_ERR_MEM`). Every PETSc PC and solver package works on it, as on `MATAIJ`; products of
+   gpustream matrices are gpustream matrices, and `MATSOLVERGPUSTREAM` factors or solves on the device. A new option
    value takes effect at the next assembly or product. README.md describes all of it.
 
    References:
