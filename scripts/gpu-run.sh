@@ -21,9 +21,8 @@
 # stream:    the streaming engine on the cantilever cube (bench/bench_stream): pinned bandwidth, MatMult resident and
 #            streamed, streamed SpMV against the number of subdivisions with overlap on and off, k = 1..64 vectors
 #            per pass; $STREAM_ARGS (default: 3 dof, 160 nodes per edge: an 11.5 GB CSR under a 2 GB budget)
-# benchmarks: every benchmark in one command, sized for the 10 minutes of one device call: bench with NS="1e5 1e6 1e7"
-#            and no launch-shape sweeps, spmv, and stream on a 5 GB CSR under a 1 GB budget (the three took about
-#            45 s, 60 s and 50 s in separate calls on an H200 on 2026-11-21, two sizes for bench then)
+# benchmarks: every benchmark in one command, sized to run in a few minutes: bench with NS="1e5 1e6 1e7" and no
+#            launch-shape sweeps, spmv, and stream on a 5 GB CSR under a 1 GB budget
 # Logs and CSV files go to $OUT (or ./gpu-out); a summary table is printed last. GPU=H200: stop unless the GPU is one.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,7 +39,7 @@ if [[ $what == *benchmarks* ]]; then
 fi
 NS=${NS:-"1e4 1e5 1e6 1e7"}
 TESTS=${TESTS:-"unit ex1 matgpustream matstream matcoo mataij aijcode hostvecs pcilu kspgpustream kspbcgsf kspsgmresf faults faultinject badinput devicevec tutorials"} # the parts of the tests step
-TEST_TIMEOUT=${TEST_TIMEOUT:-120} # seconds per example test: a hang fails that test instead of the device call
+TEST_TIMEOUT=${TEST_TIMEOUT:-120} # seconds per example test: a hang fails that test instead of the whole run
 summary=$OUT/summary.txt
 : >"$summary"
 step=$(mktemp)
