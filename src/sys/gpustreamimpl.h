@@ -113,7 +113,7 @@ PETSC_INTERN const char *GSDeviceVecType(void);
 PETSC_INTERN PetscErrorCode GSPinnedMalloc(size_t, void **);
 PETSC_INTERN PetscErrorCode GSPinnedFree(void *);
 /* The host vectors of MatCreateVecs() in pinned memory (-mat_gpustream_pinned_vecs): *v, a standard vector, replaced
-   by one of the same layout with a zeroed pinned array; its duplicates are pinned too */
+   by one of the same layout with a zeroed pinned array (its duplicates are ordinary vectors) */
 PETSC_INTERN PetscErrorCode GSVecPin(Vec *);
 PETSC_INTERN PetscErrorCode GSVecIsPinned(Vec, PetscBool *);
 

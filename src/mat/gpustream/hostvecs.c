@@ -1,7 +1,8 @@
 /* The host vectors MatCreateVecs() gives on a gpustream matrix, in pinned memory (-mat_gpustream_pinned_vecs): the
    solvers and MatMult() move their arrays to and from the device by DMA at the pinned rate, where a pageable array
    first goes through the staging copies (src/device/staging.kokkos.cxx). The array belongs to a container composed
-   on the vector, which VecDestroy() destroys after the vector's own storage; duplicates are pinned alike. */
+   on the vector, which VecDestroy() destroys after the vector's own storage. Duplicates are ordinary pageable
+   vectors: page-locked memory is scarce, and a KSP's work vectors (duplicates) need none for the fused solvers. */
 #include "gpustreamimpl.h"
 #include <petsc/private/vecimpl.h>
 
@@ -29,9 +30,8 @@ static PetscErrorCode PinnedArrayDestroy(void *p)
 
 static PetscErrorCode VecDuplicate_Pinned(Vec, Vec *);
 
-/* A vector like like (VECSEQ or VECMPI, its layout) whose array is pinned and zeroed; a duplicate of like where dup
-   is true (as VecDuplicate_Seq() and VecDuplicate_MPI(): the composed objects and functions, the operations) */
-static PetscErrorCode VecCreatePinned_Private(Vec like, PetscBool dup, Vec *v)
+/* A vector like like (VECSEQ or VECMPI, its layout) whose array is pinned and zeroed */
+static PetscErrorCode VecCreatePinned_Private(Vec like, Vec *v)
 {
   MPI_Comm       comm = PetscObjectComm((PetscObject)like);
   PetscLayout    map  = like->map;
@@ -57,22 +57,28 @@ static PetscErrorCode VecCreatePinned_Private(Vec like, PetscBool dup, Vec *v)
     ierr = VecCreateSeqWithArray(comm, map->bs, map->n, array, v);
   if (ierr) PetscCall(PetscContainerDestroy(&c)); /* frees the array */
   PetscCall(ierr);
-  if (dup) {
-    PetscCall(PetscObjectListDuplicate(((PetscObject)like)->olist, &((PetscObject)*v)->olist));
-    PetscCall(PetscFunctionListDuplicate(((PetscObject)like)->qlist, &((PetscObject)*v)->qlist));
-    (*v)->ops[0]             = like->ops[0];
-    (*v)->stash.ignorenegidx = like->stash.ignorenegidx;
-  }
-  PetscCall(PetscObjectCompose((PetscObject)*v, GSPinnedName, (PetscObject)c)); /* in place of like's */
-  PetscCall(PetscContainerDestroy(&c));                                         /* the vector holds it now */
+  PetscCall(PetscObjectCompose((PetscObject)*v, GSPinnedName, (PetscObject)c));
+  PetscCall(PetscContainerDestroy(&c)); /* the vector holds it now */
   (*v)->ops->duplicate = VecDuplicate_Pinned;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* As VecDuplicate_Seq() and VecDuplicate_MPI(): the layout, the composed objects (but v's pinned array) and functions,
+   the operations; the array PETSc's own */
 static PetscErrorCode VecDuplicate_Pinned(Vec v, Vec *w)
 {
+  VecType type;
+
   PetscFunctionBegin;
-  PetscCall(VecCreatePinned_Private(v, PETSC_TRUE, w));
+  PetscCall(VecGetType(v, &type));
+  PetscCall(VecCreate(PetscObjectComm((PetscObject)v), w));
+  PetscCall(PetscLayoutReference(v->map, &(*w)->map));
+  PetscCall(VecSetType(*w, type));
+  PetscCall(PetscObjectListDuplicate(((PetscObject)v)->olist, &((PetscObject)*w)->olist));
+  PetscCall(PetscObjectCompose((PetscObject)*w, GSPinnedName, NULL));
+  PetscCall(PetscFunctionListDuplicate(((PetscObject)v)->qlist, &((PetscObject)*w)->qlist));
+  (*w)->ops[0]             = v->ops[0];
+  (*w)->stash.ignorenegidx = v->stash.ignorenegidx;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -84,7 +90,7 @@ PetscErrorCode GSVecPin(Vec *v)
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompareAny((PetscObject)*v, &std, VECSEQ, VECMPI, ""));
   if (!std) PetscFunctionReturn(PETSC_SUCCESS); /* device vectors, or a type of the user's */
-  PetscCall(VecCreatePinned_Private(*v, PETSC_FALSE, &w));
+  PetscCall(VecCreatePinned_Private(*v, &w));
   PetscCall(VecDestroy(v));
   *v = w;
   PetscFunctionReturn(PETSC_SUCCESS);
