@@ -220,12 +220,14 @@ static PetscErrorCode Factors(PetscRandom rnd)
   PetscMPIInt size;
   Mat         A[2], B[2];
   Vec         b;
+  PetscBool   devicelu = PETSC_FALSE;
 
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
   for (int s = 0; s < 2; s++) PetscCall(Pair(12, 1, (PetscBool)!s, &A[s], &B[s]));
   PetscCall(MatCreateVecs(B[0], NULL, &b));
   PetscCall(VecSetRandom(b, rnd));
+  PetscCall(MatGetFactorAvailable(A[0], MATSOLVERGPUSTREAM, MAT_FACTOR_LU, &devicelu)); /* where the plugin has Kokkos-Kernels */
   for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
     const PetscBool sym = (PetscBool)(!strcmp(cases[c].pc, PCCHOLESKY) || !strcmp(cases[c].pc, PCICC));
     const PetscBool def = (PetscBool)!strcmp(cases[c].stype, "default");
@@ -240,7 +242,7 @@ static PetscErrorCode Factors(PetscRandom rnd)
     complete = (PetscBool)(!strcmp(cases[c].pc, PCLU) || !strcmp(cases[c].pc, PCCHOLESKY));
     if (size > 1 && petsc && complete) aijstype = NULL;
     PetscCall(PetscSNPrintf(what, sizeof(what), "%s %s%s", cases[c].stype, cases[c].pc, aijstype != stype ? " (AIJ's with no solver type)" : ""));
-    gs_stype = def && size == 1 && !strcmp(cases[c].pc, PCLU) ? MATSOLVERGPUSTREAM : NULL;
+    gs_stype = def && size == 1 && !strcmp(cases[c].pc, PCLU) && devicelu ? MATSOLVERGPUSTREAM : NULL;
     PetscCall(Both(what, A[sym], B[sym], b, KSPPREONLY, cases[c].pc, stype, aijstype, -1, 1e-12, (PetscBool)(cases[c].have && (size == 1 || !cases[c].serial))));
     gs_stype = NULL;
   }
@@ -248,7 +250,7 @@ static PetscErrorCode Factors(PetscRandom rnd)
   PetscCall(Both("petsc ilu, shift type nonzero", A[1], B[1], b, KSPPREONLY, PCILU, MATSOLVERPETSC, MATSOLVERPETSC, MAT_SHIFT_NONZERO, 1e-12, PETSC_FALSE));
   /* the same factor again after new values (the numeric phase alone, with the host arrays stale again) */
   for (int k = 0; k < 2; k++) PetscCall(MatShift(k ? B[1] : A[1], 1.0));
-  gs_stype = size == 1 ? MATSOLVERGPUSTREAM : NULL;
+  gs_stype = size == 1 && devicelu ? MATSOLVERGPUSTREAM : NULL;
   PetscCall(Both("LU after new values", A[1], B[1], b, KSPPREONLY, PCLU, NULL, NULL, -1, 1e-12, PETSC_FALSE));
   gs_stype = NULL;
   for (int s = 0; s < 2; s++) {

@@ -289,7 +289,8 @@ static PetscErrorCode ReuseGAMG(Mat A, Mat Aij, Vec b)
 }
 
 /* Whether every level of a PCMG (PCGAMG) hierarchy has its operator, and every interpolation, of the given type, and
-   its coarse solve's blocks the LU of that type (MATSOLVERGPUSTREAM's for gpustream, MATSOLVERPETSC's for AIJ) */
+   its coarse solve's blocks the LU of that type (MATSOLVERGPUSTREAM's for gpustream where the plugin has it,
+   MATSOLVERPETSC's for AIJ) */
 static PetscErrorCode LevelsOfType(PC pc, MatType type, PetscBool *all)
 {
   PetscInt nl;
@@ -316,8 +317,12 @@ static PetscErrorCode LevelsOfType(PC pc, MatType type, PetscBool *all)
     PC        cpc, spc;
     PetscInt  nb = 0;
     PetscBool bj, ok = PETSC_TRUE;
+    PetscBool devicelu = PETSC_FALSE; /* MATSOLVERGPUSTREAM, where the plugin has Kokkos-Kernels */
+    Mat       Ac;
     PetscCall(PCMGGetCoarseSolve(pc, &coarse));
     PetscCall(KSPGetPC(coarse, &cpc));
+    PetscCall(KSPGetOperators(coarse, &Ac, NULL));
+    if (!strcmp(type, MATGPUSTREAM)) PetscCall(MatGetFactorAvailable(Ac, MATSOLVERGPUSTREAM, MAT_FACTOR_LU, &devicelu));
     PetscCall(PetscObjectTypeCompare((PetscObject)cpc, PCBJACOBI, &bj));
     if (bj) PetscCall(PCBJacobiGetSubKSP(cpc, &nb, NULL, &sub));
     for (PetscInt k = 0; k < nb; k++) {
@@ -325,7 +330,7 @@ static PetscErrorCode LevelsOfType(PC pc, MatType type, PetscBool *all)
       PetscCall(KSPGetPC(sub[k], &spc));
       PetscCall(PCFactorGetMatSolverType(spc, &st));
       if (verbose) PetscCall(PetscPrintf(PETSC_COMM_SELF, "  coarse block %" PetscInt_FMT ": %s\n", k, st));
-      ok = (PetscBool)(ok && !strcmp(st, strcmp(type, MATGPUSTREAM) ? MATSOLVERPETSC : MATSOLVERGPUSTREAM));
+      ok = (PetscBool)(ok && !strcmp(st, strcmp(type, MATGPUSTREAM) || !devicelu ? MATSOLVERPETSC : MATSOLVERGPUSTREAM));
     }
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
     *all = (PetscBool)(*all && ok);
