@@ -1841,7 +1841,9 @@ static PetscErrorCode MatShift_GPUStream(Mat A, PetscScalar a)
   }
   PetscCall(GSDeviceMatShift(dA, a));
   PetscCall(MatGPUStreamDeviceChanged_Private(A));
-  PetscCall(MatViewFromOptions(A, NULL, "-mat_view")); /* AIJ's shift ends in an assembly, which views it so */
+#if PETSC_VERSION_LT(3, 25, 0)
+  PetscCall(MatViewFromOptions(A, NULL, "-mat_view")); /* AIJ's shift ends in an assembly, which views it so (3.25 on, it adds to the diagonal in place) */
+#endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
