@@ -11,7 +11,8 @@ The outputs (after the test's own filter, when it has one) are compared and each
   rounding              the same text but for numbers, each pair within --rtol, or within one unit of the last
                         digit printed, or both below --atol in magnitude;
   view only             the same but for views (-ksp_view, -mat_view): the matrix type's name (seqaij/mpiaij
-                        against gpustream) and the plugin's own "GPUStream:" lines;
+                        against gpustream), the factorization package (petsc against gpustream), the lines on AIJ's
+                        inode routines and a host ICC factor's block size, and the plugin's own "GPUStream:" lines;
   plugin options unused neither -mat_type nor -dm_mat_type was read: the tutorial never asked for a matrix type
                         from the options, so the plugin's matrix was not used (the outputs agree otherwise);
   numbers differ        the same text, numbers beyond the tolerance (iteration counts, residuals), both exit 0;
@@ -26,7 +27,8 @@ The outputs (after the test's own filter, when it has one) are compared and each
   timeout               a run took more than --timeout seconds;
   build failed          the tutorial does not compile here;
   as with aij           a difference of the classes below (named first in the detail) that a third run, with
-                        -mat_type aij -dm_mat_type aij appended instead (--control), shows as well: it comes
+                        -mat_type aij -dm_mat_type aij appended instead (--control), shows as well (an error:
+                        the same first lines, or the same exit status and an error message in common): it comes
                         from appending the options (the program's own shell, MFFD or MATIS matrices turned
                         into another type, a default changed), not from gpustream;
   skipped               the test requires what this PETSc lacks (packages, complex, data files, ...), or is a
@@ -266,6 +268,12 @@ def run_one(exe, t, extra, rdir, srcdir):
 # --- comparison
 NUM = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?(?:inf|nan)\b", re.I)
 TYPE = re.compile(r"\b(?:gpustream|seqaij|mpiaij|aij)\b")
+# the factorization package a view names: the default LU, ILU and ICC of a sequential gpustream matrix are the
+# plugin's (MATSOLVERGPUSTREAM), AIJ's PETSc's own
+PACKAGE = re.compile(r"(package used to perform factorization: )(?:gpustream|petsc)\b")
+# a view's lines on AIJ's inode routines (a matrix's, a host factor's) and a host ICC factor's block size, where the
+# device factor has its GPUStream: line
+INODE = re.compile(r"^\s*(?:(?:not )?using I-node routines|block size is \d+\s*$)")
 UNUSED_HDR = re.compile(r"^(?:\[\d+\]PETSC ERROR: )?(WARNING! There are option|WARNING! could be spelling mistake"
                         r"|There (?:is|are) \S+ unused database options?\.)")
 UNUSED_OPT = re.compile(r"^(?:\[\d+\]PETSC ERROR: )?Option left: name:-?(\S+)")
@@ -304,7 +312,7 @@ def lines_agree(a, b, types=False):
         if x == y:
             continue
         if types:
-            x, y = TYPE.sub("<aij>", x), TYPE.sub("<aij>", y)
+            x, y = TYPE.sub("<aij>", PACKAGE.sub(r"\1<package>", x)), TYPE.sub("<aij>", PACKAGE.sub(r"\1<package>", y))
         if NUM.sub("#", x).split() != NUM.sub("#", y).split():
             return False, False
         for u, v in zip(NUM.findall(x), NUM.findall(y)):
@@ -338,6 +346,17 @@ def first_error(out):
         return " | ".join(msgs)
     tail = [l for l in out.splitlines() if l.strip() and not l.strip().startswith("---")]
     return tail[-1][:200] if tail else "no output"
+
+
+FRAME1 = re.compile(r"PETSC ERROR: #1 (\S+\(\) at \S+)")
+
+
+def error_set(out):
+    """Every error message of a run's output and where each error was raised (its first frame), in any order (several
+    processes interleave their lines)."""
+    lines = out.splitlines()
+    return ({m.group(1).strip() for m in map(ERRLINE.search, lines) if m and m.group(1).strip()} |
+            {m.group(1) for m in map(FRAME1.search, lines) if m})
 
 
 DIVERGED = re.compile(r"DIVERGED_\w+|did not converge", re.I)
@@ -385,10 +404,11 @@ def classify_outputs(ref, new):
         return "identical", "but for the unused-option warning"
     if text and nums:
         return "rounding", first_diff(a, b) if a != b else ""
-    bv = [l for l in b if not l.lstrip().startswith("GPUStream:")]
-    ttext, tnums = lines_agree(a, bv, types=True)
+    bv = [l for l in b if not l.lstrip().startswith("GPUStream:") and not INODE.match(l)]
+    av = [l for l in a if not INODE.match(l)]
+    ttext, tnums = lines_agree(av, bv, types=True)
     if ttext and tnums:
-        return "view only", first_diff(a, bv)
+        return "view only", first_diff(a, b)
     if len(DIVERGED.findall("\n".join(b))) > len(DIVERGED.findall("\n".join(a))):
         m = DIVERGED.search("\n".join(l for l in b if l not in a))
         return "plugin diverged", (m.group(0) + "; " if m else "") + first_diff(a, b)
@@ -407,7 +427,7 @@ def controlled(cls, detail, ctl, new):
     """'as with aij' where the control run (the appended options with AIJ) shows the plugin run's outcome."""
     same = classify_outputs(ctl, new)[0] in ("identical", "rounding", "view only")
     if ctl[0] != 0 or "PETSC ERROR" in ctl[1]:
-        same = (new[0] != 0 or "PETSC ERROR" in new[1]) and first_error(ctl[1]) == first_error(new[1])
+        same = (new[0] != 0 or "PETSC ERROR" in new[1]) and (first_error(ctl[1]) == first_error(new[1]) or (ctl[0] == new[0] and bool(error_set(ctl[1]) & error_set(new[1]))))
     return ("as with aij", "%s, %s" % (cls, detail)) if same else (cls, detail)
 
 
