@@ -19,7 +19,7 @@ def table(path, key):
     for r in csv.DictReader(open(path)):
         try:
             rows[(r["case"], int(float(r[key])))] = r
-        except (KeyError, ValueError):
+        except (KeyError, ValueError, TypeError):  # a failed case's line
             continue
     return rows
 
@@ -27,7 +27,7 @@ def table(path, key):
 def f(r, k):
     try:
         return float(r[k])
-    except (TypeError, KeyError, ValueError):
+    except (TypeError, KeyError, ValueError, AttributeError):
         return float("nan")
 
 
