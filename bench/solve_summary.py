@@ -19,7 +19,7 @@ rows = {}
 for r in csv.DictReader(open(sys.argv[1])):
     try:
         rows[(r["case"], int(r["n"]))] = r
-    except (KeyError, ValueError):
+    except (KeyError, ValueError, TypeError):  # a failed case's line
         continue
 hw = {}
 if len(sys.argv) > 2:
