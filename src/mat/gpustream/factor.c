@@ -108,23 +108,34 @@ static PetscErrorCode MatGetInfo_GSFactor(Mat F, MatInfoType flag, MatInfo *info
    factor's, which its symbolic and numeric phases set, around and after a host one */
 #  define GS_FACTOR_SOLVE_OPS(X) X(solve) X(solvetranspose) X(solveadd) X(solvetransposeadd) X(matsolve) X(matsolvetranspose) X(forwardsolve) X(backwardsolve) X(getinfo) X(getinertia)
 
-static PetscErrorCode MatFactorDeviceOps_Private(Mat F)
+/* The solves of the factor on the device, with solver: the device's own factors (tri: ICC's halves too, and their
+   getinfo), or the host factor's moved there (htri: its getinfo stays the host's) */
+static void MatFactorSolveOps_Private(Mat F, GSTriFactor solver)
 {
-  Mat_GSFactor *fs = (Mat_GSFactor *)F->spptr;
+  Mat_GSFactor   *fs  = (Mat_GSFactor *)F->spptr;
+  const PetscBool own = (PetscBool)(solver == fs->tri);
 
-  PetscFunctionBegin;
-  fs->ondevice              = PETSC_TRUE;
-  fs->solver                = fs->tri;
+  fs->solver                = solver;
   F->ops->solve             = MatSolve_GSFactor;
   F->ops->solvetranspose    = MatSolveTranspose_GSFactor;
   F->ops->solveadd          = NULL; /* MatSolveAdd() and MatMatSolve() then go through MatSolve() */
   F->ops->solvetransposeadd = NULL;
   F->ops->matsolve          = NULL;
   F->ops->matsolvetranspose = NULL;
-  F->ops->forwardsolve      = fs->ftype == MAT_FACTOR_ICC ? MatForwardSolve_GSFactor : NULL;
-  F->ops->backwardsolve     = fs->ftype == MAT_FACTOR_ICC ? MatBackwardSolve_GSFactor : NULL;
-  F->ops->getinfo           = MatGetInfo_GSFactor;
-  F->ops->getinertia        = NULL;
+  if (!own) return;
+  F->ops->forwardsolve  = fs->ftype == MAT_FACTOR_ICC ? MatForwardSolve_GSFactor : NULL;
+  F->ops->backwardsolve = fs->ftype == MAT_FACTOR_ICC ? MatBackwardSolve_GSFactor : NULL;
+  F->ops->getinfo       = MatGetInfo_GSFactor;
+  F->ops->getinertia    = NULL;
+}
+
+static PetscErrorCode MatFactorDeviceOps_Private(Mat F)
+{
+  Mat_GSFactor *fs = (Mat_GSFactor *)F->spptr;
+
+  PetscFunctionBegin;
+  fs->ondevice = PETSC_TRUE;
+  MatFactorSolveOps_Private(F, fs->tri);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -180,13 +191,7 @@ static PetscErrorCode MatFactorHostSolves_Private(Mat F)
     PetscCall(GSTriFactorDestroy(&fs->htri));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  fs->solver                = fs->htri;
-  F->ops->solve             = MatSolve_GSFactor;
-  F->ops->solvetranspose    = MatSolveTranspose_GSFactor;
-  F->ops->solveadd          = NULL;
-  F->ops->solvetransposeadd = NULL;
-  F->ops->matsolve          = NULL;
-  F->ops->matsolvetranspose = NULL;
+  MatFactorSolveOps_Private(F, fs->htri);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
