@@ -32,10 +32,10 @@ KOKKOS_FORCEINLINE_FUNCTION void DependentWait()
 
 #if defined(GS_OWN_TEAM_LAUNCH)
 /* Kokkos 3 gives every TeamPolicy kernel cudaFuncCachePreferShared (kokkos#2066; Kokkos 4 leaves the split to the
-   driver), which on an H200 keeps 228 KB of shared memory and about 23 KB of L1 per multiprocessor: the gathers of x
-   then hit L1 42% of the time against 62% for the same row loop as a range kernel, 276 against 208 us at 1e7 (ncu,
-   docs/performance.md). TeamLaunch() gives its kernel func, at the first launch of a size, the shared memory its
-   resident teams need and L1 the rest (dyn: its dynamic shared memory; shmem: what the carveout was computed for). */
+   driver), which leaves a team kernel's gathers of x little L1: measured slower than the same row loop as a range
+   kernel on an H200 (docs/performance.md). TeamLaunch() gives its kernel func, at the first launch of a size, the
+   shared memory its resident teams need and L1 the rest (dyn: its dynamic shared memory; shmem: what the carveout was
+   computed for). */
 inline void TeamCarveout(const void *func, int threads, int dyn, int &shmem)
 {
   if (dyn == shmem) return;
@@ -60,9 +60,9 @@ inline void TeamCarveout(const void *func, int threads, int dyn, int &shmem)
 /* Programmatic dependent launch (sm_90): a team kernel launched with it is scheduled while the kernel before it in the
    stream still runs, once every team of that one has called DependentTrigger() (CountLast(), as it has stored its
    partial sums) or exited, and waits at its start for that kernel to finish (griddepcontrol.wait, which also makes its
-   stores visible). The launch and the ramp of teams then overlap the last team's finish. On an H200 at 4e6 rows
-   pipecgfused and pipebcgsf took 1.4% and 1.2% less time an iteration (triggered as each team starts instead, 0.8%
-   more and 1.5% less). Set at initialization (-gpustream_dependent_launch). */
+   stores visible). The launch and the ramp of teams then overlap the last team's finish: measured a little faster
+   than triggering as each team starts, or than no dependent launch (docs/performance.md). Set at initialization
+   (-gpustream_dependent_launch). */
 inline bool &DependentLaunch()
 {
   static bool on = false;
