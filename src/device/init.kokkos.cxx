@@ -4,7 +4,7 @@
 
 static PetscBool gs_kokkos_ours = PETSC_FALSE; /* we initialized it, so we finalize it */
 
-static PetscErrorCode PetscGPUStreamKokkosFinalize(void)
+static PetscErrorCode GSKokkosFinalize(void)
 {
   PetscFunctionBegin;
   if (gs_kokkos_ours && Kokkos::is_initialized()) GSCallKokkos(Kokkos::finalize());
@@ -101,7 +101,7 @@ PetscErrorCode GSKokkosInitialize(void)
     GSCallKokkos(Kokkos::initialize(argc, argv));
   }
   gs_kokkos_ours = PETSC_TRUE;
-  PetscCall(PetscRegisterFinalize(PetscGPUStreamKokkosFinalize));
+  PetscCall(PetscRegisterFinalize(GSKokkosFinalize));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
