@@ -140,15 +140,17 @@ PetscErrorCode StagingThreads(int *n)
 }
 
 #if defined(KOKKOS_ENABLE_CUDA)
-/* Whether h is page-locked memory (a pinned vector's array), which the copy engines read and write directly */
-static bool Pinned(const void *h)
+/* Whether h is page-locked memory (a pinned vector's array), which the copy engines read and write directly; since
+   CUDA 11 an ordinary host pointer is reported as unregistered, so a failure here is a real CUDA error */
+static PetscErrorCode Pinned(const void *h, bool *pinned)
 {
   cudaPointerAttributes a;
-  if (cudaPointerGetAttributes(&a, h) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  return a.type == cudaMemoryTypeHost;
+  cudaError_t           e = cudaPointerGetAttributes(&a, h);
+
+  PetscFunctionBegin;
+  PetscCheck(e == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_GPU, "cudaPointerGetAttributes() on a vector's host array failed: %s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
+  *pinned = a.type == cudaMemoryTypeHost;
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 #endif
 
@@ -163,9 +165,14 @@ static PetscErrorCode Move(bool todevice, PetscScalar *d, PetscScalar *h, size_t
   if (OnDevice()) gs_host_copies++;
   PetscCall(StagingThreads(&t));
 #if defined(KOKKOS_ENABLE_CUDA)
-  if (t > 0 && n * sizeof(PetscScalar) >= StagingMinBytes && !Pinned(h)) {
-    PetscCall(Staged(todevice, d, h, n * sizeof(PetscScalar)));
-    PetscFunctionReturn(PETSC_SUCCESS);
+  if (t > 0 && n * sizeof(PetscScalar) >= StagingMinBytes) {
+    bool pinned;
+
+    PetscCall(Pinned(h, &pinned));
+    if (!pinned) {
+      PetscCall(Staged(todevice, d, h, n * sizeof(PetscScalar)));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
   }
 #endif
   if (todevice)
