@@ -1,5 +1,5 @@
 /* Times each fused kernel of KSPPIPECGFUSED alone on the 2D 5-point Laplacian, over launch shapes, against a
-   Kokkos copy kernel on the same vectors: the numbers behind the default shapes (docs/performance.md).
+   Kokkos copy kernel on the same vectors: the numbers behind the default shapes (docs/design-measurements.md).
      bench_kernels [-n rows] [-reps 50] [-variants]
    -variants: the fused SpMV-and-sums stage written several ways (what its kernel choice rests on)
    CSV: kernel,n,vlen,team,league,us,GBps   (GBps: the bytes the kernel must move, over its time) */

@@ -103,7 +103,7 @@ template <int V, class Lane> KOKKOS_FORCEINLINE_FUNCTION PetscScalar LaneOrderSu
 
 /* Kernels that multiply by A are compiled once per storage, Blk: block column indices (A.bs > 1). In one kernel the
    block rows' sums in registers took occupancy from the CSR rows: their warp kernel measured much slower on an H200
-   (docs/performance.md).
+   (docs/design-measurements.md).
    ByStorage(A, f) calls f(std::integral_constant<bool, Blk>()) for A's storage. */
 template <class F> void ByStorage(const CSR &A, const F &f)
 {

@@ -50,7 +50,7 @@ template <bool Blk> void OffDiagRows(const CSR &b, const DView<PetscInt> &rows, 
 
 /* y += B g for the off-diagonal block B: over its rows with entries only, when it keeps their list and runs a thread
    per row (the same sums as SpMV<true>, which reads and writes all of y: measured slower for MatMult on two H200s;
-   docs/performance.md) */
+   docs/design-measurements.md) */
 inline void OffDiagSpMV(GSDeviceMat B, const DView<PetscScalar> &g, const DView<PetscScalar> &y)
 {
   if (!B->rowlist || B->shape.vlen != 1 || B->shape.tiles.cap != 0)

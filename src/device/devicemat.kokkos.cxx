@@ -26,7 +26,7 @@ LaunchShape gpustream::SpMVShape(PetscInt m, PetscInt nnz, GSSpMVKernel kernel)
 /* On a device, tiles of 1024 entries where a row is longer than 2048 (power-law rows), and of 2048 where rows
    average 12 entries or more (a warp's lanes each) and none is longer than 32 (the 27-point matrix with one unknown
    a node): there tiles measured much faster than a warp per row on an H200; with longer even rows a warp per row
-   stays faster (docs/performance.md) */
+   stays faster (docs/design-measurements.md) */
 int gpustream::TileCap(PetscInt m, const PetscInt ia[], PetscInt option)
 {
   PetscInt maxlen = 0;

@@ -145,7 +145,7 @@ constexpr bool OnDevice()
 /* Loads and stores of data no kernel rereads soon (the matrix, x): evict-first in L1 and L2 (CUDA's .cs), so that
    L2 keeps the vectors the next kernels read. Only where a load instruction's lines are not reread by the thread's
    next iterations (lanes or tiles reading entries contiguously): a thread-per-row loop rereads them from L1 and was
-   much slower with these loads, and with an L2-only evict-first policy too (H200; docs/performance.md) */
+   much slower with these loads, and with an L2-only evict-first policy too (H200; docs/design-measurements.md) */
 template <class T> KOKKOS_FORCEINLINE_FUNCTION T LoadOnce(const T &a)
 {
 #if defined(__CUDA_ARCH__)
@@ -180,7 +180,7 @@ inline int MaxTeams(int threads_per_team)
 /* Solver kernels whose teams loop over the rows are compiled for B teams of 256 threads on each multiprocessor
    (launch bounds: at most 65536 / (256 B) registers a thread) and launched with at most B teams per multiprocessor
    (WaveTeams), so that all their teams run in one wave: launched with MaxTeams() teams, pipecgfused's took more than
-   one wave on an H200 and measured slower (docs/performance.md) */
+   one wave on an H200 and measured slower (docs/design-measurements.md) */
 template <int B> using WavePol = Kokkos::TeamPolicy<Exec, LightWeight, Kokkos::LaunchBounds<256, B>>;
 
 /* The most teams of a WavePol<B> kernel: B per multiprocessor (MaxTeams() on other backends) */
@@ -203,7 +203,7 @@ inline int WaveTeams(int threads_per_team, int B)
 }
 
 /* pipecgfused's and pipebcgsf's kernels (at most 48 registers): 5 teams per multiprocessor measured fastest, or as
-   fast as 6, against 4, 6 and 8 on an H200 (docs/performance.md) */
+   fast as 6, against 4, 6 and 8 on an H200 (docs/design-measurements.md) */
 constexpr int FusedTeamsPerSM = 5;
 using FusedPol                = WavePol<FusedTeamsPerSM>;
 

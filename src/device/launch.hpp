@@ -33,7 +33,7 @@ KOKKOS_FORCEINLINE_FUNCTION void DependentWait()
 #if defined(GS_OWN_TEAM_LAUNCH)
 /* Kokkos 3 gives every TeamPolicy kernel cudaFuncCachePreferShared (kokkos#2066; Kokkos 4 leaves the split to the
    driver), which leaves a team kernel's gathers of x little L1: measured slower than the same row loop as a range
-   kernel on an H200 (docs/performance.md). TeamLaunch() gives its kernel func, at the first launch of a size, the
+   kernel on an H200 (docs/design-measurements.md). TeamLaunch() gives its kernel func, at the first launch of a size, the
    shared memory its resident teams need and L1 the rest (dyn: its dynamic shared memory; shmem: what the carveout was
    computed for). */
 inline void TeamCarveout(const void *func, int threads, int dyn, int &shmem)
@@ -61,7 +61,7 @@ inline void TeamCarveout(const void *func, int threads, int dyn, int &shmem)
    stream still runs, once every team of that one has called DependentTrigger() (CountLast(), as it has stored its
    partial sums) or exited, and waits at its start for that kernel to finish (griddepcontrol.wait, which also makes its
    stores visible). The launch and the ramp of teams then overlap the last team's finish: measured a little faster
-   than triggering as each team starts, or than no dependent launch (docs/performance.md). Set at initialization
+   than triggering as each team starts, or than no dependent launch (docs/design-measurements.md). Set at initialization
    (-gpustream_dependent_launch). */
 inline bool &DependentLaunch()
 {

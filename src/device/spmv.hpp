@@ -53,7 +53,7 @@ LaunchShape SpMVShape(PetscInt m, PetscInt nnz, GSSpMVKernel kernel = GS_KERNEL_
 /* Entries a thread loads before it stores any, and teams of the tiled kernel per multiprocessor (its launch bounds:
    unbounded, the kernel took 128 registers, two teams of 256 threads a multiprocessor, too few loads in flight), with
    and without rows of more than 32 entries summed by warps. Chosen among B = 3..8 and E = 2, 4, 8 on an H200
-   (docs/performance.md) */
+   (bench/bench_spmv's tile sweeps) */
 constexpr int TileEPT = 4, TileTeamsPerSM = 5, TileLongTeamsPerSM = 4;
 
 /* This thread's and lane's index among the team's threads and lanes, and their number */

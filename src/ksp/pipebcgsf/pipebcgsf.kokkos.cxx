@@ -412,7 +412,7 @@ template <GSKSPPC PC, bool Dev = false> static void Update(PBFWork W, PetscScala
         /* every load of two elements before their stores, which could alias them: one wait for memory per two
            elements (measured faster than one on an H200). The last rows first, as in UpdateS, while the SpMVs go
            forward: each kernel starts on the vectors the one before left in L2 (measured faster on an H200 than both
-           forward or the SpMVs reversed; docs/performance.md) */
+           forward or the SpMVs reversed; docs/design-measurements.md) */
         const auto load = [&](const PetscInt i, PetscScalar(&e)[9]) {
           e[0] = p(i);
           e[1] = s(i);

@@ -39,7 +39,7 @@ typedef enum { PBF_X, PBF_R, PBF_R0, PBF_P, PBF_V, PBF_S, PBF_T, PBF_DINV, PBF_P
 #define PBF_MAX_BS 8
 
 /* Local rows up to which s = r - alpha v is formed inside the second SpMV by default (-ksp_pipebcgsf_s_in_spmv):
-   without a preconditioner, and with Jacobi (H200, docs/performance.md) */
+   without a preconditioner, and with Jacobi (H200, docs/design-measurements.md) */
 #define PBF_FOLD_ROWS        3000000
 #define PBF_FOLD_ROWS_JACOBI 200000
 

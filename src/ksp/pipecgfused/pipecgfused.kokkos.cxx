@@ -295,7 +295,7 @@ KOKKOS_INLINE_FUNCTION void FinishIteration(const Member &t, const Scratch &buf,
 /* w = A p and the two sums. Split (several ranks): A is the diagonal block and rows with entries in the off-diagonal
    block (browptr) are left to OffDiagDot, which finishes their w and adds their sums. The Updates take their rows last
    first and this kernel first first, so that each starts on the vectors the other left in L2 (measured faster on an
-   H200 than both forward; docs/performance.md). Final (one process, device scalars): the last team to finish sums
+   H200 than both forward; docs/design-measurements.md). Final (one process, device scalars): the last team to finish sums
    every team's partials of this kernel and of the Update before it, in a fixed order, writes the four sums to slot
    `slot` of the pinned W->ds.hsums and the next alpha and beta to W->ds.scal, so the next Update needs nothing from
    the host */

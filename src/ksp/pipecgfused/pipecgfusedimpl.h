@@ -90,7 +90,7 @@ PETSC_INTERN PetscErrorCode PCGFWorkRevertX(PCGFWork);
            back for the SpMV: 8 vector passes and one kernel per iteration instead of 9 and two.
    Its twin is PCGFUpdate_Ref followed by PCGFSpMVDot_Ref. */
 PETSC_INTERN PetscErrorCode PCGFWorkSetStep(PCGFWork);
-/* -ksp_pipecgfused_one_kernel auto takes Step up to this many local rows (measured crossover, docs/performance.md) */
+/* -ksp_pipecgfused_one_kernel auto takes Step up to this many local rows (measured crossover, docs/design-measurements.md) */
 #define PCGF_ONE_KERNEL_ROWS 2000000
 PETSC_INTERN PetscErrorCode PCGFStep(PCGFWork, GSDeviceMat, KSPNormType, PetscInt);
 

@@ -16,7 +16,7 @@ namespace
 constexpr int CH = 8; /* sums per team reduction */
 /* teams per multiprocessor (WavePol, 64 registers; Normalize takes 123 unbounded): measured faster than 3 (80
    registers) on an H200 once the basis loops load 8 columns at a time, and 3 faster than 2 or unbounded kernels with
-   MaxTeams() teams (docs/performance.md) */
+   MaxTeams() teams (docs/design-measurements.md) */
 constexpr int SGFTeamsPerSM = 4;
 
 using Basis = Kokkos::View<PetscScalar **, Kokkos::LayoutLeft, Mem>;
@@ -314,7 +314,7 @@ template <int NC, class C> KOKKOS_INLINE_FUNCTION void AddColumns(const Basis &V
 
 /* AddColumns with the last batch masked instead of a column at a time: OrthogonalizeDelayed measured faster with it,
    the ifneeded Orthogonalize (8 sums in registers) slower, and one function doing both by a template flag made
-   OrthogonalizeDelayed slower (H200; docs/performance.md) */
+   OrthogonalizeDelayed slower (H200; docs/design-measurements.md) */
 template <int NC, class C> KOKKOS_INLINE_FUNCTION void AddColumnsMasked(const Basis &V, const PetscInt i, const int j0, const int j1, const C &coef, PetscScalar (&s)[NC])
 {
   constexpr int U = 8;
@@ -663,7 +663,7 @@ PetscErrorCode SGFOrthogonalizeDelayed(SGFWork W, PetscInt k, PetscBool given)
           PetscScalar       acc[1] = {0};
           /* the last rows first, after SpMVDotDelayed went forward, and before the next one: each kernel starts on the
              columns the one before left in L2 (measured faster on an H200 than both forward or the SpMV reversed;
-             docs/performance.md) */
+             docs/design-measurements.md) */
           ForEachIndex<true>(t, n, [&](const PetscInt i) {
             const PetscScalar y = V(i, nc), w = V(i, kk), r0 = V(i, 0); /* in flight with the first columns */
             PetscScalar       s[2] = {0, 0};
