@@ -1,6 +1,6 @@
 #!/bin/bash
 # A/B of solver variants in one device call (scripts/gpu-run.sh's set-up: .gpu/ carried, the build of
-# scripts/build-gpu.sh). Each round runs every variant at every size (bench_poisson, 2D Laplacian, 30 iterations,
+# scripts/build-gpu.sh; or another stack's B and GPU_ENV, as for gpu-run.sh). Each round runs every variant at every size (bench_poisson, 2D Laplacian, 30 iterations,
 # the median of 7 solves), rounds interleaved so that a drift of the machine hits all variants alike; the summary
 # gives each variant's median over the rounds and its ratio to its own memory floor (copy bandwidth of this run).
 #   VARIANTS="label|passes|bench_poisson options[|library];..."   passes: V or V/C, the vector passes of an iteration
@@ -17,7 +17,7 @@ B=${B:-$root/.gpu/build}
 NS=${NS:-"1e5 4e6 1e7"}
 ROUNDS=${ROUNDS:-3}
 : "${VARIANTS:?VARIANTS=\"label|passes|options;...\"}"
-source "$root/scripts/gpu-env.sh"
+source "${GPU_ENV:-$root/scripts/gpu-env.sh}"
 hwlimits "$OUT/ab-hw.csv" || exit 1
 cat "$OUT/ab-hw.csv"
 csv=$OUT/ab.csv

@@ -13,7 +13,7 @@
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 1
 OUT=${OUT:-$root/gpu-out}
-source "$root/scripts/gpu-env.sh"
+source "${GPU_ENV:-$root/scripts/gpu-env.sh}"
 B=${B:-.gpu/run/build}
 mkdir -p "$OUT/p"
 S="--clock-control none --print-units base --kernel-name-base demangled --csv --page raw --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,sm__cycles_active.avg,sm__cycles_active.max,gpc__cycles_elapsed.max${METRICS:+,$METRICS}"

@@ -7,34 +7,10 @@ and what the host and PETSc's own vector operations see afterwards.\n\
                                 dense type of the same kind\n\n";
 
 #include <petscgpustream.h>
+#include "laplacian.h"
 #if defined(PETSC_HAVE_CUDA) && PETSC_VERSION_GE(3, 20, 0)
 #  include <petscdevice.h> /* PetscDeviceMalloc() */
 #endif
-
-/* The 2D 5-point Laplacian on an m x m grid, with the diagonal raised a little on every seventh row */
-static PetscErrorCode Laplacian(MatType type, PetscInt m, Mat *A)
-{
-  PetscInt rstart, rend, n = m * m;
-
-  PetscFunctionBeginUser;
-  PetscCall(MatCreate(PETSC_COMM_WORLD, A));
-  PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, n, n));
-  PetscCall(MatSetType(*A, type));
-  PetscCall(MatSeqAIJSetPreallocation(*A, 5, NULL));
-  PetscCall(MatMPIAIJSetPreallocation(*A, 5, NULL, 2, NULL));
-  PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
-  for (PetscInt row = rstart; row < rend; row++) {
-    const PetscInt    i = row % m, j = row / m, cols[4] = {row - 1, row + 1, row - m, row + m};
-    const PetscBool   in[4] = {i > 0, i<m - 1, j> 0, j < m - 1};
-    const PetscScalar diag = row % 7 ? 4.0 : 4.5, off = -1.0;
-    PetscCall(MatSetValues(*A, 1, &row, 1, &row, &diag, INSERT_VALUES));
-    for (int k = 0; k < 4; k++)
-      if (in[k]) PetscCall(MatSetValues(*A, 1, &row, 1, &cols[k], &off, INSERT_VALUES));
-  }
-  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
-  PetscFunctionReturn(0);
-}
 
 /* A vector like A's of the given type (NULL: -vec_type's, else the one MatCreateVecs() gives) */
 static PetscErrorCode NewVec(Mat A, VecType type, Vec *v)
@@ -561,9 +537,9 @@ int main(int argc, char **argv)
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-m", &m, NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-expect_vec_type", expect, sizeof(expect), NULL));
-  PetscCall(Laplacian("gpustream", m, &A));
+  PetscCall(Laplacian2D("gpustream", m, 4.5, PETSC_FALSE, &A));
   PetscCall(MatSetFromOptions(A));
-  PetscCall(Laplacian(MATAIJ, m, &Aaij));
+  PetscCall(Laplacian2D(MATAIJ, m, 4.5, PETSC_FALSE, &Aaij));
 
   PetscCall(MatCreateVecs(A, &v, NULL));
   PetscCall(PetscStrcmp(expect, "cuda", &ok));

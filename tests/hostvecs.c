@@ -6,34 +6,10 @@ against the same solves on plain host vectors, placed and replaced arrays, and n
   -expect_pinned <false> : whether the arrays must be pinned\n\n";
 
 #include <petscgpustream.h>
+#include "laplacian.h"
 
 /* The name the plugin composes a pinned vector's array under (src/mat/gpustream/hostvecs.c) */
 static const char Pinned[] = "GPUStreamPinnedArray";
-
-static PetscErrorCode Laplacian(MatType type, PetscInt m, Mat *A)
-{
-  PetscInt rstart, rend, n = m * m;
-
-  PetscFunctionBeginUser;
-  PetscCall(MatCreate(PETSC_COMM_WORLD, A));
-  PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, n, n));
-  PetscCall(MatSetType(*A, type));
-  PetscCall(MatSetFromOptions(*A));
-  PetscCall(MatSeqAIJSetPreallocation(*A, 5, NULL));
-  PetscCall(MatMPIAIJSetPreallocation(*A, 5, NULL, 2, NULL));
-  PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
-  for (PetscInt row = rstart; row < rend; row++) {
-    const PetscInt    i = row % m, j = row / m, cols[4] = {row - 1, row + 1, row - m, row + m};
-    const PetscBool   in[4] = {i > 0, i<m - 1, j> 0, j < m - 1};
-    const PetscScalar diag = 4.0, off = -1.0;
-    PetscCall(MatSetValues(*A, 1, &row, 1, &row, &diag, INSERT_VALUES));
-    for (int k = 0; k < 4; k++)
-      if (in[k]) PetscCall(MatSetValues(*A, 1, &row, 1, &cols[k], &off, INSERT_VALUES));
-  }
-  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
-  PetscFunctionReturn(0);
-}
 
 static PetscErrorCode Check(PetscBool ok, const char what[])
 {
@@ -223,8 +199,8 @@ int main(int argc, char **argv)
   PetscCall(PetscGPUStreamInitializePackage());
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-m", &m, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_pinned", &pinned, NULL));
-  PetscCall(Laplacian(MATGPUSTREAM, m, &A));
-  PetscCall(Laplacian(MATAIJ, m, &Aaij));
+  PetscCall(Laplacian2D(MATGPUSTREAM, m, 4.0, PETSC_TRUE, &A));
+  PetscCall(Laplacian2D(MATAIJ, m, 4.0, PETSC_TRUE, &Aaij));
   PetscCall(MatViewFromOptions(A, NULL, "-view"));
   PetscCall(Vectors(A, Aaij, pinned));
   PetscCall(Solves(A, Aaij));

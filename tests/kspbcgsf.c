@@ -221,19 +221,8 @@ int main(int argc, char **argv)
   for (int t = 0; t < 2; t++) {
     for (int k = 0; k < 3; k++) {
       char what[64];
-      switch (k) {
-      case 0:
-        PetscCall(ConvDiff(types[t], 14, 1.0, &A));
-        PetscCall(PetscSNPrintf(what, sizeof(what), "%s convection-diffusion Pe 1", types[t]));
-        break;
-      case 1:
-        PetscCall(ConvDiff(types[t], 14, 100.0, &A));
-        PetscCall(PetscSNPrintf(what, sizeof(what), "%s convection-diffusion Pe 100", types[t]));
-        break;
-      default:
-        PetscCall(Block3(types[t], 16, &A));
-        PetscCall(PetscSNPrintf(what, sizeof(what), "%s 3-dof blocks", types[t]));
-      }
+
+      PetscCall(NonsymmetricProblem(types[t], k, 14, &A, what, sizeof(what)));
       PetscCall(MatCreateVecs(A, NULL, &b));
       PetscCall(VecSetRandom(b, rnd));
       for (int p = 0; p < 4; p++) /* SOR makes Pe 100 diverge for every solver; point blocks only where there are blocks */

@@ -67,6 +67,24 @@ static PetscErrorCode Block3(MatType type, PetscInt m, Mat *A)
   PetscFunctionReturn(0);
 }
 
+/* Problem k (0, 1, 2) of the comparison loops: convection-diffusion on an m^3 grid with Pe 1 and Pe 100, then
+   3-dof blocks on a 16 x 16 grid; what names it */
+static PetscErrorCode NonsymmetricProblem(MatType type, int k, PetscInt m, Mat *A, char what[], size_t len)
+{
+  PetscFunctionBeginUser;
+  switch (k) {
+  case 0:
+  case 1:
+    PetscCall(ConvDiff(type, m, k ? 100.0 : 1.0, A));
+    PetscCall(PetscSNPrintf(what, len, "%s convection-diffusion Pe %d", type, k ? 100 : 1));
+    break;
+  default:
+    PetscCall(Block3(type, 16, A));
+    PetscCall(PetscSNPrintf(what, len, "%s 3-dof blocks", type));
+  }
+  PetscFunctionReturn(0);
+}
+
 /* -ksp_view of a KSP of the given type before it is set up (its preconditioner side must already be the right) */
 static PetscErrorCode ViewBeforeSetUp(KSPType type)
 {
