@@ -236,7 +236,7 @@ int main(int argc, char **argv)
    test:
       suffix: view
       args: -mat_gpustream_vec_type standard -mat_gpustream_pinned_vecs -view ::ascii_info
-      filter: grep -o "MatCreateVecs() gives .*"
+      filter: grep -o "MatCreateVecs() gives [^;]*"
 
    test:
       suffix: bad_pinned
