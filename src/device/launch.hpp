@@ -24,9 +24,9 @@ KOKKOS_FORCEINLINE_FUNCTION void DependentWait()
 #endif
 }
 
-/* Our own launch on Kokkos 3 with CUDA, and on Kokkos 4, whose team member is built alike, unless the build turns it
-   off (CMake's GPUSTREAM_OWN_TEAM_LAUNCH, on by default: the dependent launch saves most at small sizes, where a
-   solve is bound by launches; docs/design-measurements.md); Kokkos' parallel_for elsewhere */
+/* Our own launch on Kokkos 3 with CUDA, and on Kokkos 4, whose team member is built alike, where the build asks for
+   it (CMake's GPUSTREAM_OWN_TEAM_LAUNCH: the dependent launch saves most at small sizes, where a solve is bound by
+   launches; docs/design-measurements.md); Kokkos' parallel_for elsewhere */
 #if defined(KOKKOS_ENABLE_CUDA) && (KOKKOS_VERSION < 40000 || (KOKKOS_VERSION < 50000 && defined(GPUSTREAM_OWN_TEAM_LAUNCH)))
 #  define GS_OWN_TEAM_LAUNCH 1
 #endif
