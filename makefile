@@ -16,6 +16,7 @@ include ${PETSC_DIR}/lib/petsc/conf/rules
 # Same list as GPUSTREAM_SOURCES in CMakeLists.txt
 SOURCES = petsc-registration.c \
           src/sys/options.c \
+          src/sys/container.c \
           src/device/init.kokkos.cxx \
           src/device/vecaccess.kokkos.cxx \
           src/device/staging.kokkos.cxx \
@@ -29,6 +30,7 @@ SOURCES = petsc-registration.c \
           src/mat/gpustream/coo.kokkos.cxx \
           src/mat/gpustream/factor.c \
           src/mat/gpustream/factor.kokkos.cxx \
+          src/mat/gpustream/product.kokkos.cxx \
           src/ksp/pipecgfused/pipecgfused.c \
           src/ksp/pipecgfused/pipecgfused.kokkos.cxx \
           src/ksp/pipecgfused/pipecgfusedblock.kokkos.cxx \

@@ -413,6 +413,12 @@ int main(int argc, char **argv)
    test:
       args: -malloc_debug -malloc_dump
 
+   # the products' numeric phases on the host, as without Kokkos-Kernels (on one process they run on the device)
+   test:
+      suffix: host_products
+      args: -gpustream_device_products false -malloc_dump
+      output_file: output/mataij.out
+
    # the transposes' new-pattern and symbolic cases are AIJ's on one process only
    test:
       suffix: 2

@@ -117,6 +117,19 @@ PETSC_INTERN PetscErrorCode GSPinnedFree(void *);
 PETSC_INTERN PetscErrorCode GSVecPin(Vec *);
 PETSC_INTERN PetscErrorCode GSVecIsPinned(Vec, PetscBool *);
 
+/* A container's destroy function: from PETSc 3.23 on (PetscContainerSetCtxDestroy()) it is given the address of the
+   container's pointer, before (PetscContainerSetUserDestroy()) the pointer; GSContainerPointer(ctx) is the pointer */
+#if PETSC_VERSION_GE(3, 23, 0)
+#  define GSContainerSetDestroy(c, f) PetscContainerSetCtxDestroy(c, (PetscCtxDestroyFn *)(f))
+#  define GSContainerPointer(ctx)     (*(void **)(ctx))
+#else
+#  define GSContainerSetDestroy(c, f) PetscContainerSetUserDestroy(c, f)
+#  define GSContainerPointer(ctx)     (ctx)
+#endif
+/* Composes ptr on obj under name in a container that destroys it with destroy (given as GSContainerSetDestroy() says)
+   when obj lets it go; if that fails, ptr is destroyed at once */
+PETSC_INTERN PetscErrorCode GSObjectComposePointer(PetscObject, const char[], void *, PetscErrorCode (*)(void *));
+
 /* The host-device vector copies on this process so far: with a PETSc that has a device, those its log counted (the
    plugin's and PETSc's own, a device vector's data moved for a host operation: -log_view's CpuToGpu and GpuToCpu
    counts); else the plugin's (gs_host_copies). A solver's difference over a solve is what its view reports. */
@@ -271,6 +284,18 @@ typedef enum {
 PETSC_INTERN PetscErrorCode GSTriFactorSolve(GSTriFactor, GSTriSolve, const PetscScalar[], PetscScalar[], PetscBool);
 PETSC_INTERN PetscErrorCode GSTriFactorGetInfo(GSTriFactor, PetscCount *, PetscCount *, PetscInt *, PetscLogDouble *, PetscLogDouble *);
 PETSC_INTERN PetscErrorCode GSTriFactorDestroy(GSTriFactor *);
+
+/* The numeric phase of a product of sequential gpustream matrices on the device (Kokkos-Kernels' spgemm; opaque to
+   C): C = A P, or with ptap true C = P^T A P. Create: from the host patterns (A: am x an, ai, aj; P: an x pn, pi, pj;
+   C: cm rows, ci, cj, columns ascending, as AIJ's symbolic phase made it) and the device values a, p and c (each in
+   its matrix's order), computes C's values once; *fits false (nothing kept, c unspecified) where the build has no
+   Kokkos-Kernels or C's pattern lacks an entry of the product. Numeric: C's values again from new values of A and P
+   (na, np of them), the patterns as at creation. */
+typedef struct _n_GSDeviceProduct *GSDeviceProduct;
+PETSC_INTERN PetscErrorCode GSDeviceProductCreate(PetscBool, PetscInt, PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], PetscInt, const PetscInt[], const PetscInt[],
+                                                  PetscScalar[], GSDeviceProduct *, PetscBool *);
+PETSC_INTERN PetscErrorCode GSDeviceProductNumeric(GSDeviceProduct, const PetscScalar[], PetscCount, const PetscScalar[], PetscCount, PetscScalar[]);
+PETSC_INTERN PetscErrorCode GSDeviceProductDestroy(GSDeviceProduct *);
 
 /* Serial reference twins of the device SpMV: y = A x (+ z when z is not NULL), and Y = A X for k columns */
 PETSC_INTERN void GSSpMV_Ref(PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], const PetscScalar[], const PetscScalar[], PetscScalar[]);

@@ -5,6 +5,7 @@
 
 #if defined(GPUSTREAM_HAVE_KOKKOSKERNELS)
 #  include <vector>
+#  include "hostcsr.hpp"
 #  include <KokkosKernels_Handle.hpp>
 #  include <KokkosSparse_spiluk.hpp>
 #  include <KokkosSparse_sptrsv.hpp>
@@ -67,31 +68,6 @@ static DView<PetscScalar> Wrap(const PetscScalar *a, size_t n)
   return DView<PetscScalar>(const_cast<PetscScalar *>(a), n);
 }
 
-/* The transpose of the n x n CSR (row, col) on the host: its CSR (columns ascending) and, for each of its entries, the
-   entry of the original it is */
-static void Transpose(PetscInt n, const std::vector<PetscInt> &row, const std::vector<PetscInt> &col, std::vector<PetscInt> &trow, std::vector<PetscInt> &tcol, std::vector<PetscInt> &tmap)
-{
-  std::vector<PetscInt> next(n + 1, 0);
-  trow.assign(n + 1, 0);
-  tcol.resize(col.size());
-  tmap.resize(col.size());
-  for (PetscInt k = 0; k < row[n]; k++) trow[col[k] + 1]++;
-  for (PetscInt i = 0; i < n; i++) trow[i + 1] += trow[i];
-  std::copy(trow.begin(), trow.end(), next.begin());
-  for (PetscInt i = 0; i < n; i++)
-    for (PetscInt k = row[i]; k < row[i + 1]; k++) {
-      const PetscInt p = next[col[k]]++;
-      tcol[p]          = i;
-      tmap[p]          = k;
-    }
-}
-
-template <class T> static void Upload(DView<T> &d, const char *label, const std::vector<T> &h)
-{
-  d = DView<T>(Kokkos::ViewAllocateWithoutInitializing(label), h.size());
-  SyncCopy(d, HostUnmanaged<const T>(h.data(), h.size()));
-}
-
 PetscErrorCode GSTriFactorCreate(PetscInt n, const PetscInt ia[], const PetscInt ja[], PetscBool symmetric, GSTriFactor *out)
 {
   std::unique_ptr<_n_GSTriFactor> F;
@@ -117,7 +93,7 @@ PetscErrorCode GSTriFactorCreate(PetscInt n, const PetscInt ia[], const PetscInt
       std::vector<PetscInt> uptr(n + 1, 0); /* the upper part's CSR, strictly upper in (tcol, ...) after transposing */
       for (size_t e = 0; e < urow.size(); e++) uptr[urow[e] + 1]++;
       for (PetscInt i = 0; i < n; i++) uptr[i + 1] += uptr[i];
-      Transpose(n, uptr, ucol, trow, tcol, tmap);
+      HostTranspose(n, n, uptr, ucol, trow, tcol, tmap);
       row.assign(n + 1, 0);
       for (PetscInt i = 0; i < n; i++) {
         for (PetscInt k = trow[i]; k < trow[i + 1]; k++)
@@ -338,8 +314,8 @@ static bool HostFactorPattern(PetscInt n, PetscInt nz, const PetscInt ia[], cons
 PetscErrorCode GSTriFactorSetHost(GSTriFactor *out, PetscInt n, PetscInt nz, const PetscInt ia[], const PetscInt ja[], const PetscScalar a[], const PetscInt r[], const PetscInt c[], PetscBool *ok)
 {
   std::vector<PetscInt> lp[3], up[3];
-  const PetscInt        end = nz;
-  GSTriFactor           F   = *out;
+  const PetscInt        end  = nz;
+  GSTriFactor           F    = *out;
   bool                  laid = false;
 
   PetscFunctionBegin;
@@ -428,7 +404,7 @@ static PetscErrorCode MakeTransposes(GSTriFactor F)
         std::vector<PetscInt> row(n + 1), col(f[k]->col.extent(0)), trow, tcol, tmap;
         SyncCopy(HostUnmanaged<PetscInt>(row.data(), row.size()), f[k]->row);
         SyncCopy(HostUnmanaged<PetscInt>(col.data(), col.size()), f[k]->col);
-        Transpose(n, row, col, trow, tcol, tmap);
+        HostTranspose(n, n, row, col, trow, tcol, tmap);
         Upload(t[k]->row, "GPUStream::factor_trow", trow);
         Upload(t[k]->col, "GPUStream::factor_tcol", tcol);
         Upload(t[k]->map, "GPUStream::factor_tmap", tmap);

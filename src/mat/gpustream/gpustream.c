@@ -1188,10 +1188,127 @@ static PetscErrorCode MatProductPhaseAIJ_Private(Mat C, const char name[])
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatProductNumeric_GPUStream_AIJ(Mat C)
+/* A device product kept on its result (composed as GSDeviceProductName): NULL where the product did not fit, then the
+   host's numeric phase serves; made for the nonzero states nz of A, P and C */
+typedef struct {
+  GSDeviceProduct  prod;
+  PetscObjectState nz[3];
+} GSProductCtx;
+
+static const char GSDeviceProductName[] = "GPUStreamDeviceProduct";
+
+static PetscErrorCode GSProductCtxFree_Private(GSProductCtx *ctx)
 {
   PetscFunctionBegin;
-  PetscCall(MatProductPhaseAIJ_Private(C, "MatProductNumeric_GPUStream_AIJ_C"));
+  PetscCall(GSDeviceProductDestroy(&ctx->prod));
+  PetscCall(PetscFree(ctx));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the container's destroy function (GSContainerSetDestroy()) */
+static PetscErrorCode GSProductCtxDestroy_Private(void *ctx)
+{
+  PetscFunctionBegin;
+  PetscCall(GSProductCtxFree_Private((GSProductCtx *)GSContainerPointer(ctx)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The device values of a resident gpustream matrix and their count */
+static PetscErrorCode MatGPUStreamDeviceValues_Private(Mat A, PetscScalar **v, PetscCount *n)
+{
+  GSDeviceMat d = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(MatGPUStreamGetDeviceMat(A, &d, NULL, NULL));
+  PetscCheck(d, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The matrix is not resident on the device");
+  PetscCall(GSDeviceMatGetValuesArray(d, v, n));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A new device product for C = A P or P^T A P (ptap) from the host patterns and the device values; composed on C,
+   NULL inside where it does not fit */
+static PetscErrorCode MatProductDeviceCreate_Private(Mat C, Mat A, Mat P, PetscBool ptap, GSProductCtx **out)
+{
+  Mat             X[3] = {A, P, C};
+  const PetscInt *ia[3], *ja[3];
+  PetscInt        n[3];
+  PetscScalar    *v[3];
+  PetscBool       done[3] = {PETSC_FALSE, PETSC_FALSE, PETSC_FALSE}, fits = PETSC_FALSE;
+  GSProductCtx   *ctx;
+  PetscErrorCode  ierr = PETSC_SUCCESS;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&ctx));
+  for (int i = 0; i < 3 && !ierr; i++) {
+    ctx->nz[i] = X[i]->nonzerostate;
+    ierr       = MatGetRowIJ(X[i], 0, PETSC_FALSE, PETSC_FALSE, &n[i], &ia[i], &ja[i], &done[i]);
+    if (!ierr && done[i]) ierr = MatGPUStreamDeviceValues_Private(X[i], &v[i], NULL);
+  }
+  if (!ierr && done[0] && done[1] && done[2] && ia[0][n[0]] > 0 && ia[1][n[1]] > 0) ierr = GSDeviceProductCreate(ptap, n[0], A->cmap->n, ia[0], ja[0], v[0], P->cmap->n, ia[1], ja[1], v[1], n[2], ia[2], ja[2], v[2], &ctx->prod, &fits);
+  for (int i = 0; i < 3; i++)
+    if (done[i]) PetscCall(MatRestoreRowIJ(X[i], 0, PETSC_FALSE, PETSC_FALSE, &n[i], &ia[i], &ja[i], &done[i]));
+  if (ierr) PetscCall(GSProductCtxFree_Private(ctx));
+  PetscCall(ierr);
+  PetscCall(PetscInfo(C, "%s numeric phase %s\n", ptap ? "PtAP" : "AB", fits ? "on the device" : "on the host (the device product does not fit)"));
+  PetscCall(GSObjectComposePointer((PetscObject)C, GSDeviceProductName, ctx, GSProductCtxDestroy_Private)); /* C holds it */
+  *out = ctx;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The numeric phase on the device where it can run there: C = A P or P^T A P of sequential gpustream matrices, all
+   three resident and assembled (C is not before AIJ's first numeric phase), in a build with Kokkos-Kernels, unless
+   -gpustream_device_products false. The device values of C then lead (the host's follow when a host operation needs
+   them). *done false leaves the phase to AIJ's. */
+static PetscErrorCode MatProductNumericDevice_Private(Mat C, PetscBool *done)
+{
+  Mat_Product   *product = C->product;
+  Mat            A = product->A, P = product->B, X[3] = {A, P, C};
+  PetscBool      use = PETSC_TRUE, ptap = (PetscBool)(product->type == MATPRODUCT_PtAP);
+  PetscMPIInt    size;
+  GSProductCtx  *ctx = NULL;
+  PetscContainer c;
+
+  PetscFunctionBegin;
+  *done = PETSC_FALSE;
+  if (product->type != MATPRODUCT_AB && !ptap) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)C), &size));
+  if (size > 1) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(GSOptionsCheckValue(NULL, NULL, "-gpustream_device_products", GS_OPTION_BOOL, NULL, 0));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-gpustream_device_products", &use, NULL));
+  if (!use) PetscFunctionReturn(PETSC_SUCCESS);
+  for (int i = 0; i < 3; i++) {
+    PetscBool on;
+    PetscCall(MatGPUStreamValuesOnDevice_Private(X[i], &on));
+    if (!on) PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PetscObjectQuery((PetscObject)C, GSDeviceProductName, (PetscObject *)&c));
+  if (c) {
+    PetscCall(PetscContainerGetPointer(c, (void **)&ctx));
+    for (int i = 0; i < 3; i++)
+      if (ctx->nz[i] != X[i]->nonzerostate) ctx = NULL; /* made for other patterns */
+    if (ctx && ctx->prod) {
+      PetscScalar *a, *p, *v;
+      PetscCount   na, np;
+      PetscCall(MatGPUStreamDeviceValues_Private(A, &a, &na));
+      PetscCall(MatGPUStreamDeviceValues_Private(P, &p, &np));
+      PetscCall(MatGPUStreamDeviceValues_Private(C, &v, NULL));
+      PetscCall(GSDeviceProductNumeric(ctx->prod, a, na, p, np, v));
+    }
+  }
+  if (!ctx) PetscCall(MatProductDeviceCreate_Private(C, A, P, ptap, &ctx));
+  if (!ctx->prod) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatGPUStreamDeviceChanged_Private(C));
+  *done = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatProductNumeric_GPUStream_AIJ(Mat C)
+{
+  PetscBool done = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  if (MatGPUStreamIsOurs_Private(C)) PetscCall(MatProductNumericDevice_Private(C, &done));
+  if (!done) PetscCall(MatProductPhaseAIJ_Private(C, "MatProductNumeric_GPUStream_AIJ_C"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

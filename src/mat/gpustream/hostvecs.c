@@ -8,25 +8,13 @@
 
 static const char GSPinnedName[] = "GPUStreamPinnedArray";
 
-#if PETSC_VERSION_GE(3, 23, 0)
-/* given the address of the container's pointer (PetscCtxDestroyFn, whose argument's declared type varies) */
+/* the container's destroy function (GSContainerSetDestroy()) */
 static PetscErrorCode PinnedArrayDestroy(void *ctx)
 {
-  void **p = (void **)ctx;
-
   PetscFunctionBegin;
-  PetscCall(GSPinnedFree(*p));
-  *p = NULL;
+  PetscCall(GSPinnedFree(GSContainerPointer(ctx)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
-#else
-static PetscErrorCode PinnedArrayDestroy(void *p)
-{
-  PetscFunctionBegin;
-  PetscCall(GSPinnedFree(p));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-#endif
 
 static PetscErrorCode VecDuplicate_Pinned(Vec, Vec *);
 
@@ -36,7 +24,6 @@ static PetscErrorCode VecCreatePinned_Private(Vec like, Vec *v)
   MPI_Comm       comm = PetscObjectComm((PetscObject)like);
   PetscLayout    map  = like->map;
   PetscScalar   *array;
-  PetscContainer c;
   PetscBool      mpi;
   PetscErrorCode ierr;
 
@@ -44,21 +31,15 @@ static PetscErrorCode VecCreatePinned_Private(Vec like, Vec *v)
   PetscCall(PetscObjectTypeCompare((PetscObject)like, VECMPI, &mpi));
   PetscCall(GSPinnedMalloc((size_t)map->n * sizeof(PetscScalar), (void **)&array));
   PetscCall(PetscArrayzero(array, map->n));
-  PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &c));
-  PetscCall(PetscContainerSetPointer(c, array));
-#if PETSC_VERSION_GE(3, 23, 0)
-  PetscCall(PetscContainerSetCtxDestroy(c, (PetscCtxDestroyFn *)PinnedArrayDestroy));
-#else
-  PetscCall(PetscContainerSetUserDestroy(c, PinnedArrayDestroy));
-#endif
   if (mpi)
     ierr = VecCreateMPIWithArray(comm, map->bs, map->n, map->N, array, v);
   else
     ierr = VecCreateSeqWithArray(comm, map->bs, map->n, array, v);
-  if (ierr) PetscCall(PetscContainerDestroy(&c)); /* frees the array */
+  if (ierr) PetscCall(GSPinnedFree(array));
   PetscCall(ierr);
-  PetscCall(PetscObjectCompose((PetscObject)*v, GSPinnedName, (PetscObject)c));
-  PetscCall(PetscContainerDestroy(&c)); /* the vector holds it now */
+  ierr = GSObjectComposePointer((PetscObject)*v, GSPinnedName, array, PinnedArrayDestroy); /* the vector holds it */
+  if (ierr) PetscCall(VecDestroy(v));                                                      /* the array went with the failure */
+  PetscCall(ierr);
   (*v)->ops->duplicate = VecDuplicate_Pinned;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

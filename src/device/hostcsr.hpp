@@ -1,0 +1,34 @@
+/* Host-side helpers of the device code that builds CSR data from PETSc's host patterns */
+#pragma once
+
+#include <vector>
+#include "kokkosimpl.hpp"
+
+namespace gpustream
+{
+/* The transpose of the m x n CSR (row, col) on the host: its CSR (n rows, columns ascending) and, for each of its
+   entries, the entry of the original it is */
+inline void HostTranspose(PetscInt m, PetscInt n, const std::vector<PetscInt> &row, const std::vector<PetscInt> &col, std::vector<PetscInt> &trow, std::vector<PetscInt> &tcol, std::vector<PetscInt> &tmap)
+{
+  std::vector<PetscInt> next(n + 1, 0);
+  trow.assign(n + 1, 0);
+  tcol.resize(col.size());
+  tmap.resize(col.size());
+  for (PetscInt k = 0; k < row[m]; k++) trow[col[k] + 1]++;
+  for (PetscInt i = 0; i < n; i++) trow[i + 1] += trow[i];
+  std::copy(trow.begin(), trow.end(), next.begin());
+  for (PetscInt i = 0; i < m; i++)
+    for (PetscInt k = row[i]; k < row[i + 1]; k++) {
+      const PetscInt p = next[col[k]]++;
+      tcol[p]          = i;
+      tmap[p]          = k;
+    }
+}
+
+template <class T> inline void Upload(DView<T> &d, const char *label, const std::vector<T> &h)
+{
+  d = DView<T>(Kokkos::ViewAllocateWithoutInitializing(label), h.size());
+  SyncCopy(d, HostUnmanaged<const T>(h.data(), h.size()));
+}
+
+} // namespace gpustream
