@@ -6,6 +6,7 @@ against the same solves on plain host vectors, placed and replaced arrays, and n
   -expect_pinned <false> : whether the arrays must be pinned\n\n";
 
 #include <petscgpustream.h>
+#include "collective.h"
 #include "laplacian.h"
 
 /* The name the plugin composes a pinned vector's array under (src/mat/gpustream/hostvecs.c) */
@@ -31,7 +32,7 @@ static PetscErrorCode IsPinned(Vec v, PetscBool *pinned)
   PetscCall(VecGetArray(v, &a));
   *pinned = (PetscBool)(c && p == (void *)a);
   PetscCall(VecRestoreArray(v, &a));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, pinned, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
+  PetscCall(AllTrue(pinned));
   PetscFunctionReturn(0);
 }
 
@@ -50,7 +51,7 @@ static PetscErrorCode SameLayout(Vec u, Vec v, PetscBool *same)
   PetscCall(VecGetBlockSize(u, &bu));
   PetscCall(VecGetBlockSize(v, &bv));
   *same = (PetscBool)(t && lu == lv && hu == hv && bu == bv);
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, same, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
+  PetscCall(AllTrue(same));
   PetscFunctionReturn(0);
 }
 
@@ -105,7 +106,7 @@ static PetscErrorCode Vectors(Mat A, Mat Aaij, PetscBool expect)
     ok = (PetscBool)(ax != ay || !n);
     PetscCall(VecRestoreArrayRead(x, &ax));
     PetscCall(VecRestoreArrayRead(y, &ay));
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
+    PetscCall(AllTrue(&ok));
     PetscCall(Check(ok, "VecDuplicate: an array of its own"));
   }
 
@@ -127,7 +128,7 @@ static PetscErrorCode Vectors(Mat A, Mat Aaij, PetscBool expect)
     PetscCall(VecReplaceArray(y, mine));
     PetscCall(VecSet(y, 1.0));
     PetscCall(VecNorm(y, NORM_INFINITY, &nb));
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
+    PetscCall(AllTrue(&ok));
     PetscCall(Check((PetscBool)(ok && nx == 0 && nb == 1.0), "VecPlaceArray, VecResetArray, VecReplaceArray"));
   }
   PetscCall(VecDestroy(&y));

@@ -8,6 +8,7 @@ repeated solves with changed operators, other PCs applied on the host, residual 
 
 #include <math.h>
 #include <petscgpustream.h>
+#include "collective.h"
 #include "vecdiff.h"
 
 static PetscBool verbose = PETSC_FALSE;
@@ -284,7 +285,7 @@ static PetscErrorCode LevelsOfType(PC pc, MatType type, PetscBool *all)
       if (verbose) PetscCall(PetscPrintf(PETSC_COMM_SELF, "  coarse block %" PetscInt_FMT ": %s\n", k, st));
       ok = (PetscBool)(ok && !strcmp(st, strcmp(type, MATGPUSTREAM) || !devicelu ? MATSOLVERPETSC : MATSOLVERGPUSTREAM));
     }
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
+    PetscCall(AllTrue(&ok));
     *all = (PetscBool)(*all && ok);
   }
   if (verbose) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %" PetscInt_FMT " levels\n", nl));
