@@ -370,6 +370,25 @@ static PetscErrorCode DependentLaunch(void)
   PetscFunctionReturn(0);
 }
 
+/* -gpustream_device_products is read at each numeric phase of a product of gpustream matrices, on any number of
+   processes */
+static PetscErrorCode DeviceProducts(void)
+{
+  Mat    A, B, C;
+  Caught c;
+
+  PetscFunctionBeginUser;
+  PetscCall(Pair(PETSC_TRUE, &A, &B));
+  PetscCall(MatMatMult(A, A, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &C));
+  PetscCall(PetscOptionsSetValue(NULL, "-gpustream_device_products", "maybe"));
+  CATCH(&c, MatMatMult(A, A, MAT_REUSE_MATRIX, PETSC_DEFAULT, &C));
+  PetscCall(PetscOptionsClearValue(NULL, "-gpustream_device_products"));
+  PetscCall(MatDestroy(&C));
+  PetscCall(Expect("-gpustream_device_products maybe", &c, PETSC_ERR_ARG_WRONG, "-gpustream_device_products maybe: give true or false"));
+  PetscCall(GoodAfterAndDestroy(&A, &B, NULL, KSPPIPECGFUSED));
+  PetscFunctionReturn(0);
+}
+
 /* The option -<prefix><name> set to value (value NULL: cleared) */
 static PetscErrorCode SetOption(const char *prefix, const char *name, const char *value)
 {
@@ -657,6 +676,7 @@ int main(int argc, char **argv)
     TWICE(Shape(KSPSGMRESF, KSPGMRES, cols));
   }
   TWICE(DependentLaunch());
+  TWICE(DeviceProducts());
   TWICE(Budget("a budget below one row and the vectors", NULL, "stream", "100", NULL, "is too small: even with one row per subdivision"));
   TWICE(Budget("a budget too small for 2 subdivisions", NULL, "stream", "400", "2", "is too small for 2 subdivisions"));
   TWICE(Budget("resident mode over the budget", NULL, "resident", "100", NULL, "-mat_gpustream_mode resident: the matrix needs"));

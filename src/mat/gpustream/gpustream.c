@@ -1270,12 +1270,11 @@ static PetscErrorCode MatProductNumericDevice_Private(Mat C, PetscBool *done)
 
   PetscFunctionBegin;
   *done = PETSC_FALSE;
-  if (product->type != MATPRODUCT_AB && !ptap) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(GSOptionsCheckValue(NULL, NULL, "-gpustream_device_products", GS_OPTION_BOOL, NULL, 0)); /* on any product */
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-gpustream_device_products", &use, NULL));
+  if (!use || (product->type != MATPRODUCT_AB && !ptap)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)C), &size));
   if (size > 1) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(GSOptionsCheckValue(NULL, NULL, "-gpustream_device_products", GS_OPTION_BOOL, NULL, 0));
-  PetscCall(PetscOptionsGetBool(NULL, NULL, "-gpustream_device_products", &use, NULL));
-  if (!use) PetscFunctionReturn(PETSC_SUCCESS);
   for (int i = 0; i < 3; i++) {
     PetscBool on;
     PetscCall(MatGPUStreamValuesOnDevice_Private(X[i], &on));
