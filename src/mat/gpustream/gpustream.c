@@ -1283,7 +1283,7 @@ static PetscErrorCode MatProductNumericDevice_Private(Mat C, PetscBool *done)
   PetscCall(PetscObjectQuery((PetscObject)C, GSDeviceProductName, (PetscObject *)&c));
   if (c) {
     PetscCall(PetscContainerGetPointer(c, (void **)&ctx));
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 3 && ctx; i++)
       if (ctx->nz[i] != X[i]->nonzerostate) ctx = NULL; /* made for other patterns */
     if (ctx && ctx->prod) {
       PetscScalar *a, *p, *v;
