@@ -13,19 +13,9 @@ must be brought up to date first.\n\
 #include <petscgpustream.h>
 #include <petscksp.h>
 #include "vecdiff.h"
+#include "collective.h"
 
 static PetscBool verbose = PETSC_FALSE;
-
-/* same on every process */
-static PetscErrorCode AllSame(PetscBool *same)
-{
-  int s = *same ? 1 : 0;
-
-  PetscFunctionBeginUser;
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &s, 1, MPI_INT, MPI_LAND, PETSC_COMM_WORLD));
-  *same = s ? PETSC_TRUE : PETSC_FALSE;
-  PetscFunctionReturn(0);
-}
 
 /* The same matrix as gpustream (A) and AIJ (B): the 5-point Laplacian of an m x m grid (bs unknowns per node, each
    coupled to every unknown of its node and of the neighbouring nodes), symmetric, or with a convection term; every value times a factor of its own between 0.7 and 1.3
@@ -426,7 +416,7 @@ static PetscErrorCode Coloring(void)
     }
     same = (PetscBool)(n[0] == n[1] && nc[0] == nc[1]);
     for (PetscInt i = 0; same && i < n[0]; i++) same = (PetscBool)(colors[0][i] == colors[1][i]);
-    PetscCall(AllSame(&same));
+    PetscCall(AllTrue(&same));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "greedy coloring of distance %" PetscInt_FMT ": %s\n", dist, same ? "the colors of AIJ's" : "DIFFERS FROM AIJ'S"));
     for (int k = 0; k < 2; k++) PetscCall(ISColoringDestroy(&c[k]));
   }
@@ -452,7 +442,7 @@ static PetscErrorCode Ordering(void)
   for (PetscInt k = 0; same && k < ia[0][n[0]]; k++) same = (PetscBool)(ja[0][k] == ja[1][k]);
   PetscCall(MatRestoreRowIJ(A, 0, PETSC_TRUE, PETSC_FALSE, &n[0], &ia[0], &ja[0], &done[0]));
   PetscCall(MatRestoreRowIJ(B, 0, PETSC_TRUE, PETSC_FALSE, &n[1], &ia[1], &ja[1], &done[1]));
-  PetscCall(AllSame(&same));
+  PetscCall(AllTrue(&same));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "MatGetRowIJ, symmetric: %s\n", same ? "AIJ's rows" : "DIFFERS FROM AIJ'S"));
   {
     const MatOrderingType types[] = {MATORDERINGND, MATORDERINGRCM, MATORDERINGQMD};
@@ -504,7 +494,7 @@ static PetscErrorCode Ordering(void)
         PetscCall(ISSort(is[k]));
       }
       PetscCall(ISEqual(is[0], is[1], &same));
-      PetscCall(AllSame(&same));
+      PetscCall(AllTrue(&same));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "MatIncreaseOverlap%s: %s\n", scalable ? ", scalable" : "", same ? "AIJ's rows" : "DIFFERS FROM AIJ'S"));
       for (int k = 0; k < 2; k++) PetscCall(ISDestroy(&is[k]));
       if (scalable) PetscCall(PetscOptionsClearValue(NULL, "-mat_increase_overlap_scalable"));

@@ -1,4 +1,4 @@
-/* What the tests agree on across processes */
+/* What the tests agree on across processes (aijcode.c, hostvecs.c, kspgpustream.c) */
 #pragma once
 
 #include <petscsys.h>
