@@ -1,4 +1,4 @@
-/* Host-side helpers of the device code that builds CSR data from PETSc's host patterns */
+/* Helpers of the device code that builds CSR data from PETSc's host patterns (the factors', the products') */
 #pragma once
 
 #include <vector>
@@ -25,10 +25,23 @@ inline void HostTranspose(PetscInt m, PetscInt n, const std::vector<PetscInt> &r
     }
 }
 
+/* d: a new device copy of the n host values h */
+template <class T> inline void Upload(DView<T> &d, const char *label, const T *h, size_t n)
+{
+  d = DView<T>(Kokkos::ViewAllocateWithoutInitializing(label), n);
+  SyncCopy(d, HostUnmanaged<const T>(h, n));
+}
+
 template <class T> inline void Upload(DView<T> &d, const char *label, const std::vector<T> &h)
 {
-  d = DView<T>(Kokkos::ViewAllocateWithoutInitializing(label), h.size());
-  SyncCopy(d, HostUnmanaged<const T>(h.data(), h.size()));
+  Upload(d, label, h.data(), h.size());
+}
+
+/* n values in the execution space's memory as a view, where a Kokkos-Kernels call wants lvalues of the exact view
+   types */
+inline DView<PetscScalar> Wrap(const PetscScalar *a, size_t n)
+{
+  return DView<PetscScalar>(const_cast<PetscScalar *>(a), n);
 }
 
 } // namespace gpustream

@@ -62,12 +62,6 @@ struct _n_GSTriFactor {
   PetscLogDouble               work = 0;
 };
 
-/* Where a KK call's arguments want lvalues of the exact view types */
-static DView<PetscScalar> Wrap(const PetscScalar *a, size_t n)
-{
-  return DView<PetscScalar>(const_cast<PetscScalar *>(a), n);
-}
-
 PetscErrorCode GSTriFactorCreate(PetscInt n, const PetscInt ia[], const PetscInt ja[], PetscBool symmetric, GSTriFactor *out)
 {
   std::unique_ptr<_n_GSTriFactor> F;

@@ -7,6 +7,7 @@
 #if defined(GPUSTREAM_HAVE_KOKKOSKERNELS)
 #  include <KokkosKernels_Handle.hpp>
 #  include <KokkosSparse_spgemm.hpp>
+#  include <memory>
 #  include "hostcsr.hpp"
 
 /* Kokkos-Kernels 4.6 moved spgemm out of the Experimental namespace (3.x does not define its version) */
@@ -39,16 +40,6 @@ struct _n_GSDeviceProduct {
   DView<PetscInt>    crow, ccol; /* the result's pattern, where the product's entries go */
   SpGEMM             ap, pap;    /* A P, and P^T (A P) */
 };
-
-static DView<PetscScalar> Wrap(const PetscScalar *a, size_t n)
-{
-  return DView<PetscScalar>(const_cast<PetscScalar *>(a), n);
-}
-
-static std::vector<PetscInt> Copy(PetscInt n, const PetscInt a[])
-{
-  return std::vector<PetscInt>(a, a + n);
-}
 
 static void Symbolic(SpGEMM &x, PetscInt m, PetscInt n, PetscInt k, const DView<PetscInt> &lrow, const DView<PetscInt> &lcol, const DView<PetscInt> &rrow, const DView<PetscInt> &rcol)
 {
@@ -101,15 +92,19 @@ static PetscInt Scatter(const GSDeviceProduct P, const DView<PetscScalar> &c)
   return misses;
 }
 
-/* The numeric phase: a, p and c the device values of A, P and C */
-static PetscInt Run(GSDeviceProduct P, const PetscScalar *a, PetscCount na, const PetscScalar *p, PetscCount np, PetscScalar *c)
+/* A P from the device values a and p of A and P */
+static void ProductAP(GSDeviceProduct P, const PetscScalar *a, PetscCount na, const PetscScalar *p, PetscCount np)
 {
-  const DView<PetscScalar> av = Wrap(a, (size_t)na), pv = Wrap(p, (size_t)np);
+  Numeric(P->ap, P->arow, P->acol, Wrap(a, (size_t)na), P->prow, P->pcol, Wrap(p, (size_t)np));
+}
 
-  Numeric(P->ap, P->arow, P->acol, av, P->prow, P->pcol, pv);
+/* After ProductAP(): P^T (A P) where the product is one, then the values into c, C's device values; the misses of
+   Scatter() */
+static PetscInt Finish(GSDeviceProduct P, const PetscScalar *p, PetscCount np, PetscScalar *c)
+{
   if (P->galerkin) {
     const DView<PetscInt>    map = P->ptmap;
-    const DView<PetscScalar> t   = P->ptval;
+    const DView<PetscScalar> t = P->ptval, pv = Wrap(p, (size_t)np);
     Kokkos::parallel_for(
         "GPUStream::ProductTranspose", RangePol(0, (PetscInt)t.extent(0)), KOKKOS_LAMBDA(const PetscInt k) { t(k) = pv(map(k)); });
     Numeric(P->pap, P->ptrow, P->ptcol, P->ptval, P->ap.row, P->ap.col, P->ap.val);
@@ -120,42 +115,38 @@ static PetscInt Run(GSDeviceProduct P, const PetscScalar *a, PetscCount na, cons
 PetscErrorCode GSDeviceProductCreate(PetscBool ptap, PetscInt am, PetscInt an, const PetscInt ai[], const PetscInt aj[], const PetscScalar a[], PetscInt pn, const PetscInt pi[], const PetscInt pj[], const PetscScalar p[], PetscInt cm,
                                      const PetscInt ci[], const PetscInt cj[], PetscScalar c[], GSDeviceProduct *out, PetscBool *fits)
 {
-  GSDeviceProduct P      = nullptr;
-  PetscInt        misses = 0;
+  std::unique_ptr<_n_GSDeviceProduct> P; /* freed on an exception */
+  PetscInt                            misses = 0;
 
   PetscFunctionBegin;
   *out  = nullptr;
   *fits = PETSC_FALSE;
   GSCallKokkos({
-    P           = new _n_GSDeviceProduct;
+    P.reset(new _n_GSDeviceProduct);
     P->galerkin = ptap;
     P->cm       = cm;
     P->cnnz     = ci[cm];
-    Upload(P->arow, "GPUStream::product_arow", Copy(am + 1, ai));
-    Upload(P->acol, "GPUStream::product_acol", Copy(ai[am], aj));
-    Upload(P->prow, "GPUStream::product_prow", Copy(an + 1, pi));
-    Upload(P->pcol, "GPUStream::product_pcol", Copy(pi[an], pj));
-    Upload(P->crow, "GPUStream::product_crow", Copy(cm + 1, ci));
-    Upload(P->ccol, "GPUStream::product_ccol", Copy(ci[cm], cj));
+    Upload(P->arow, "GPUStream::product_arow", ai, am + 1);
+    Upload(P->acol, "GPUStream::product_acol", aj, ai[am]);
+    Upload(P->prow, "GPUStream::product_prow", pi, an + 1);
+    Upload(P->pcol, "GPUStream::product_pcol", pj, pi[an]);
+    Upload(P->crow, "GPUStream::product_crow", ci, cm + 1);
+    Upload(P->ccol, "GPUStream::product_ccol", cj, ci[cm]);
     Symbolic(P->ap, am, an, pn, P->arow, P->acol, P->prow, P->pcol);
+    ProductAP(P.get(), a, ai[am], p, pi[an]); /* A P's column indices come with its numeric phase */
     if (ptap) {
       std::vector<PetscInt> trow, tcol, tmap;
-      HostTranspose(an, pn, Copy(an + 1, pi), Copy(pi[an], pj), trow, tcol, tmap);
+      HostTranspose(an, pn, std::vector<PetscInt>(pi, pi + an + 1), std::vector<PetscInt>(pj, pj + pi[an]), trow, tcol, tmap);
       Upload(P->ptrow, "GPUStream::product_ptrow", trow);
       Upload(P->ptcol, "GPUStream::product_ptcol", tcol);
       Upload(P->ptmap, "GPUStream::product_ptmap", tmap);
       P->ptval = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::product_ptval"), tcol.size());
-      /* A P's column indices come with its numeric phase, and the symbolic phase of P^T (A P) reads them */
-      Numeric(P->ap, P->arow, P->acol, Wrap(a, ai[am]), P->prow, P->pcol, Wrap(p, pi[an]));
-      Symbolic(P->pap, pn, an, pn, P->ptrow, P->ptcol, P->ap.row, P->ap.col);
+      Symbolic(P->pap, pn, an, pn, P->ptrow, P->ptcol, P->ap.row, P->ap.col); /* reads A P's column indices */
     }
-    misses = Run(P, a, ai[am], p, pi[an], c);
+    misses = Finish(P.get(), p, pi[an], c);
   });
-  if (misses) { /* C's pattern lacks some of the product's entries: not a pattern AIJ made for this product */
-    delete P;
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  *out  = P;
+  if (misses) PetscFunctionReturn(PETSC_SUCCESS); /* C's pattern lacks some of the product's entries: not one AIJ made for it */
+  *out  = P.release();
   *fits = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -165,7 +156,10 @@ PetscErrorCode GSDeviceProductNumeric(GSDeviceProduct P, const PetscScalar a[], 
   PetscInt misses = 0;
 
   PetscFunctionBegin;
-  GSCallKokkos(misses = Run(P, a, na, p, np, c));
+  GSCallKokkos({
+    ProductAP(P, a, na, p, np);
+    misses = Finish(P, p, np, c);
+  });
   PetscCheck(!misses, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%" PetscInt_FMT " entries of a device product have no place in its result's pattern", misses);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
