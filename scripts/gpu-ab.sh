@@ -1,8 +1,9 @@
 #!/bin/bash
 # A/B of solver variants in one device call (scripts/gpu-run.sh's set-up: .gpu/ carried, the build of
-# scripts/build-gpu.sh; or another stack's B and GPU_ENV, as for gpu-run.sh). Each round runs every variant at every size (bench_poisson, 2D Laplacian, 30 iterations,
-# the median of 7 solves), rounds interleaved so that a drift of the machine hits all variants alike; the summary
-# gives each variant's median over the rounds and its ratio to its own memory floor (copy bandwidth of this run).
+# scripts/build-gpu.sh; or another stack's B and GPU_ENV, as for gpu-run.sh). Each round runs every variant at every
+# size (bench_poisson, 2D Laplacian, 30 iterations, the median of 7 solves), rounds interleaved so that a drift of the
+# machine hits all variants alike; the summary gives each variant's median over the rounds of its iteration loop's
+# time and its ratio to its own memory floor (copy bandwidth of this run); ab.csv has the whole solve's too.
 #   VARIANTS="label|passes|bench_poisson options[|library];..."   passes: V or V/C, the vector passes of an iteration
 #                                                         (8 bytes a row each) and its passes over the CSR (values,
 #                                                         column indices, row pointer; 1 if not given); "-": no floor;
