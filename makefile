@@ -76,7 +76,7 @@ ifdef KOKKOS_DIR
   # nvcc knows no -MP and names the -MMD target after the source: name it here (a deleted header needs `make clean`)
   CXX_DEPFLAGS  = -MMD -MT $@ -MF $(@:.o=.d)
   KOKKOS_LIBS  ?= $(if $(KOKKOSKERNELS_DIR),$(wildcard $(KOKKOSKERNELS_DIR)/lib*/libkokkoskernels.a)) \
-                  $(wildcard $(KOKKOS_DIR)/lib*/libkokkoscontainers.a $(KOKKOS_DIR)/lib*/libkokkoscore.a) -lcudart -lcuda
+                  $(wildcard $(KOKKOS_DIR)/lib*/libkokkoscontainers.a $(KOKKOS_DIR)/lib*/libkokkoscore.a) -lcudart -lcuda -ldl
 else
   # Debian's Kokkos: Trilinos' in include/trilinos with libtrilinos_kokkoscore (Debian 12), or in include/kokkos with
   # libkokkoscore (newer Trilinos, and the standalone Kokkos)

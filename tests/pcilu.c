@@ -961,7 +961,14 @@ int main(int argc, char **argv)
    # the factor's view: where it ran and why
    test:
       suffix: view
-      args: -scenario solve,fallback,shift -gs_ksp_view
-      filter: grep -E "GPUStream: (ILU|ICC|[0-9]+ of)|package used|^  type: (ilu|icc)|as AIJ|DIFFERS" | sed -E -e "s/on the device \([A-Za-z]+\)/on the device (SPACE)/" -e "s/[0-9.]+(e[-+]?[0-9]+)? MB/X MB/"
+      args: -scenario solve,fallback,shift -gs_ksp_view -gs_mat_gpustream_trisolve kokkoskernels
+      filter: grep -E "GPUStream: (ILU|ICC|[0-9]+ of|its triangular)|package used|^  type: (ilu|icc)|as AIJ|DIFFERS" | sed -E -e "s/on the device \([A-Za-z]+\)/on the device (SPACE)/" -e "s/[0-9.]+(e[-+]?[0-9]+)? MB/X MB/"
+
+   # a bad backend for the triangular solves: PETSc's error naming the option with its prefix
+   test:
+      suffix: bad_trisolve
+      args: -scenario solve -gs_mat_gpustream_trisolve fast
+      error: 1
+      filter: grep -o -E "Unknown .*trisolve[^ ]*" | tr -d '"' | sort -u
 
 TEST*/

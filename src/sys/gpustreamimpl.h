@@ -268,13 +268,17 @@ typedef enum {
   GS_PIVOT_ABS_ROWSUM, /* |pivot| <= zeropivot times the row's off-diagonal sum: MAT_SHIFT_NONZERO */
   GS_PIVOT_REAL_ROWSUM /* Re(pivot) <= zeropivot times that sum: MAT_SHIFT_POSITIVE_DEFINITE */
 } GSPivotTest;
-PETSC_INTERN PetscErrorCode GSTriFactorCreate(PetscInt, const PetscInt[], const PetscInt[], PetscBool, GSTriFactor *);
-PETSC_INTERN PetscErrorCode GSTriFactorNumeric(GSTriFactor, const PetscScalar[], PetscBool, GSPivotTest, PetscReal, PetscInt *, PetscReal *);
+/* Who solves the triangular factors (-mat_gpustream_trisolve): auto (cuSPARSE's SpSV in CUDA builds where it loads,
+   else Kokkos-Kernels' sptrsv), kokkoskernels, cusparse (an error where it is not available) */
+typedef enum { GS_TRI_BACKEND_AUTO, GS_TRI_BACKEND_KOKKOSKERNELS, GS_TRI_BACKEND_CUSPARSE } GSTriBackend;
+PETSC_INTERN const char *const GSTriBackends[];
+PETSC_INTERN PetscErrorCode    GSTriFactorCreate(PetscInt, const PetscInt[], const PetscInt[], PetscBool, GSTriBackend, GSTriFactor *);
+PETSC_INTERN PetscErrorCode    GSTriFactorNumeric(GSTriFactor, const PetscScalar[], PetscBool, GSPivotTest, PetscReal, PetscInt *, PetscReal *);
 /* The device factor of a host factor (MATSOLVERPETSC's LU or ILU, PETSc's SeqAIJ layout: of n rows, its nz entries,
    ia, ja and values; its row and column orderings, NULL where natural), made anew where its pattern or orderings
    changed, else given the new values; then solved as the device's own (not GS_TRI_FORWARD or GS_TRI_BACKWARD).
    *ok false (nothing done) where the host factor is laid out otherwise */
-PETSC_INTERN PetscErrorCode GSTriFactorSetHost(GSTriFactor *, PetscInt, PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], const PetscInt[], const PetscInt[], PetscBool *);
+PETSC_INTERN PetscErrorCode GSTriFactorSetHost(GSTriFactor *, PetscInt, PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], const PetscInt[], const PetscInt[], GSTriBackend, PetscBool *);
 typedef enum {
   GS_TRI_SOLVE,     /* x = (L U)^-1 b */
   GS_TRI_TRANSPOSE, /* x = (L U)^-T b */
@@ -284,6 +288,8 @@ typedef enum {
 PETSC_INTERN PetscErrorCode GSTriFactorSolve(GSTriFactor, GSTriSolve, const PetscScalar[], PetscScalar[], PetscBool);
 PETSC_INTERN PetscErrorCode GSTriFactorGetInfo(GSTriFactor, PetscCount *, PetscCount *, PetscInt *, PetscLogDouble *, PetscLogDouble *);
 PETSC_INTERN PetscErrorCode GSTriFactorDestroy(GSTriFactor *);
+/* "cuSPARSE's SpSV" or "Kokkos-Kernels' sptrsv": who solves the factor's triangles */
+PETSC_INTERN const char *GSTriFactorSolverName(GSTriFactor);
 
 /* The numeric phase of a product of sequential gpustream matrices on the device (Kokkos-Kernels' spgemm; opaque to
    C): C = A P, or with ptap true C = P^T A P. Create: from the host patterns (A: am x an, ai, aj; P: an x pn, pi, pj;

@@ -1,5 +1,7 @@
 /* The device ILU(0) and ICC(0) factors (GSTriFactor) against a serial twin, and their pivot checks */
+#include <cstring>
 #include "unit.hpp"
+#include "cusparse.hpp"
 
 namespace unit
 {
@@ -79,14 +81,14 @@ CSRHost RandomFactorable(PetscInt n, PetscInt maxlen, bool symmetric)
 }
 
 /* The matrix the ICC(0) factor factors: the upper triangle mirrored (symmetric already for RandomFactorable(true)) */
-PetscErrorCode FactorSolve(const CSRHost &A, bool symmetric, bool device, GSTriSolve mode, const std::vector<PetscScalar> &b, std::vector<PetscScalar> &x, PetscInt *bad)
+PetscErrorCode FactorSolve(const CSRHost &A, bool symmetric, bool device, GSTriSolve mode, const std::vector<PetscScalar> &b, std::vector<PetscScalar> &x, PetscInt *bad, GSTriBackend backend = GS_TRI_BACKEND_AUTO)
 {
   GSTriFactor F = nullptr;
   PetscReal   pivot;
 
   PetscFunctionBegin;
   x.assign(A.m, 0);
-  PetscCall(GSTriFactorCreate(A.m, A.ia.data(), A.ja.data(), symmetric ? PETSC_TRUE : PETSC_FALSE, &F));
+  PetscCall(GSTriFactorCreate(A.m, A.ia.data(), A.ja.data(), symmetric ? PETSC_TRUE : PETSC_FALSE, backend, &F));
   if (device) { /* the values in the execution space's memory, as a resident matrix's */
     gpustream::DView<PetscScalar> a("unit::factor_a", A.a.size());
     GSCallKokkos(gpustream::SyncCopy(a, gpustream::HostUnmanaged<const PetscScalar>(A.a.data(), A.a.size())));
@@ -133,11 +135,12 @@ void TestTriFactor()
       ILU0Ref(A, lu, diag);
       for (int t = 0; t < 2; t++) {
         const auto ref = LUSolveRef(A, lu, diag, b, t);
-        for (int dev = 0; dev < 2; dev++) {
-          PetscInt bad = -2;
-          Check(!FactorSolve(A, sym, dev, t ? GS_TRI_TRANSPOSE : GS_TRI_SOLVE, b, x, &bad) && bad == -1 && RelDiff(x, ref) < 1e-12,
-                std::string(sym ? "ICC(0)" : "ILU(0)") + (t ? " transposed" : "") + " solve, values on the " + (dev ? "device" : "host") + ", n=" + std::to_string(n));
-        }
+        for (int dev = 0; dev < 2; dev++)
+          for (GSTriBackend be : {GS_TRI_BACKEND_AUTO, GS_TRI_BACKEND_KOKKOSKERNELS}) { /* auto: cuSPARSE's solves in CUDA builds */
+            PetscInt bad = -2;
+            Check(!FactorSolve(A, sym, dev, t ? GS_TRI_TRANSPOSE : GS_TRI_SOLVE, b, x, &bad, be) && bad == -1 && RelDiff(x, ref) < 1e-12,
+                  std::string(sym ? "ICC(0)" : "ILU(0)") + (t ? " transposed" : "") + " solve, values on the " + (dev ? "device" : "host") + ", -mat_gpustream_trisolve " + GSTriBackends[be] + ", n=" + std::to_string(n));
+          }
       }
       if (sym) { /* the halves of ICC's symmetric application: D^(-1/2) L^-1 b and L^-T D^(-1/2) b */
         std::vector<PetscScalar> fwd(b), bwd(b);
@@ -165,6 +168,36 @@ void TestTriFactor()
   }
 }
 
+/* Who solves: cuSPARSE where asked for or (auto) where it loads (CUDA builds whose machine has the library of the
+   runtime's major version), Kokkos-Kernels where asked for; asking for cuSPARSE where it cannot load is an error, not
+   a silent substitute */
+void TestTriFactorBackends()
+{
+  const CSRHost A = RandomFactorable(50, 5, false);
+#  if defined(KOKKOS_ENABLE_CUDA)
+  const bool have = gpustream::Cusparse() != nullptr;
+#  else
+  const bool have = false;
+#  endif
+  const char *cu = "cuSPARSE's SpSV", *kk = "Kokkos-Kernels' sptrsv";
+  struct {
+    GSTriBackend backend;
+    const char  *solver; /* expected; nullptr: an error */
+  } cases[] = {
+      {GS_TRI_BACKEND_AUTO, have ? cu : kk},
+      {GS_TRI_BACKEND_CUSPARSE, have ? cu : nullptr},
+      {GS_TRI_BACKEND_KOKKOSKERNELS, kk},
+  };
+  for (const auto &c : cases) {
+    GSTriFactor F = nullptr;
+    PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
+    const PetscErrorCode ierr = GSTriFactorCreate(A.m, A.ia.data(), A.ja.data(), PETSC_FALSE, c.backend, &F);
+    PetscPopErrorHandler();
+    Check(c.solver ? !ierr && F && !std::strcmp(GSTriFactorSolverName(F), c.solver) : ierr == PETSC_ERR_SUP && !F, std::string("-mat_gpustream_trisolve ") + GSTriBackends[c.backend] + ": " + (c.solver ? c.solver : "an error"));
+    if (F) GSTriFactorDestroy(&F);
+  }
+}
+
 /* The first row whose pivot fails each test, and the pivot spiluk met (it writes 1e6 in place of an exact zero) */
 void TestTriFactorPivots()
 {
@@ -185,7 +218,7 @@ void TestTriFactorPivots()
     GSTriFactor F = nullptr;
     PetscInt    row;
     PetscReal   pivot = -1;
-    Check(!GSTriFactorCreate(A.m, A.ia.data(), A.ja.data(), PETSC_FALSE, &F) && !GSTriFactorNumeric(F, A.a.data(), PETSC_FALSE, c.test, c.tol, &row, &pivot) && row == c.first && pivot == 0, std::string("pivot check: ") + c.what);
+    Check(!GSTriFactorCreate(A.m, A.ia.data(), A.ja.data(), PETSC_FALSE, GS_TRI_BACKEND_AUTO, &F) && !GSTriFactorNumeric(F, A.a.data(), PETSC_FALSE, c.test, c.tol, &row, &pivot) && row == c.first && pivot == 0, std::string("pivot check: ") + c.what);
     GSTriFactorDestroy(&F);
   }
   /* rows 0 and 1 made regular ([2 1; 1 2]): the 1e6 pivot passes, 1e-20 fails |p| <= 1e-14 (row 3) but not |p| <= 1e-21,
@@ -205,7 +238,7 @@ void TestTriFactorPivots()
     GSTriFactor F = nullptr;
     PetscInt    row;
     PetscReal   pivot;
-    Check(!GSTriFactorCreate(A.m, A.ia.data(), A.ja.data(), PETSC_FALSE, &F) && !GSTriFactorNumeric(F, A.a.data(), PETSC_FALSE, c.test, c.tol, &row, &pivot) && row == c.first,
+    Check(!GSTriFactorCreate(A.m, A.ia.data(), A.ja.data(), PETSC_FALSE, GS_TRI_BACKEND_AUTO, &F) && !GSTriFactorNumeric(F, A.a.data(), PETSC_FALSE, c.test, c.tol, &row, &pivot) && row == c.first,
           "pivot check, test " + std::to_string((int)c.test) + " tolerance " + std::to_string(c.tol));
     GSTriFactorDestroy(&F);
   }
@@ -214,5 +247,6 @@ void TestTriFactorPivots()
 /* without Kokkos-Kernels the plugin has no device factors */
 void TestTriFactor() {}
 void TestTriFactorPivots() {}
+void TestTriFactorBackends() {}
 #endif
 } // namespace unit

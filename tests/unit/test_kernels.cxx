@@ -117,6 +117,7 @@ int main(int argc, char **argv)
                                                          {"StreamTooSmall", TestStreamTooSmall},
                                                          {"TriFactor", TestTriFactor},
                                                          {"TriFactorPivots", TestTriFactorPivots},
+                                                         {"TriFactorBackends", TestTriFactorBackends},
                                                          {"AllocationFailure", TestAllocationFailure}};
     char                                     *only[32];
     PetscInt                                  nonly = 32;

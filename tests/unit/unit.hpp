@@ -104,6 +104,7 @@ void TestStreamTooSmall();
 /* test_factor.cxx: the device incomplete factors */
 void TestTriFactor();
 void TestTriFactorPivots();
+void TestTriFactorBackends();
 /* test_device.cxx: the Kokkos layer */
 void TestAllocationFailure();
 } // namespace unit

@@ -8,8 +8,11 @@
 
 #if defined(GPUSTREAM_HAVE_KOKKOSKERNELS)
 
+const char *const GSTriBackends[] = {"auto", "kokkoskernels", "cusparse", "GSTriBackend", "GS_TRI_BACKEND_", NULL};
+
 typedef struct {
   MatFactorType    ftype;
+  GSTriBackend     backend;   /* -mat_gpustream_trisolve */
   GSTriFactor      tri;       /* the device factors; NULL where the host factors */
   GSTriFactor      htri;      /* the host factor's L and U on the device, for its solves there */
   GSTriFactor      solver;    /* the one the device solves use: tri or htri */
@@ -181,7 +184,7 @@ static PetscErrorCode MatFactorHostSolves_Private(Mat F)
   if (fs->col) PetscCall(ISIdentity(fs->col, &idc));
   if (!idr) PetscCall(ISGetIndices(fs->row, &r));
   if (!idc) PetscCall(ISGetIndices(fs->col, &c));
-  ierr = GSTriFactorSetHost(&fs->htri, n, (PetscInt)info.nz_used, ia, ja, a, r, c, &ok);
+  ierr = GSTriFactorSetHost(&fs->htri, n, (PetscInt)info.nz_used, ia, ja, a, r, c, fs->backend, &ok);
   if (r) PetscCall(ISRestoreIndices(fs->row, &r));
   if (c) PetscCall(ISRestoreIndices(fs->col, &c));
   PetscCall(ierr);
@@ -343,12 +346,17 @@ static PetscErrorCode MatFactorSymbolic_GSFactor(Mat F, Mat A, IS row, IS col, c
   PetscFunctionBegin;
   PetscCall(GSTriFactorDestroy(&fs->tri));
   PetscCheck(!fs->hostsymbolic, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "The factor was factored symbolically already: get a new one with MatGetFactor()");
+  /* read here, as MATSOLVERMUMPS reads its options, with the factor's prefix (the PC's) */
+  PetscOptionsBegin(PetscObjectComm((PetscObject)F), ((PetscObject)F)->prefix, "MATSOLVERGPUSTREAM options", "Mat");
+  PetscCall(PetscOptionsEnum("-mat_gpustream_trisolve", "Triangular solves on the device: auto (cuSPARSE's SpSV in CUDA builds where it loads, else Kokkos-Kernels' sptrsv), kokkoskernels, cusparse", "MATSOLVERGPUSTREAM", GSTriBackends,
+                             (PetscEnum)fs->backend, (PetscEnum *)&fs->backend, NULL));
+  PetscOptionsEnd();
   PetscCall(MatFactorHostReason_Private(F, A, row, col, info, &fs->host));
   if (!fs->host) {
     PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
     PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cannot get the CSR of the host matrix");
     if (MissingDiagonal(n, ia, ja)) fs->host = "a row without its diagonal entry"; /* PETSc's ILU(0) refuses it */
-    ierr = fs->host ? PETSC_SUCCESS : GSTriFactorCreate(n, ia, ja, (PetscBool)(fs->ftype == MAT_FACTOR_ICC), &fs->tri);
+    ierr = fs->host ? PETSC_SUCCESS : GSTriFactorCreate(n, ia, ja, (PetscBool)(fs->ftype == MAT_FACTOR_ICC), fs->backend, &fs->tri);
     PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
     PetscCall(ierr);
   }
@@ -426,8 +434,11 @@ static PetscErrorCode MatView_GSFactor(Mat F, PetscViewer viewer)
     PetscInt       levels;
     PetscLogDouble bytes;
     PetscCall(GSTriFactorGetInfo(fs->tri, &nnzL, &nnzU, &levels, &bytes, NULL));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: %s(0) on the device (%s): Kokkos-Kernels' spiluk and sptrsv, %" PetscInt_FMT " levels, L %" PetscCount_FMT " and U %" PetscCount_FMT " nonzeros, %.6g MB in device memory\n",
-                                     fs->ftype == MAT_FACTOR_ICC ? "ICC" : "ILU", GSExecutionSpace(), levels, nnzL, nnzU, bytes / 1048576.0));
+    const char     *solver = GSTriFactorSolverName(fs->tri);
+    const PetscBool kk     = (PetscBool)(strstr(solver, "sptrsv") != NULL);
+    PetscCall(PetscViewerASCIIPrintf(viewer,
+                                     "GPUStream: %s(0) on the device (%s): Kokkos-Kernels' spiluk%s, %" PetscInt_FMT " levels%s%s, L %" PetscCount_FMT " and U %" PetscCount_FMT " nonzeros, %.6g MB in device memory (-mat_gpustream_trisolve %s)\n",
+                                     fs->ftype == MAT_FACTOR_ICC ? "ICC" : "ILU", GSExecutionSpace(), kk ? " and sptrsv" : "", levels, kk ? "" : ", and ", kk ? "" : solver, nnzL, nnzU, bytes / 1048576.0, GSTriBackends[fs->backend]));
     if (fs->shifted)
       PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: %" PetscInt_FMT " of %" PetscInt_FMT " numeric factorizations on the host (PETSc's), where a pivot asked for the shift, the last one %s\n", fs->shifted, fs->numeric,
                                        fs->ondevice ? "on the device" : (fs->htri ? "among them, solved on the device" : "among them")));
@@ -440,8 +451,10 @@ static PetscErrorCode MatView_GSFactor(Mat F, PetscViewer viewer)
     PetscInt       levels;
     PetscLogDouble bytes;
     PetscCall(GSTriFactorGetInfo(fs->htri, &nnzL, &nnzU, &levels, &bytes, NULL));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: its triangular solves on the device (%s): Kokkos-Kernels' sptrsv, %" PetscInt_FMT " levels, L %" PetscCount_FMT " and U %" PetscCount_FMT " nonzeros, %.6g MB in device memory\n",
-                                     GSExecutionSpace(), levels, nnzL, nnzU, bytes / 1048576.0));
+    char lv[64] = "";
+    if (levels >= 0) PetscCall(PetscSNPrintf(lv, sizeof(lv), ", %" PetscInt_FMT " levels", levels));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: its triangular solves on the device (%s): %s%s, L %" PetscCount_FMT " and U %" PetscCount_FMT " nonzeros, %.6g MB in device memory (-mat_gpustream_trisolve %s)\n", GSExecutionSpace(),
+                                     GSTriFactorSolverName(fs->htri), lv, nnzL, nnzU, bytes / 1048576.0, GSTriBackends[fs->backend]));
   } else if (isascii && fs->host && fs->hostsymbolic && fs->numeric)
     PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: its triangular solves on the host\n"));
   if (fs->hostsymbolic && fs->view) PetscCall((*fs->view)(F, viewer));
@@ -465,6 +478,7 @@ static PetscErrorCode MatGetFactor_GPUStream_Device(Mat A, MatFactorType ftype, 
   PetscCall(MatGetFactor_GPUStream_Host(A, ftype, F));
   PetscCall(PetscNew(&fs));
   fs->ftype   = ftype;
+  fs->backend = GS_TRI_BACKEND_AUTO;
   fs->hostilu = (*F)->ops->ilufactorsymbolic;
   fs->hosticc = (*F)->ops->iccfactorsymbolic;
   fs->hostlu  = (*F)->ops->lufactorsymbolic;
@@ -483,6 +497,22 @@ static PetscErrorCode MatGetFactor_GPUStream_Device(Mat A, MatFactorType ftype, 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/*MC
+   MATSOLVERGPUSTREAM - "gpustream" - ILU(0) and ICC(0) of a sequential `MATGPUSTREAM` matrix factored and solved on
+   the device, and PETSc's host LU and ILU(k) solved there.
+
+   Use `-pc_factor_mat_solver_type gpustream` (the default package of ILU, ICC and LU on such matrices). The numeric
+   factorization is Kokkos-Kernels' spiluk, again on the device when the values change; a pivot that needs PETSc's
+   shift, fill, or an ordering sends the factorization to the host, whose factors then go to the device for the solves.
+
+   Options Database Key:
+.  -mat_gpustream_trisolve <auto,kokkoskernels,cusparse> - the triangular solves: auto is cuSPARSE's SpSV in CUDA
+   builds where the library loads, else Kokkos-Kernels' sptrsv
+
+   Level: intermediate
+
+.seealso: `MATGPUSTREAM`, `PCILU`, `PCICC`, `PCFactorSetMatSolverType()`
+M*/
 PetscErrorCode MatSolverTypeRegister_GPUStreamDevice(void)
 {
   PetscFunctionBegin;

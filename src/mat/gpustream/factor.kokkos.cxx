@@ -1,11 +1,13 @@
 /* The device ILU(0) and ICC(0) factors of MATSOLVERGPUSTREAM (factor.c): Kokkos-Kernels' level-scheduled incomplete
-   factorization (spiluk) and triangular solves (sptrsv) on the default execution space. Compiled where the build found
+   factorization (spiluk) on the default execution space, and triangular solves through cuSPARSE's SpSV in CUDA builds
+   (cusparse.hpp) or Kokkos-Kernels' sptrsv. Compiled where the build found
    Kokkos-Kernels (GPUSTREAM_HAVE_KOKKOSKERNELS); without it the plugin factors on the host as PETSc does. */
 #include "kokkosimpl.hpp"
 
 #if defined(GPUSTREAM_HAVE_KOKKOSKERNELS)
 #  include <vector>
 #  include "hostcsr.hpp"
+#  include "cusparse.hpp"
 #  include <KokkosKernels_Handle.hpp>
 #  include <KokkosSparse_spiluk.hpp>
 #  include <KokkosSparse_sptrsv.hpp>
@@ -35,9 +37,10 @@ constexpr double SpilukZeroPivot = 1e6;
 /* A triangular factor in CSR with its solve handle; T: its transpose, made at the first transposed solve, whose
    values come from the factor's through map */
 struct TriCSR {
-  DView<PetscInt>    row, col, map;
-  DView<PetscScalar> val;
-  KKHandle           kh;
+  DView<PetscInt>                   row, col, map;
+  DView<PetscScalar>                val;
+  KKHandle                          kh; /* sptrsv's, where sv is empty */
+  std::unique_ptr<CusparseTriSolve> sv;
 };
 
 struct _n_GSTriFactor {
@@ -48,7 +51,6 @@ struct _n_GSTriFactor {
   DView<PetscScalar>           aval;       /* the values factored where they are not A's device array itself */
   DView<PetscScalar>           ahost;      /* A's values from the host, staged */
   PetscCount                   annz = 0;   /* A's entries */
-  TriCSR                       L, U, Lt, Ut;
   KKHandle                     kh;
   bool                         transposed = false, tcurrent = false, dcurrent = false; /* dcurrent: the pivots were checked for the halves */
   DView<PetscScalar>           y, b, x;                                                /* between the two solves; the staging of host vectors */
@@ -60,9 +62,82 @@ struct _n_GSTriFactor {
   Kokkos::View<PetscInt, Mem>  badrow;
   Kokkos::View<PetscReal, Mem> badpivot;
   PetscLogDouble               work = 0;
+#  if defined(KOKKOS_ENABLE_CUDA)
+  std::unique_ptr<CusparseHandle> sparse; /* the triangular solves are cuSPARSE's */
+#  endif
+  /* declared last, destroyed first: they hold the handle above */
+  TriCSR L, U, Lt, Ut;
 };
 
-PetscErrorCode GSTriFactorCreate(PetscInt n, const PetscInt ia[], const PetscInt ja[], PetscBool symmetric, GSTriFactor *out)
+/* The factor's triangular solver: cuSPARSE's where the backend asks for it or (auto) where it loads, else sptrsv */
+static PetscErrorCode ChooseTriSolver(_n_GSTriFactor *F, GSTriBackend backend)
+{
+  const char *why = nullptr;
+
+  PetscFunctionBegin;
+  if (backend == GS_TRI_BACKEND_KOKKOSKERNELS) PetscFunctionReturn(PETSC_SUCCESS);
+#  if defined(KOKKOS_ENABLE_CUDA)
+  if (const CusparseAPI *api = Cusparse())
+    GSCallKokkos(F->sparse.reset(new CusparseHandle(api)));
+  else
+    why = "the cuSPARSE library of this CUDA runtime could not be loaded";
+#  else
+  why = "this build has no CUDA backend";
+#  endif
+  PetscCheck(!why || backend != GS_TRI_BACKEND_CUSPARSE, PETSC_COMM_SELF, PETSC_ERR_SUP, "-mat_gpustream_trisolve cusparse: %s; use kokkoskernels or auto", why);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static bool UsesCusparse(const _n_GSTriFactor *F)
+{
+#  if defined(KOKKOS_ENABLE_CUDA)
+  return F->sparse != nullptr;
+#  else
+  return false;
+#  endif
+}
+
+/* The solver of T (n rows, lower or upper triangular; its arrays allocated) */
+static void TriSymbolic(_n_GSTriFactor *F, TriCSR &T, bool lower)
+{
+#  if defined(KOKKOS_ENABLE_CUDA)
+  if (F->sparse) {
+    T.sv.reset(new CusparseTriSolve(*F->sparse, lower, F->n, (PetscInt)T.col.extent(0), T.row.data(), T.col.data(), T.val.data()));
+    return;
+  }
+#  endif
+  T.kh.create_sptrsv_handle(SPTRSVAlgorithm::SEQLVLSCHD_TP1, F->n, lower);
+  sptrsv_symbolic(&T.kh, T.row, T.col);
+}
+
+/* T's values changed */
+static void TriStale(TriCSR &T)
+{
+  if (T.sv) T.sv->Stale();
+}
+
+/* x = T^-1 b */
+static void TriSolve(TriCSR &T, const DView<PetscScalar> &b, const DView<PetscScalar> &x)
+{
+  if (T.sv)
+    T.sv->Solve(b.data(), x.data());
+  else
+    sptrsv_solve(&T.kh, T.row, T.col, T.val, b, x);
+}
+
+/* Whether every row of the CSR (row, col on the device) has its columns ascending, as cuSPARSE wants them */
+static bool SortedRows(const TriCSR &T)
+{
+  std::vector<PetscInt> row(T.row.extent(0)), col(T.col.extent(0));
+  SyncCopy(HostUnmanaged<PetscInt>(row.data(), row.size()), T.row);
+  SyncCopy(HostUnmanaged<PetscInt>(col.data(), col.size()), T.col);
+  for (size_t i = 0; i + 1 < row.size(); i++)
+    for (PetscInt k = row[i] + 1; k < row[i + 1]; k++)
+      if (col[k] <= col[k - 1]) return false;
+  return true;
+}
+
+PetscErrorCode GSTriFactorCreate(PetscInt n, const PetscInt ia[], const PetscInt ja[], PetscBool symmetric, GSTriBackend backend, GSTriFactor *out)
 {
   std::unique_ptr<_n_GSTriFactor> F;
   std::vector<PetscInt>           row, col, map;
@@ -75,6 +150,7 @@ PetscErrorCode GSTriFactorCreate(PetscInt n, const PetscInt ia[], const PetscInt
   F->n         = n;
   F->symmetric = symmetric ? true : false;
   F->annz      = ia[n];
+  PetscCall(ChooseTriSolver(F.get(), backend));
   PetscCallCXX({
     if (!symmetric) {
       row.assign(ia, ia + n + 1);
@@ -126,10 +202,11 @@ PetscErrorCode GSTriFactorCreate(PetscInt n, const PetscInt ia[], const PetscInt
       if ((PetscInt)F->kh.get_spiluk_handle()->get_nnzL() != nnzL || (PetscInt)F->kh.get_spiluk_handle()->get_nnzU() != nnzU) throw std::runtime_error("spiluk_symbolic: the level-0 factors have other sizes than the pattern's");
       F->L.val = DView<PetscScalar>("GPUStream::factor_lval", nnzL);
       F->U.val = DView<PetscScalar>("GPUStream::factor_uval", nnzU);
-      F->L.kh.create_sptrsv_handle(SPTRSVAlgorithm::SEQLVLSCHD_TP1, n, true);
-      F->U.kh.create_sptrsv_handle(SPTRSVAlgorithm::SEQLVLSCHD_TP1, n, false);
-      sptrsv_symbolic(&F->L.kh, F->L.row, F->L.col);
-      sptrsv_symbolic(&F->U.kh, F->U.row, F->U.col);
+#  if defined(KOKKOS_ENABLE_CUDA)
+      if (F->sparse && !(SortedRows(F->L) && SortedRows(F->U))) F->sparse.reset(); /* (Kokkos-Kernels 4 sorts them) */
+#  endif
+      TriSymbolic(F.get(), F->L, true);
+      TriSymbolic(F.get(), F->U, false);
       Fence();
 #  if !defined(KOKKOSKERNELS_VERSION) || KOKKOSKERNELS_VERSION < 40000
       /* Kokkos-Kernels 3 allocates a row-position table of n integers for every row of the widest level at each
@@ -141,6 +218,11 @@ PetscErrorCode GSTriFactorCreate(PetscInt n, const PetscInt ia[], const PetscInt
   if (OnDevice()) PetscCall(PetscLogCpuToGpu((PetscLogDouble)((row.size() + col.size() + map.size()) * sizeof(PetscInt))));
   *out = F.release();
   PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+const char *GSTriFactorSolverName(GSTriFactor F)
+{
+  return UsesCusparse(F) ? "cuSPARSE's SpSV" : "Kokkos-Kernels' sptrsv";
 }
 
 PetscErrorCode GSTriFactorDestroy(GSTriFactor *F)
@@ -156,12 +238,13 @@ PetscErrorCode GSTriFactorGetInfo(GSTriFactor F, PetscCount *nnzL, PetscCount *n
   PetscFunctionBegin;
   if (nnzL) *nnzL = (PetscCount)F->L.col.extent(0);
   if (nnzU) *nnzU = (PetscCount)F->U.col.extent(0);
-  if (levels) *levels = F->n > 0 ? (PetscInt)(F->fromhost ? F->L.kh.get_sptrsv_handle()->get_num_levels() : F->kh.get_spiluk_handle()->get_num_levels()) : 0;
+  /* levels: spiluk's, or sptrsv's for a host factor's solves (-1: cuSPARSE's, which tells none) */
+  if (levels) *levels = F->n > 0 ? (PetscInt)(!F->fromhost ? F->kh.get_spiluk_handle()->get_num_levels() : F->L.sv ? -1 : F->L.kh.get_sptrsv_handle()->get_num_levels()) : 0;
   if (bytes) {
     const TriCSR  *t[4] = {&F->L, &F->U, &F->Lt, &F->Ut};
     PetscLogDouble b    = (F->arow.extent(0) + F->acol.extent(0) + F->amap.extent(0) + F->lmap.extent(0) + F->umap.extent(0) + F->rperm.extent(0) + F->cperm.extent(0)) * sizeof(PetscInt) +
                        (F->aval.extent(0) + F->ahost.extent(0) + F->y.extent(0) + F->b.extent(0) + F->x.extent(0) + F->pb.extent(0)) * sizeof(PetscScalar);
-    for (const TriCSR *c : t) b += (c->row.extent(0) + c->col.extent(0) + c->map.extent(0)) * sizeof(PetscInt) + c->val.extent(0) * sizeof(PetscScalar);
+    for (const TriCSR *c : t) b += (c->row.extent(0) + c->col.extent(0) + c->map.extent(0)) * sizeof(PetscInt) + c->val.extent(0) * sizeof(PetscScalar) + (c->sv ? c->sv->Bytes() : 0);
     *bytes = b;
   }
   if (work) *work = F->work;
@@ -216,6 +299,8 @@ PetscErrorCode GSTriFactorNumeric(GSTriFactor F, const PetscScalar a[], PetscBoo
     } else
       vals = src;
     spiluk_numeric(&F->kh, 0, F->arow, F->acol, vals, F->L.row, F->L.col, F->L.val, F->U.row, F->U.col, F->U.val);
+    TriStale(F->L);
+    TriStale(F->U);
     {
       /* the first row whose pivot fails the test: the row where PETSc's factorization meets a zero pivot or, with a
          shift, shifts */
@@ -305,7 +390,7 @@ static bool HostFactorPattern(PetscInt n, PetscInt nz, const PetscInt ia[], cons
   return true;
 }
 
-PetscErrorCode GSTriFactorSetHost(GSTriFactor *out, PetscInt n, PetscInt nz, const PetscInt ia[], const PetscInt ja[], const PetscScalar a[], const PetscInt r[], const PetscInt c[], PetscBool *ok)
+PetscErrorCode GSTriFactorSetHost(GSTriFactor *out, PetscInt n, PetscInt nz, const PetscInt ia[], const PetscInt ja[], const PetscScalar a[], const PetscInt r[], const PetscInt c[], GSTriBackend backend, PetscBool *ok)
 {
   std::vector<PetscInt> lp[3], up[3];
   const PetscInt        end  = nz;
@@ -335,6 +420,7 @@ PetscErrorCode GSTriFactorSetHost(GSTriFactor *out, PetscInt n, PetscInt nz, con
       PetscCallCXX(G.reset(new _n_GSTriFactor));
       G->n        = n;
       G->fromhost = true;
+      PetscCall(ChooseTriSolver(G.get(), backend));
       PetscCallCXX(G->hrow.assign(ia, ia + n + 1));
       PetscCallCXX(G->hcol.assign(ja, ja + end));
       GSCallKokkos({
@@ -352,10 +438,8 @@ PetscErrorCode GSTriFactorSetHost(GSTriFactor *out, PetscInt n, PetscInt nz, con
         if (r || c) G->pb = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::factor_pb"), n);
         G->ahost = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::factor_ahost"), end);
         if (n > 0) {
-          G->L.kh.create_sptrsv_handle(SPTRSVAlgorithm::SEQLVLSCHD_TP1, n, true);
-          G->U.kh.create_sptrsv_handle(SPTRSVAlgorithm::SEQLVLSCHD_TP1, n, false);
-          sptrsv_symbolic(&G->L.kh, G->L.row, G->L.col);
-          sptrsv_symbolic(&G->U.kh, G->U.row, G->U.col);
+          TriSymbolic(G.get(), G->L, true);
+          TriSymbolic(G.get(), G->U, false);
         }
         Fence();
       });
@@ -378,6 +462,8 @@ PetscErrorCode GSTriFactorSetHost(GSTriFactor *out, PetscInt n, PetscInt nz, con
           "GPUStream::FactorFromHostL", RangePol(0, (PetscInt)lv.extent(0)), KOKKOS_LAMBDA(const PetscInt k) { lv(k) = lm(k) < 0 ? PetscScalar(1) : h(lm(k)); });
       Kokkos::parallel_for(
           "GPUStream::FactorFromHostU", RangePol(0, (PetscInt)uv.extent(0)), KOKKOS_LAMBDA(const PetscInt k) { uv(k) = um(k) < 0 ? PetscScalar(1) / h(-2 - um(k)) : h(um(k)); });
+      TriStale(F->L);
+      TriStale(F->U);
     });
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -403,8 +489,7 @@ static PetscErrorCode MakeTransposes(GSTriFactor F)
         Upload(t[k]->col, "GPUStream::factor_tcol", tcol);
         Upload(t[k]->map, "GPUStream::factor_tmap", tmap);
         t[k]->val = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::factor_tval"), tcol.size());
-        t[k]->kh.create_sptrsv_handle(SPTRSVAlgorithm::SEQLVLSCHD_TP1, n, k == 1);
-        sptrsv_symbolic(&t[k]->kh, t[k]->row, t[k]->col);
+        TriSymbolic(F, *t[k], k == 1);
       }
       Fence();
     });
@@ -419,6 +504,7 @@ static PetscErrorCode MakeTransposes(GSTriFactor F)
         const DView<PetscInt>    map = t[k]->map;
         Kokkos::parallel_for(
             "GPUStream::FactorTranspose", RangePol(0, (PetscInt)v.extent(0)), KOKKOS_LAMBDA(const PetscInt e) { v(e) = s(map(e)); });
+        TriStale(*t[k]);
       }
     });
     F->tcurrent = true;
@@ -479,30 +565,30 @@ PetscErrorCode GSTriFactorSolve(GSTriFactor F, GSTriSolve mode, const PetscScala
               "GPUStream::FactorPermuteIn", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt i) { pb(i) = in(pin(i)); });
           src = pb;
         }
-        sptrsv_solve(&first.kh, first.row, first.col, first.val, src, F->y);
+        TriSolve(first, src, F->y);
         if (pout.extent(0)) {
-          sptrsv_solve(&second.kh, second.row, second.col, second.val, F->y, F->pb);
+          TriSolve(second, F->y, F->pb);
           Kokkos::parallel_for(
               "GPUStream::FactorPermuteOut", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt i) { out(pout(i)) = pb(i); });
         } else
-          sptrsv_solve(&second.kh, second.row, second.col, second.val, F->y, X);
+          TriSolve(second, F->y, X);
       });
     } else
       GSCallKokkos({
         switch (mode) {
         case GS_TRI_FORWARD: /* x = D^(-1/2) L^-1 b */
-          sptrsv_solve(&F->L.kh, F->L.row, F->L.col, F->L.val, B, F->y);
+          TriSolve(F->L, B, F->y);
           Kokkos::parallel_for(
               "GPUStream::FactorScale", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt i) { out(i) = y(i) / PetscSqrtReal(PetscRealPart(uval(urow(i)))); });
           break;
         case GS_TRI_BACKWARD: /* x = L^-T D^(-1/2) b */
           Kokkos::parallel_for(
               "GPUStream::FactorScale", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt i) { y(i) = in(i) / PetscSqrtReal(PetscRealPart(uval(urow(i)))); });
-          sptrsv_solve(&F->Lt.kh, F->Lt.row, F->Lt.col, F->Lt.val, F->y, X);
+          TriSolve(F->Lt, F->y, X);
           break;
         default:
-          sptrsv_solve(&first.kh, first.row, first.col, first.val, B, F->y);
-          sptrsv_solve(&second.kh, second.row, second.col, second.val, F->y, X);
+          TriSolve(first, B, F->y);
+          TriSolve(second, F->y, X);
         }
       });
   }
