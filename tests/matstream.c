@@ -479,14 +479,14 @@ int main(int argc, char **argv)
    test:
       suffix: view
       args: -view
-      filter: grep -v "model:" | sed -E -e "s/on [A-Za-z]+:/on DEVICE:/" -e "s/, in pinned host memory [(]-mat_gpustream_pinned_vecs[)]//"
+      filter: grep -v "model:" | sed -E -e "s/on [A-Za-z]+:/on DEVICE:/" -e "s/, in pinned host memory [(]-mat_gpustream_pinned_vecs[)]//" -e "s/MatCreateVecs[(][)] gives [a-z]+ vectors [(]-mat_gpustream_vec_type auto[)](; device arrays are read and written in place)?/MatCreateVecs() gives the vectors of this PETSc (-mat_gpustream_vec_type auto)/"
 
    # the halo's line depends on the backend and the MPI: the tests below check it with the choice given
    test:
       suffix: view_2
       nsize: 2
       args: -view
-      filter: grep -v "model:\|halo messages" | sed -E -e "s/on [A-Za-z]+:/on DEVICE:/" -e "s/, in pinned host memory [(]-mat_gpustream_pinned_vecs[)]//"
+      filter: grep -v "model:\|halo messages" | sed -E -e "s/on [A-Za-z]+:/on DEVICE:/" -e "s/, in pinned host memory [(]-mat_gpustream_pinned_vecs[)]//" -e "s/MatCreateVecs[(][)] gives [a-z]+ vectors [(]-mat_gpustream_vec_type auto[)](; device arrays are read and written in place)?/MatCreateVecs() gives the vectors of this PETSc (-mat_gpustream_vec_type auto)/"
 
    test:
       suffix: view_staged_2
