@@ -905,8 +905,20 @@ PetscErrorCode MatGPUStreamRestoreFactorValues(Mat A, const PetscScalar **a, Pet
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Whether PETSc's MPI linear solver server moves vectors through shared memory (PETSc 3.22 on): it maps only arrays
+   PETSc allocated itself, neither pinned ones nor a device vector's host copy (PETSc's own device vectors fail there
+   too), so MatCreateVecs() gives AIJ's host vectors while it runs */
+static PetscBool MatGPUStreamServerSharesArrays_Private(void)
+{
+#if PETSC_VERSION_GE(3, 22, 0)
+  return (PetscBool)(PCMPIServerActive && PCMPIServerUseShmget);
+#else
+  return PETSC_FALSE;
+#endif
+}
+
 /* MatCreateVecs(): AIJ's (of the type MatGPUStreamSetVecType_Private() set), host ones in pinned memory where
-   -mat_gpustream_pinned_vecs */
+   -mat_gpustream_pinned_vecs (not for PCMPI's shared memory) */
 static PetscErrorCode MatCreateVecs_GPUStream(Mat A, Vec *right, Vec *left)
 {
   Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
@@ -917,8 +929,8 @@ static PetscErrorCode MatCreateVecs_GPUStream(Mat A, Vec *right, Vec *left)
   ierr            = MatCreateVecs(A, right, left);
   A->ops->getvecs = MatCreateVecs_GPUStream;
   PetscCall(ierr);
-  if (gs->pinned && right && *right) PetscCall(GSVecPin(right));
-  if (gs->pinned && left && *left) PetscCall(GSVecPin(left));
+  if (gs->pinned && !MatGPUStreamServerSharesArrays_Private() && right && *right) PetscCall(GSVecPin(right));
+  if (gs->pinned && !MatGPUStreamServerSharesArrays_Private() && left && *left) PetscCall(GSVecPin(left));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -933,7 +945,7 @@ static PetscErrorCode MatGPUStreamSetVecType_Private(Mat A)
   if (!isauto)
     PetscCall(MatSetVecType(A, gs->vectype));
   else
-    PetscCall(MatSetVecType(A, GSDeviceVecType() ? GSDeviceVecType() : VECSTANDARD));
+    PetscCall(MatSetVecType(A, GSDeviceVecType() && !MatGPUStreamServerSharesArrays_Private() ? GSDeviceVecType() : VECSTANDARD));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
