@@ -125,18 +125,6 @@ static void TriSolve(TriCSR &T, const DView<PetscScalar> &b, const DView<PetscSc
     sptrsv_solve(&T.kh, T.row, T.col, T.val, b, x);
 }
 
-/* Whether every row of the CSR (row, col on the device) has its columns ascending, as cuSPARSE wants them */
-static bool SortedRows(const TriCSR &T)
-{
-  std::vector<PetscInt> row(T.row.extent(0)), col(T.col.extent(0));
-  SyncCopy(HostUnmanaged<PetscInt>(row.data(), row.size()), T.row);
-  SyncCopy(HostUnmanaged<PetscInt>(col.data(), col.size()), T.col);
-  for (size_t i = 0; i + 1 < row.size(); i++)
-    for (PetscInt k = row[i] + 1; k < row[i + 1]; k++)
-      if (col[k] <= col[k - 1]) return false;
-  return true;
-}
-
 PetscErrorCode GSTriFactorCreate(PetscInt n, const PetscInt ia[], const PetscInt ja[], PetscBool symmetric, GSTriBackend backend, GSTriFactor *out)
 {
   std::unique_ptr<_n_GSTriFactor> F;
@@ -202,9 +190,7 @@ PetscErrorCode GSTriFactorCreate(PetscInt n, const PetscInt ia[], const PetscInt
       if ((PetscInt)F->kh.get_spiluk_handle()->get_nnzL() != nnzL || (PetscInt)F->kh.get_spiluk_handle()->get_nnzU() != nnzU) throw std::runtime_error("spiluk_symbolic: the level-0 factors have other sizes than the pattern's");
       F->L.val = DView<PetscScalar>("GPUStream::factor_lval", nnzL);
       F->U.val = DView<PetscScalar>("GPUStream::factor_uval", nnzU);
-#  if defined(KOKKOS_ENABLE_CUDA)
-      if (F->sparse && !(SortedRows(F->L) && SortedRows(F->U))) F->sparse.reset(); /* (Kokkos-Kernels 4 sorts them) */
-#  endif
+      /* spiluk's symbolic phase sorts each row's columns (Kokkos-Kernels 3.4 on), as cuSPARSE wants them */
       TriSymbolic(F.get(), F->L, true);
       TriSymbolic(F.get(), F->U, false);
       Fence();
