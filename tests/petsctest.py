@@ -8,6 +8,7 @@ Numbers in the output are compared with a relative tolerance (like PETSc's petsc
   petsctest.py --exe EXE --src SRC.c [--list] [--only SUFFIX] [--regenerate] [--mpiexec CMD] [--args EXTRA]
 """
 import argparse
+import concurrent.futures
 import os
 import re
 import shlex
@@ -130,6 +131,7 @@ def main():
     ap.add_argument("--atol", type=float, default=1e-10)
     ap.add_argument("--timeout", type=int, default=600, help="seconds a test may run")
     ap.add_argument("--times", action="store_true", help="print the seconds each test took")
+    ap.add_argument("--jobs", type=int, default=1, help="tests run at once (reported in their order as they end)")
     opts = ap.parse_args()
 
     tests = parse_tests(opts.src)
@@ -146,35 +148,47 @@ def main():
         skipped = [t["suffix"] for t in tests if re.search(opts.skip, t["suffix"])]
         tests = [t for t in tests if not re.search(opts.skip, t["suffix"])]
     passed = failed = 0
-    for t in tests:
+
+    def timed(t):
         start = time.time()
-        cmd, rc, out, status_ok = run_test(t, opts)
-        took = " (%.1f s)" % (time.time() - start) if opts.times else ""
-        if opts.regenerate:
-            os.makedirs(os.path.dirname(t["output_file"]), exist_ok=True)
-            open(t["output_file"], "w").write(out)
-        expected = open(t["output_file"]).read() if os.path.exists(t["output_file"]) else None
-        el, gl = reword(expected or "").splitlines(), reword(out).splitlines()
-        diff_ok = expected is not None and len(el) == len(gl) and all(same(a, b, opts.rtol, opts.atol) for a, b in zip(el, gl))
-        if want_error(t) and not el:  # an expected failure must be recognised by its message
-            diff_ok = False
-        if diff_ok and status_ok:
-            passed += 1
-            print("ok %s%s" % (t["name"], took), flush=True)
-        else:
-            failed += 1
-            print("not ok %s  # %s" % (t["name"], "missing " + t["output_file"] if expected is None else ("timed out after %d s" % opts.timeout if rc is None else "exit code %d" % rc if not status_ok else "output differs")) + took, flush=True)
-            print("#   " + " ".join(shlex.quote(c) for c in cmd))
-            if expected is not None and not diff_ok:
-                import difflib
-                for line in difflib.unified_diff(el, gl, "expected", "got", lineterm="", n=1):
-                    print("#   " + line)
-            elif not status_ok:
-                print("#   " + "\n#   ".join(gl[-15:]))
+        return run_test(t, opts) + (time.time() - start,)
+
+    # several at once where asked (a GPU machine's cores and MPS): map() hands the results back in the tests' order
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
+        results = pool.map(timed, tests) if opts.jobs > 1 else map(timed, tests)
+        for t, (cmd, rc, out, status_ok, seconds) in zip(tests, results):
+            passed, failed = report(t, opts, cmd, rc, out, status_ok, seconds, passed, failed)
     if skipped:
         print("# skipped: %s" % " ".join(skipped))
     print("%d passed, %d failed%s" % (passed, failed, ", %d skipped" % len(skipped) if skipped else ""))
     return 1 if failed else 0
+
+
+def report(t, opts, cmd, rc, out, status_ok, seconds, passed, failed):
+    """Compares one test's output with its expected one and prints the verdict; returns the updated counts."""
+    took = " (%.1f s)" % seconds if opts.times else ""
+    if opts.regenerate:
+        os.makedirs(os.path.dirname(t["output_file"]), exist_ok=True)
+        open(t["output_file"], "w").write(out)
+    expected = open(t["output_file"]).read() if os.path.exists(t["output_file"]) else None
+    el, gl = reword(expected or "").splitlines(), reword(out).splitlines()
+    diff_ok = expected is not None and len(el) == len(gl) and all(same(a, b, opts.rtol, opts.atol) for a, b in zip(el, gl))
+    if want_error(t) and not el:  # an expected failure must be recognised by its message
+        diff_ok = False
+    if diff_ok and status_ok:
+        passed += 1
+        print("ok %s%s" % (t["name"], took), flush=True)
+    else:
+        failed += 1
+        print("not ok %s  # %s" % (t["name"], "missing " + t["output_file"] if expected is None else ("timed out after %d s" % opts.timeout if rc is None else "exit code %d" % rc if not status_ok else "output differs")) + took, flush=True)
+        print("#   " + " ".join(shlex.quote(c) for c in cmd))
+        if expected is not None and not diff_ok:
+            import difflib
+            for line in difflib.unified_diff(el, gl, "expected", "got", lineterm="", n=1):
+                print("#   " + line)
+        elif not status_ok:
+            print("#   " + "\n#   ".join(gl[-15:]))
+    return passed, failed
 
 
 if __name__ == "__main__":
