@@ -1,7 +1,7 @@
 /* The device ILU(0) and ICC(0) factors of MATSOLVERGPUSTREAM (factor.c): Kokkos-Kernels' level-scheduled incomplete
    factorization (spiluk) on the default execution space, and triangular solves through cuSPARSE's SpSV in CUDA builds
-   (cusparse.hpp) or Kokkos-Kernels' sptrsv. Compiled where the build found
-   Kokkos-Kernels (GPUSTREAM_HAVE_KOKKOSKERNELS); without it the plugin factors on the host as PETSc does. */
+   (cusparse.hpp) or Kokkos-Kernels' sptrsv. Compiled where the build found Kokkos-Kernels
+   (GPUSTREAM_HAVE_KOKKOSKERNELS); without it the plugin factors on the host as PETSc does. */
 #include "kokkosimpl.hpp"
 
 #if defined(GPUSTREAM_HAVE_KOKKOSKERNELS)
