@@ -111,6 +111,16 @@ if [[ $what == *tests* ]]; then
     n=$(grep -c "mat_gpustream_device_mpi true: this MPI reports no CUDA support" "$step")
     echo "matgpustream -mat_gpustream_device_mpi true without CUDA-aware MPI: exit $rc, $n error lines ($([ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$n" -ge 1 ] && ! grep -q -i "segmentation\|signal" "$step" && echo refused as it should || echo FAILED))" | tee -a "$summary"
   fi
+  if [[ " $TESTS " == *" pcilu "* ]]; then
+    # who solves the device factors' triangles on a GPU: cuSPARSE by default (pcilu.view pins Kokkos-Kernels, so that
+    # its output is the CPU's), as -ksp_view says
+    for be in auto kokkoskernels; do
+      timeout "$TEST_TIMEOUT" "$B/tests/pcilu" -scenario solve -gs_ksp_view -gs_mat_gpustream_trisolve $be >"$step" 2>&1
+      log tests.log
+      want=$([ $be = auto ] && echo "cuSPARSE's SpSV" || echo "spiluk and sptrsv")
+      echo "pcilu view, -mat_gpustream_trisolve $be: $(grep -c "$want" "$step") factors solved by $want, $(grep -c "DIFFERS" "$step") differences from AIJ" | tee -a "$summary"
+    done
+  fi
   if [[ " $TESTS " == *" faults "* ]]; then # (its CPU reference output fails faults.devicefull above)
     timeout "$TEST_TIMEOUT" "$B/tests/faults" -scenario devicefull >"$step" 2>&1
     log tests.log
