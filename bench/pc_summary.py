@@ -61,3 +61,18 @@ report("3D Laplacian (bench_pc), a set-up and a solve after new values; first = 
        rows, "n", lambda r: "%.0f" % f(r, "first_ms") if r else "")
 if len(sys.argv) > 2:
     report("3D elasticity (PETSc's ex56), its second set-up and solve", table(sys.argv[2], "ne"), "ne", lambda r: "")
+
+
+def variants(title, rows):
+    """Cases outside the peer pairs (gpu-run.sh's PC_EXTRA), as they are"""
+    other = sorted(k for k in rows if not k[0].startswith(("cg_", "pipecgfused_")))
+    if other:
+        print(title + ", variants")
+        for case, size in other:
+            r = rows[(case, size)]
+            print("%-20s %10d  total %9.2f ms  set-up %9.2f ms  its %5.0f" % (case, size, f(r, "total_ms"), f(r, "setup_ms"), f(r, "its")))
+
+
+variants("3D Laplacian", rows)
+if len(sys.argv) > 2:
+    variants("ex56", table(sys.argv[2], "ne"))

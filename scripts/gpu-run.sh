@@ -12,7 +12,8 @@
 #            host0: pageable, staging off), the fixed cost of a solve (needs a PETSc with CUDA;
 #            NS_SOLVE, REPS; SOLVE_CASES: the cases to run, all by default; SOLVE_EXTRA: more cases)
 # pcs:       time to solution with preconditioners (ILU(0), GAMG, Jacobi) against PETSc's own GPU ones (needs a PETSc
-#            with CUDA; NS_PC, NE_PC, REPS_PC)
+#            with CUDA; NS_PC, NE_PC, REPS_PC; PC_EXTRA: variants, e.g. "ilu_kk|-mat_type gpustream -ksp_type pipecgfused
+#            -pc_type ilu -mat_gpustream_trisolve kokkoskernels")
 # spmv:      our SpMV and cuSPARSE's on the matrices of bench/generators.h (MATS="spec ..."), ratios and GB/s
 # bench:     hardware limits, then time per iteration of pipecgfused, pipebcgsf, sgmresf (GPU) and PETSc's CG, BCGS,
 #            GMRES on AIJ with every CPU core; cuSPARSE/cuBLAS SpMV, CG and GMRES(30) peers
@@ -275,6 +276,9 @@ if [[ $what == *pcs* ]]; then
   pcases=("cg_ilu|-mat_type aijcusparse -ksp_type cg -pc_type ilu" "pipecgfused_ilu|$dll -mat_type gpustream -ksp_type pipecgfused -pc_type ilu"
     "cg_gamg|-mat_type aijcusparse -ksp_type cg -pc_type gamg" "pipecgfused_gamg|$dll -mat_type gpustream -ksp_type pipecgfused -pc_type gamg"
     "cg_jacobi|-mat_type aijcusparse -ksp_type cg -pc_type jacobi" "pipecgfused_jacobi|$dll -mat_type gpustream -ksp_type pipecgfused -pc_type jacobi")
+  # PC_EXTRA: more cases, "label|options" separated by ';' (variants of the plugin's: listed apart in the summary)
+  IFS=';' read -r -a extra <<<"${PC_EXTRA:-}"
+  for c in "${extra[@]}"; do [ -n "$c" ] && pcases+=("${c%%|*}|$dll ${c#*|}"); done
   echo "case,ksp,pc,mat,n,nnz,its,first_ms,setup_ms,solve_ms,total_ms,relres,vec" >"$OUT/pcs.csv"
   for n in ${NS_PC:-1e6 4e6}; do
     for c in "${pcases[@]}"; do
