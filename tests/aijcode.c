@@ -316,6 +316,7 @@ static PetscErrorCode Server(PetscRandom rnd)
     }
   }
   PetscCall(Pair(10, 1, PETSC_TRUE, &A, &B));
+  PetscCall(MatSetFromOptions(A)); /* -mat_gpustream_pinned_vecs: the server's shared memory takes no pinned vectors */
   PetscCall(MatCreateVecs(B, NULL, &b));
   PetscCall(VecSetRandom(b, rnd));
   PetscCall(Both("PCMPI", A, B, b, KSPPREONLY, PCMPI, NULL, NULL, -1, 1e-12, PETSC_TRUE));
@@ -646,6 +647,14 @@ int main(int argc, char **argv)
       suffix: server_2
       nsize: 2
       args: -scenario server -mpi_linear_solver_server -malloc_dump
+
+   # the same with pinned vectors asked for (a GPU's default): MatCreateVecs() gives plain ones to a server that moves
+   # vectors through shared memory (PETSc 3.22 on), which maps only arrays PETSc allocated
+   test:
+      suffix: server_pinned_2
+      nsize: 2
+      args: -scenario server -mpi_linear_solver_server -mat_gpustream_pinned_vecs true -malloc_dump
+      output_file: output/aijcode_server_2.out
 
    # MatShift views the gpustream matrix under its -mat_view where it views the AIJ one (PETSc up to 3.24)
    test:
