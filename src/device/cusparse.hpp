@@ -180,10 +180,13 @@ private:
 #else
 namespace gpustream
 {
-/* No cuSPARSE without CUDA: the factors solve with Kokkos-Kernels */
+/* No cuSPARSE without CUDA: the factors solve with Kokkos-Kernels and never make one (the type only completes TriCSR) */
 struct CusparseTriSolve {
-  void   Stale() {}
-  void   Solve(const PetscScalar *, PetscScalar *) {}
+  void Stale() {}
+  void Solve(const PetscScalar *, PetscScalar *)
+  {
+    throw DeviceError("cuSPARSE's SpSV called in a build without CUDA");
+  }
   size_t Bytes() const
   {
     return 0;

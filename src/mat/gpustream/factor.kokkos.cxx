@@ -225,7 +225,7 @@ PetscErrorCode GSTriFactorGetInfo(GSTriFactor F, PetscCount *nnzL, PetscCount *n
   if (nnzL) *nnzL = (PetscCount)F->L.col.extent(0);
   if (nnzU) *nnzU = (PetscCount)F->U.col.extent(0);
   /* levels: spiluk's, or sptrsv's for a host factor's solves (-1: cuSPARSE's, which tells none) */
-  if (levels) *levels = F->n > 0 ? (PetscInt)(!F->fromhost ? F->kh.get_spiluk_handle()->get_num_levels() : F->L.sv ? -1 : F->L.kh.get_sptrsv_handle()->get_num_levels()) : 0;
+  if (levels) *levels = F->n > 0 ? (PetscInt)(!F->fromhost ? F->kh.get_spiluk_handle()->get_num_levels() : UsesCusparse(F) ? -1 : F->L.kh.get_sptrsv_handle()->get_num_levels()) : 0;
   if (bytes) {
     const TriCSR  *t[4] = {&F->L, &F->U, &F->Lt, &F->Ut};
     PetscLogDouble b    = (F->arow.extent(0) + F->acol.extent(0) + F->amap.extent(0) + F->lmap.extent(0) + F->umap.extent(0) + F->rperm.extent(0) + F->cperm.extent(0)) * sizeof(PetscInt) +

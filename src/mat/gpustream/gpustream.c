@@ -921,16 +921,17 @@ static PetscBool MatGPUStreamServerSharesArrays_Private(void)
    -mat_gpustream_pinned_vecs (not for PCMPI's shared memory) */
 static PetscErrorCode MatCreateVecs_GPUStream(Mat A, Vec *right, Vec *left)
 {
-  Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
-  PetscErrorCode ierr;
+  Mat_GPUStream  *gs  = (Mat_GPUStream *)A->spptr;
+  const PetscBool pin = (PetscBool)(gs->pinned && !MatGPUStreamServerSharesArrays_Private());
+  PetscErrorCode  ierr;
 
   PetscFunctionBegin;
   A->ops->getvecs = gs->aij.getvecs; /* AIJ's, or none: PETSc's default */
   ierr            = MatCreateVecs(A, right, left);
   A->ops->getvecs = MatCreateVecs_GPUStream;
   PetscCall(ierr);
-  if (gs->pinned && !MatGPUStreamServerSharesArrays_Private() && right && *right) PetscCall(GSVecPin(right));
-  if (gs->pinned && !MatGPUStreamServerSharesArrays_Private() && left && *left) PetscCall(GSVecPin(left));
+  if (pin && right && *right) PetscCall(GSVecPin(right));
+  if (pin && left && *left) PetscCall(GSVecPin(left));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
