@@ -123,7 +123,7 @@ int main(int argc, char **argv)
    test:
       suffix: 3d
       args: -dim 3 -m 12 -n 10 -p 9 -ksp_converged_reason -pc_type jacobi -ksp_view -mat_view ::ascii_info
-      filter: grep -v "Kokkos\|resident on\|device budget\|SpMV kernel\|true residual norm at\|last solve: [0-9]* host-device" | sed -E -e "s/reduction buffer [0-9.e+-]+ KB/reduction buffer/" -e "s/MatCreateVecs[(][)] gives [a-z]+ vectors [(]-mat_gpustream_vec_type auto[)](; device arrays are read and written in place)?/MatCreateVecs() gives the vectors of this PETSc (-mat_gpustream_vec_type auto)/"
+      filter: grep -v "Kokkos\|resident on\|device budget\|SpMV kernel\|true residual norm at\|last solve: [0-9]* host-device" | sed -E -e "s/reduction buffer [0-9.e+-]+ KB/reduction buffer/" -e "s/, in pinned host memory [(]-mat_gpustream_pinned_vecs[)]//" -e "s/MatCreateVecs[(][)] gives [a-z]+ vectors [(]-mat_gpustream_vec_type auto[)](; device arrays are read and written in place)?/MatCreateVecs() gives the vectors of this PETSc (-mat_gpustream_vec_type auto)/"
 
    test:
       suffix: 3d_cg_aij
