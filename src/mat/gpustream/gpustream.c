@@ -1936,7 +1936,7 @@ GS_HOST_OP(getdiagonal, (Mat A, Vec v), (A, v))
 
 static PetscErrorCode MatScale_GPUStream(Mat A, PetscScalar a)
 {
-  GSDeviceMat dA, dB;
+  GSDeviceMat dA = NULL, dB = NULL;
 
   PetscFunctionBegin;
   PetscCall(MatGPUStreamDeviceBlocks_Private(A, &dA, &dB, NULL));
@@ -1953,7 +1953,7 @@ static PetscErrorCode MatScale_GPUStream(Mat A, PetscScalar a)
 /* On the device where every row has its diagonal entry in the pattern (else AIJ adds them: a new pattern) */
 static PetscErrorCode MatShift_GPUStream(Mat A, PetscScalar a)
 {
-  GSDeviceMat dA, dB;
+  GSDeviceMat dA = NULL, dB = NULL;
   PetscBool   has = MatGPUStreamSquareLayout_Private(A);
   int         all = 0;
 
@@ -2005,7 +2005,7 @@ static PetscErrorCode MatDiagonalScale_GPUStream(Mat A, Vec l, Vec r)
    without a copy */
 static PetscErrorCode MatGetDiagonal_GPUStream(Mat A, Vec v)
 {
-  GSDeviceMat dA, dB;
+  GSDeviceMat dA = NULL, dB = NULL;
 
   PetscFunctionBegin;
   PetscCall(MatGPUStreamDeviceBlocks_Private(A, &dA, &dB, NULL));
