@@ -72,6 +72,14 @@ if [[ $what == *tests* ]]; then
     mps=1
     echo "MPS daemon started for the tests" | tee -a "$summary"
   fi
+  # a device fault in one MPS client fails the others on the GPU until they exit: after a file whose log shows one, the
+  # daemon is restarted, so that the next file starts clean and the summary tells where the fault was
+  mps_recover() {
+    [ -n "$mps" ] && grep -q "cudaErrorIllegalAddress\|cudaErrorDevicesUnavailable\|cudaErrorLaunchFailure" "$step" || return 0
+    echo quit | nvidia-cuda-mps-control
+    for _ in $(seq 20); do pgrep -x nvidia-cuda-mps >/dev/null || break; sleep 0.5; done
+    nvidia-cuda-mps-control -d && echo "  (a device fault in this file's log: MPS daemon restarted)" | tee -a "$summary"
+  }
   # host-only tests: faults.alloc* (an address-space limit, which a CUDA context cannot live under) and the CPU output
   # of faults.devicefull (its GPU output is checked below); -mat_gpustream_device_mpi true is refused, as it should
   # be, by an MPI without CUDA support (Debian's Open MPI)
@@ -92,6 +100,7 @@ if [[ $what == *tests* ]]; then
     [[ " $TESTS " == *" $(basename "${t##*:}") "* ]] || continue
     python3 tests/petsctest.py --mpiexec "$MPIEXEC" --timeout "$TEST_TIMEOUT" --jobs "$TEST_JOBS" --times ${SKIP:+--skip "$SKIP"} --src "${t%%:*}" --exe "$B/${t##*:}" 2>&1 | tee "$step" >>"$OUT/tests.log"
     echo "$(basename "${t%%:*}"): $(tail -1 "$step")" | tee -a "$summary"
+    mps_recover
   done
   if [[ " $TESTS " == *" devicevec "* ]]; then
     # the same expected output for every kind of vector: device vectors from MatCreateVecs(), host vectors, and the
@@ -147,7 +156,10 @@ if [[ $what == *tests* ]]; then
     log tests.log
     echo "tutorial $ex $args: $(tail -1 "$step")" | tee -a "$summary"
   done
-  [ -n "$mps" ] && echo quit | nvidia-cuda-mps-control
+  if [ -n "$mps" ]; then # and gone before a later step or run starts its own
+    echo quit | nvidia-cuda-mps-control
+    for _ in $(seq 20); do pgrep -x nvidia-cuda-mps >/dev/null || break; sleep 0.5; done
+  fi
 fi
 
 if [[ $what == *mpi* ]]; then
