@@ -122,6 +122,7 @@ def main():
     ap.add_argument("--exe", required=True)
     ap.add_argument("--src", required=True)
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--list-server", action="store_true", help="the tests of PETSc's MPI linear solver server (one at a time)")
     ap.add_argument("--only")
     ap.add_argument("--skip", help="a regular expression: tests whose suffix matches are skipped (and counted)")
     ap.add_argument("--regenerate", action="store_true")
@@ -136,8 +137,8 @@ def main():
     opts = ap.parse_args()
 
     tests = parse_tests(opts.src)
-    if opts.list:
-        print(";".join(t["suffix"] or "-" for t in tests))
+    if opts.list or opts.list_server:
+        print(";".join(t["suffix"] or "-" for t in tests if opts.list or "-mpi_linear_solver_server" in t["args"]))
         return 0
     if opts.only is not None:
         tests = [t for t in tests if (t["suffix"] or "-") == opts.only]
