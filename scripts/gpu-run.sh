@@ -74,10 +74,13 @@ if [[ $what == *tests* ]]; then
   fi
   # a device fault in one MPS client fails the others on the GPU until they exit: after a file whose log shows one, the
   # daemon is restarted, so that the next file starts clean and the summary tells where the fault was
-  mps_recover() {
-    [ -n "$mps" ] && grep -q "cudaErrorIllegalAddress\|cudaErrorDevicesUnavailable\|cudaErrorLaunchFailure" "$step" || return 0
+  mps_quit() { # and gone, so that a daemon started next (here, or by a later step or run) starts
     echo quit | nvidia-cuda-mps-control
     for _ in $(seq 20); do pgrep -x nvidia-cuda-mps >/dev/null || break; sleep 0.5; done
+  }
+  mps_recover() {
+    [ -n "$mps" ] && grep -q "cudaErrorIllegalAddress\|cudaErrorDevicesUnavailable\|cudaErrorLaunchFailure" "$step" || return 0
+    mps_quit
     nvidia-cuda-mps-control -d && echo "  (a device fault in this file's log: MPS daemon restarted)" | tee -a "$summary"
   }
   # host-only tests: faults.alloc* (an address-space limit, which a CUDA context cannot live under) and the CPU output
@@ -156,10 +159,7 @@ if [[ $what == *tests* ]]; then
     log tests.log
     echo "tutorial $ex $args: $(tail -1 "$step")" | tee -a "$summary"
   done
-  if [ -n "$mps" ]; then # and gone before a later step or run starts its own
-    echo quit | nvidia-cuda-mps-control
-    for _ in $(seq 20); do pgrep -x nvidia-cuda-mps >/dev/null || break; sleep 0.5; done
-  fi
+  [ -n "$mps" ] && mps_quit
 fi
 
 if [[ $what == *mpi* ]]; then

@@ -9,6 +9,7 @@ Numbers in the output are compared with a relative tolerance (like PETSc's petsc
 """
 import argparse
 import concurrent.futures
+import contextlib
 import os
 import re
 import shlex
@@ -75,6 +76,12 @@ def same(expected, got, rtol, atol):
     return True
 
 
+def uses_server(t):
+    """a test of PETSc's MPI linear solver server, whose shared memory (PETSc 3.22 on) has fixed System V keys: two of
+    its runs at once would share segments, so such tests run one at a time"""
+    return "-mpi_linear_solver_server" in t["args"]
+
+
 def want_error(t):
     return t["error"] not in ("0", "false", "")
 
@@ -138,7 +145,7 @@ def main():
 
     tests = parse_tests(opts.src)
     if opts.list or opts.list_server:
-        print(";".join(t["suffix"] or "-" for t in tests if opts.list or "-mpi_linear_solver_server" in t["args"]))
+        print(";".join(t["suffix"] or "-" for t in tests if opts.list or uses_server(t)))
         return 0
     if opts.only is not None:
         tests = [t for t in tests if (t["suffix"] or "-") == opts.only]
@@ -151,16 +158,12 @@ def main():
         tests = [t for t in tests if not re.search(opts.skip, t["suffix"])]
     passed = failed = 0
 
-    # PETSc's MPI linear solver server (3.22 on) maps its shared memory under fixed System V keys, so two of its runs at
-    # once would share segments: such tests run one at a time
-    exclusive = threading.Lock()
+    exclusive = threading.Lock()  # uses_server()
 
     def timed(t):
         start = time.time()
-        if "-mpi_linear_solver_server" in t["args"]:
-            with exclusive:
-                return run_test(t, opts) + (time.time() - start,)
-        return run_test(t, opts) + (time.time() - start,)
+        with exclusive if uses_server(t) else contextlib.nullcontext():
+            return run_test(t, opts) + (time.time() - start,)
 
     # several at once where asked (a GPU machine's cores and MPS): map() hands the results back in the tests' order
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
