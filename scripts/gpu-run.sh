@@ -130,8 +130,8 @@ if [[ $what == *tests* ]]; then
     for be in auto kokkoskernels; do
       timeout "$TEST_TIMEOUT" "$B/tests/pcilu" -scenario solve -gs_ksp_view -gs_mat_gpustream_trisolve $be >"$step" 2>&1
       log tests.log
-      want=$([ $be = auto ] && echo "cuSPARSE's SpSV" || echo "spiluk and sptrsv")
-      echo "pcilu view, -mat_gpustream_trisolve $be: $(grep -c "$want" "$step") factors solved by $want, $(grep -c "DIFFERS" "$step") differences from AIJ" | tee -a "$summary"
+      # (auto: Kokkos-Kernels' where the CUDA runtime's cuSPARSE does not load, as on the Kokkos 3 stack's CUDA 11)
+      echo "pcilu view, -mat_gpustream_trisolve $be: $(grep -c "cuSPARSE's SpSV" "$step") factors solved by cuSPARSE's SpSV, $(grep -c "spiluk and sptrsv" "$step") by spiluk and sptrsv, $(grep -c "DIFFERS" "$step") differences from AIJ" | tee -a "$summary"
     done
   fi
   if [[ " $TESTS " == *" faults "* ]]; then # (its CPU reference output fails faults.devicefull above)
@@ -231,7 +231,7 @@ if [[ $what == *sanitizer* ]]; then
     echo "$tool badinput: exit $? $(grep -E -o '(ERROR|RACECHECK) SUMMARY: [0-9]+ [a-z]+' "$step" | tail -1), $(grep -c -E 'UNEXPECTED|UNLIKE|FAILED|LEAKED' "$step") failed checks" | tee -a "$summary"
     log sanitizer.log
   done
-  timeout ${SAN_TIMEOUT:-120} compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/test_kernels" -max_size 1000 >"$step" 2>&1
+  timeout ${SAN_TIMEOUT:-120} compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/test_kernels" -max_size 1000 -skip AllocationFailure >"$step" 2>&1
   echo "memcheck unit tests: exit $? $(grep -E -o '(ERROR|RACECHECK) SUMMARY: [0-9]+ [a-z]+' "$step" | tail -1), $(grep passed "$step" | tail -1)" | tee -a "$summary"
   log sanitizer.log
   for tool in racecheck synccheck; do # the SpMV kernels' scratch memory (the whole unit suite outlasts the timeout)
