@@ -57,8 +57,9 @@ LIB  = $(BUILD)/libpetscgpustream.so
 gs_probe = $(shell $(PCC) $(PCC_FLAGS) $(PETSC_CC_INCLUDES) -Werror=incompatible-pointer-types -c -o /dev/null $(1) \
              >/dev/null 2>&1 && echo -DGPUSTREAM_PETSC_$(basename $(notdir $(1))))
 GS_DEFS   := $(foreach p,$(wildcard cmake/probes/*.c),$(call gs_probe,$(p)))
-# OWN_TEAM_LAUNCH=1: with Kokkos 4 and CUDA the team kernels go through the plugin's own launch, as CMake's
-# GPUSTREAM_OWN_TEAM_LAUNCH (the define means nothing elsewhere)
+# OWN_TEAM_LAUNCH=1 (the default): with Kokkos 4 and CUDA the team kernels go through the plugin's own launch, as
+# CMake's GPUSTREAM_OWN_TEAM_LAUNCH; 0: Kokkos' parallel_for (the define means nothing elsewhere)
+OWN_TEAM_LAUNCH ?= 1
 GS_LAUNCH_DEFS = $(if $(filter 1,$(OWN_TEAM_LAUNCH)),-DGPUSTREAM_OWN_TEAM_LAUNCH)
 CPPFLAGS   = -Iinclude -Isrc/sys -Isrc/device $(GS_DEFS) $(GS_KK_DEFS) $(GS_LAUNCH_DEFS)
 CXXPPFLAGS = $(CPPFLAGS)
