@@ -1,7 +1,7 @@
 /* The numeric phase of sparse products of sequential gpustream matrices on the device (C = A P, C = P^T A P), through
    Kokkos-Kernels' spgemm: the operands' device values in, the result's device values out, its pattern the one AIJ's
-   symbolic phase made on the host. Compiled where the build found Kokkos-Kernels; without it, and with Kokkos-Kernels 3 on
-   a GPU, GSDeviceProductCreate() says the product does not fit and the numeric phase stays AIJ's, on the host. */
+   symbolic phase made on the host. Compiled where the build found Kokkos-Kernels; without it, and with Kokkos-Kernels
+   3 on a GPU, GSDeviceProductCreate() says the product does not fit and the numeric phase stays AIJ's, on the host. */
 #include "kokkosimpl.hpp"
 
 #if defined(GPUSTREAM_HAVE_KOKKOSKERNELS)
@@ -122,8 +122,8 @@ PetscErrorCode GSDeviceProductCreate(PetscBool ptap, PetscInt am, PetscInt an, c
   *out  = nullptr;
   *fits = PETSC_FALSE;
 #  if !defined(KOKKOSKERNELS_VERSION) || KOKKOSKERNELS_VERSION < 40000
-  /* Kokkos-Kernels 3's numeric spgemm on a GPU reads out of bounds on GAMG's products (its first-level hash of a row
-     overflows into a second level it did not allocate, as compute-sanitizer shows): AIJ's numeric phase there */
+  /* Kokkos-Kernels 3's numeric spgemm on a GPU reads through a null pointer in its hash accumulator on GAMG's
+     products (compute-sanitizer; Kokkos-Kernels 4 is clean): AIJ's numeric phase there */
   if (OnDevice()) PetscFunctionReturn(PETSC_SUCCESS);
 #  endif
   GSCallKokkos({
