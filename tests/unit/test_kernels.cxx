@@ -104,6 +104,7 @@ int main(int argc, char **argv)
                                                          {"PointBlock", TestPointBlock},
                                                          {"Overlap", TestOverlap},
                                                          {"MatSolveBlock", TestMatSolveBlock},
+                                                         {"WorkNorm", TestWorkNorm},
                                                          {"BCGS", TestBCGS},
                                                          {"BCGSFold", TestBCGSFold},
                                                          {"BCGSBlocks", TestBCGSBlocks},

@@ -3,6 +3,30 @@
 
 namespace unit
 {
+/* GSWorkNorm(), the norm pipebcgsf and sgmresf start from, against a serial sum in long double; a vector id the
+   solver does not have is an error */
+void TestWorkNorm()
+{
+  for (PetscInt n : sizes) {
+    const std::string tag = " n=" + std::to_string(n);
+    auto              r   = Random(n);
+    long double       ref = 0;
+    PetscReal         nrm = -1;
+    PBFWork           W;
+
+    for (PetscScalar v : r) ref += (long double)PetscRealPart(v * PetscConj(v));
+    ref = std::sqrt(ref);
+    Check(!PBFWorkCreate(n, GS_PC_NONE, &W), "PBFWorkCreate" + tag);
+    GSWorkSetVec(PBFWorkBase(W), PBF_R, r.data());
+    Check(!GSWorkNorm(PBFWorkBase(W), PBF_R, PETSC_COMM_SELF, &nrm), "GSWorkNorm" + tag);
+    Check(std::abs((long double)nrm - ref) <= 1e-12 * ref, "GSWorkNorm matches the serial norm" + tag);
+    PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
+    Check(GSWorkNorm(PBFWorkBase(W), -1, PETSC_COMM_SELF, &nrm) == PETSC_ERR_ARG_OUTOFRANGE, "GSWorkNorm of a vector the solver lacks is an error" + tag);
+    PetscPopErrorHandler();
+    PBFWorkDestroy(&W);
+  }
+}
+
 /* KSPPIPEBCGSF with point-block Jacobi fused: the block gathers of both SpMVs and the Update by blocks */
 void TestBCGSBlocks()
 {

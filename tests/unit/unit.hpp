@@ -90,6 +90,7 @@ void TestMatSolveBlock();
 void TestPartialsGrowth();
 void TestSizeMismatch();
 /* test_pipebcgsf.cxx */
+void TestWorkNorm();
 void TestBCGS();
 void TestBCGSFold();
 void TestBCGSBlocks();

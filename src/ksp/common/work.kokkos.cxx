@@ -111,8 +111,8 @@ PetscErrorCode GSWorkNorm(GSWork W, PetscInt v, MPI_Comm comm, PetscReal *nrm)
   PetscReal          s = 0;
 
   PetscFunctionBegin;
+  PetscCall(WorkVector(W, v, &d));
   GSCallKokkos({
-    d = W->Vector(v);
     if (!W->norm.data()) W->norm = Kokkos::View<PetscReal, Mem>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::norm"));
     Kokkos::parallel_reduce(
         "GPUStream::Norm", RangePol(Exec(), 0, d.extent(0)), KOKKOS_LAMBDA(const size_t i, PetscReal &a) { a += PetscRealPart(d(i) * PetscConj(d(i))); }, W->norm);
