@@ -25,6 +25,10 @@
 # benchmarks: every benchmark in one command, sized to run in a few minutes: bench with NS="1e5 1e6 1e7" and no
 #            launch-shape sweeps, spmv, and stream on a 5 GB CSR under a 1 GB budget
 # Logs and CSV files go to $OUT (or ./gpu-out); a summary table is printed last. GPU=H200: stop unless the GPU is one.
+# LIB=<folder>: the tests and sanitizer steps load the plugin from another build of the same tree (its
+# libpetscgpustream.so, and its tests/test_kernels where it has one), e.g. one made with the other team launch; $B's
+# test executables must find their library through RUNPATH (link them with -Wl,--enable-new-dtags) so that
+# LD_LIBRARY_PATH comes first.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -59,6 +63,18 @@ if [ -n "${GPU:-}" ] && ! nvidia-smi -L | grep -q "$GPU"; then
 fi
 # GPU_ENV: another stack's environment script (same contract as scripts/gpu-env.sh: sets the paths, defines hwlimits)
 source "${GPU_ENV:-$root/scripts/gpu-env.sh}" || exit 1
+L=$B # where the plugin's library (and the unit tests) come from
+if [ -n "${LIB:-}" ]; then
+  L=$(cd "$LIB" && pwd) || exit 1
+  export LD_LIBRARY_PATH=$L:${LD_LIBRARY_PATH:-}
+  if ! ldd "$B/tests/kspgpustream" | grep -q "libpetscgpustream.so.0 => $L/"; then
+    echo "LIB=$LIB: $B's test executables do not load the library from there (built without --enable-new-dtags?): nothing run" | tee -a "$summary"
+    exit 1
+  fi
+  echo "the plugin from $L" | tee -a "$summary"
+fi
+ut=$L/tests/test_kernels
+[ -x "$ut" ] || ut=$B/tests/test_kernels
 export OMPI_MCA_rmaps_base_oversubscribe=1
 MPIEXEC=$(command -v mpiexec || command -v mpirun)
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
@@ -92,7 +108,7 @@ if [[ $what == *tests* ]]; then
     echo "MPI without CUDA support: the tests of -mat_gpustream_device_mpi true are skipped" | tee -a "$summary"
   fi
   if [[ " $TESTS " == *" unit "* ]]; then
-    "$B/tests/test_kernels" >"$step" 2>&1
+    "$ut" >"$step" 2>&1
     log tests.log
     echo "unit kernels: $(tail -1 "$step")" | tee -a "$summary"
   fi
@@ -154,7 +170,7 @@ if [[ $what == *tests* ]]; then
     IFS='|' read -r ex args dm <<<"$c"
     ref="-${dm:+dm_}mat_type aij -ksp_type cg"
     new="-${dm:+dm_}mat_type gpustream -ksp_type pipecgfused"
-    python3 tests/tutorials/compare.py --mpiexec "$MPIEXEC" --exe "$B/tests/tutorials/$ex" --dll "$B/libpetscgpustream.so" \
+    python3 tests/tutorials/compare.py --mpiexec "$MPIEXEC" --exe "$B/tests/tutorials/$ex" --dll "$L/libpetscgpustream.so" \
       --args "$args" --ref "$ref" --new "$new" >"$step" 2>&1
     log tests.log
     echo "tutorial $ex $args: $(tail -1 "$step")" | tee -a "$summary"
@@ -231,11 +247,11 @@ if [[ $what == *sanitizer* ]]; then
     echo "$tool badinput: exit $? $(grep -E -o '(ERROR|RACECHECK) SUMMARY: [0-9]+ [a-z]+' "$step" | tail -1), $(grep -c -E 'UNEXPECTED|UNLIKE|FAILED|LEAKED' "$step") failed checks" | tee -a "$summary"
     log sanitizer.log
   done
-  timeout ${SAN_TIMEOUT:-120} compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/test_kernels" -max_size 1000 -skip AllocationFailure >"$step" 2>&1
+  timeout ${SAN_TIMEOUT:-120} compute-sanitizer --tool memcheck --error-exitcode 9 "$ut" -max_size 1000 -skip AllocationFailure >"$step" 2>&1
   echo "memcheck unit tests: exit $? $(grep -E -o '(ERROR|RACECHECK) SUMMARY: [0-9]+ [a-z]+' "$step" | tail -1), $(grep passed "$step" | tail -1)" | tee -a "$summary"
   log sanitizer.log
   for tool in racecheck synccheck; do # the SpMV kernels' scratch memory (the whole unit suite outlasts the timeout)
-    timeout $((2 * ${SAN_TIMEOUT:-120})) compute-sanitizer --tool $tool --error-exitcode 9 "$B/tests/test_kernels" -max_size 1000 -only SpMV,Tiles,BlockFormat,Step >"$step" 2>&1 # racecheck: 111 s on an H200 without Step
+    timeout $((2 * ${SAN_TIMEOUT:-120})) compute-sanitizer --tool $tool --error-exitcode 9 "$ut" -max_size 1000 -only SpMV,Tiles,BlockFormat,Step >"$step" 2>&1 # racecheck: 111 s on an H200 without Step
     echo "$tool unit tests SpMV,Tiles,BlockFormat,Step: exit $? $(grep -E -o '(ERROR|RACECHECK) SUMMARY: [0-9]+ [a-z]+' "$step" | tail -1), $(grep passed "$step" | tail -1)" | tee -a "$summary"
     log sanitizer.log
   done
