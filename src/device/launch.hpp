@@ -25,8 +25,8 @@ KOKKOS_FORCEINLINE_FUNCTION void DependentWait()
 }
 
 /* Our own launch on Kokkos 3 with CUDA, and on Kokkos 4, whose team member is built alike, where the build asks for
-   it (CMake's GPUSTREAM_OWN_TEAM_LAUNCH: the dependent launch saves most at small sizes, where a solve is bound by
-   launches; docs/design-measurements.md); Kokkos' parallel_for elsewhere */
+   it (CMake's GPUSTREAM_OWN_TEAM_LAUNCH, on by default: the dependent launch saves most at small sizes, where a solve
+   is bound by launches; docs/design-measurements.md); Kokkos' parallel_for elsewhere */
 #if defined(KOKKOS_ENABLE_CUDA) && (KOKKOS_VERSION < 40000 || (KOKKOS_VERSION < 50000 && defined(GPUSTREAM_OWN_TEAM_LAUNCH)))
 #  define GS_OWN_TEAM_LAUNCH 1
 #endif
