@@ -31,8 +31,8 @@ struct _n_GSWork {
   gpustream::DView<PetscScalar>                       partials;          /* one partial sum per team and sum */
   Kokkos::View<PetscScalar *, gpustream::PinnedSpace> hpartials;
   PetscInt                                            launches = 0, transfers = 0, copies = 0;
-  Kokkos::View<PetscReal, gpustream::Mem>             norm; /* GSWorkNorm()'s sum, on the device: a reduction into a host value would
-                                                 wait in Kokkos' fence */
+  gpustream::DView<PetscScalar>                       npartials; /* GSWorkNorm()'s partial sums, one per team, and their host copy */
+  Kokkos::View<PetscScalar *, gpustream::PinnedSpace> hnpartials;
 
   /* The solver's name, n rows and the preconditioner pc, whose blocks may have up to maxbs rows; the vector kernels in
      teams of TeamThreads() threads, one team per such number of rows and at most teams */

@@ -108,19 +108,25 @@ PetscErrorCode GSWorkCopy(GSWork W, PetscInt dst, PetscInt src)
 PetscErrorCode GSWorkNorm(GSWork W, PetscInt v, MPI_Comm comm, PetscReal *nrm)
 {
   DView<PetscScalar> d;
-  PetscReal          s = 0;
+  PetscScalar        s = 0;
 
   PetscFunctionBegin;
   PetscCall(WorkVector(W, v, &d));
+  /* the team sums of the fused kernels, in a fixed order (Kokkos 3's parallel_reduce shows racecheck hazards) */
   GSCallKokkos({
-    if (!W->norm.data()) W->norm = Kokkos::View<PetscReal, Mem>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::norm"));
-    Kokkos::parallel_reduce(
-        "GPUStream::Norm", RangePol(Exec(), 0, d.extent(0)), KOKKOS_LAMBDA(const size_t i, PetscReal &a) { a += PetscRealPart(d(i) * PetscConj(d(i))); }, W->norm);
-    SyncCopy(Kokkos::View<PetscReal, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(&s), W->norm);
+    if (W->npartials.extent(0) != (size_t)W->lu) {
+      W->npartials  = DView<PetscScalar>(W->Label("npartials"), W->lu);
+      W->hnpartials = Kokkos::View<PetscScalar *, PinnedSpace>(W->Label("hnpartials"), W->lu);
+    }
+    IndexSums<1>(
+        *W, "GPUStream::Norm", (PetscInt)d.extent(0), W->npartials.data(), KOKKOS_LAMBDA(const PetscInt i, PetscScalar(&acc)[1]) { acc[0] += d(i) * PetscConj(d(i)); });
+    SyncCopy(W->hnpartials, W->npartials);
   });
+  for (int i = 0; i < W->lu; i++) s += W->hnpartials(i);
   W->launches++;
   W->transfers++;
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &s, 1, MPIU_REAL, MPIU_SUM, comm));
-  *nrm = PetscSqrtReal(s);
+  PetscReal r = PetscRealPart(s);
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &r, 1, MPIU_REAL, MPIU_SUM, comm));
+  *nrm = PetscSqrtReal(r);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
