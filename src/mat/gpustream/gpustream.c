@@ -947,6 +947,16 @@ static PetscErrorCode MatGPUStreamSetVecType_Private(Mat A)
     PetscCall(MatSetVecType(A, gs->vectype));
   else
     PetscCall(MatSetVecType(A, GSDeviceVecType() && !MatGPUStreamServerSharesArrays_Private() ? GSDeviceVecType() : VECSTANDARD));
+#if defined(PETSC_HAVE_DEVICE)
+  {
+    PetscBool device = PETSC_FALSE;
+
+    /* PETSc takes a matrix of a host type (MatCreate()'s default) as bound to the CPU: GAMG then binds its
+       prolongators and their vectors, which would send every product of a level through host memory */
+    if (GSDeviceVecType()) PetscCall(PetscStrendswith(A->defaultvectype, GSDeviceVecType(), &device)); /* cuda, seqcuda, mpicuda */
+    A->boundtocpu = (PetscBool)!device;
+  }
+#endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1320,7 +1330,12 @@ static PetscErrorCode MatProductNumeric_GPUStream_AIJ(Mat C)
 
   PetscFunctionBegin;
   if (MatGPUStreamIsOurs_Private(C)) PetscCall(MatProductNumericDevice_Private(C, &done));
-  if (!done) PetscCall(MatProductPhaseAIJ_Private(C, "MatProductNumeric_GPUStream_AIJ_C"));
+  if (!done) {
+    PetscCall(MatProductPhaseAIJ_Private(C, "MatProductNumeric_GPUStream_AIJ_C"));
+    /* C has values now (the first numeric phase is AIJ's): the device product is made here, with the set-up, so that
+       the next numeric phase (new values: a preconditioner set up again) is the device's alone */
+    if (MatGPUStreamIsOurs_Private(C)) PetscCall(MatProductNumericDevice_Private(C, &done));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1524,6 +1539,9 @@ static PetscErrorCode MatGPUStreamToAIJ_Private(Mat A)
   PetscCall(GSCOOMapDestroy(&gs->coo));
   PetscCall(MatDestroy(&gs->diag));
   PetscCall(MatSetVecType(A, VECSTANDARD));
+#if defined(PETSC_HAVE_DEVICE)
+  A->boundtocpu = PETSC_TRUE; /* AIJ's, as MatCreate() leaves it */
+#endif
   PetscCall(MatGPUStreamRestoreOps_Private(A, gs));
   PetscCall(PetscFree(A->spptr));
   for (int i = 0; i < 4; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, MatGPUStreamProductAIJ[i], NULL));
