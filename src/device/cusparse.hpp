@@ -29,10 +29,18 @@ namespace gpustream
     X(cusparseSpSV_analysis)                                                                                                                                                                                                                             \
     X(cusparseSpSV_solve)
 
+/* cuSPARSE 12.1 (CUDA 12.2) on: new values for an analysed SpSV without analysing again, where the library has it */
+#  if defined(CUSPARSE_VERSION) && CUSPARSE_VERSION >= 12100
+#    define GS_CUSPARSE_SPSV_UPDATE 1
+#  endif
+
 struct CusparseAPI {
 #  define GS_CUSPARSE_POINTER(f) decltype(&::f) f = nullptr;
   GS_CUSPARSE_FUNCTIONS(GS_CUSPARSE_POINTER)
 #  undef GS_CUSPARSE_POINTER
+#  if defined(GS_CUSPARSE_SPSV_UPDATE)
+  decltype(&::cusparseSpSV_updateMatrix) cusparseSpSV_updateMatrix = nullptr; /* optional */
+#  endif
   const char *library = nullptr; /* the one loaded; nullptr: none */
 };
 
@@ -59,6 +67,9 @@ inline const CusparseAPI *Cusparse()
 #  undef GS_CUSPARSE_LOAD
       if (ok) {
         api.library = name;
+#  if defined(GS_CUSPARSE_SPSV_UPDATE)
+        api.cusparseSpSV_updateMatrix = reinterpret_cast<decltype(&::cusparseSpSV_updateMatrix)>(dlsym(h, "cusparseSpSV_updateMatrix"));
+#  endif
         break;
       }
       dlclose(h);
@@ -107,9 +118,9 @@ private:
   cusparseHandle_t   h_ = nullptr;
 };
 
-/* One triangular CSR matrix (n rows, columns sorted, every diagonal entry stored) solved by SpSV. Solve() analyses
-   again after Stale() (new values: before CUDA 12.1's cusparseSpSV_updateMatrix the analysis holds them); the arrays
-   stay the matrix's, and must outlive it. */
+/* One triangular CSR matrix (n rows, columns sorted, every diagonal entry stored) solved by SpSV. After Stale() (new
+   values, which the analysis holds) Solve() hands them to the analysis through cusparseSpSV_updateMatrix where the
+   library has it, else analyses again; the arrays stay the matrix's, and must outlive it. */
 class CusparseTriSolve {
 public:
   CusparseTriSolve(const CusparseHandle &h, bool lower, PetscInt n, PetscInt nnz, PetscInt *row, PetscInt *col, PetscScalar *val) : h_(h), api_(h.API()), lower_(lower), n_(n), nnz_(nnz), row_(row), col_(col), val_(val) {}
@@ -135,12 +146,21 @@ public:
     ThrowIfFailed(api_, api_->cusparseSetStream(h, Exec().cuda_stream()), "cusparseSetStream()");
     ThrowIfFailed(api_, api_->cusparseDnVecSetValues(x_, (void *)b), "cusparseDnVecSetValues()");
     ThrowIfFailed(api_, api_->cusparseDnVecSetValues(y_, x), "cusparseDnVecSetValues()");
+    if (!analysed_ && updatable_) {
+#  if defined(GS_CUSPARSE_SPSV_UPDATE)
+      ThrowIfFailed(api_, api_->cusparseSpSV_updateMatrix(h, sv_, val_, CUSPARSE_SPSV_UPDATE_GENERAL), "cusparseSpSV_updateMatrix()");
+#  endif
+      analysed_ = true;
+    }
     if (!analysed_) {
       size_t bytes = 0;
       ThrowIfFailed(api_, api_->cusparseSpSV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A_, x_, y_, CusparseScalar, CUSPARSE_SPSV_ALG_DEFAULT, sv_, &bytes), "cusparseSpSV_bufferSize()");
       if (buffer_.extent(0) < bytes || buffer_.extent(0) == 0) buffer_ = Kokkos::View<char *, Mem>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::spsv_buffer"), bytes > 0 ? bytes : 1);
       ThrowIfFailed(api_, api_->cusparseSpSV_analysis(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A_, x_, y_, CusparseScalar, CUSPARSE_SPSV_ALG_DEFAULT, sv_, buffer_.data()), "cusparseSpSV_analysis()");
       analysed_ = true;
+#  if defined(GS_CUSPARSE_SPSV_UPDATE)
+      updatable_ = api_->cusparseSpSV_updateMatrix != nullptr;
+#  endif
     }
     ThrowIfFailed(api_, api_->cusparseSpSV_solve(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A_, x_, y_, CusparseScalar, CUSPARSE_SPSV_ALG_DEFAULT, sv_), "cusparseSpSV_solve()");
   }
@@ -173,7 +193,7 @@ private:
   cusparseDnVecDescr_t      x_ = nullptr, y_ = nullptr;
   cusparseSpSVDescr_t       sv_ = nullptr;
   Kokkos::View<char *, Mem> buffer_;
-  bool                      analysed_ = false;
+  bool                      analysed_ = false, updatable_ = false; /* updatable_: analysed once, and the library updates values */
 };
 
 } // namespace gpustream
