@@ -269,8 +269,10 @@ typedef enum {
   GS_PIVOT_REAL_ROWSUM /* Re(pivot) <= zeropivot times that sum: MAT_SHIFT_POSITIVE_DEFINITE */
 } GSPivotTest;
 /* Who solves the triangular factors (-mat_gpustream_trisolve): auto (cuSPARSE's SpSV in CUDA builds where it loads,
-   else Kokkos-Kernels' sptrsv), kokkoskernels, cusparse (an error where it is not available) */
-typedef enum { GS_TRI_BACKEND_AUTO, GS_TRI_BACKEND_KOKKOSKERNELS, GS_TRI_BACKEND_CUSPARSE } GSTriBackend;
+   else Kokkos-Kernels' sptrsv), kokkoskernels, cusparse (an error where it is not available), jacobi (a fixed number
+   of Jacobi sweeps per triangle, GS_TRI_SWEEPS_DEFAULT unless GSTriFactorSetSweeps() says otherwise) */
+typedef enum { GS_TRI_BACKEND_AUTO, GS_TRI_BACKEND_KOKKOSKERNELS, GS_TRI_BACKEND_CUSPARSE, GS_TRI_BACKEND_JACOBI } GSTriBackend;
+#define GS_TRI_SWEEPS_DEFAULT 5
 PETSC_INTERN const char *const GSTriBackends[];
 PETSC_INTERN PetscErrorCode    GSTriFactorCreate(PetscInt, const PetscInt[], const PetscInt[], PetscBool, GSTriBackend, GSTriFactor *);
 PETSC_INTERN PetscErrorCode    GSTriFactorNumeric(GSTriFactor, const PetscScalar[], PetscBool, GSPivotTest, PetscReal, PetscInt *, PetscReal *);
@@ -288,6 +290,8 @@ typedef enum {
 PETSC_INTERN PetscErrorCode GSTriFactorSolve(GSTriFactor, GSTriSolve, const PetscScalar[], PetscScalar[], PetscBool);
 PETSC_INTERN PetscErrorCode GSTriFactorGetInfo(GSTriFactor, PetscCount *, PetscCount *, PetscInt *, PetscLogDouble *, PetscLogDouble *);
 PETSC_INTERN PetscErrorCode GSTriFactorDestroy(GSTriFactor *);
+PETSC_INTERN PetscErrorCode GSTriFactorSetSweeps(GSTriFactor, PetscInt);
+PETSC_INTERN PetscInt       GSTriFactorGetSweeps(GSTriFactor);
 /* "cuSPARSE's SpSV" or "Kokkos-Kernels' sptrsv": who solves the factor's triangles */
 PETSC_INTERN const char *GSTriFactorSolverName(GSTriFactor);
 

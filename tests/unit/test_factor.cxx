@@ -198,6 +198,99 @@ void TestTriFactorBackends()
   }
 }
 
+/* s Jacobi sweeps from zero on the triangle whose row i is rows[i] (its diagonal among them): the serial twin of
+   -mat_gpustream_trisolve jacobi */
+std::vector<PetscScalar> SweepsRef(const std::vector<std::vector<std::pair<PetscInt, PetscScalar>>> &rows, const std::vector<PetscScalar> &b, PetscInt s)
+{
+  const size_t             n = b.size();
+  std::vector<PetscScalar> x(n, 0), y(n);
+  for (PetscInt j = 0; j < s; j++) {
+    for (size_t i = 0; i < n; i++) {
+      PetscScalar acc = b[i], d = 1;
+      for (const auto &e : rows[i]) {
+        if ((size_t)e.first == i)
+          d = e.second;
+        else
+          acc -= e.second * x[e.first];
+      }
+      y[i] = acc / d;
+    }
+    x.swap(y);
+  }
+  return x;
+}
+
+/* x from the factor of A solved by s Jacobi sweeps a triangle (t: transposed), the values from the device or the host */
+PetscErrorCode SweepSolve(const CSRHost &A, bool sym, bool device, PetscInt s, bool t, const std::vector<PetscScalar> &b, std::vector<PetscScalar> &x, PetscInt *bad)
+{
+  GSTriFactor                   F = nullptr;
+  PetscReal                     pivot;
+  gpustream::DView<PetscScalar> a;
+
+  PetscFunctionBegin;
+  x.assign(A.m, 0);
+  PetscCall(GSTriFactorCreate(A.m, A.ia.data(), A.ja.data(), sym ? PETSC_TRUE : PETSC_FALSE, GS_TRI_BACKEND_JACOBI, &F));
+  PetscCall(GSTriFactorSetSweeps(F, s));
+  PetscCheck(!std::strcmp(GSTriFactorSolverName(F), "Jacobi sweeps"), PETSC_COMM_SELF, PETSC_ERR_PLIB, "Not solved by sweeps: %s", GSTriFactorSolverName(F));
+  GSCallKokkos({
+    a = gpustream::DView<PetscScalar>("unit::factor_a", A.a.size());
+    gpustream::SyncCopy(a, gpustream::HostUnmanaged<const PetscScalar>(A.a.data(), A.a.size()));
+  });
+  PetscCall(GSTriFactorNumeric(F, device ? a.data() : A.a.data(), device ? PETSC_TRUE : PETSC_FALSE, GS_PIVOT_ABS, 1e-14, bad, &pivot));
+  PetscCall(GSTriFactorSolve(F, t ? GS_TRI_TRANSPOSE : GS_TRI_SOLVE, b.data(), x.data(), PETSC_FALSE));
+  PetscCall(GSTriFactorDestroy(&F));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The Jacobi sweeps of the device factors against their serial twin: L (unit diagonal) then U for a solve, U^T then
+   L^T for a transposed one, values on the host and on the device; enough sweeps on a diagonally dominant matrix
+   reach the exact solves. A count below 1 is an error. */
+void TestTriFactorSweeps()
+{
+  for (PetscInt n : sizes) {
+    if (n > 10007) continue;
+    for (int sym = 0; sym < 2; sym++) {
+      const CSRHost            A = RandomFactorable(n, 7, sym);
+      std::vector<PetscScalar> lu, x;
+      std::vector<PetscInt>    diag;
+      const auto               b = Random(n);
+      ILU0Ref(A, lu, diag);
+      std::vector<std::vector<std::pair<PetscInt, PetscScalar>>> L(n), U(n), Lt(n), Ut(n);
+      for (PetscInt i = 0; i < n; i++) {
+        L[i].push_back({i, 1.0});
+        Lt[i].push_back({i, 1.0});
+        for (PetscInt k = A.ia[i]; k < A.ia[i + 1]; k++) {
+          const PetscInt j = A.ja[k];
+          if (j < i)
+            L[i].push_back({j, lu[k]}), Lt[j].push_back({i, lu[k]});
+          else
+            U[i].push_back({j, lu[k]}), Ut[j].push_back({i, lu[k]});
+        }
+      }
+      for (PetscInt s : {1, 2, 5, 60})
+        for (int t = 0; t < 2; t++) {
+          const auto ref = t ? SweepsRef(Lt, SweepsRef(Ut, b, s), s) : SweepsRef(U, SweepsRef(L, b, s), s);
+          for (int dev = 0; dev < 2; dev++) {
+            PetscInt          bad  = -2;
+            const std::string what = std::string(sym ? "ICC(0)" : "ILU(0)") + (t ? " transposed" : "") + " solve by " + std::to_string(s) + " Jacobi sweeps, values on the " + (dev ? "device" : "host") + ", n=" + std::to_string(n);
+            Check(!SweepSolve(A, sym, dev, s, t, b, x, &bad) && bad == -1 && RelDiff(x, ref) < 1e-12, what);
+            if (s == 60) Check(RelDiff(x, LUSolveRef(A, lu, diag, b, t)) < 1e-10, what + " reaches the exact solve");
+          }
+        }
+    }
+  }
+  const CSRHost A = RandomFactorable(20, 5, false);
+  GSTriFactor   F = nullptr, K = nullptr;
+  Check(!GSTriFactorCreate(A.m, A.ia.data(), A.ja.data(), PETSC_FALSE, GS_TRI_BACKEND_JACOBI, &F) && GSTriFactorGetSweeps(F) == GS_TRI_SWEEPS_DEFAULT, "jacobi: the default sweeps");
+  Check(!GSTriFactorCreate(A.m, A.ia.data(), A.ja.data(), PETSC_FALSE, GS_TRI_BACKEND_KOKKOSKERNELS, &K) && GSTriFactorGetSweeps(K) == 0, "kokkoskernels: no sweeps");
+  PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
+  Check(GSTriFactorSetSweeps(F, 0) == PETSC_ERR_ARG_OUTOFRANGE, "jacobi: 0 sweeps is an error");
+  Check(GSTriFactorSetSweeps(K, 3) == PETSC_ERR_ARG_WRONGSTATE, "sweeps for exact solves are an error");
+  PetscPopErrorHandler();
+  GSTriFactorDestroy(&F);
+  GSTriFactorDestroy(&K);
+}
+
 /* The first row whose pivot fails each test, and the pivot spiluk met (it writes 1e6 in place of an exact zero) */
 void TestTriFactorPivots()
 {
@@ -248,5 +341,6 @@ void TestTriFactorPivots()
 void TestTriFactor() {}
 void TestTriFactorPivots() {}
 void TestTriFactorBackends() {}
+void TestTriFactorSweeps() {}
 #endif
 } // namespace unit

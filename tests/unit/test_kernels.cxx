@@ -119,6 +119,7 @@ int main(int argc, char **argv)
                                                          {"TriFactor", TestTriFactor},
                                                          {"TriFactorPivots", TestTriFactorPivots},
                                                          {"TriFactorBackends", TestTriFactorBackends},
+                                                         {"TriFactorSweeps", TestTriFactorSweeps},
                                                          {"AllocationFailure", TestAllocationFailure}};
     /* -skip AllocationFailure: all but those (its deliberate failed cudaMalloc is an API error to compute-sanitizer) */
     char     *only[32], *skip[32];

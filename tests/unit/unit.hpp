@@ -106,6 +106,7 @@ void TestStreamTooSmall();
 void TestTriFactor();
 void TestTriFactorPivots();
 void TestTriFactorBackends();
+void TestTriFactorSweeps();
 /* test_device.cxx: the Kokkos layer */
 void TestAllocationFailure();
 } // namespace unit

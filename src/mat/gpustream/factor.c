@@ -8,11 +8,12 @@
 
 #if defined(GPUSTREAM_HAVE_KOKKOSKERNELS)
 
-const char *const GSTriBackends[] = {"auto", "kokkoskernels", "cusparse", "GSTriBackend", "GS_TRI_BACKEND_", NULL};
+const char *const GSTriBackends[] = {"auto", "kokkoskernels", "cusparse", "jacobi", "GSTriBackend", "GS_TRI_BACKEND_", NULL};
 
 typedef struct {
   MatFactorType    ftype;
   GSTriBackend     backend;   /* -mat_gpustream_trisolve */
+  PetscInt         sweeps;    /* -mat_gpustream_trisolve_sweeps, for jacobi */
   GSTriFactor      tri;       /* the device factors; NULL where the host factors */
   GSTriFactor      htri;      /* the host factor's L and U on the device, for its solves there */
   GSTriFactor      solver;    /* the one the device solves use: tri or htri */
@@ -185,6 +186,7 @@ static PetscErrorCode MatFactorHostSolves_Private(Mat F)
   if (!idr) PetscCall(ISGetIndices(fs->row, &r));
   if (!idc) PetscCall(ISGetIndices(fs->col, &c));
   ierr = GSTriFactorSetHost(&fs->htri, n, (PetscInt)info.nz_used, ia, ja, a, r, c, fs->backend, &ok);
+  if (!ierr && ok && fs->backend == GS_TRI_BACKEND_JACOBI) ierr = GSTriFactorSetSweeps(fs->htri, fs->sweeps);
   if (r) PetscCall(ISRestoreIndices(fs->row, &r));
   if (c) PetscCall(ISRestoreIndices(fs->col, &c));
   PetscCall(ierr);
@@ -348,15 +350,18 @@ static PetscErrorCode MatFactorSymbolic_GSFactor(Mat F, Mat A, IS row, IS col, c
   PetscCheck(!fs->hostsymbolic, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "The factor was factored symbolically already: get a new one with MatGetFactor()");
   /* read here, as MATSOLVERMUMPS reads its options, with the factor's prefix (the PC's) */
   PetscOptionsBegin(PetscObjectComm((PetscObject)F), ((PetscObject)F)->prefix, "MATSOLVERGPUSTREAM options", "Mat");
-  PetscCall(PetscOptionsEnum("-mat_gpustream_trisolve", "Triangular solves on the device: auto (cuSPARSE's SpSV in CUDA builds where it loads, else Kokkos-Kernels' sptrsv), kokkoskernels, cusparse", "MATSOLVERGPUSTREAM", GSTriBackends,
-                             (PetscEnum)fs->backend, (PetscEnum *)&fs->backend, NULL));
+  PetscCall(PetscOptionsEnum("-mat_gpustream_trisolve", "Triangular solves on the device: auto (cuSPARSE's SpSV in CUDA builds where it loads, else Kokkos-Kernels' sptrsv), kokkoskernels, cusparse, jacobi (sweeps)", "MATSOLVERGPUSTREAM",
+                             GSTriBackends, (PetscEnum)fs->backend, (PetscEnum *)&fs->backend, NULL));
+  PetscCall(PetscOptionsInt("-mat_gpustream_trisolve_sweeps", "Jacobi sweeps per triangular solve (-mat_gpustream_trisolve jacobi)", "MATSOLVERGPUSTREAM", fs->sweeps, &fs->sweeps, NULL));
   PetscOptionsEnd();
+  PetscCheck(fs->sweeps > 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-%smat_gpustream_trisolve_sweeps %" PetscInt_FMT ": give at least 1", ((PetscObject)F)->prefix ? ((PetscObject)F)->prefix : "", fs->sweeps);
   PetscCall(MatFactorHostReason_Private(F, A, row, col, info, &fs->host));
   if (!fs->host) {
     PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
     PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cannot get the CSR of the host matrix");
     if (MissingDiagonal(n, ia, ja)) fs->host = "a row without its diagonal entry"; /* PETSc's ILU(0) refuses it */
     ierr = fs->host ? PETSC_SUCCESS : GSTriFactorCreate(n, ia, ja, (PetscBool)(fs->ftype == MAT_FACTOR_ICC), fs->backend, &fs->tri);
+    if (!ierr && fs->tri && fs->backend == GS_TRI_BACKEND_JACOBI) ierr = GSTriFactorSetSweeps(fs->tri, fs->sweeps);
     PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
     PetscCall(ierr);
   }
@@ -436,9 +441,11 @@ static PetscErrorCode MatView_GSFactor(Mat F, PetscViewer viewer)
     PetscCall(GSTriFactorGetInfo(fs->tri, &nnzL, &nnzU, &levels, &bytes, NULL));
     const char     *solver = GSTriFactorSolverName(fs->tri);
     const PetscBool kk     = (PetscBool)(strstr(solver, "sptrsv") != NULL);
+    char            sw[64] = "";
+    if (GSTriFactorGetSweeps(fs->tri) > 0) PetscCall(PetscSNPrintf(sw, sizeof(sw), " (%" PetscInt_FMT " a triangle)", GSTriFactorGetSweeps(fs->tri)));
     PetscCall(PetscViewerASCIIPrintf(viewer,
-                                     "GPUStream: %s(0) on the device (%s): Kokkos-Kernels' spiluk%s, %" PetscInt_FMT " levels%s%s, L %" PetscCount_FMT " and U %" PetscCount_FMT " nonzeros, %.6g MB in device memory (-mat_gpustream_trisolve %s)\n",
-                                     fs->ftype == MAT_FACTOR_ICC ? "ICC" : "ILU", GSExecutionSpace(), kk ? " and sptrsv" : "", levels, kk ? "" : ", and ", kk ? "" : solver, nnzL, nnzU, bytes / 1048576.0, GSTriBackends[fs->backend]));
+                                     "GPUStream: %s(0) on the device (%s): Kokkos-Kernels' spiluk%s, %" PetscInt_FMT " levels%s%s%s, L %" PetscCount_FMT " and U %" PetscCount_FMT " nonzeros, %.6g MB in device memory (-mat_gpustream_trisolve %s)\n",
+                                     fs->ftype == MAT_FACTOR_ICC ? "ICC" : "ILU", GSExecutionSpace(), kk ? " and sptrsv" : "", levels, kk ? "" : ", and ", kk ? "" : solver, sw, nnzL, nnzU, bytes / 1048576.0, GSTriBackends[fs->backend]));
     if (fs->shifted)
       PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: %" PetscInt_FMT " of %" PetscInt_FMT " numeric factorizations on the host (PETSc's), where a pivot asked for the shift, the last one %s\n", fs->shifted, fs->numeric,
                                        fs->ondevice ? "on the device" : (fs->htri ? "among them, solved on the device" : "among them")));
@@ -453,6 +460,7 @@ static PetscErrorCode MatView_GSFactor(Mat F, PetscViewer viewer)
     PetscCall(GSTriFactorGetInfo(fs->htri, &nnzL, &nnzU, &levels, &bytes, NULL));
     char lv[64] = "";
     if (levels >= 0) PetscCall(PetscSNPrintf(lv, sizeof(lv), ", %" PetscInt_FMT " levels", levels));
+    if (GSTriFactorGetSweeps(fs->htri) > 0) PetscCall(PetscSNPrintf(lv, sizeof(lv), " (%" PetscInt_FMT " a triangle)", GSTriFactorGetSweeps(fs->htri)));
     PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: its triangular solves on the device (%s): %s%s, L %" PetscCount_FMT " and U %" PetscCount_FMT " nonzeros, %.6g MB in device memory (-mat_gpustream_trisolve %s)\n", GSExecutionSpace(),
                                      GSTriFactorSolverName(fs->htri), lv, nnzL, nnzU, bytes / 1048576.0, GSTriBackends[fs->backend]));
   } else if (isascii && fs->host && fs->hostsymbolic && fs->numeric)
@@ -479,6 +487,7 @@ static PetscErrorCode MatGetFactor_GPUStream_Device(Mat A, MatFactorType ftype, 
   PetscCall(PetscNew(&fs));
   fs->ftype   = ftype;
   fs->backend = GS_TRI_BACKEND_AUTO;
+  fs->sweeps  = GS_TRI_SWEEPS_DEFAULT;
   fs->hostilu = (*F)->ops->ilufactorsymbolic;
   fs->hosticc = (*F)->ops->iccfactorsymbolic;
   fs->hostlu  = (*F)->ops->lufactorsymbolic;
@@ -505,9 +514,12 @@ static PetscErrorCode MatGetFactor_GPUStream_Device(Mat A, MatFactorType ftype, 
    factorization is Kokkos-Kernels' spiluk, again on the device when the values change; a pivot that needs PETSc's
    shift, fill, or an ordering sends the factorization to the host, whose factors then go to the device for the solves.
 
-   Options Database Key:
-.  -mat_gpustream_trisolve <auto,kokkoskernels,cusparse> - the triangular solves: auto is cuSPARSE's SpSV in CUDA
-   builds where the library loads, else Kokkos-Kernels' sptrsv
+   Options Database Keys:
+.  -mat_gpustream_trisolve <auto,kokkoskernels,cusparse,jacobi> - the triangular solves: auto is cuSPARSE's SpSV in CUDA
+   builds where the library loads, else Kokkos-Kernels' sptrsv; jacobi replaces each exact solve by a fixed number of
+   Jacobi sweeps (each one product with the triangle, where exact solves go level by level), a fixed linear and, for
+   ILU(0) or ICC(0) of a symmetric matrix, symmetric preconditioner that takes more iterations than exact solves
+-  -mat_gpustream_trisolve_sweeps <5> - the sweeps of jacobi
 
    Level: intermediate
 

@@ -39,8 +39,10 @@ constexpr double SpilukZeroPivot = 1e6;
 struct TriCSR {
   DView<PetscInt>                   row, col, map;
   DView<PetscScalar>                val;
-  KKHandle                          kh; /* sptrsv's, where sv is empty */
+  KKHandle                          kh; /* sptrsv's, where sv is empty and sweeps 0 */
   std::unique_ptr<CusparseTriSolve> sv;
+  PetscInt                          sweeps = 0; /* > 0: that many Jacobi sweeps from zero instead of an exact solve */
+  DView<PetscScalar>                sweep;      /* the sweeps' second vector */
 };
 
 struct _n_GSTriFactor {
@@ -61,7 +63,8 @@ struct _n_GSTriFactor {
   std::vector<PetscInt>        hrow, hcol;                                             /* the host factor's pattern the device one was made from */
   Kokkos::View<PetscInt, Mem>  badrow;
   Kokkos::View<PetscReal, Mem> badpivot;
-  PetscLogDouble               work = 0;
+  PetscLogDouble               work   = 0;
+  PetscInt                     sweeps = 0; /* -mat_gpustream_trisolve jacobi: the sweeps of each triangular solve */
 #  if defined(KOKKOS_ENABLE_CUDA)
   std::unique_ptr<CusparseHandle> sparse; /* the triangular solves are cuSPARSE's */
 #  endif
@@ -75,7 +78,8 @@ static PetscErrorCode ChooseTriSolver(_n_GSTriFactor *F, GSTriBackend backend)
   const char *why = nullptr;
 
   PetscFunctionBegin;
-  if (backend == GS_TRI_BACKEND_KOKKOSKERNELS) PetscFunctionReturn(PETSC_SUCCESS);
+  if (backend == GS_TRI_BACKEND_JACOBI) F->sweeps = GS_TRI_SWEEPS_DEFAULT;
+  if (backend == GS_TRI_BACKEND_KOKKOSKERNELS || backend == GS_TRI_BACKEND_JACOBI) PetscFunctionReturn(PETSC_SUCCESS);
 #  if defined(KOKKOS_ENABLE_CUDA)
   if (const CusparseAPI *api = Cusparse())
     GSCallKokkos(F->sparse.reset(new CusparseHandle(api)));
@@ -100,6 +104,11 @@ static bool UsesCusparse(const _n_GSTriFactor *F)
 /* The solver of T (n rows, lower or upper triangular; its arrays allocated) */
 static void TriSymbolic(_n_GSTriFactor *F, TriCSR &T, bool lower)
 {
+  if (F->sweeps > 0) {
+    T.sweeps = F->sweeps;
+    T.sweep  = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::factor_sweep"), F->n);
+    return;
+  }
 #  if defined(KOKKOS_ENABLE_CUDA)
   if (F->sparse) {
     T.sv.reset(new CusparseTriSolve(*F->sparse, lower, F->n, (PetscInt)T.col.extent(0), T.row.data(), T.col.data(), T.val.data()));
@@ -116,10 +125,39 @@ static void TriStale(TriCSR &T)
   if (T.sv) T.sv->Stale();
 }
 
-/* x = T^-1 b */
+/* x ~ T^-1 b by T.sweeps Jacobi sweeps from x = 0: x <- D^-1 (b - N x), D T's diagonal, N the rest. The result is
+   the truncated Neumann series of T^-1, a fixed linear operator: with L U = L D L^T (ILU(0) of a symmetric matrix)
+   the sweeps through L and U make a symmetric preconditioner, as exact solves do. Each sweep is a product with T
+   (one launch, no levels), where exact solves go level by level. */
+static void JacobiSolve(TriCSR &T, const DView<PetscScalar> &b, const DView<PetscScalar> &x)
+{
+  const PetscInt           n = (PetscInt)T.row.extent(0) - 1, s = T.sweeps;
+  const DView<PetscInt>    row = T.row, col = T.col;
+  const DView<PetscScalar> val = T.val;
+  for (PetscInt j = 0; j < s; j++) {
+    const bool               odd = (s - 1 - j) % 2, first = j == 0; /* the last sweep writes x */
+    const DView<PetscScalar> out = odd ? T.sweep : x, in = odd ? x : T.sweep;
+    Kokkos::parallel_for(
+        "GPUStream::FactorJacobiSweep", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt i) {
+          PetscScalar acc = b(i), d = 1;
+          for (PetscInt k = row(i); k < row(i + 1); k++) {
+            const PetscInt c = col(k);
+            if (c == i)
+              d = val(k);
+            else if (!first)
+              acc -= val(k) * in(c);
+          }
+          out(i) = acc / d;
+        });
+  }
+}
+
+/* x = T^-1 b (approximately where T.sweeps) */
 static void TriSolve(TriCSR &T, const DView<PetscScalar> &b, const DView<PetscScalar> &x)
 {
-  if (T.sv)
+  if (T.sweeps > 0)
+    JacobiSolve(T, b, x);
+  else if (T.sv)
     T.sv->Solve(b.data(), x.data());
   else
     sptrsv_solve(&T.kh, T.row, T.col, T.val, b, x);
@@ -208,7 +246,23 @@ PetscErrorCode GSTriFactorCreate(PetscInt n, const PetscInt ia[], const PetscInt
 
 const char *GSTriFactorSolverName(GSTriFactor F)
 {
-  return UsesCusparse(F) ? "cuSPARSE's SpSV" : "Kokkos-Kernels' sptrsv";
+  return F->sweeps > 0 ? "Jacobi sweeps" : UsesCusparse(F) ? "cuSPARSE's SpSV" : "Kokkos-Kernels' sptrsv";
+}
+
+PetscErrorCode GSTriFactorSetSweeps(GSTriFactor F, PetscInt sweeps)
+{
+  PetscFunctionBegin;
+  PetscCheck(F->sweeps > 0, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Sweeps are for the factors of -mat_gpustream_trisolve jacobi");
+  PetscCheck(sweeps > 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_trisolve_sweeps %" PetscInt_FMT ": give at least 1", sweeps);
+  F->sweeps = sweeps;
+  for (TriCSR *t : {&F->L, &F->U, &F->Lt, &F->Ut})
+    if (t->sweeps > 0) t->sweeps = sweeps;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscInt GSTriFactorGetSweeps(GSTriFactor F)
+{
+  return F->sweeps;
 }
 
 PetscErrorCode GSTriFactorDestroy(GSTriFactor *F)
@@ -224,13 +278,13 @@ PetscErrorCode GSTriFactorGetInfo(GSTriFactor F, PetscCount *nnzL, PetscCount *n
   PetscFunctionBegin;
   if (nnzL) *nnzL = (PetscCount)F->L.col.extent(0);
   if (nnzU) *nnzU = (PetscCount)F->U.col.extent(0);
-  /* levels: spiluk's, or sptrsv's for a host factor's solves (-1: cuSPARSE's, which tells none) */
-  if (levels) *levels = F->n > 0 ? (PetscInt)(!F->fromhost ? F->kh.get_spiluk_handle()->get_num_levels() : UsesCusparse(F) ? -1 : F->L.kh.get_sptrsv_handle()->get_num_levels()) : 0;
+  /* levels: spiluk's, or sptrsv's for a host factor's solves (-1: cuSPARSE's, which tells none, or sweeps') */
+  if (levels) *levels = F->n > 0 ? (PetscInt)(!F->fromhost ? F->kh.get_spiluk_handle()->get_num_levels() : UsesCusparse(F) || F->sweeps > 0 ? -1 : F->L.kh.get_sptrsv_handle()->get_num_levels()) : 0;
   if (bytes) {
     const TriCSR  *t[4] = {&F->L, &F->U, &F->Lt, &F->Ut};
     PetscLogDouble b    = (F->arow.extent(0) + F->acol.extent(0) + F->amap.extent(0) + F->lmap.extent(0) + F->umap.extent(0) + F->rperm.extent(0) + F->cperm.extent(0)) * sizeof(PetscInt) +
                        (F->aval.extent(0) + F->ahost.extent(0) + F->y.extent(0) + F->b.extent(0) + F->x.extent(0) + F->pb.extent(0)) * sizeof(PetscScalar);
-    for (const TriCSR *c : t) b += (c->row.extent(0) + c->col.extent(0) + c->map.extent(0)) * sizeof(PetscInt) + c->val.extent(0) * sizeof(PetscScalar) + (c->sv ? c->sv->Bytes() : 0);
+    for (const TriCSR *c : t) b += (c->row.extent(0) + c->col.extent(0) + c->map.extent(0)) * sizeof(PetscInt) + c->val.extent(0) * sizeof(PetscScalar) + (c->sv ? c->sv->Bytes() : 0) + c->sweep.extent(0) * sizeof(PetscScalar);
     *bytes = b;
   }
   if (work) *work = F->work;
