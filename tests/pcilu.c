@@ -2,6 +2,7 @@ static char help[] = "ILU(0), ICC(0) and LU of gpustream matrices (MATSOLVERGPUS
   -problem <lap2d,lap3d,convdiff,random,randsym> : the matrix\n\
   -m <n> : grid points a side (random: rows per process times 10)\n\
   -scenario <all,solve,transpose,matsolve,lu,fused,fallback,refactor,zeropivot,shift,blocks,errors,empty> : a list\n\
+            (and sweeps, not in all: the device factors solved by Jacobi sweeps against AIJ's exact solves)\n\
   -v : print the numbers behind each verdict\n\n";
 
 /* Each check runs the same solve on the gpustream matrix and on the same matrix as AIJ (PETSc's ILU and ICC on the
@@ -366,6 +367,68 @@ static PetscErrorCode ScenarioSolve(const char *problem, Mat A, Mat Aij)
     PetscCall(PetscSNPrintf(what, sizeof(what), "%s ilu cg", problem));
     PetscCall(Compare(what, A, Aij, KSPCG, PCILU, PETSC_FALSE));
   }
+  PetscFunctionReturn(0);
+}
+
+/* -mat_gpustream_trisolve jacobi with its default sweeps against AIJ's exact solves: the same reason, the true
+   residual at the tolerance, and iterations within a quarter of AIJ's (the sweeps approximate the solves) */
+static PetscErrorCode ScenarioSweeps(const char *problem, Mat A, Mat Aij)
+{
+  const struct {
+    KSPType   ksp;
+    PCType    pc;
+    PetscBool symmetric; /* only on symmetric problems */
+  } cases[] = {{KSPGMRES, PCILU, PETSC_FALSE}, {KSPCG, PCICC, PETSC_TRUE}, {KSPCG, PCILU, PETSC_TRUE}};
+  PetscBool sym;
+
+  PetscFunctionBeginUser;
+  PetscCall(IsSymmetricProblem(problem, &sym));
+  PetscCall(PetscOptionsSetValue(NULL, "-sw_mat_gpustream_trisolve", "jacobi"));
+  for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+    KSP       ksp[2];
+    Vec       b[2], x[2], r;
+    Result    res[2];
+    PetscReal tn;
+
+    if (cases[c].symmetric && !sym) continue;
+    for (int k = 0; k < 2; k++) {
+      PetscCall(MatCreateVecs(A, &x[k], &b[k]));
+      PetscCall(VecSet(b[k], 1.0));
+      PetscCall(MakeKSP(k ? Aij : A, k ? "aij_" : "sw_", cases[c].ksp, cases[c].pc, &ksp[k]));
+      PetscCall(Run(ksp[k], PETSC_FALSE, b[k], x[k], &res[k]));
+    }
+    PetscCall(VecDuplicate(b[0], &r));
+    PetscCall(MatMult(A, x[0], r));
+    PetscCall(VecAYPX(r, -1.0, b[0]));
+    PetscCall(VecNorm(r, NORM_2, &tn));
+    if (verbose) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  sweeps: %" PetscInt_FMT " its, aij %" PetscInt_FMT "; true residual %g of %g\n", res[0].its, res[1].its, (double)tn, (double)res[0].bnorm));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s %s %s, Jacobi sweeps: %s, factor on the %s: %s\n", problem, cases[c].pc, cases[c].ksp, KSPConvergedReasons[res[0].reason], res[0].place,
+                          res[0].reason == res[1].reason && res[0].reason > 0 && tn <= 1e-8 * res[0].bnorm && 4 * res[0].its <= 5 * res[1].its ? "iterations within 25% of AIJ's" : "UNLIKE AIJ"));
+    PetscCall(VecDestroy(&r));
+    for (int k = 0; k < 2; k++) {
+      PetscCall(KSPDestroy(&ksp[k]));
+      PetscCall(VecDestroy(&x[k]));
+      PetscCall(VecDestroy(&b[k]));
+    }
+  }
+  { /* one sweep a triangle (L's diagonal and U's): far from the exact solves, so the sweeps are what ran */
+    KSP    ksp[2];
+    Vec    b, x;
+    Result res[2];
+    PetscCall(PetscOptionsSetValue(NULL, "-sw_mat_gpustream_trisolve_sweeps", "1"));
+    PetscCall(MatCreateVecs(A, &x, &b));
+    PetscCall(VecSet(b, 1.0));
+    for (int k = 0; k < 2; k++) {
+      PetscCall(MakeKSP(k ? Aij : A, k ? "aij_" : "sw_", KSPGMRES, PCILU, &ksp[k]));
+      PetscCall(Run(ksp[k], PETSC_FALSE, b, x, &res[k]));
+      PetscCall(KSPDestroy(&ksp[k]));
+    }
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s ilu gmres, one Jacobi sweep: %s\n", problem, res[0].its > res[1].its ? "more iterations than AIJ's" : "AS MANY ITERATIONS AS AIJ'S"));
+    PetscCall(VecDestroy(&x));
+    PetscCall(VecDestroy(&b));
+    PetscCall(PetscOptionsClearValue(NULL, "-sw_mat_gpustream_trisolve_sweeps"));
+  }
+  PetscCall(PetscOptionsClearValue(NULL, "-sw_mat_gpustream_trisolve"));
   PetscFunctionReturn(0);
 }
 
@@ -825,6 +888,15 @@ static PetscErrorCode ScenarioErrors(Mat A)
 static char    *scenarios[16];
 static PetscInt nscenarios = 0;
 
+/* Whether -scenario names this one itself */
+static PetscBool Named(const char *name)
+{
+  PetscBool is;
+  for (PetscInt i = 0; i < nscenarios; i++)
+    if (!PetscStrcmp(scenarios[i], name, &is) && is) return PETSC_TRUE;
+  return PETSC_FALSE;
+}
+
 /* Whether -scenario names this one (or all, or was not given) */
 static PetscBool Want(const char *name)
 {
@@ -871,6 +943,7 @@ int main(int argc, char **argv)
     if (Want("refactor") && sym) PetscCall(ScenarioRefactor(problem, A, Aij, PCICC));
     if (Want("zeropivot")) PetscCall(ScenarioZeroPivot());
     if (Want("shift")) PetscCall(ScenarioShift());
+    if (Named("sweeps")) PetscCall(ScenarioSweeps(problem, A, Aij));
   }
   /* block Jacobi and ASM, whose blocks are factored */
   if (Want("blocks")) PetscCall(ScenarioBlocks(problem, A, Aij));
@@ -969,11 +1042,32 @@ int main(int argc, char **argv)
       args: -scenario solve,fallback,shift -gs_ksp_view -gs_mat_gpustream_trisolve kokkoskernels
       filter: grep -E "GPUStream: (ILU|ICC|[0-9]+ of|its triangular)|package used|^  type: (ilu|icc)|as AIJ|DIFFERS" | sed -E -e "s/on the device \([A-Za-z]+\)/on the device (SPACE)/" -e "s/[0-9.]+(e[-+]?[0-9]+)? MB/X MB/"
 
+   # Jacobi sweeps in place of the triangular solves: enough of them (more than the factors' levels) solve exactly,
+   # as AIJ; the default ones take a few more iterations
+   test:
+      suffix: sweeps_exact
+      args: -problem lap3d -m 8 -scenario solve,transpose -gs_mat_gpustream_trisolve jacobi -gs_mat_gpustream_trisolve_sweeps 30
+
+   test:
+      suffix: sweeps
+      args: -problem lap3d -scenario sweeps
+
+   test:
+      suffix: sweeps_convdiff
+      args: -problem convdiff -scenario sweeps
+
    # a bad backend for the triangular solves: PETSc's error naming the option with its prefix
    test:
       suffix: bad_trisolve
       args: -scenario solve -gs_mat_gpustream_trisolve fast
       error: 1
       filter: grep -o -E "Unknown .*trisolve[^ ]*" | tr -d '"' | sort -u
+
+   # no sweeps: PETSc's error naming the option with its prefix
+   test:
+      suffix: bad_sweeps
+      args: -scenario solve -gs_mat_gpustream_trisolve jacobi -gs_mat_gpustream_trisolve_sweeps 0
+      error: 1
+      filter: grep -o -E -- "-[a-z_]*mat_gpustream_trisolve_sweeps 0: give at least 1" | sort -u
 
 TEST*/
