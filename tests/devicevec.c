@@ -521,6 +521,54 @@ static PetscErrorCode MatSolveBlock(Mat A, MatType dtype, PCType ptype)
   PetscFunctionReturn(0);
 }
 
+/* PETSc takes a matrix of a host type as bound to the CPU, and GAMG binds its levels where the fine operator is bound:
+   a gpustream matrix is bound exactly when its vectors are host ones, and GAMG's first coarse level gives vectors of
+   the fine level's type, bound as they are */
+static PetscErrorCode GAMGLevels(Mat A)
+{
+  KSP       ksp, smooth;
+  PC        pc;
+  Mat       Al;
+  Vec       v, vl;
+  VecType   t, tl;
+  PetscInt  nlev;
+  PetscBool bA, bl, bv, bvl, host, same;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatCreateVecs(A, &v, NULL));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)v, &host, VECSEQ, VECMPI, VECSTANDARD, ""));
+  PetscCall(MatBoundToCPU(A, &bA));
+  PetscCall(VecBoundToCPU(v, &bv));
+#if !defined(PETSC_HAVE_DEVICE)
+  host = PETSC_TRUE; /* everything is on the CPU, and bound there */
+#endif
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "MatBoundToCPU: %s\n", bA == host ? "as its vectors' kind" : "NOT AS ITS VECTORS' KIND"));
+  PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(KSPSetType(ksp, KSPCG));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PCSetType(pc, PCGAMG));
+  PetscCall(KSPSetUp(ksp));
+  PetscCall(PCMGGetLevels(pc, &nlev));
+  if (nlev < 2)
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "GAMG: ONE LEVEL ONLY\n"));
+  else {
+    PetscCall(PCMGGetSmoother(pc, nlev - 2, &smooth));
+    PetscCall(KSPGetOperators(smooth, &Al, NULL));
+    PetscCall(MatCreateVecs(Al, &vl, NULL));
+    PetscCall(VecGetType(v, &t));
+    PetscCall(VecGetType(vl, &tl));
+    PetscCall(PetscStrcmp(t, tl, &same));
+    PetscCall(MatBoundToCPU(Al, &bl));
+    PetscCall(VecBoundToCPU(vl, &bvl));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "GAMG's first coarse level: %s\n", same && bl == bA && bvl == bv ? "vectors of the fine level's type, bound as they are" : "OTHER VECTORS OR BINDING THAN THE FINE LEVEL'S"));
+    PetscCall(VecDestroy(&vl));
+  }
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(VecDestroy(&v));
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   Mat         A, Aaij;
@@ -550,6 +598,7 @@ int main(int argc, char **argv)
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "MatCreateVecs: %s\n", ok ? "the expected type" : "NOT the expected type"));
   PetscCall(VecDestroy(&v));
 
+  PetscCall(GAMGLevels(A));
   PetscCall(Products(A, Aaij, NULL, NULL, "tested vectors:"));
   PetscCall(Products(A, Aaij, VECSTANDARD, NULL, "host y, tested x and z:"));
   {
