@@ -249,8 +249,10 @@ void TestTriFactorSweeps()
 {
   for (PetscInt n : sizes) {
     if (n > 10007) continue;
-    for (int sym = 0; sym < 2; sym++) {
-      const CSRHost            A = RandomFactorable(n, 7, sym);
+    for (int kind = 0; kind < 4; kind++) {
+      const int sym = kind % 2, wide = kind / 2; /* wide: rows long enough for the sweeps' lanes a row */
+      if (wide && n > 1000) continue;
+      const CSRHost            A = RandomFactorable(n, wide ? 80 : 7, sym);
       std::vector<PetscScalar> lu, x;
       std::vector<PetscInt>    diag;
       const auto               b = Random(n);
@@ -271,10 +273,11 @@ void TestTriFactorSweeps()
         for (int t = 0; t < 2; t++) {
           const auto ref = t ? SweepsRef(Lt, SweepsRef(Ut, b, s), s) : SweepsRef(U, SweepsRef(L, b, s), s);
           for (int dev = 0; dev < 2; dev++) {
-            PetscInt          bad  = -2;
-            const std::string what = std::string(sym ? "ICC(0)" : "ILU(0)") + (t ? " transposed" : "") + " solve by " + std::to_string(s) + " Jacobi sweeps, values on the " + (dev ? "device" : "host") + ", n=" + std::to_string(n);
+            PetscInt          bad = -2;
+            const std::string what =
+                std::string(sym ? "ICC(0)" : "ILU(0)") + (wide ? " of long rows" : "") + (t ? " transposed" : "") + " solve by " + std::to_string(s) + " Jacobi sweeps, values on the " + (dev ? "device" : "host") + ", n=" + std::to_string(n);
             Check(!SweepSolve(A, sym, dev, s, t, b, x, &bad) && bad == -1 && RelDiff(x, ref) < 1e-12, what);
-            if (s == 60) Check(RelDiff(x, LUSolveRef(A, lu, diag, b, t)) < 1e-10, what + " reaches the exact solve");
+            if (s == 60 && !wide) Check(RelDiff(x, LUSolveRef(A, lu, diag, b, t)) < 1e-10, what + " reaches the exact solve");
           }
         }
     }

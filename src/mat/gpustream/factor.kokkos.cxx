@@ -134,20 +134,49 @@ static void JacobiSolve(TriCSR &T, const DView<PetscScalar> &b, const DView<Pets
   const PetscInt           n = (PetscInt)T.row.extent(0) - 1, s = T.sweeps;
   const DView<PetscInt>    row = T.row, col = T.col;
   const DView<PetscScalar> val = T.val;
+  /* rows of 12 entries or more (elasticity's factors): a warp's lanes a row on a device, as the SpMV's shape */
+  const bool     wide = n > 0 && (PetscInt)col.extent(0) >= 12 * n;
+  const int      vlen = OnDevice() ? 32 : 1, team = OnDevice() ? TeamThreads() / vlen : 1;
+  const PetscInt league = (n + team - 1) / team;
   for (PetscInt j = 0; j < s; j++) {
     const bool               odd = (s - 1 - j) % 2, first = j == 0; /* the last sweep writes x */
     const DView<PetscScalar> out = odd ? T.sweep : x, in = odd ? x : T.sweep;
+    if (!wide) {
+      Kokkos::parallel_for(
+          "GPUStream::FactorJacobiSweep", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt i) {
+            PetscScalar acc = b(i), d = 1;
+            for (PetscInt k = row(i); k < row(i + 1); k++) {
+              const PetscInt c = col(k);
+              if (c == i)
+                d = val(k);
+              else if (!first)
+                acc -= val(k) * in(c);
+            }
+            out(i) = acc / d;
+          });
+      continue;
+    }
     Kokkos::parallel_for(
-        "GPUStream::FactorJacobiSweep", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt i) {
-          PetscScalar acc = b(i), d = 1;
-          for (PetscInt k = row(i); k < row(i + 1); k++) {
-            const PetscInt c = col(k);
-            if (c == i)
-              d = val(k);
-            else if (!first)
-              acc -= val(k) * in(c);
-          }
-          out(i) = acc / d;
+        "GPUStream::FactorJacobiSweepRows", TeamPol(league, team, vlen), KOKKOS_LAMBDA(const Member &t) {
+          const PetscInt i = t.league_rank() * t.team_size() + t.team_rank();
+          if (i >= n) return;
+          const PetscInt beg = row(i), len = row(i + 1) - beg;
+          PetscScalar    sum = 0, d = 0;
+          if (!first)
+            Kokkos::parallel_reduce(
+                Kokkos::ThreadVectorRange(t, len),
+                [&](const PetscInt k, PetscScalar &a) {
+                  const PetscInt c = col(beg + k);
+                  if (c != i) a += val(beg + k) * in(c);
+                },
+                sum);
+          Kokkos::parallel_reduce(
+              Kokkos::ThreadVectorRange(t, len),
+              [&](const PetscInt k, PetscScalar &a) {
+                if (col(beg + k) == i) a += val(beg + k);
+              },
+              d);
+          Kokkos::single(Kokkos::PerThread(t), [&]() { out(i) = (b(i) - sum) / d; });
         });
   }
 }
