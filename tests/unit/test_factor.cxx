@@ -81,7 +81,7 @@ CSRHost RandomFactorable(PetscInt n, PetscInt maxlen, bool symmetric)
 }
 
 /* The matrix the ICC(0) factor factors: the upper triangle mirrored (symmetric already for RandomFactorable(true)) */
-PetscErrorCode FactorSolve(const CSRHost &A, bool symmetric, bool device, GSTriSolve mode, const std::vector<PetscScalar> &b, std::vector<PetscScalar> &x, PetscInt *bad, GSTriBackend backend = GS_TRI_BACKEND_AUTO)
+PetscErrorCode FactorSolve(const CSRHost &A, bool symmetric, bool device, GSTriSolve mode, const std::vector<PetscScalar> &b, std::vector<PetscScalar> &x, PetscInt *bad, GSTriBackend backend = GS_TRI_BACKEND_AUTO, PetscInt sweeps = 0)
 {
   GSTriFactor F = nullptr;
   PetscReal   pivot;
@@ -89,6 +89,10 @@ PetscErrorCode FactorSolve(const CSRHost &A, bool symmetric, bool device, GSTriS
   PetscFunctionBegin;
   x.assign(A.m, 0);
   PetscCall(GSTriFactorCreate(A.m, A.ia.data(), A.ja.data(), symmetric ? PETSC_TRUE : PETSC_FALSE, backend, &F));
+  if (sweeps > 0) { /* jacobi's */
+    PetscCall(GSTriFactorSetSweeps(F, sweeps));
+    PetscCheck(!std::strcmp(GSTriFactorSolverName(F), "Jacobi sweeps"), PETSC_COMM_SELF, PETSC_ERR_PLIB, "Not solved by sweeps: %s", GSTriFactorSolverName(F));
+  }
   if (device) { /* the values in the execution space's memory, as a resident matrix's */
     gpustream::DView<PetscScalar> a("unit::factor_a", A.a.size());
     GSCallKokkos(gpustream::SyncCopy(a, gpustream::HostUnmanaged<const PetscScalar>(A.a.data(), A.a.size())));
@@ -220,28 +224,6 @@ std::vector<PetscScalar> SweepsRef(const std::vector<std::vector<std::pair<Petsc
   return x;
 }
 
-/* x from the factor of A solved by s Jacobi sweeps a triangle (t: transposed), the values from the device or the host */
-PetscErrorCode SweepSolve(const CSRHost &A, bool sym, bool device, PetscInt s, bool t, const std::vector<PetscScalar> &b, std::vector<PetscScalar> &x, PetscInt *bad)
-{
-  GSTriFactor                   F = nullptr;
-  PetscReal                     pivot;
-  gpustream::DView<PetscScalar> a;
-
-  PetscFunctionBegin;
-  x.assign(A.m, 0);
-  PetscCall(GSTriFactorCreate(A.m, A.ia.data(), A.ja.data(), sym ? PETSC_TRUE : PETSC_FALSE, GS_TRI_BACKEND_JACOBI, &F));
-  PetscCall(GSTriFactorSetSweeps(F, s));
-  PetscCheck(!std::strcmp(GSTriFactorSolverName(F), "Jacobi sweeps"), PETSC_COMM_SELF, PETSC_ERR_PLIB, "Not solved by sweeps: %s", GSTriFactorSolverName(F));
-  GSCallKokkos({
-    a = gpustream::DView<PetscScalar>("unit::factor_a", A.a.size());
-    gpustream::SyncCopy(a, gpustream::HostUnmanaged<const PetscScalar>(A.a.data(), A.a.size()));
-  });
-  PetscCall(GSTriFactorNumeric(F, device ? a.data() : A.a.data(), device ? PETSC_TRUE : PETSC_FALSE, GS_PIVOT_ABS, 1e-14, bad, &pivot));
-  PetscCall(GSTriFactorSolve(F, t ? GS_TRI_TRANSPOSE : GS_TRI_SOLVE, b.data(), x.data(), PETSC_FALSE));
-  PetscCall(GSTriFactorDestroy(&F));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* The Jacobi sweeps of the device factors against their serial twin: L (unit diagonal) then U for a solve, U^T then
    L^T for a transposed one, values on the host and on the device; enough sweeps on a diagonally dominant matrix
    reach the exact solves. A count below 1 is an error. */
@@ -276,7 +258,7 @@ void TestTriFactorSweeps()
             PetscInt          bad = -2;
             const std::string what =
                 std::string(sym ? "ICC(0)" : "ILU(0)") + (wide ? " of long rows" : "") + (t ? " transposed" : "") + " solve by " + std::to_string(s) + " Jacobi sweeps, values on the " + (dev ? "device" : "host") + ", n=" + std::to_string(n);
-            Check(!SweepSolve(A, sym, dev, s, t, b, x, &bad) && bad == -1 && RelDiff(x, ref) < 1e-12, what);
+            Check(!FactorSolve(A, sym, dev, t ? GS_TRI_TRANSPOSE : GS_TRI_SOLVE, b, x, &bad, GS_TRI_BACKEND_JACOBI, s) && bad == -1 && RelDiff(x, ref) < 1e-12, what);
             if (s == 60 && !wide) Check(RelDiff(x, LUSolveRef(A, lu, diag, b, t)) < 1e-10, what + " reaches the exact solve");
           }
         }
