@@ -150,18 +150,16 @@ public:
 #  if defined(GS_CUSPARSE_SPSV_UPDATE)
       ThrowIfFailed(api_, api_->cusparseSpSV_updateMatrix(h, sv_, val_, CUSPARSE_SPSV_UPDATE_GENERAL), "cusparseSpSV_updateMatrix()");
 #  endif
-      analysed_ = true;
-    }
-    if (!analysed_) {
+    } else if (!analysed_) {
       size_t bytes = 0;
       ThrowIfFailed(api_, api_->cusparseSpSV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A_, x_, y_, CusparseScalar, CUSPARSE_SPSV_ALG_DEFAULT, sv_, &bytes), "cusparseSpSV_bufferSize()");
       if (buffer_.extent(0) < bytes || buffer_.extent(0) == 0) buffer_ = Kokkos::View<char *, Mem>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::spsv_buffer"), bytes > 0 ? bytes : 1);
       ThrowIfFailed(api_, api_->cusparseSpSV_analysis(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A_, x_, y_, CusparseScalar, CUSPARSE_SPSV_ALG_DEFAULT, sv_, buffer_.data()), "cusparseSpSV_analysis()");
-      analysed_ = true;
 #  if defined(GS_CUSPARSE_SPSV_UPDATE)
       updatable_ = api_->cusparseSpSV_updateMatrix != nullptr;
 #  endif
     }
+    analysed_ = true;
     ThrowIfFailed(api_, api_->cusparseSpSV_solve(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A_, x_, y_, CusparseScalar, CUSPARSE_SPSV_ALG_DEFAULT, sv_), "cusparseSpSV_solve()");
   }
   size_t Bytes() const

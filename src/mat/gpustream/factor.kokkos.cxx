@@ -39,10 +39,9 @@ constexpr double SpilukZeroPivot = 1e6;
 struct TriCSR {
   DView<PetscInt>                   row, col, map;
   DView<PetscScalar>                val;
-  KKHandle                          kh; /* sptrsv's, where sv is empty and sweeps 0 */
+  KKHandle                          kh; /* sptrsv's, where sv is empty and the factor has no sweeps */
   std::unique_ptr<CusparseTriSolve> sv;
-  PetscInt                          sweeps = 0; /* > 0: that many Jacobi sweeps from zero instead of an exact solve */
-  DView<PetscScalar>                sweep;      /* the sweeps' second vector */
+  DView<PetscScalar>                sweep; /* the second vector of the factor's Jacobi sweeps */
 };
 
 struct _n_GSTriFactor {
@@ -105,8 +104,7 @@ static bool UsesCusparse(const _n_GSTriFactor *F)
 static void TriSymbolic(_n_GSTriFactor *F, TriCSR &T, bool lower)
 {
   if (F->sweeps > 0) {
-    T.sweeps = F->sweeps;
-    T.sweep  = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::factor_sweep"), F->n);
+    T.sweep = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::factor_sweep"), F->n);
     return;
   }
 #  if defined(KOKKOS_ENABLE_CUDA)
@@ -125,13 +123,13 @@ static void TriStale(TriCSR &T)
   if (T.sv) T.sv->Stale();
 }
 
-/* x ~ T^-1 b by T.sweeps Jacobi sweeps from x = 0: x <- D^-1 (b - N x), D T's diagonal, N the rest. The result is
+/* x ~ T^-1 b by s Jacobi sweeps from x = 0: x <- D^-1 (b - N x), D T's diagonal, N the rest. The result is
    the truncated Neumann series of T^-1, a fixed linear operator: with L U = L D L^T (ILU(0) of a symmetric matrix)
    the sweeps through L and U make a symmetric preconditioner, as exact solves do. Each sweep is a product with T
    (one launch, no levels), where exact solves go level by level. */
-static void JacobiSolve(TriCSR &T, const DView<PetscScalar> &b, const DView<PetscScalar> &x)
+static void JacobiSolve(TriCSR &T, PetscInt s, const DView<PetscScalar> &b, const DView<PetscScalar> &x)
 {
-  const PetscInt           n = (PetscInt)T.row.extent(0) - 1, s = T.sweeps;
+  const PetscInt           n   = (PetscInt)T.row.extent(0) - 1;
   const DView<PetscInt>    row = T.row, col = T.col;
   const DView<PetscScalar> val = T.val;
   /* rows of 12 entries or more (elasticity's factors): a warp's lanes a row on a device, as the SpMV's shape */
@@ -181,11 +179,11 @@ static void JacobiSolve(TriCSR &T, const DView<PetscScalar> &b, const DView<Pets
   }
 }
 
-/* x = T^-1 b (approximately where T.sweeps) */
-static void TriSolve(TriCSR &T, const DView<PetscScalar> &b, const DView<PetscScalar> &x)
+/* x = T^-1 b, T one of F's triangles (approximately where F sweeps) */
+static void TriSolve(const _n_GSTriFactor *F, TriCSR &T, const DView<PetscScalar> &b, const DView<PetscScalar> &x)
 {
-  if (T.sweeps > 0)
-    JacobiSolve(T, b, x);
+  if (F->sweeps > 0)
+    JacobiSolve(T, F->sweeps, b, x);
   else if (T.sv)
     T.sv->Solve(b.data(), x.data());
   else
@@ -282,10 +280,8 @@ PetscErrorCode GSTriFactorSetSweeps(GSTriFactor F, PetscInt sweeps)
 {
   PetscFunctionBegin;
   PetscCheck(F->sweeps > 0, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Sweeps are for the factors of -mat_gpustream_trisolve jacobi");
-  PetscCheck(sweeps > 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_trisolve_sweeps %" PetscInt_FMT ": give at least 1", sweeps);
+  PetscCheck(sweeps > 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%" PetscInt_FMT " Jacobi sweeps: give at least 1", sweeps);
   F->sweeps = sweeps;
-  for (TriCSR *t : {&F->L, &F->U, &F->Lt, &F->Ut})
-    if (t->sweeps > 0) t->sweeps = sweeps;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -634,30 +630,30 @@ PetscErrorCode GSTriFactorSolve(GSTriFactor F, GSTriSolve mode, const PetscScala
               "GPUStream::FactorPermuteIn", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt i) { pb(i) = in(pin(i)); });
           src = pb;
         }
-        TriSolve(first, src, F->y);
+        TriSolve(F, first, src, F->y);
         if (pout.extent(0)) {
-          TriSolve(second, F->y, F->pb);
+          TriSolve(F, second, F->y, F->pb);
           Kokkos::parallel_for(
               "GPUStream::FactorPermuteOut", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt i) { out(pout(i)) = pb(i); });
         } else
-          TriSolve(second, F->y, X);
+          TriSolve(F, second, F->y, X);
       });
     } else
       GSCallKokkos({
         switch (mode) {
         case GS_TRI_FORWARD: /* x = D^(-1/2) L^-1 b */
-          TriSolve(F->L, B, F->y);
+          TriSolve(F, F->L, B, F->y);
           Kokkos::parallel_for(
               "GPUStream::FactorScale", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt i) { out(i) = y(i) / PetscSqrtReal(PetscRealPart(uval(urow(i)))); });
           break;
         case GS_TRI_BACKWARD: /* x = L^-T D^(-1/2) b */
           Kokkos::parallel_for(
               "GPUStream::FactorScale", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt i) { y(i) = in(i) / PetscSqrtReal(PetscRealPart(uval(urow(i)))); });
-          TriSolve(F->Lt, F->y, X);
+          TriSolve(F, F->Lt, F->y, X);
           break;
         default:
-          TriSolve(first, B, F->y);
-          TriSolve(second, F->y, X);
+          TriSolve(F, first, B, F->y);
+          TriSolve(F, second, F->y, X);
         }
       });
   }
