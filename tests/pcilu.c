@@ -275,26 +275,42 @@ static PetscErrorCode Verdict(const char *what, const Result *g, const Result *a
   PetscFunctionReturn(0);
 }
 
+/* KSP ksptype with PC pctype on A (gpustream, options prefix prefix) and on Aij (aij_), from x = 0, against b = 1:
+   the results, solutions x[] and right-hand sides b[] (the caller destroys the vectors) */
+static PetscErrorCode SolveBoth(Mat A, Mat Aij, const char *prefix, KSPType ksptype, PCType pctype, PetscBool transpose, Result r[2], Vec x[2], Vec b[2])
+{
+  PetscFunctionBeginUser;
+  for (int k = 0; k < 2; k++) {
+    KSP ksp;
+    PetscCall(MatCreateVecs(A, &x[k], &b[k])); /* the gpustream matrix's vectors for both (CUDA ones on a GPU build) */
+    PetscCall(VecSet(b[k], 1.0));
+    PetscCall(MakeKSP(k ? Aij : A, k ? "aij_" : prefix, ksptype, pctype, &ksp));
+    PetscCall(Run(ksp, transpose, b[k], x[k], &r[k]));
+    PetscCall(KSPDestroy(&ksp));
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode DestroyBoth(Vec x[2], Vec b[2])
+{
+  PetscFunctionBeginUser;
+  for (int k = 0; k < 2; k++) {
+    PetscCall(VecDestroy(&x[k]));
+    PetscCall(VecDestroy(&b[k]));
+  }
+  PetscFunctionReturn(0);
+}
+
 /* KSP ksptype with PC pctype on A (gpustream) and on Aij, from x = 0, against one right-hand side */
 static PetscErrorCode Compare(const char *what, Mat A, Mat Aij, KSPType ksptype, PCType pctype, PetscBool transpose)
 {
-  KSP    ksp[2];
   Vec    b[2], x[2];
   Result r[2];
 
   PetscFunctionBeginUser;
-  for (int k = 0; k < 2; k++) {
-    PetscCall(MatCreateVecs(A, &x[k], &b[k])); /* the gpustream matrix's vectors for both (CUDA ones on a GPU build) */
-    PetscCall(VecSet(b[k], 1.0));
-    PetscCall(MakeKSP(k ? Aij : A, k ? "aij_" : "gs_", ksptype, pctype, &ksp[k]));
-    PetscCall(Run(ksp[k], transpose, b[k], x[k], &r[k]));
-  }
+  PetscCall(SolveBoth(A, Aij, "gs_", ksptype, pctype, transpose, r, x, b));
   PetscCall(Verdict(what, &r[0], &r[1], x[0], x[1]));
-  for (int k = 0; k < 2; k++) {
-    PetscCall(KSPDestroy(&ksp[k]));
-    PetscCall(VecDestroy(&x[k]));
-    PetscCall(VecDestroy(&b[k]));
-  }
+  PetscCall(DestroyBoth(x, b));
   PetscFunctionReturn(0);
 }
 
@@ -385,18 +401,12 @@ static PetscErrorCode ScenarioSweeps(const char *problem, Mat A, Mat Aij)
   PetscCall(IsSymmetricProblem(problem, &sym));
   PetscCall(PetscOptionsSetValue(NULL, "-sw_mat_gpustream_trisolve", "jacobi"));
   for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-    KSP       ksp[2];
     Vec       b[2], x[2], r;
     Result    res[2];
     PetscReal tn;
 
     if (cases[c].symmetric && !sym) continue;
-    for (int k = 0; k < 2; k++) {
-      PetscCall(MatCreateVecs(A, &x[k], &b[k]));
-      PetscCall(VecSet(b[k], 1.0));
-      PetscCall(MakeKSP(k ? Aij : A, k ? "aij_" : "sw_", cases[c].ksp, cases[c].pc, &ksp[k]));
-      PetscCall(Run(ksp[k], PETSC_FALSE, b[k], x[k], &res[k]));
-    }
+    PetscCall(SolveBoth(A, Aij, "sw_", cases[c].ksp, cases[c].pc, PETSC_FALSE, res, x, b));
     PetscCall(VecDuplicate(b[0], &r));
     PetscCall(MatMult(A, x[0], r));
     PetscCall(VecAYPX(r, -1.0, b[0]));
@@ -405,27 +415,15 @@ static PetscErrorCode ScenarioSweeps(const char *problem, Mat A, Mat Aij)
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s %s %s, Jacobi sweeps: %s, factor on the %s: %s\n", problem, cases[c].pc, cases[c].ksp, KSPConvergedReasons[res[0].reason], res[0].place,
                           res[0].reason == res[1].reason && res[0].reason > 0 && tn <= 1e-8 * res[0].bnorm && 4 * res[0].its <= 5 * res[1].its ? "iterations within 25% of AIJ's" : "UNLIKE AIJ"));
     PetscCall(VecDestroy(&r));
-    for (int k = 0; k < 2; k++) {
-      PetscCall(KSPDestroy(&ksp[k]));
-      PetscCall(VecDestroy(&x[k]));
-      PetscCall(VecDestroy(&b[k]));
-    }
+    PetscCall(DestroyBoth(x, b));
   }
   { /* one sweep a triangle (L's diagonal and U's): far from the exact solves, so the sweeps are what ran */
-    KSP    ksp[2];
-    Vec    b, x;
+    Vec    b[2], x[2];
     Result res[2];
     PetscCall(PetscOptionsSetValue(NULL, "-sw_mat_gpustream_trisolve_sweeps", "1"));
-    PetscCall(MatCreateVecs(A, &x, &b));
-    PetscCall(VecSet(b, 1.0));
-    for (int k = 0; k < 2; k++) {
-      PetscCall(MakeKSP(k ? Aij : A, k ? "aij_" : "sw_", KSPGMRES, PCILU, &ksp[k]));
-      PetscCall(Run(ksp[k], PETSC_FALSE, b, x, &res[k]));
-      PetscCall(KSPDestroy(&ksp[k]));
-    }
+    PetscCall(SolveBoth(A, Aij, "sw_", KSPGMRES, PCILU, PETSC_FALSE, res, x, b));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s ilu gmres, one Jacobi sweep: %s\n", problem, res[0].its > res[1].its ? "more iterations than AIJ's" : "AS MANY ITERATIONS AS AIJ'S"));
-    PetscCall(VecDestroy(&x));
-    PetscCall(VecDestroy(&b));
+    PetscCall(DestroyBoth(x, b));
     PetscCall(PetscOptionsClearValue(NULL, "-sw_mat_gpustream_trisolve_sweeps"));
   }
   PetscCall(PetscOptionsClearValue(NULL, "-sw_mat_gpustream_trisolve"));
