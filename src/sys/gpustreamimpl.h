@@ -292,7 +292,7 @@ PETSC_INTERN PetscErrorCode GSTriFactorGetInfo(GSTriFactor, PetscCount *, PetscC
 PETSC_INTERN PetscErrorCode GSTriFactorDestroy(GSTriFactor *);
 PETSC_INTERN PetscErrorCode GSTriFactorSetSweeps(GSTriFactor, PetscInt);
 PETSC_INTERN PetscInt       GSTriFactorGetSweeps(GSTriFactor);
-/* "cuSPARSE's SpSV" or "Kokkos-Kernels' sptrsv": who solves the factor's triangles */
+/* "cuSPARSE's SpSV", "Kokkos-Kernels' sptrsv" or "Jacobi sweeps": who solves the factor's triangles */
 PETSC_INTERN const char *GSTriFactorSolverName(GSTriFactor);
 
 /* The numeric phase of a product of sequential gpustream matrices on the device (Kokkos-Kernels' spgemm; opaque to
