@@ -36,7 +36,7 @@ def report(title, rows, size, extra):
     print("%-8s %10s %-6s %9s %9s %9s %7s %9s %9s %9s %7s %7s %6s" % (size, "n", "pc", "petsc ms", "setup", "its", "",
           "plugin ms", "setup", "its", "", "ratio", "its"))
     for s in sorted({k[1] for k in rows}):
-        for pc in ("ilu", "gamg", "jacobi"):
+        for pc in ("ilu", "icc", "gamg", "jacobi"):
             p, g = rows.get(("cg_" + pc, s)), rows.get(("pipecgfused_" + pc, s))
             if not p and not g:
                 continue

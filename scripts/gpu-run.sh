@@ -11,7 +11,7 @@
 #            device and host vectors (host: MatCreateVecs()'s pinned ones; hostpg: pageable, through pinned staging;
 #            host0: pageable, staging off), the fixed cost of a solve (needs a PETSc with CUDA;
 #            NS_SOLVE, REPS; SOLVE_CASES: the cases to run, all by default; SOLVE_EXTRA: more cases)
-# pcs:       time to solution with preconditioners (ILU(0), GAMG, Jacobi) against PETSc's own GPU ones (needs a PETSc
+# pcs:       time to solution with preconditioners (ILU(0), ICC(0), GAMG, Jacobi) against PETSc's own GPU ones (needs a PETSc
 #            with CUDA; NS_PC, NE_PC, REPS_PC; PC_EXTRA: variants, e.g. "ilu_kk|-mat_type gpustream -ksp_type pipecgfused
 #            -pc_type ilu -mat_gpustream_trisolve kokkoskernels")
 # spmv:      our SpMV and cuSPARSE's on the matrices of bench/generators.h (MATS="spec ..."), ratios and GB/s
@@ -297,11 +297,12 @@ fi
 if [[ $what == *pcs* ]]; then
   # Time to solution with a preconditioner, set-up included: the 3D Laplacian (bench/bench_pc.c; NS_PC sizes) and
   # PETSc's ex56 (3D elasticity, its second set-up and solve; NE_PC elements a side); PETSc's CG on aijcusparse with
-  # its own ILU(0) (cuSPARSE) and GAMG against pipecgfused on gpustream with the device ILU(0) (Kokkos-Kernels) and
+  # its own ILU(0) and ICC(0) (cuSPARSE) and GAMG against pipecgfused on gpustream with the device ILU(0) and ICC(0) and
   # GAMG (gpustream levels), Jacobi for scale; CUDA vectors from MatCreateVecs() on both (needs a PETSc with CUDA)
   echo "== pcs (time to solution with preconditioners)" | tee -a "$summary"
   dll="-dll_append $B/libpetscgpustream.so"
   pcases=("cg_ilu|-mat_type aijcusparse -ksp_type cg -pc_type ilu" "pipecgfused_ilu|$dll -mat_type gpustream -ksp_type pipecgfused -pc_type ilu"
+    "cg_icc|-mat_type aijcusparse -ksp_type cg -pc_type icc" "pipecgfused_icc|$dll -mat_type gpustream -ksp_type pipecgfused -pc_type icc"
     "cg_gamg|-mat_type aijcusparse -ksp_type cg -pc_type gamg" "pipecgfused_gamg|$dll -mat_type gpustream -ksp_type pipecgfused -pc_type gamg"
     "cg_jacobi|-mat_type aijcusparse -ksp_type cg -pc_type jacobi" "pipecgfused_jacobi|$dll -mat_type gpustream -ksp_type pipecgfused -pc_type jacobi")
   # PC_EXTRA: more cases, "label|options" separated by ';' (variants of the plugin's: listed apart in the summary)
