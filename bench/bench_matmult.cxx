@@ -1,8 +1,9 @@
 /* MatMult of a gpustream matrix on the device, on one or several processes (one GPU each): the 2D 5-point Laplacian
    (as bench_poisson), y = A x with device vectors, the halo exchange overlapping the diagonal block's SpMV as the
    solvers run it. For weak and strong scaling on several GPUs.
-     mpiexec -n P bench_matmult -n <rows> [-reps 50]
-   Prints one CSV line: nprocs,n,nnz,us (the median over -reps of the slowest process's time per product) */
+     mpiexec -n P bench_matmult -n <rows> [-reps 50] [-mat_gpustream_halo_shared false]
+   Prints one CSV line: nprocs,n,nnz,us,path (the median over -reps of the slowest process's time per product; the
+   halo's path: shared, device_mpi, host_mpi, none) */
 #include <cmath>
 
 #include "kokkosimpl.hpp"
@@ -34,6 +35,7 @@ int main(int argc, char **argv)
   PetscCall(MatCreate(PETSC_COMM_WORLD, &A));
   PetscCall(MatSetSizes(A, PETSC_DECIDE, PETSC_DECIDE, n, n));
   PetscCall(MatSetType(A, MATGPUSTREAM));
+  PetscCall(MatSetFromOptions(A)); /* -mat_gpustream_halo_shared, -mat_gpustream_device_mpi */
   PetscCall(Poisson2DAssemble(A, m));
   PetscCall(MatGetInfo(A, MAT_GLOBAL_SUM, &info));
   PetscCall(MatGetLocalSize(A, &nloc, nullptr));
@@ -51,7 +53,10 @@ int main(int argc, char **argv)
       DeviceSpMV(dA, dB, H, x, nullptr, y, nullptr);
     });
     PetscCallMPI(MPI_Allreduce(&us, &usmax, 1, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%d,%" PetscInt_FMT ",%.0f,%.2f\n", (int)size, n, (double)info.nz_used, usmax));
+    GSHaloPath  path = GS_HALO_PATH_HOST_MPI;
+    const char *why;
+    if (H) PetscCall(GSHaloGetPath(H, &path, &why));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%d,%" PetscInt_FMT ",%.0f,%.2f,%s\n", (int)size, n, (double)info.nz_used, usmax, !H ? "none" : path == GS_HALO_PATH_SHARED ? "shared" : path == GS_HALO_PATH_DEVICE_MPI ? "device_mpi" : "host_mpi"));
   }
   PetscCall(VecDestroy(&u));
   PetscCall(VecDestroy(&v));

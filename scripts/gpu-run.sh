@@ -219,7 +219,7 @@ PY
 import sys
 t = {}
 for l in open(sys.argv[1]):
-    p, n, nnz, us = l.strip().split(",")
+    p, n, nnz, us = l.strip().split(",")[:4]
     t[(int(p), round(int(n), -5))] = float(us)
 g = lambda p, n: t.get((p, round(n, -5)), float("nan"))
 print("MatMult %9s %10s %10s %8s %8s" % ("rows", "1 GPU us", "2 GPUs us", "strong", "weak"))

@@ -555,6 +555,7 @@ static const OptionCase optioncases[] = {
     {"mat", NULL, "-mat_gpustream_tile_size", "4096", PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_tile_size 4096 must be in 0..2048"},
     {"mat", NULL, "-mat_gpustream_tile_size", "-2", PETSC_ERR_ARG_OUTOFRANGE, "-mat_gpustream_tile_size -2 must be in 0..2048"},
     {"mat", NULL, "-mat_gpustream_device_mpi", "maybe", PETSC_ERR_ARG_WRONG, "-mat_gpustream_device_mpi maybe: give one of auto, false, true"},
+    {"mat", NULL, "-mat_gpustream_halo_shared", "maybe", PETSC_ERR_ARG_WRONG, "-mat_gpustream_halo_shared maybe: give one of auto, false, true"},
     {KSPPIPECGFUSED, NULL, "-ksp_pipecgfused_replace", "sometimes", PETSC_ERR_ARG_WRONG, "-ksp_pipecgfused_replace sometimes: give one of never, every, auto"},
     {KSPPIPECGFUSED, NULL, "-ksp_pipecgfused_replace", "every", PETSC_ERR_ARG_WRONG, "-ksp_pipecgfused_replace every needs -ksp_pipecgfused_replace_every N with N > 0"},
     {KSPPIPECGFUSED, NULL, "-ksp_pipecgfused_replace_every", "-1", PETSC_ERR_ARG_OUTOFRANGE, "-ksp_pipecgfused_replace_every must be 0 (never) or positive, not -1"},

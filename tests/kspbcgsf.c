@@ -339,6 +339,19 @@ int main(int argc, char **argv)
       nsize: 4
       output_file: output/kspbcgsf_cmp.out
 
+   # each path of the halo forced: values written into the neighbours' buffers, MPI messages
+   test:
+      suffix: cmp_shared_3
+      nsize: 3
+      args: -mat_gpustream_halo_shared true
+      output_file: output/kspbcgsf_cmp.out
+
+   test:
+      suffix: cmp_mpi_3
+      nsize: 3
+      args: -mat_gpustream_halo_shared false
+      output_file: output/kspbcgsf_cmp.out
+
    # PCs that need an AIJ matrix (ILU, LU on one process; GAMG, block Jacobi and ASM with ILU blocks), applied on
    # the host to the gpustream operator, against the PETSc solver on AIJ
    test:

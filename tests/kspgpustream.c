@@ -22,6 +22,7 @@ static PetscErrorCode Poisson(MatType type, PetscInt m, PetscReal jump, PetscRea
   PetscCall(MatCreate(PETSC_COMM_WORLD, A));
   PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, m * m, m * m));
   PetscCall(MatSetType(*A, type));
+  if (!strcmp(type, MATGPUSTREAM)) PetscCall(MatSetFromOptions(*A)); /* the halo's -mat_gpustream_halo_shared, -mat_gpustream_device_mpi */
   PetscCall(MatSeqAIJSetPreallocation(*A, 5, NULL));
   PetscCall(MatMPIAIJSetPreallocation(*A, 5, NULL, 4, NULL));
   PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
@@ -62,6 +63,7 @@ static PetscErrorCode Blocks(MatType type, PetscInt m, PetscInt dof, PetscReal j
   PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, m * m * dof, m * m * dof));
   PetscCall(MatSetBlockSize(*A, dof));
   PetscCall(MatSetType(*A, type));
+  if (!strcmp(type, MATGPUSTREAM)) PetscCall(MatSetFromOptions(*A)); /* the halo's -mat_gpustream_halo_shared, -mat_gpustream_device_mpi */
   PetscCall(MatSeqAIJSetPreallocation(*A, 5 * dof, NULL));
   PetscCall(MatMPIAIJSetPreallocation(*A, 5 * dof, NULL, 4 * dof, NULL));
   PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
@@ -1161,6 +1163,19 @@ int main(int argc, char **argv)
    test:
       suffix: cg_4
       nsize: 4
+      output_file: output/kspgpustream_cg.out
+
+   # each path of the halo forced: values written into the neighbours' buffers, MPI messages
+   test:
+      suffix: cg_shared_3
+      nsize: 3
+      args: -mat_gpustream_halo_shared true
+      output_file: output/kspgpustream_cg.out
+
+   test:
+      suffix: cg_mpi_3
+      nsize: 3
+      args: -mat_gpustream_halo_shared false
       output_file: output/kspgpustream_cg.out
 
    test:

@@ -24,6 +24,7 @@ static PetscErrorCode Diagonal(MatType type, PetscInt n, PetscReal (*f)(PetscInt
   PetscCall(MatCreate(PETSC_COMM_WORLD, A));
   PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, n, n));
   PetscCall(MatSetType(*A, type));
+  if (!strcmp(type, MATGPUSTREAM)) PetscCall(MatSetFromOptions(*A)); /* the halo's -mat_gpustream_halo_shared, -mat_gpustream_device_mpi */
   PetscCall(MatSeqAIJSetPreallocation(*A, 1, NULL));
   PetscCall(MatMPIAIJSetPreallocation(*A, 1, NULL, 0, NULL));
   PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
@@ -510,6 +511,19 @@ int main(int argc, char **argv)
    test:
       suffix: cmp_4
       nsize: 4
+      output_file: output/kspsgmresf_cmp.out
+
+   # each path of the halo forced: values written into the neighbours' buffers, MPI messages
+   test:
+      suffix: cmp_shared_3
+      nsize: 3
+      args: -mat_gpustream_halo_shared true
+      output_file: output/kspsgmresf_cmp.out
+
+   test:
+      suffix: cmp_mpi_3
+      nsize: 3
+      args: -mat_gpustream_halo_shared false
       output_file: output/kspsgmresf_cmp.out
 
    # a preconditioner applied on the host on several processes

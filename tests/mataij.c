@@ -431,4 +431,11 @@ int main(int argc, char **argv)
       args: -malloc_dump
       output_file: output/mataij_2.out
 
+   # the transposes' products back to their owners through MPI messages (else the shared path on one node)
+   test:
+      suffix: mpi_3
+      nsize: 3
+      args: -malloc_dump -mat_gpustream_halo_shared false
+      output_file: output/mataij_2.out
+
 TEST*/

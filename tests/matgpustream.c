@@ -634,23 +634,36 @@ int main(int argc, char **argv)
       nsize: 4
       output_file: output/matgpustream_ops.out
 
-   # the halo's messages staged through pinned host buffers, and between the Kokkos views themselves
+   # the halo's values written into the neighbours' buffers, its messages staged through pinned host buffers, and
+   # between the Kokkos views themselves
+   test:
+      suffix: ops_shared_2
+      nsize: 2
+      args: -mat_gpustream_halo_shared true
+      output_file: output/matgpustream_ops.out
+
+   test:
+      suffix: ops_shared_4
+      nsize: 4
+      args: -mat_gpustream_halo_shared true
+      output_file: output/matgpustream_ops.out
+
    test:
       suffix: ops_staged_2
       nsize: 2
-      args: -mat_gpustream_device_mpi false
+      args: -mat_gpustream_halo_shared false -mat_gpustream_device_mpi false
       output_file: output/matgpustream_ops.out
 
    test:
       suffix: ops_staged_4
       nsize: 4
-      args: -mat_gpustream_device_mpi false
+      args: -mat_gpustream_halo_shared false -mat_gpustream_device_mpi false
       output_file: output/matgpustream_ops.out
 
    test:
       suffix: ops_device_3
       nsize: 3
-      args: -mat_gpustream_device_mpi true
+      args: -mat_gpustream_halo_shared false -mat_gpustream_device_mpi true
       output_file: output/matgpustream_ops.out
 
    # MatMult by tiles of 3 and 5 entries: rows longer than a tile are summed in pieces (diagonal and off-diagonal blocks)

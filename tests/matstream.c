@@ -486,37 +486,49 @@ int main(int argc, char **argv)
       suffix: view_2
       nsize: 2
       args: -view
-      filter: grep -v "model:\|halo messages" | sed -E -e "s/on [A-Za-z]+:/on DEVICE:/" -e "s/, in pinned host memory [(]-mat_gpustream_pinned_vecs[)]//" -e "s/MatCreateVecs[(][)] gives [a-z]+ vectors [(]-mat_gpustream_vec_type auto[)](; device arrays are read and written in place)?/MatCreateVecs() gives the vectors of this PETSc (-mat_gpustream_vec_type auto)/"
+      filter: grep -v "model:\|halo messages\|halo values" | sed -E -e "s/on [A-Za-z]+:/on DEVICE:/" -e "s/, in pinned host memory [(]-mat_gpustream_pinned_vecs[)]//" -e "s/MatCreateVecs[(][)] gives [a-z]+ vectors [(]-mat_gpustream_vec_type auto[)](; device arrays are read and written in place)?/MatCreateVecs() gives the vectors of this PETSc (-mat_gpustream_vec_type auto)/"
 
    test:
       suffix: view_staged_2
       nsize: 2
-      args: -view -s_mat_gpustream_device_mpi false
+      args: -view -s_mat_gpustream_halo_shared false -s_mat_gpustream_device_mpi false
       filter: grep -o "halo messages.*" | sort -u
 
    test:
       suffix: view_device_2
       nsize: 2
-      args: -view -s_mat_gpustream_device_mpi true
+      args: -view -s_mat_gpustream_halo_shared false -s_mat_gpustream_device_mpi true
       filter: grep -o "halo messages.*" | sort -u
+
+   test:
+      suffix: view_shared_2
+      nsize: 2
+      args: -view -s_mat_gpustream_halo_shared true
+      filter: grep -o "halo values.*" | sed -E "s/through (CUDA IPC, device to device|an MPI shared-memory window)/through SHARED MEMORY/" | sort -u
 
    # MatMult, MatMultAdd and MatMatMult, resident and streamed, with each choice against MPIAIJ
    test:
       suffix: ops_staged_2
       nsize: 2
-      args: -r_mat_gpustream_device_mpi false -s_mat_gpustream_device_mpi false
+      args: -r_mat_gpustream_halo_shared false -s_mat_gpustream_halo_shared false -r_mat_gpustream_device_mpi false -s_mat_gpustream_device_mpi false
       output_file: output/matstream_ops.out
 
    test:
       suffix: ops_staged_4
       nsize: 4
-      args: -r_mat_gpustream_device_mpi false -s_mat_gpustream_device_mpi false
+      args: -r_mat_gpustream_halo_shared false -s_mat_gpustream_halo_shared false -r_mat_gpustream_device_mpi false -s_mat_gpustream_device_mpi false
       output_file: output/matstream_ops.out
 
    test:
       suffix: ops_device_3
       nsize: 3
-      args: -r_mat_gpustream_device_mpi true -s_mat_gpustream_device_mpi true
+      args: -r_mat_gpustream_halo_shared false -s_mat_gpustream_halo_shared false -r_mat_gpustream_device_mpi true -s_mat_gpustream_device_mpi true
+      output_file: output/matstream_ops.out
+
+   test:
+      suffix: ops_shared_3
+      nsize: 3
+      args: -r_mat_gpustream_halo_shared true -s_mat_gpustream_halo_shared true
       output_file: output/matstream_ops.out
 
    test:

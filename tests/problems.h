@@ -15,6 +15,7 @@ static PetscErrorCode ConvDiff(MatType type, PetscInt m, PetscReal pe, Mat *A)
   PetscCall(MatCreate(PETSC_COMM_WORLD, A));
   PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, n, n));
   PetscCall(MatSetType(*A, type));
+  if (!strcmp(type, MATGPUSTREAM)) PetscCall(MatSetFromOptions(*A)); /* the halo's -mat_gpustream_halo_shared, -mat_gpustream_device_mpi */
   PetscCall(MatSeqAIJSetPreallocation(*A, 7, NULL));
   PetscCall(MatMPIAIJSetPreallocation(*A, 7, NULL, 6, NULL));
   PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
@@ -46,6 +47,7 @@ static PetscErrorCode Block3(MatType type, PetscInt m, Mat *A)
   PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, n, n));
   PetscCall(MatSetBlockSize(*A, 3));
   PetscCall(MatSetType(*A, type));
+  if (!strcmp(type, MATGPUSTREAM)) PetscCall(MatSetFromOptions(*A)); /* the halo's -mat_gpustream_halo_shared, -mat_gpustream_device_mpi */
   PetscCall(MatSeqAIJSetPreallocation(*A, 7, NULL));
   PetscCall(MatMPIAIJSetPreallocation(*A, 7, NULL, 7, NULL));
   PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));

@@ -177,9 +177,21 @@ PETSC_INTERN PetscErrorCode GSHaloMPIDeviceSupport(GSMPIDeviceSupport *);
 /* the option, its matrix's options prefix (NULL: none), whether the halo hands MPI device buffers, and why */
 PETSC_INTERN PetscErrorCode GSHaloUseDeviceMPI(GSDeviceMPI, const char[], PetscBool *, const char **);
 
-PETSC_INTERN PetscErrorCode GSHaloCreate(MPI_Comm, PetscInt, const PetscInt[], PetscInt, const PetscInt[], PetscBool, GSHalo *);
+/* Whether halo values are written straight into the buffers of neighbours on the same node (-mat_gpustream_halo_shared):
+   through CUDA IPC on device backends, through an MPI shared-memory window on host ones */
+typedef enum { GS_HALO_SHARED_AUTO, GS_HALO_SHARED_FALSE, GS_HALO_SHARED_TRUE } GSHaloShared;
+PETSC_INTERN const char *const GSHaloShareds[];
+/* How the values of one halo travel */
+typedef enum { GS_HALO_PATH_SHARED, GS_HALO_PATH_DEVICE_MPI, GS_HALO_PATH_HOST_MPI } GSHaloPath;
+
+/* comm, local columns, column ownership, ghosts and their global columns, whether MPI gets device buffers
+   (GSHaloUseDeviceMPI()), the shared path's option and the matrix's options prefix (its error messages); collective.
+   -mat_gpustream_halo_shared true where some neighbour cannot be reached that way is an error on every process. */
+PETSC_INTERN PetscErrorCode GSHaloCreate(MPI_Comm, PetscInt, const PetscInt[], PetscInt, const PetscInt[], PetscBool, GSHaloShared, const char[], GSHalo *);
 PETSC_INTERN PetscErrorCode GSHaloDestroy(GSHalo *);
 PETSC_INTERN PetscErrorCode GSHaloGetSizes(GSHalo, PetscInt *, PetscInt *, PetscInt *, PetscBool *);
+/* the path of the halo's values and why it was taken */
+PETSC_INTERN PetscErrorCode GSHaloGetPath(GSHalo, GSHaloPath *, const char **);
 
 /* m, n, host CSR (ia, ja, a), rowlist (keep the list of nonempty rows: off-diagonal blocks), bs: block column indices
    when above 1, for a pattern GSBlockPatternRow() accepts; tile: entries of MatMult's tiles (GSDeviceMatSetTileSize();

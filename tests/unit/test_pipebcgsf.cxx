@@ -242,7 +242,8 @@ void TestBCGSHalo()
     for (PetscInt bs : {1, 3})
       for (GSKSPPC pc : {GS_PC_NONE, GS_PC_JACOBI}) {
         const PetscInt           n   = bs * (m + rank);
-        const std::string        tag = " n=" + std::to_string(n) + " bs=" + std::to_string(bs) + " pc=" + std::to_string((int)pc) + " rank=" + std::to_string(rank);
+        const GSHaloShared       sh  = bs == 1 ? GS_HALO_SHARED_TRUE : GS_HALO_SHARED_FALSE; /* each halo path, with both PCs */
+        const std::string        tag = " n=" + std::to_string(n) + " bs=" + std::to_string(bs) + " pc=" + std::to_string((int)pc) + " shared=" + std::to_string(bs == 1) + " rank=" + std::to_string(rank);
         const PetscMPIInt        nl  = (PetscMPIInt)n;
         std::vector<PetscMPIInt> counts(size), displs(size + 1, 0);
         std::vector<PetscInt>    ranges(size + 1, 0), garray;
@@ -285,7 +286,12 @@ void TestBCGSHalo()
         for (PetscInt i = 0; i < n; i++) offrows += B.ia[i + 1] > B.ia[i];
         GSHaloUseDeviceMPI(GS_DEVICE_MPI_AUTO, NULL, &devicempi, &why);
         Check(!GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, bs, -1, &dA) && !GSDeviceMatCreate(n, ng, B.ia.data(), B.ja.data(), B.a.data(), PETSC_TRUE, 1, -1, &dB), "GSDeviceMatCreate" + tag);
-        Check(!GSHaloCreate(comm, n, ranges.data(), ng, garray.data(), devicempi, &H) && !GSHaloGetSizes(H, &nsend, &nghost, &neighbors, nullptr), "GSHaloCreate" + tag);
+        Check(!GSHaloCreate(comm, n, ranges.data(), ng, garray.data(), devicempi, sh, NULL, &H) && !GSHaloGetSizes(H, &nsend, &nghost, &neighbors, nullptr), "GSHaloCreate" + tag);
+        {
+          GSHaloPath  path;
+          const char *pwhy;
+          Check(!GSHaloGetPath(H, &path, &pwhy) && path == (sh == GS_HALO_SHARED_TRUE ? GS_HALO_PATH_SHARED : (devicempi ? GS_HALO_PATH_DEVICE_MPI : GS_HALO_PATH_HOST_MPI)), "the halo's path as asked" + tag);
+        }
         Check(!PBFWorkCreate(n, pc, &W), "PBFWorkCreate" + tag);
         GSWorkSetVec(PBFWorkBase(W), PBF_P, p.data());
         GSWorkSetVec(PBFWorkBase(W), PBF_S, s.data());

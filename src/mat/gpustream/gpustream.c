@@ -24,6 +24,7 @@ typedef struct {
   GSStreamPlan     plan; /* the diagonal block when it streams (then dA is NULL) */
   GSStreamOptions  opts;
   GSDeviceMPI      devicempi;                 /* -mat_gpustream_device_mpi */
+  GSHaloShared     shared;                    /* -mat_gpustream_halo_shared */
   char             vectype[64];               /* -mat_gpustream_vec_type: auto or a VecType */
   PetscBool        pinned;                    /* -mat_gpustream_pinned_vecs: host vectors of MatCreateVecs() pinned */
   PetscObjectState nzstate, state, bstate[2]; /* host states the device copy reflects (bstate: MPIAIJ's blocks) */
@@ -287,7 +288,7 @@ static PetscErrorCode MatGPUStreamSync_Private(Mat A, PetscBool assembling)
         const char *why;
         PetscCall(GSHaloUseDeviceMPI(gs->devicempi, GSPrefix((PetscObject)A), &devicempi, &why));
         PetscCall(GSHaloDestroy(&gs->halo));
-        PetscCall(GSAllOK(PetscObjectComm((PetscObject)A), GSHaloCreate(PetscObjectComm((PetscObject)A), A->cmap->n, A->cmap->range, Ao->cmap->n, garray, devicempi, &gs->halo)));
+        PetscCall(GSAllOK(PetscObjectComm((PetscObject)A), GSHaloCreate(PetscObjectComm((PetscObject)A), A->cmap->n, A->cmap->range, Ao->cmap->n, garray, devicempi, gs->shared, GSPrefix((PetscObject)A), &gs->halo)));
       }
     }
     gs->nzstate   = A->nonzerostate;
@@ -688,20 +689,28 @@ static const char *OnDeviceBudgetName(void)
   return b >= PETSC_MAX_REAL ? "unlimited (host backend)" : "free device memory less a reserve";
 }
 
-/* How the halo's messages travel, and why */
-static PetscErrorCode MatViewDeviceMPI_Private(GSDeviceMPI opt, PetscBool devicempi, PetscViewer viewer)
+/* How the halo's values travel, and why (the same on every process) */
+static PetscErrorCode MatViewHalo_Private(const Mat_GPUStream *gs, GSHalo halo, PetscViewer viewer)
 {
   PetscBool   use;
-  const char *why;
+  const char *why, *swhy;
+  GSHaloPath  path;
 
   PetscFunctionBegin;
-  PetscCall(GSHaloUseDeviceMPI(opt, NULL, &use, &why));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: halo messages %s (-mat_gpustream_device_mpi %s: %s)\n", devicempi ? "between the device buffers themselves" : "staged through pinned host buffers", GSDeviceMPIs[opt], why));
+  PetscCall(GSHaloGetPath(halo, &path, &swhy));
+  if (path == GS_HALO_PATH_SHARED) {
+    PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: halo values written into the neighbours' buffers through %s (-mat_gpustream_halo_shared %s: %s)\n", GSOnDevice() ? "CUDA IPC, device to device" : "an MPI shared-memory window",
+                                     GSHaloShareds[gs->shared], swhy));
+  } else {
+    PetscCall(GSHaloUseDeviceMPI(gs->devicempi, NULL, &use, &why));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: halo messages %s (-mat_gpustream_device_mpi %s: %s; -mat_gpustream_halo_shared %s: %s)\n",
+                                     path == GS_HALO_PATH_DEVICE_MPI ? "between the device buffers themselves" : "staged through pinned host buffers", GSDeviceMPIs[gs->devicempi], why, GSHaloShareds[gs->shared], swhy));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* The plan of a streamed matrix (sums and extremes over the processes) */
-static PetscErrorCode MatViewStreamPlan_Private(GSStreamPlan plan, GSDeviceMat dB, GSHalo halo, GSDeviceMPI opt, MPI_Comm comm, PetscViewer viewer)
+static PetscErrorCode MatViewStreamPlan_Private(const Mat_GPUStream *gs, GSStreamPlan plan, GSDeviceMat dB, GSHalo halo, MPI_Comm comm, PetscViewer viewer)
 {
   GSStreamInfo   info;
   PetscInt       counts[3];
@@ -742,12 +751,7 @@ static PetscErrorCode MatViewStreamPlan_Private(GSStreamPlan plan, GSDeviceMat d
                                    counts[2], s[0], s[1], info.buffers, s[2], info.overlap ? "on" : "off"));
   PetscCall(FormatBytes(sums[3], s[0]));
   if (size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: %d processes (sums over them, buffers of the first); off-diagonal blocks resident, %s\n", (int)size, s[0]));
-  if (size > 1 && halo) {
-    PetscInt  ns, ng, nb;
-    PetscBool devicempi;
-    PetscCall(GSHaloGetSizes(halo, &ns, &ng, &nb, &devicempi));
-    PetscCall(MatViewDeviceMPI_Private(opt, devicempi, viewer));
-  }
+  if (size > 1 && halo) PetscCall(MatViewHalo_Private(gs, halo, viewer));
   if (maxs[2] > 0) PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: the subdivisions' SpMVs by tiles of up to %d entries (-mat_gpustream_tile_size)\n", (int)maxs[2]));
   PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: model: copy %.4g GB/s, SpMV %.4g GB/s of CSR, %.4g ms per product\n", mins[1] / 1e9, info.computerate / 1e9, maxs[1] * 1e3));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -787,7 +791,6 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
     PetscInt       vlen, team, league, cap, ntiles, bs, sizes[3] = {0, 0, 0};
     char           kernel[160];
     PetscLogDouble bytes[2], bbytes[2] = {0, 0};
-    PetscBool      devicempi = PETSC_FALSE;
     PetscMPIInt    size;
     MPI_Comm       comm = PetscObjectComm((PetscObject)A);
 
@@ -808,12 +811,12 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
       PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: MatCreateVecs() gives %s vectors (-mat_gpustream_vec_type %s)%s%s\n", A->defaultvectype, gs->vectype, host && gs->pinned ? ", in pinned host memory (-mat_gpustream_pinned_vecs)" : "",
                                        GSDeviceVecType() ? "; device arrays are read and written in place" : ""));
     }
-    if (gs->plan) PetscCall(MatViewStreamPlan_Private(gs->plan, dB, halo, gs->devicempi, comm, viewer));
+    if (gs->plan) PetscCall(MatViewStreamPlan_Private(gs, gs->plan, dB, halo, comm, viewer));
     if (!dA) PetscFunctionReturn(PETSC_SUCCESS);
     PetscCall(GSDeviceMatGetLaunchShape(dA, &vlen, &team, &league));
     PetscCall(GSDeviceMatGetMemory(dA, &bytes[0], &bytes[1]));
     if (dB) PetscCall(GSDeviceMatGetMemory(dB, &bbytes[0], &bbytes[1]));
-    if (halo) PetscCall(GSHaloGetSizes(halo, &sizes[0], &sizes[1], &sizes[2], &devicempi));
+    if (halo) PetscCall(GSHaloGetSizes(halo, &sizes[0], &sizes[1], &sizes[2], NULL));
     bytes[0] += bbytes[0];
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, bytes, 2, MPIU_PETSCLOGDOUBLE, MPI_SUM, comm));
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sizes, 3, MPIU_INT, MPI_SUM, comm));
@@ -830,7 +833,7 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
       PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: MatSetValuesCOO() on the device, through a map of the entries of %.6g MB in device memory\n", cb / 1048576.0));
     }
     if (size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: %d processes; each product exchanges %" PetscInt_FMT " ghost values in %" PetscInt_FMT " messages in all\n", (int)size, sizes[1], sizes[2] / 2));
-    if (size > 1) PetscCall(MatViewDeviceMPI_Private(gs->devicempi, devicempi, viewer));
+    if (size > 1 && halo) PetscCall(MatViewHalo_Private(gs, halo, viewer));
     PetscCall(GSDeviceMatGetTileSize(dA, &cap, &ntiles));
     /* a warp asked for on a host backend runs one lane per row, as every kernel there does */
     PetscCall(PetscSNPrintf(kernel, sizeof(kernel), "%s (-mat_gpustream_kernel %s%s%s)", vlen > 1 ? "warp per row" : "thread per row", GSSpMVKernels[gs->opts.kernel],
@@ -965,6 +968,7 @@ static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOpti
   Mat_GPUStream  *gs        = (Mat_GPUStream *)A->spptr;
   GSStreamOptions o         = gs->opts;
   GSDeviceMPI     devicempi = gs->devicempi;
+  GSHaloShared    shared    = gs->shared;
   PetscBool       flg;
   char            vectype[64];
 
@@ -978,10 +982,17 @@ static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOpti
       GSOptionKind       kind;
       const char *const *list;
     } checks[] = {
-        {"-mat_gpustream_mode", GS_OPTION_LIST, GSStreamModes}, {"-mat_gpustream_max_device_bytes", GS_OPTION_REAL, NULL}, {"-mat_gpustream_buffers", GS_OPTION_INT, NULL},
-        {"-mat_gpustream_subdivisions", GS_OPTION_INT, NULL},   {"-mat_gpustream_overlap", GS_OPTION_BOOL, NULL},          {"-mat_gpustream_kernel", GS_OPTION_LIST, GSSpMVKernels},
-        {"-mat_gpustream_format", GS_OPTION_LIST, GSFormats},   {"-mat_gpustream_tile_size", GS_OPTION_INT, NULL},         {"-mat_gpustream_device_mpi", GS_OPTION_LIST, GSDeviceMPIs},
+        {"-mat_gpustream_mode", GS_OPTION_LIST, GSStreamModes},
+        {"-mat_gpustream_max_device_bytes", GS_OPTION_REAL, NULL},
+        {"-mat_gpustream_buffers", GS_OPTION_INT, NULL},
+        {"-mat_gpustream_subdivisions", GS_OPTION_INT, NULL},
+        {"-mat_gpustream_overlap", GS_OPTION_BOOL, NULL},
+        {"-mat_gpustream_kernel", GS_OPTION_LIST, GSSpMVKernels},
+        {"-mat_gpustream_format", GS_OPTION_LIST, GSFormats},
+        {"-mat_gpustream_tile_size", GS_OPTION_INT, NULL},
+        {"-mat_gpustream_device_mpi", GS_OPTION_LIST, GSDeviceMPIs},
         {"-mat_gpustream_pinned_vecs", GS_OPTION_BOOL, NULL},
+        {"-mat_gpustream_halo_shared", GS_OPTION_LIST, GSHaloShareds},
     };
     for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++) PetscCall(GSOptionsCheckValue(PetscOptionsObject, (PetscObject)A, checks[i].name, checks[i].kind, checks[i].list, -1)); /* the lists are enums' */
   }
@@ -1009,6 +1020,9 @@ static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOpti
     if (ierr) PetscCall(GSOptionsAbandon(PetscOptionsObject));
     PetscCall(ierr);
   }
+  PetscCall(PetscOptionsEnum("-mat_gpustream_halo_shared",
+                             "Halo values written straight into the buffers of neighbours on this node (CUDA IPC on a GPU, an MPI shared-memory window on the host): auto (when every neighbour is on this node), true, false (MPI messages)",
+                             "MATGPUSTREAM", GSHaloShareds, (PetscEnum)shared, (PetscEnum *)&shared, NULL));
   PetscCall(
       PetscOptionsString("-mat_gpustream_vec_type", "Vector type MatCreateVecs() gives: auto (the GPU vectors of this PETSc that the plugin reads in place, else standard) or a VecType", "MatSetVecType", vectype, vectype, sizeof(vectype), &flg));
   if (flg) {
@@ -1027,11 +1041,12 @@ static PetscErrorCode MatSetFromOptions_GPUStream(Mat A, GSOptionItems PetscOpti
     PetscCall(PetscStrncpy(gs->vectype, vectype, sizeof(gs->vectype)));
     PetscCall(MatGPUStreamSetVecType_Private(A));
   }
-  if (devicempi != gs->devicempi || o.mode != gs->opts.mode || o.budget != gs->opts.budget || o.buffers != gs->opts.buffers || o.subdivisions != gs->opts.subdivisions || o.overlap != gs->opts.overlap || o.kernel != gs->opts.kernel ||
-      o.tile != gs->opts.tile || o.format != gs->opts.format)
+  if (devicempi != gs->devicempi || shared != gs->shared || o.mode != gs->opts.mode || o.budget != gs->opts.budget || o.buffers != gs->opts.buffers || o.subdivisions != gs->opts.subdivisions || o.overlap != gs->opts.overlap ||
+      o.kernel != gs->opts.kernel || o.tile != gs->opts.tile || o.format != gs->opts.format)
     PetscCall(MatGPUStreamSyncHost_Private(A)); /* the device copy is made again from the host */
-  if (devicempi != gs->devicempi) {
+  if (devicempi != gs->devicempi || shared != gs->shared) {
     gs->devicempi = devicempi; /* the next device operation makes a new halo */
+    gs->shared    = shared;
     PetscCall(GSDeviceMatDestroy(&gs->dA));
     PetscCall(GSStreamPlanDestroy(&gs->plan));
   }
@@ -1088,6 +1103,7 @@ static PetscErrorCode MatGPUStreamAdopt_Private(Mat B, const Mat_GPUStream *from
   gs            = (Mat_GPUStream *)B->spptr;
   gs->opts      = from->opts;
   gs->devicempi = from->devicempi;
+  gs->shared    = from->shared;
   PetscCall(PetscStrncpy(gs->vectype, from->vectype, sizeof(gs->vectype)));
   PetscCall(MatGPUStreamSetVecType_Private(B));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -1743,12 +1759,13 @@ static PetscErrorCode MatGPUStreamInherit_Private(Mat B, const Mat_GPUStream *fr
   PetscFunctionBegin;
   if (!MatGPUStreamHasDeviceData(B)) PetscFunctionReturn(PETSC_SUCCESS);
   gs = (Mat_GPUStream *)B->spptr;
-  if (memcmp(&gs->opts, &from->opts, sizeof(gs->opts)) || gs->devicempi != from->devicempi) {
+  if (memcmp(&gs->opts, &from->opts, sizeof(gs->opts)) || gs->devicempi != from->devicempi || gs->shared != from->shared) {
     PetscCall(MatGPUStreamSyncHost_Private(B));
     PetscCall(GSDeviceMatDestroy(&gs->dA));
     PetscCall(GSStreamPlanDestroy(&gs->plan));
     gs->opts      = from->opts;
     gs->devicempi = from->devicempi;
+    gs->shared    = from->shared;
   }
   PetscCall(PetscStrncpy(gs->vectype, from->vectype, sizeof(gs->vectype)));
   PetscCall(MatGPUStreamSetVecType_Private(B));
@@ -2295,6 +2312,7 @@ static PetscErrorCode MatAIJToGPUStream_Private(Mat A)
   gs->opts.tile         = -1;
   gs->opts.format       = GS_FORMAT_AUTO;
   gs->devicempi         = GS_DEVICE_MPI_AUTO;
+  gs->shared            = GS_HALO_SHARED_AUTO;
   PetscCall(PetscStrncpy(gs->vectype, "auto", sizeof(gs->vectype)));
   gs->pinned = GSOnDevice();
   gs->aij    = *A->ops;
@@ -2398,6 +2416,8 @@ static PetscErrorCode MatConvert_GPUStream_AIJ(Mat A, MatType type, MatReuse reu
 .  -mat_gpustream_kernel <auto,thread,warp> - the SpMV kernel: a thread or a warp per row
 .  -mat_gpustream_tile_size <n> - `MatMult()` by tiles of up to n entries staged in scratch memory (0: none)
 .  -mat_gpustream_format <auto,csr,block> - device storage: CSR, or block column indices for block sizes 2 to 6
+.  -mat_gpustream_halo_shared <auto,false,true> - halo values written into the buffers of neighbours on this node (CUDA IPC
+                                                 on a GPU, an MPI shared-memory window on the host), else MPI messages
 .  -mat_gpustream_device_mpi <auto,false,true> - halo messages between device buffers, or through pinned host buffers
 .  -mat_gpustream_vec_type <auto,VecType> - the vector type `MatCreateVecs()` returns
 -  -mat_gpustream_pinned_vecs <true with a GPU> - host vectors of `MatCreateVecs()` in pinned memory
