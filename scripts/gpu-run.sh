@@ -17,8 +17,9 @@
 # spmv:      our SpMV and cuSPARSE's on the matrices of bench/generators.h (MATS="spec ..."), ratios and GB/s
 # bench:     hardware limits, then time per iteration of pipecgfused, pipebcgsf, sgmresf (GPU) and PETSc's CG, BCGS,
 #            GMRES on AIJ with every CPU core; cuSPARSE/cuBLAS SpMV, CG and GMRES(30) peers
-# mpi:       the example tests on 2 processes, then the solvers and MatMult alone (bench_matmult) on 1 and 2 processes
-#            (one GPU each where there are two): weak and strong scaling
+# mpi:       the tests of several processes with each halo path forced, then the solvers and MatMult alone
+#            (bench_matmult) on 1, 2 and (with 4 GPUs) 4 processes, one GPU each: weak scaling at 4e6 and 1.6e7 rows a
+#            GPU and strong at 1.6e7 rows, each halo path (bench/scaling_summary.py)
 # stream:    the streaming engine on the cantilever cube (bench/bench_stream): pinned bandwidth, MatMult resident and
 #            streamed, streamed SpMV against the number of subdivisions with overlap on and off, k = 1..64 vectors
 #            per pass; $STREAM_ARGS (default: 3 dof, 160 nodes per edge: an 11.5 GB CSR under a 2 GB budget)
@@ -179,53 +180,51 @@ if [[ $what == *tests* ]]; then
 fi
 
 if [[ $what == *mpi* ]]; then
-  echo "== mpi ($(nvidia-smi -L | wc -l) GPUs)" | tee -a "$summary"
-  for t in tests/matgpustream.c:tests/matgpustream:ops_2 tests/matstream.c:tests/matstream:ops_2 tests/kspgpustream.c:tests/kspgpustream:cg_2 tests/kspbcgsf.c:tests/kspbcgsf:cmp_2 tests/kspsgmresf.c:tests/kspsgmresf:cmp_2 tests/kspsgmresf.c:tests/kspsgmresf:halo_view_2; do
-    IFS=: read -r src exe suffix <<<"$t"
-    python3 tests/petsctest.py --mpiexec "$MPIEXEC" --timeout "$TEST_TIMEOUT" --times --src "$src" --exe "$B/$exe" --only "$suffix" 2>&1 | tee "$step" >>"$OUT/tests.log"
-    echo "$(basename "$src") $suffix: $(tail -1 "$step")" | tee -a "$summary"
+  ngpu=$(nvidia-smi -L | wc -l)
+  echo "== mpi ($ngpu GPUs)" | tee -a "$summary"
+  # each halo path forced (shared: CUDA IPC; mpi: MPI messages) against one process's results
+  for t in matgpustream:ops_2 matgpustream:ops_shared_2 matgpustream:ops_shared_4 matgpustream:ops_staged_2 matstream:ops_2 matstream:ops_shared_3 matstream:ops_staged_2 \
+    matstream:view_shared_2 mataij:3 mataij:mpi_3 kspgpustream:cg_2 kspgpustream:cg_shared_3 kspgpustream:cg_mpi_3 kspbcgsf:cmp_2 kspbcgsf:cmp_shared_3 kspbcgsf:cmp_mpi_3 \
+    kspsgmresf:cmp_2 kspsgmresf:cmp_shared_3 kspsgmresf:cmp_mpi_3 kspsgmresf:halo_view_2; do
+    IFS=: read -r exe suffix <<<"$t"
+    python3 tests/petsctest.py --mpiexec "$MPIEXEC" --timeout "$TEST_TIMEOUT" --times --src "tests/$exe.c" --exe "$B/tests/$exe" --only "$suffix" 2>&1 | tee "$step" >>"$OUT/tests.log"
+    echo "$exe.c $suffix: $(tail -1 "$step")" | tee -a "$summary"
   done
   python3 tests/tutorials/compare.py --mpiexec "$MPIEXEC" --nsize 2 --exe "$B/tests/tutorials/ex2" --dll "$B/libpetscgpustream.so" \
     --args "-pc_type jacobi -m 300 -n 200" >"$step" 2>&1
   log tests.log
   echo "tutorial ex2 on 2 processes: $(tail -1 "$step")" | tee -a "$summary"
+  "$MPIEXEC" -n 2 "$B/tests/matstream" -view 2>&1 | grep -m1 "halo" | sed "s/^ */the halo on 2 processes: /" | tee -a "$summary"
+  # Weak scaling at 4e6 and 1.6e7 rows per GPU, strong at 1.6e7 rows; 1, 2 and (with 4 GPUs) 4 processes, one GPU
+  # each; every halo path on several. Whole solve and loop per iteration (bench_poisson, device vectors).
+  nps="1 2"
+  [ "$ngpu" -ge 4 ] && nps="1 2 4"
+  hopt() { [ "$1" = mpi ] && echo "-mat_gpustream_halo_shared false"; }
   csv=$OUT/scaling.csv
-  echo "case,ksp,pc,mat,nprocs,n,nnz,its,us_per_it_solve,us_per_it_loop,vec" >"$csv"
+  echo "case,halo,ksp,pc,mat,nprocs,n,nnz,its,us_per_it_solve,us_per_it_loop,vec" >"$csv"
   for s in "cg|pipecgfused" "cg_overlap|pipecgfused -ksp_pipecgfused_overlap_reduction" "bcgs|pipebcgsf -loop_event PBCGSFIteration" "gmres|sgmresf -loop_event SGMRESFIteration"; do
     IFS='|' read -r label k <<<"$s"
-    for c in "1 5e6" "1 1e7" "2 1e7" "2 2e7"; do
-      read -r np n <<<"$c"
-      echo "$label,$("$MPIEXEC" -n "$np" "$B/bench/bench_poisson" -n "$n" -dll_append "$B/libpetscgpustream.so" -mat_type gpustream -pc_type jacobi -ksp_type $k | tail -1)" | tee -a "$csv"
+    for np in $nps; do
+      for n in $(python3 -c "print(*sorted({int(4e6 * $np), int(1.6e7 * $np), int(1.6e7)}))"); do
+        for h in shared mpi; do
+          [ "$np" -eq 1 ] && [ "$h" = mpi ] && continue
+          echo "$label,$h,$("$MPIEXEC" -n "$np" "$B/bench/bench_poisson" -n "$n" -dll_append "$B/libpetscgpustream.so" -mat_type gpustream -pc_type jacobi -ksp_type $k $(hopt $h) | tail -1)" | tee -a "$csv"
+        done
+      done
     done
   done
-  # strong: 1e7 rows on 1 and 2 processes; weak: 5e6 and 1e7 rows per process
-  python3 - "$csv" <<'PY' | tee -a "$summary"
-import csv, sys
-t = {}
-for r in csv.DictReader(open(sys.argv[1])):
-    t[(r["case"], int(r["nprocs"]), round(float(r["n"]), -5))] = float(r["us_per_it_loop"])
-print("%-11s %12s %12s %12s %12s %8s %8s %8s" % ("case", "1p 5e6 us", "1p 1e7 us", "2p 1e7 us", "2p 2e7 us", "strong", "weak5e6", "weak1e7"))
-for c in dict.fromkeys(k[0] for k in t):
-    g = lambda p, n: t.get((c, p, round(n, -5)), float("nan"))
-    a, b, s, w = g(1, 5e6), g(1, 1e7), g(2, 1e7), g(2, 2e7)
-    print("%-11s %12.1f %12.1f %12.1f %12.1f %8.2f %8.2f %8.2f" % (c, a, b, s, w, b / s, a / s, b / w))
-PY
-  # MatMult alone with device vectors (bench_matmult): strong scaling at 5e6-2e7 rows, weak at 5e6-2e7 rows per GPU
-  for c in "1 5e6" "1 1e7" "1 2e7" "2 5e6" "2 1e7" "2 2e7" "2 4e7"; do
-    read -r np n <<<"$c"
-    "$MPIEXEC" -n "$np" "$B/bench/bench_matmult" -n "$n" -reps 100 >>"$OUT/matmult.csv"
+  # MatMult alone with device vectors (bench_matmult), the same sizes
+  mcsv=$OUT/matmult.csv
+  : >"$mcsv"
+  for np in $nps; do
+    for n in $(python3 -c "print(*sorted({int(4e6 * $np), int(1.6e7 * $np), int(1.6e7)}))"); do
+      for h in shared mpi; do
+        [ "$np" -eq 1 ] && [ "$h" = mpi ] && continue
+        echo "$h,$("$MPIEXEC" -n "$np" "$B/bench/bench_matmult" -n "$n" -reps 100 $(hopt $h))" | tee -a "$mcsv"
+      done
+    done
   done
-  python3 - "$OUT/matmult.csv" <<'PY' | tee -a "$summary"
-import sys
-t = {}
-for l in open(sys.argv[1]):
-    p, n, nnz, us = l.strip().split(",")[:4]
-    t[(int(p), round(int(n), -5))] = float(us)
-g = lambda p, n: t.get((p, round(n, -5)), float("nan"))
-print("MatMult %9s %10s %10s %8s %8s" % ("rows", "1 GPU us", "2 GPUs us", "strong", "weak"))
-for n in (5e6, 1e7, 2e7):
-    print("MatMult %9.0e %10.1f %10.1f %8.2f %8.2f" % (n, g(1, n), g(2, n), g(1, n) / g(2, n), g(1, n) / g(2, 2 * n)))
-PY
+  python3 bench/scaling_summary.py "$csv" "$mcsv" | tee "$OUT/scaling-summary.txt" | tee -a "$summary"
 fi
 
 if [[ $what == *sanitizer* ]]; then
