@@ -81,7 +81,8 @@ CSRHost RandomFactorable(PetscInt n, PetscInt maxlen, bool symmetric)
 }
 
 /* The matrix the ICC(0) factor factors: the upper triangle mirrored (symmetric already for RandomFactorable(true)) */
-PetscErrorCode FactorSolve(const CSRHost &A, bool symmetric, bool device, GSTriSolve mode, const std::vector<PetscScalar> &b, std::vector<PetscScalar> &x, PetscInt *bad, GSTriBackend backend = GS_TRI_BACKEND_AUTO, PetscInt sweeps = 0)
+PetscErrorCode FactorSolve(const CSRHost &A, bool symmetric, bool device, GSTriSolve mode, const std::vector<PetscScalar> &b, std::vector<PetscScalar> &x, PetscInt *bad, GSTriBackend backend = GS_TRI_BACKEND_AUTO, PetscInt sweeps = 0,
+                           const std::vector<PetscScalar> *before = nullptr)
 {
   GSTriFactor F = nullptr;
   PetscReal   pivot;
@@ -92,6 +93,10 @@ PetscErrorCode FactorSolve(const CSRHost &A, bool symmetric, bool device, GSTriS
   if (sweeps > 0) { /* jacobi's */
     PetscCall(GSTriFactorSetSweeps(F, sweeps));
     PetscCheck(!std::strcmp(GSTriFactorSolverName(F), "Jacobi sweeps"), PETSC_COMM_SELF, PETSC_ERR_PLIB, "Not solved by sweeps: %s", GSTriFactorSolverName(F));
+  }
+  if (before) { /* other values of the same pattern factored and solved first: what the solve keeps must follow */
+    PetscCall(GSTriFactorNumeric(F, before->data(), PETSC_FALSE, GS_PIVOT_ABS, 1e-14, bad, &pivot));
+    PetscCall(GSTriFactorSolve(F, mode, b.data(), x.data(), PETSC_FALSE));
   }
   if (device) { /* the values in the execution space's memory, as a resident matrix's */
     gpustream::DView<PetscScalar> a("unit::factor_a", A.a.size());
@@ -260,6 +265,12 @@ void TestTriFactorSweeps()
                 std::string(sym ? "ICC(0)" : "ILU(0)") + (wide ? " of long rows" : "") + (t ? " transposed" : "") + " solve by " + std::to_string(s) + " Jacobi sweeps, values on the " + (dev ? "device" : "host") + ", n=" + std::to_string(n);
             Check(!FactorSolve(A, sym, dev, t ? GS_TRI_TRANSPOSE : GS_TRI_SOLVE, b, x, &bad, GS_TRI_BACKEND_JACOBI, s) && bad == -1 && RelDiff(x, ref) < 1e-12, what);
             if (s == 60 && !wide) Check(RelDiff(x, LUSolveRef(A, lu, diag, b, t)) < 1e-10, what + " reaches the exact solve");
+            if (s == 5) { /* after a factorization of other values (rows scaled), whose diagonal the sweeps must not keep */
+              std::vector<PetscScalar> other(A.a);
+              for (PetscInt i = 0; i < n; i++)
+                for (PetscInt k = A.ia[i]; k < A.ia[i + 1]; k++) other[k] *= 2.0 + (i % 3);
+              Check(!FactorSolve(A, sym, dev, t ? GS_TRI_TRANSPOSE : GS_TRI_SOLVE, b, x, &bad, GS_TRI_BACKEND_JACOBI, s, &other) && bad == -1 && RelDiff(x, ref) < 1e-12, what + ", after other values");
+            }
           }
         }
     }

@@ -42,6 +42,8 @@ struct TriCSR {
   KKHandle                          kh; /* sptrsv's, where sv is empty and the factor has no sweeps */
   std::unique_ptr<CusparseTriSolve> sv;
   DView<PetscScalar>                sweep; /* the second vector of the factor's Jacobi sweeps */
+  DView<PetscScalar>                dinv;  /* the sweeps' inverse diagonal, made again after the values change */
+  bool                              dstale = true;
 };
 
 struct _n_GSTriFactor {
@@ -121,6 +123,7 @@ static void TriSymbolic(_n_GSTriFactor *F, TriCSR &T, bool lower)
 static void TriStale(TriCSR &T)
 {
   if (T.sv) T.sv->Stale();
+  T.dstale = true;
 }
 
 /* x ~ T^-1 b by s Jacobi sweeps from x = 0: x <- D^-1 (b - N x), D T's diagonal, N the rest. The result is
@@ -132,35 +135,47 @@ static void JacobiSolve(TriCSR &T, PetscInt s, const DView<PetscScalar> &b, cons
   const PetscInt           n   = (PetscInt)T.row.extent(0) - 1;
   const DView<PetscInt>    row = T.row, col = T.col;
   const DView<PetscScalar> val = T.val;
-  /* rows of 12 entries or more (elasticity's factors): a warp's lanes a row on a device, as the SpMV's shape */
-  const bool     wide = n > 0 && (PetscInt)col.extent(0) >= 12 * n;
-  const int      vlen = OnDevice() ? 32 : 1, team = OnDevice() ? TeamThreads() / vlen : 1;
+  /* rows of 12 entries or more (elasticity's factors): lanes a row on a device, 16 up to 48 entries, else 32 */
+  const PetscInt mean = n > 0 ? (PetscInt)col.extent(0) / n : 0;
+  const bool     wide = mean >= 12;
+  const int      vlen = OnDevice() ? (mean < 48 ? 16 : 32) : 1, team = OnDevice() ? TeamThreads() / vlen : 1;
   const PetscInt league = (n + team - 1) / team;
+  if (T.dstale || T.dinv.extent(0) != (size_t)n) { /* a row without a diagonal entry takes 1 */
+    if (T.dinv.extent(0) != (size_t)n) T.dinv = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::factor_dinv"), n);
+    const DView<PetscScalar> dinv = T.dinv;
+    Kokkos::parallel_for(
+        "GPUStream::FactorJacobiDiagonal", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt i) {
+          PetscScalar d = 1;
+          for (PetscInt k = row(i); k < row(i + 1); k++)
+            if (col(k) == i) d = val(k);
+          dinv(i) = 1 / d;
+        });
+    T.dstale = false;
+  }
+  const DView<PetscScalar> dinv = T.dinv;
   for (PetscInt j = 0; j < s; j++) {
-    const bool               odd = (s - 1 - j) % 2, first = j == 0; /* the last sweep writes x */
+    const bool               odd = (s - 1 - j) % 2; /* the last sweep writes x */
     const DView<PetscScalar> out = odd ? T.sweep : x, in = odd ? x : T.sweep;
-    if (!wide) {
+    if (j == 0) /* from x = 0 */
+      Kokkos::parallel_for(
+          "GPUStream::FactorJacobiFirst", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt i) { out(i) = dinv(i) * b(i); });
+    else if (!wide)
       Kokkos::parallel_for(
           "GPUStream::FactorJacobiSweep", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt i) {
-            PetscScalar acc = b(i), d = 1;
+            PetscScalar acc = b(i);
             for (PetscInt k = row(i); k < row(i + 1); k++) {
               const PetscInt c = col(k);
-              if (c == i)
-                d = val(k);
-              else if (!first)
-                acc -= val(k) * in(c);
+              if (c != i) acc -= val(k) * in(c);
             }
-            out(i) = acc / d;
+            out(i) = dinv(i) * acc;
           });
-      continue;
-    }
-    Kokkos::parallel_for(
-        "GPUStream::FactorJacobiSweepRows", TeamPol(league, team, vlen), KOKKOS_LAMBDA(const Member &t) {
-          const PetscInt i = t.league_rank() * t.team_size() + t.team_rank();
-          if (i >= n) return;
-          const PetscInt beg = row(i), len = row(i + 1) - beg;
-          PetscScalar    sum = 0, d = 0;
-          if (!first)
+    else
+      Kokkos::parallel_for(
+          "GPUStream::FactorJacobiSweepRows", TeamPol(league, team, vlen), KOKKOS_LAMBDA(const Member &t) {
+            const PetscInt i = t.league_rank() * t.team_size() + t.team_rank();
+            if (i >= n) return;
+            const PetscInt beg = row(i), len = row(i + 1) - beg;
+            PetscScalar    sum = 0;
             Kokkos::parallel_reduce(
                 Kokkos::ThreadVectorRange(t, len),
                 [&](const PetscInt k, PetscScalar &a) {
@@ -168,14 +183,8 @@ static void JacobiSolve(TriCSR &T, PetscInt s, const DView<PetscScalar> &b, cons
                   if (c != i) a += val(beg + k) * in(c);
                 },
                 sum);
-          Kokkos::parallel_reduce(
-              Kokkos::ThreadVectorRange(t, len),
-              [&](const PetscInt k, PetscScalar &a) {
-                if (col(beg + k) == i) a += val(beg + k);
-              },
-              d);
-          Kokkos::single(Kokkos::PerThread(t), [&]() { out(i) = (b(i) - sum) / d; });
-        });
+            Kokkos::single(Kokkos::PerThread(t), [&]() { out(i) = dinv(i) * (b(i) - sum); });
+          });
   }
 }
 
@@ -309,7 +318,7 @@ PetscErrorCode GSTriFactorGetInfo(GSTriFactor F, PetscCount *nnzL, PetscCount *n
     const TriCSR  *t[4] = {&F->L, &F->U, &F->Lt, &F->Ut};
     PetscLogDouble b    = (F->arow.extent(0) + F->acol.extent(0) + F->amap.extent(0) + F->lmap.extent(0) + F->umap.extent(0) + F->rperm.extent(0) + F->cperm.extent(0)) * sizeof(PetscInt) +
                        (F->aval.extent(0) + F->ahost.extent(0) + F->y.extent(0) + F->b.extent(0) + F->x.extent(0) + F->pb.extent(0)) * sizeof(PetscScalar);
-    for (const TriCSR *c : t) b += (c->row.extent(0) + c->col.extent(0) + c->map.extent(0)) * sizeof(PetscInt) + c->val.extent(0) * sizeof(PetscScalar) + (c->sv ? c->sv->Bytes() : 0) + c->sweep.extent(0) * sizeof(PetscScalar);
+    for (const TriCSR *c : t) b += (c->row.extent(0) + c->col.extent(0) + c->map.extent(0)) * sizeof(PetscInt) + c->val.extent(0) * sizeof(PetscScalar) + (c->sv ? c->sv->Bytes() : 0) + (c->sweep.extent(0) + c->dinv.extent(0)) * sizeof(PetscScalar);
     *bytes = b;
   }
   if (work) *work = F->work;
