@@ -317,6 +317,8 @@ if [[ $what == *pcs* ]]; then
   echo "case,ne,n,its,setup_ms,solve_ms,total_ms" >"$OUT/ex56.csv"
   for ne in ${NE_PC:-39}; do
     for c in "${pcases[@]}"; do
+      # ICC(0) of ex56's elasticity: PETSc's cuSPARSE one breaks down (NaN), the device one needs 33x ILU's iterations
+      [[ ${c%%|*} == *icc* ]] && [ -z "${EX56_ICC:-}" ] && continue
       timeout 240 "$B/tests/tutorials/ex56" -ne "$ne" -two_solves -ksp_rtol 1e-8 -ksp_norm_type unpreconditioned -ksp_max_it 20000 -ksp_converged_reason -log_view ${c#*|} >"$step" 2>&1
       log ex56.log
       python3 bench/pc_summary.py --ex56 "$step" "${c%%|*}" "$ne" >>"$OUT/ex56.csv"
