@@ -22,6 +22,12 @@ const char *const GSHaloShareds[] = {"auto", "false", "true", "GSHaloShared", "G
 
 namespace
 {
+#if defined(GS_HALO_IPC)
+using Event = cudaEvent_t;
+#else
+using Event = void *;          /* host backends have none: their writes are done when the writer's message leaves */
+#endif
+
 /* The tags of the halo's own communicator */
 enum { TAG_FORWARD, TAG_REVERSE, TAG_FFREE, TAG_FDONE, TAG_RFREE, TAG_RDONE, TAG_INFO_RECV, TAG_INFO_SEND };
 
@@ -31,19 +37,19 @@ enum { TAG_FORWARD, TAG_REVERSE, TAG_FFREE, TAG_FDONE, TAG_RFREE, TAG_RDONE, TAG
    are done) and is followed by the writer's "done"; on a device both are events recorded on the stream, which the
    other side's stream waits for, and an empty message says that the event has been recorded. */
 struct SharedPath {
-  MPI_Comm                 node = MPI_COMM_NULL; /* the processes of this node */
-  MPI_Win                  win  = MPI_WIN_NULL;  /* host backends: the buffers in node-shared memory */
-  PetscScalar             *base = nullptr;       /* this process's buffer */
-  DView<std::uintptr_t>    fdst;                 /* forward: for each entry sent, its place in the receiver's ghosts */
-  DView<std::uintptr_t>    rdst;                 /* reverse: for each ghost, its place in the owner's send entries */
-  std::vector<MPI_Request> reqs;                 /* the notifications of one exchange */
-  int                      token = 0;            /* their payload */
+  MPI_Comm                 node = MPI_COMM_NULL;                   /* the processes of this node */
+  MPI_Win                  win  = MPI_WIN_NULL;                    /* host backends: the buffers in node-shared memory */
+  PetscScalar             *base = nullptr;                         /* this process's buffer */
+  DView<std::uintptr_t>    fdst;                                   /* forward: for each entry sent, its place in the receiver's ghosts */
+  DView<std::uintptr_t>    rdst;                                   /* reverse: for each ghost, its place in the owner's send entries */
+  std::vector<MPI_Request> reqs;                                   /* the notifications of one exchange */
+  int                      token = 0;                              /* their payload */
+  enum { FFREE, FDONE, RFREE, RDONE };                             /* the events of each process (a device's) */
+  Event              ev[4] = {nullptr, nullptr, nullptr, nullptr}; /* ours */
+  std::vector<Event> sffree, srdone;                               /* per rank we send to: its FFREE, RDONE (a device's) */
+  std::vector<Event> rfdone, rrfree;                               /* per rank we receive from: its FDONE, RFREE */
 #if defined(GS_HALO_IPC)
-  enum { FFREE, FDONE, RFREE, RDONE };
-  cudaEvent_t                   ev[4] = {nullptr, nullptr, nullptr, nullptr}; /* ours */
-  std::vector<cudaEvent_t>      sffree, srdone;                               /* per rank we send to: its FFREE, RDONE */
-  std::vector<cudaEvent_t>      rfdone, rrfree;                               /* per rank we receive from: its FDONE, RFREE */
-  std::map<PetscMPIInt, void *> opened;                                       /* the neighbours' buffers mapped here */
+  std::map<PetscMPIInt, void *> opened; /* the neighbours' buffers mapped here */
 #endif
   /* what this process holds; on an error path only (GSHaloDestroy() first waits for the neighbours) */
   ~SharedPath()
@@ -270,7 +276,7 @@ static PetscErrorCode SharedSetUp(GSHalo H, PetscInt ng, PetscInt ns, GSHaloShar
       }
       return b ? (PetscScalar *)b + p.offset : nullptr;
     };
-    const auto Event = [&](const cudaIpcEventHandle_t &h) {
+    const auto OpenEvent = [&](const cudaIpcEventHandle_t &h) {
       cudaEvent_t e = nullptr;
       GSIPCTry(cudaIpcOpenEventHandle(&e, h));
       return e;
@@ -294,16 +300,16 @@ static PetscErrorCode SharedSetUp(GSHalo H, PetscInt ng, PetscInt ns, GSHaloShar
       PetscScalar *q = Map(H->sranks[a], in[a]);
       for (PetscMPIInt k = 0; k < H->scounts[a] && q; k++) fdst[H->sdispls[a] + k] = (std::uintptr_t)(q + k);
 #if defined(GS_HALO_IPC)
-      S->sffree.push_back(Event(in[a].ev[0]));
-      S->srdone.push_back(Event(in[a].ev[1]));
+      S->sffree.push_back(OpenEvent(in[a].ev[0]));
+      S->srdone.push_back(OpenEvent(in[a].ev[1]));
 #endif
     }
     for (size_t b = 0; b < nR && ok; b++) {
       PetscScalar *q = Map(H->rranks[b], in[nS + b]);
       for (PetscMPIInt k = 0; k < H->rcounts[b] && q; k++) rdst[H->rdispls[b] + k] = (std::uintptr_t)(q + k);
 #if defined(GS_HALO_IPC)
-      S->rfdone.push_back(Event(in[nS + b].ev[0]));
-      S->rrfree.push_back(Event(in[nS + b].ev[1]));
+      S->rfdone.push_back(OpenEvent(in[nS + b].ev[0]));
+      S->rrfree.push_back(OpenEvent(in[nS + b].ev[1]));
 #endif
     }
 #if !defined(GS_HALO_IPC)
@@ -432,12 +438,10 @@ PetscErrorCode GSHaloDestroy(GSHalo *H)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Values this rank sends, values it receives, and the ranks it talks to, per exchange; whether MPI gets the Kokkos
-   views themselves */
-PetscErrorCode GSHaloGetSizes(GSHalo H, PetscInt *nsend, PetscInt *nghost, PetscInt *neighbors, PetscBool *devicempi)
+/* Values this rank sends, values it receives, and the ranks it talks to, per exchange (GSHaloGetPath(): how) */
+PetscErrorCode GSHaloGetSizes(GSHalo H, PetscInt *nsend, PetscInt *nghost, PetscInt *neighbors)
 {
   PetscFunctionBegin;
-  if (devicempi) *devicempi = (PetscBool)H->devicempi;
   *nsend     = (PetscInt)H->sidx.extent(0);
   *nghost    = (PetscInt)H->dghost.extent(0);
   *neighbors = (PetscInt)(H->sranks.size() + H->rranks.size());
@@ -460,27 +464,39 @@ static void MessageBuffers(GSHalo H, PetscScalar **owned, PetscScalar **ghost)
   *ghost = H->devicempi ? H->dghost.data() : H->hghost.data();
 }
 
-#if defined(GS_HALO_IPC)
-static void Record(cudaEvent_t e)
-{
-  ThrowIfFailed(cudaEventRecord(e, Exec().cuda_stream()), "cudaEventRecord()");
-}
-static void WaitFor(const std::vector<cudaEvent_t> &events)
-{
-  for (auto e : events) ThrowIfFailed(cudaStreamWaitEvent(Exec().cuda_stream(), e, 0), "cudaStreamWaitEvent()");
-}
-#endif
+/* One direction of the shared path's exchange: the processes this one writes into, whose "free" it waits for, and
+   those that write into it, whose "done" it waits for; the tags and this process's events of both. Requests of
+   S.reqs: [0, |to|) the "free" of to, [|to|, |to| + |from|) ours to from, [|to| + |from|, |to| + 2 |from|) the "done"
+   of from, then ours to to. */
+struct Direction {
+  const std::vector<PetscMPIInt> &to, &from;
+  int                             tfree, tdone, efree, edone;
+  const std::vector<Event>       &tofree, &fromdone; /* the events of to's "free" and of from's "done" */
+};
 
-/* The shared path's notifications: an empty message to each of ranks with tag, after recording event (on a device) */
+/* Forward: the owners write the ghosts' values; reverse (MatMultTranspose()): each process writes its ghosts' products
+   into their owners' send entries */
+static Direction Forward(GSHalo H)
+{
+  return {H->sranks, H->rranks, TAG_FFREE, TAG_FDONE, SharedPath::FFREE, SharedPath::FDONE, H->sh->sffree, H->sh->rfdone};
+}
+
+static Direction Reverse(GSHalo H)
+{
+  return {H->rranks, H->sranks, TAG_RFREE, TAG_RDONE, SharedPath::RFREE, SharedPath::RDONE, H->sh->rrfree, H->sh->srdone};
+}
+
+/* An empty message to each of ranks with tag (rq: their requests), after recording this process's event on the
+   stream (a device) or making its writes visible (host backends) */
 static PetscErrorCode Notify(SharedPath &S, MPI_Comm comm, const std::vector<PetscMPIInt> &ranks, int tag, int event, MPI_Request *rq)
 {
   PetscFunctionBegin;
   if (ranks.empty()) PetscFunctionReturn(PETSC_SUCCESS);
 #if defined(GS_HALO_IPC)
-  GSCallKokkos(Record(S.ev[event]));
+  GSCallKokkos(ThrowIfFailed(cudaEventRecord(S.ev[event], Exec().cuda_stream()), "cudaEventRecord()"));
 #else
   (void)event;
-  PetscCallMPI(MPI_Win_sync(S.win)); /* this process's writes before the message */
+  PetscCallMPI(MPI_Win_sync(S.win));
 #endif
   for (size_t i = 0; i < ranks.size(); i++) PetscCallMPI(MPI_Isend(&S.token, 0, MPI_INT, ranks[i], tag, comm, &rq[i]));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -493,98 +509,92 @@ static PetscErrorCode Expect(SharedPath &S, MPI_Comm comm, const std::vector<Pet
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* After the notifications rq[0..n) arrived: the stream waits for the neighbours' events (the host's view of the
-   shared memory is made current on host backends) */
-#if defined(GS_HALO_IPC)
-static PetscErrorCode Arrived(SharedPath &S, const std::vector<cudaEvent_t> &events, MPI_Request *rq, size_t n)
-#else
-static PetscErrorCode Arrived(SharedPath &S, MPI_Request *rq, size_t n)
-#endif
+/* After the messages rq[0..n) arrived: the stream waits for the events they announce (a device), or the host's view
+   of the shared memory is made current (host backends) */
+static PetscErrorCode Arrived(SharedPath &S, MPI_Request *rq, size_t n, const std::vector<Event> &events)
 {
   PetscFunctionBegin;
   if (!n) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCallMPI(MPI_Waitall((int)n, rq, MPI_STATUSES_IGNORE));
 #if defined(GS_HALO_IPC)
-  GSCallKokkos(WaitFor(events));
+  for (auto e : events) GSCallKokkos(ThrowIfFailed(cudaStreamWaitEvent(Exec().cuda_stream(), e, 0), "cudaStreamWaitEvent()"));
 #else
+  (void)events;
   PetscCallMPI(MPI_Win_sync(S.win));
 #endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
-#if defined(GS_HALO_IPC)
-#  define GSArrived(S, events, rq, n) Arrived(S, events, rq, n)
-#else
-#  define GSArrived(S, events, rq, n) Arrived(S, rq, n)
-#endif
 
-/* The shared path's forward exchange. Requests: [0, nS) the receivers' "free", [nS, nS + nR) ours to the senders,
-   [nS + nR, nS + 2 nR) the senders' "done", then ours to the receivers. Each process's writes wait for its
-   receivers to have recorded "free" (the host waits for the message; the stream for the event), so Begin holds the
-   host until the neighbours reach their own Begin. */
-static PetscErrorCode SharedBegin(GSHalo H, const DView<PetscScalar> &x, const DView<PetscScalar> &scale, PetscInt *launches)
+/* The first half of an exchange: "free" to the writers; once the processes written into have said theirs, the
+   writes by put (a launch, or none) and "done". The host waits here until those processes reach their own start. */
+template <class Put> static PetscErrorCode SharedStart(GSHalo H, const Direction &d, const Put &put)
 {
   SharedPath  &S  = *H->sh;
-  const size_t nS = H->sranks.size(), nR = H->rranks.size(), ns = H->sidx.extent(0);
+  const size_t nt = d.to.size(), nf = d.from.size();
   MPI_Request *rq = S.reqs.data();
 
   PetscFunctionBegin;
-  PetscCall(Expect(S, H->comm, H->sranks, TAG_FFREE, rq));
-  PetscCall(Expect(S, H->comm, H->rranks, TAG_FDONE, rq + nS + nR));
-  PetscCall(Notify(S, H->comm, H->rranks, TAG_FFREE, 0 /* FFREE */, rq + nS));
-  if (nS) {
-    PetscCall(GSArrived(S, S.sffree, rq, nS));
+  PetscCall(Expect(S, H->comm, d.to, d.tfree, rq));
+  PetscCall(Expect(S, H->comm, d.from, d.tdone, rq + nt + nf));
+  PetscCall(Notify(S, H->comm, d.from, d.tfree, d.efree, rq + nt));
+  if (nt) {
+    PetscCall(Arrived(S, rq, nt, d.tofree));
+    PetscCall(put());
+    PetscCall(Notify(S, H->comm, d.to, d.tdone, d.edone, rq + nt + 2 * nf));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The second half: the writers' "done", and our own messages sent */
+static PetscErrorCode SharedFinish(GSHalo H, const Direction &d)
+{
+  SharedPath  &S  = *H->sh;
+  const size_t nt = d.to.size(), nf = d.from.size();
+  MPI_Request *rq = S.reqs.data();
+
+  PetscFunctionBegin;
+  PetscCall(Arrived(S, rq + nt + nf, nf, d.fromdone));
+  if (nf) PetscCallMPI(MPI_Waitall((int)nf, rq + nt, MPI_STATUSES_IGNORE));
+  if (nt) PetscCallMPI(MPI_Waitall((int)nt, rq + nt + 2 * nf, MPI_STATUSES_IGNORE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The forward exchange's writes: the entries sent (scaled by scale where it is not empty) into the receivers' ghosts */
+static PetscErrorCode SharedBegin(GSHalo H, const DView<PetscScalar> &x, const DView<PetscScalar> &scale, PetscInt *launches)
+{
+  PetscFunctionBegin;
+  PetscCall(SharedStart(H, Forward(H), [&]() -> PetscErrorCode {
+    const size_t                ns     = H->sidx.extent(0);
+    const DView<PetscInt>       idx    = H->sidx;
+    const DView<std::uintptr_t> dst    = H->sh->fdst;
+    const DView<PetscScalar>    d      = scale;
+    const bool                  scaled = d.extent(0) > 0;
     if (ns) {
-      const DView<PetscInt>       idx    = H->sidx;
-      const DView<std::uintptr_t> dst    = S.fdst;
-      const DView<PetscScalar>    d      = scale;
-      const bool                  scaled = d.extent(0) > 0;
       GSCallKokkos(Kokkos::parallel_for(
           "GPUStream::HaloPut", RangePol(0, ns), KOKKOS_LAMBDA(const size_t k) { *(PetscScalar *)dst(k) = scaled ? d(idx(k)) * x(idx(k)) : x(idx(k)); }));
       *launches = 1;
     }
-    PetscCall(Notify(S, H->comm, H->sranks, TAG_FDONE, 1 /* FDONE */, rq + nS + 2 * nR));
-  }
+    return PETSC_SUCCESS;
+  }));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode SharedEnd(GSHalo H)
-{
-  SharedPath  &S  = *H->sh;
-  const size_t nS = H->sranks.size(), nR = H->rranks.size();
-  MPI_Request *rq = S.reqs.data();
-
-  PetscFunctionBegin;
-  PetscCall(GSArrived(S, S.rfdone, rq + nS + nR, nR));
-  if (nR) PetscCallMPI(MPI_Waitall((int)nR, rq + nS, MPI_STATUSES_IGNORE));
-  if (nS) PetscCallMPI(MPI_Waitall((int)nS, rq + nS + 2 * nR, MPI_STATUSES_IGNORE));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* The reverse exchange on the shared path: each process's ghosts into their owners' send entries. Requests: [0, nR)
-   the owners' "free", [nR, nR + nS) ours, [nR + nS, nR + 2 nS) the writers' "done", then ours to the owners. */
+/* The reverse exchange's writes: this process's ghosts into their owners' send entries, then their arrival */
 static PetscErrorCode SharedReverse(GSHalo H)
 {
-  SharedPath  &S  = *H->sh;
-  const size_t nS = H->sranks.size(), nR = H->rranks.size(), ng = H->dghost.extent(0);
-  MPI_Request *rq = S.reqs.data();
+  const Direction d = Reverse(H);
 
   PetscFunctionBegin;
-  PetscCall(Expect(S, H->comm, H->rranks, TAG_RFREE, rq));
-  PetscCall(Expect(S, H->comm, H->sranks, TAG_RDONE, rq + nR + nS));
-  PetscCall(Notify(S, H->comm, H->sranks, TAG_RFREE, 2 /* RFREE */, rq + nR));
-  if (nR) {
-    PetscCall(GSArrived(S, S.rrfree, rq, nR));
-    if (ng) {
-      const DView<std::uintptr_t> dst = S.rdst;
-      const DView<PetscScalar>    g   = H->dghost;
+  PetscCall(SharedStart(H, d, [&]() -> PetscErrorCode {
+    const size_t                ng  = H->dghost.extent(0);
+    const DView<std::uintptr_t> dst = H->sh->rdst;
+    const DView<PetscScalar>    g   = H->dghost;
+    if (ng)
       GSCallKokkos(Kokkos::parallel_for(
           "GPUStream::HaloPutBack", RangePol(0, ng), KOKKOS_LAMBDA(const size_t k) { *(PetscScalar *)dst(k) = g(k); }));
-    }
-    PetscCall(Notify(S, H->comm, H->rranks, TAG_RDONE, 3 /* RDONE */, rq + nR + 2 * nS));
-  }
-  PetscCall(GSArrived(S, S.srdone, rq + nR + nS, nS));
-  if (nS) PetscCallMPI(MPI_Waitall((int)nS, rq + nR, MPI_STATUSES_IGNORE));
-  if (nR) PetscCallMPI(MPI_Waitall((int)nR, rq + nR + 2 * nS, MPI_STATUSES_IGNORE));
+    return PETSC_SUCCESS;
+  }));
+  PetscCall(SharedFinish(H, d));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -629,7 +639,7 @@ PetscErrorCode gpustream::HaloEnd(GSHalo H)
 {
   PetscFunctionBegin;
   if (H->sh) {
-    PetscCall(SharedEnd(H));
+    PetscCall(SharedFinish(H, Forward(H)));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (!H->reqs.empty()) PetscCallMPI(MPI_Waitall((int)H->reqs.size(), H->reqs.data(), MPI_STATUSES_IGNORE));

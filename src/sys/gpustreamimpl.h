@@ -189,7 +189,7 @@ typedef enum { GS_HALO_PATH_SHARED, GS_HALO_PATH_DEVICE_MPI, GS_HALO_PATH_HOST_M
    -mat_gpustream_halo_shared true where some neighbour cannot be reached that way is an error on every process. */
 PETSC_INTERN PetscErrorCode GSHaloCreate(MPI_Comm, PetscInt, const PetscInt[], PetscInt, const PetscInt[], PetscBool, GSHaloShared, const char[], GSHalo *);
 PETSC_INTERN PetscErrorCode GSHaloDestroy(GSHalo *);
-PETSC_INTERN PetscErrorCode GSHaloGetSizes(GSHalo, PetscInt *, PetscInt *, PetscInt *, PetscBool *);
+PETSC_INTERN PetscErrorCode GSHaloGetSizes(GSHalo, PetscInt *, PetscInt *, PetscInt *);
 /* the path of the halo's values and why it was taken */
 PETSC_INTERN PetscErrorCode GSHaloGetPath(GSHalo, GSHaloPath *, const char **);
 

@@ -286,7 +286,7 @@ void TestBCGSHalo()
         for (PetscInt i = 0; i < n; i++) offrows += B.ia[i + 1] > B.ia[i];
         GSHaloUseDeviceMPI(GS_DEVICE_MPI_AUTO, NULL, &devicempi, &why);
         Check(!GSDeviceMatCreate(n, n, A.ia.data(), A.ja.data(), A.a.data(), PETSC_FALSE, bs, -1, &dA) && !GSDeviceMatCreate(n, ng, B.ia.data(), B.ja.data(), B.a.data(), PETSC_TRUE, 1, -1, &dB), "GSDeviceMatCreate" + tag);
-        Check(!GSHaloCreate(comm, n, ranges.data(), ng, garray.data(), devicempi, sh, NULL, &H) && !GSHaloGetSizes(H, &nsend, &nghost, &neighbors, nullptr), "GSHaloCreate" + tag);
+        Check(!GSHaloCreate(comm, n, ranges.data(), ng, garray.data(), devicempi, sh, NULL, &H) && !GSHaloGetSizes(H, &nsend, &nghost, &neighbors), "GSHaloCreate" + tag);
         {
           GSHaloPath  path;
           const char *pwhy;

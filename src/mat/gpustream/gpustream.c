@@ -816,7 +816,7 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
     PetscCall(GSDeviceMatGetLaunchShape(dA, &vlen, &team, &league));
     PetscCall(GSDeviceMatGetMemory(dA, &bytes[0], &bytes[1]));
     if (dB) PetscCall(GSDeviceMatGetMemory(dB, &bbytes[0], &bbytes[1]));
-    if (halo) PetscCall(GSHaloGetSizes(halo, &sizes[0], &sizes[1], &sizes[2], NULL));
+    if (halo) PetscCall(GSHaloGetSizes(halo, &sizes[0], &sizes[1], &sizes[2]));
     bytes[0] += bbytes[0];
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, bytes, 2, MPIU_PETSCLOGDOUBLE, MPI_SUM, comm));
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sizes, 3, MPIU_INT, MPI_SUM, comm));
