@@ -90,9 +90,8 @@ struct _n_GSHalo {
   DView<PetscScalar>                       dsend, dghost; /* device send buffer; ghost values in off-diagonal column order */
   Kokkos::View<PetscScalar *, PinnedSpace> hsend, hghost; /* the messages' buffers unless devicempi */
   bool                                     devicempi = false;
-  GSHaloPath                               path      = GS_HALO_PATH_HOST_MPI;
-  std::string                              why;
-  std::unique_ptr<SharedPath>              sh; /* the shared path's, else null */
+  std::string                              why; /* why the shared path was taken or not */
+  std::unique_ptr<SharedPath>              sh;  /* the shared path's, else null */
   ~_n_GSHalo()
   {
     sh.reset(); /* before the communicator: its window's node communicator is freed first */
@@ -338,9 +337,8 @@ static PetscErrorCode SharedSetUp(GSHalo H, PetscInt ng, PetscInt ns, GSHaloShar
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCallCXX(S->reqs.resize(2 * (nS + nR)));
-  H->path = GS_HALO_PATH_SHARED;
-  H->why  = opt == GS_HALO_SHARED_TRUE ? "as asked" : "every neighbour on this node";
-  H->sh   = std::move(S);
+  H->why = opt == GS_HALO_SHARED_TRUE ? "as asked" : "every neighbour on this node";
+  H->sh  = std::move(S);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -405,7 +403,6 @@ PetscErrorCode GSHaloCreate(MPI_Comm comm, PetscInt nlocal, const PetscInt range
   }
   H->reqs.resize(H->sranks.size() + H->rranks.size());
   H->devicempi = devicempi ? true : false;
-  H->path      = devicempi ? GS_HALO_PATH_DEVICE_MPI : GS_HALO_PATH_HOST_MPI;
   PetscCall(GSAllOK(comm, HaloIndices(H.get(), sidx))); /* before the collective set-up of the shared path */
   PetscCall(SharedSetUp(H.get(), nghost, (PetscInt)sidx.size(), shared, prefix));
   if (H->sh) {
@@ -451,7 +448,7 @@ PetscErrorCode GSHaloGetSizes(GSHalo H, PetscInt *nsend, PetscInt *nghost, Petsc
 PetscErrorCode GSHaloGetPath(GSHalo H, GSHaloPath *path, const char **why)
 {
   PetscFunctionBegin;
-  *path = H->path;
+  *path = H->sh ? GS_HALO_PATH_SHARED : H->devicempi ? GS_HALO_PATH_DEVICE_MPI : GS_HALO_PATH_HOST_MPI;
   *why  = H->why.c_str();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
