@@ -898,13 +898,7 @@ static PetscBool Named(const char *name)
 /* Whether -scenario names this one (or all, or was not given) */
 static PetscBool Want(const char *name)
 {
-  PetscBool is;
-  if (!nscenarios) return PETSC_TRUE;
-  for (PetscInt i = 0; i < nscenarios; i++) {
-    if (PetscStrcmp(scenarios[i], "all", &is) || is) return PETSC_TRUE;
-    if (PetscStrcmp(scenarios[i], name, &is) || is) return PETSC_TRUE;
-  }
-  return PETSC_FALSE;
+  return (PetscBool)(!nscenarios || Named("all") || Named(name));
 }
 
 int main(int argc, char **argv)
