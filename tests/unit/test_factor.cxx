@@ -236,10 +236,10 @@ void TestTriFactorSweeps()
 {
   for (PetscInt n : sizes) {
     if (n > 10007) continue;
-    for (int kind = 0; kind < 4; kind++) {
-      const int sym = kind % 2, wide = kind / 2; /* wide: rows long enough for the sweeps' lanes a row */
+    for (int kind = 0; kind < 6; kind++) {
+      const int sym = kind % 2, wide = kind / 2; /* wide: rows long enough for the sweeps' lanes a row (2: 32 of them on a device) */
       if (wide && n > 1000) continue;
-      const CSRHost            A = RandomFactorable(n, wide ? 80 : 7, sym);
+      const CSRHost            A = RandomFactorable(n, wide == 2 ? 200 : wide ? 80 : 7, sym);
       std::vector<PetscScalar> lu, x;
       std::vector<PetscInt>    diag;
       const auto               b = Random(n);
