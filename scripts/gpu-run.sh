@@ -199,31 +199,36 @@ if [[ $what == *mpi* ]]; then
   # each; every halo path on several. Whole solve and loop per iteration (bench_poisson, device vectors).
   nps="1 2"
   [ "$ngpu" -ge 4 ] && nps="1 2 4"
-  hopt() { [ "$1" = mpi ] && echo "-mat_gpustream_halo_shared false"; }
+  # the runs: "processes rows path" (one process: no halo, labelled shared)
+  runs() {
+    for np in $nps; do
+      for n in $(python3 -c "print(*sorted({int(4e6 * $np), int(1.6e7 * $np), int(1.6e7)}))"); do
+        echo "$np $n shared"
+        [ "$np" -gt 1 ] && echo "$np $n mpi"
+      done
+    done
+  }
+  hopt() { # the options of a path, into the array h_opt
+    h_opt=()
+    [ "$1" = mpi ] && h_opt=(-mat_gpustream_halo_shared false)
+    return 0
+  }
   csv=$OUT/scaling.csv
   echo "case,halo,ksp,pc,mat,nprocs,n,nnz,its,us_per_it_solve,us_per_it_loop,vec" >"$csv"
   for s in "cg|pipecgfused" "cg_overlap|pipecgfused -ksp_pipecgfused_overlap_reduction" "bcgs|pipebcgsf -loop_event PBCGSFIteration" "gmres|sgmresf -loop_event SGMRESFIteration"; do
     IFS='|' read -r label k <<<"$s"
-    for np in $nps; do
-      for n in $(python3 -c "print(*sorted({int(4e6 * $np), int(1.6e7 * $np), int(1.6e7)}))"); do
-        for h in shared mpi; do
-          [ "$np" -eq 1 ] && [ "$h" = mpi ] && continue
-          echo "$label,$h,$("$MPIEXEC" -n "$np" "$B/bench/bench_poisson" -n "$n" -dll_append "$B/libpetscgpustream.so" -mat_type gpustream -pc_type jacobi -ksp_type $k $(hopt $h) | tail -1)" | tee -a "$csv"
-        done
-      done
-    done
+    while read -r np n h; do
+      hopt "$h"
+      echo "$label,$h,$("$MPIEXEC" -n "$np" "$B/bench/bench_poisson" -n "$n" -dll_append "$B/libpetscgpustream.so" -mat_type gpustream -pc_type jacobi -ksp_type $k "${h_opt[@]}" </dev/null | tail -1)" | tee -a "$csv"
+    done < <(runs)
   done
-  # MatMult alone with device vectors (bench_matmult), the same sizes
+  # MatMult alone with device vectors (bench_matmult), the same runs
   mcsv=$OUT/matmult.csv
   : >"$mcsv"
-  for np in $nps; do
-    for n in $(python3 -c "print(*sorted({int(4e6 * $np), int(1.6e7 * $np), int(1.6e7)}))"); do
-      for h in shared mpi; do
-        [ "$np" -eq 1 ] && [ "$h" = mpi ] && continue
-        echo "$h,$("$MPIEXEC" -n "$np" "$B/bench/bench_matmult" -n "$n" -reps 100 $(hopt $h))" | tee -a "$mcsv"
-      done
-    done
-  done
+  while read -r np n h; do
+    hopt "$h"
+    echo "$h,$("$MPIEXEC" -n "$np" "$B/bench/bench_matmult" -n "$n" -reps 100 "${h_opt[@]}" </dev/null)" | tee -a "$mcsv"
+  done < <(runs)
   python3 bench/scaling_summary.py "$csv" "$mcsv" | tee "$OUT/scaling-summary.txt" | tee -a "$summary"
 fi
 
