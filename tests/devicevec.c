@@ -548,6 +548,8 @@ static PetscErrorCode GAMGLevels(Mat A)
   PetscCall(KSPSetType(ksp, KSPCG));
   PetscCall(KSPGetPC(ksp, &pc));
   PetscCall(PCSetType(pc, PCGAMG));
+  PetscCall(KSPSetOptionsPrefix(ksp, "gamg_")); /* -gamg_pc_gamg_agg_nsmooths 0: the tentative interpolation */
+  PetscCall(KSPSetFromOptions(ksp));
   PetscCall(KSPSetUp(ksp));
   PetscCall(PCMGGetLevels(pc, &nlev));
   if (nlev < 2)
@@ -563,6 +565,23 @@ static PetscErrorCode GAMGLevels(Mat A)
     PetscCall(VecBoundToCPU(vl, &bvl));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "GAMG's first coarse level: %s\n", same && bl == bA && bvl == bv ? "vectors of the fine level's type, bound as they are" : "OTHER VECTORS OR BINDING THAN THE FINE LEVEL'S"));
     PetscCall(VecDestroy(&vl));
+    {
+      Mat       P;
+      Vec       r, l;
+      VecType   tr, tl2;
+      PetscBool bP, samer, samel;
+
+      PetscCall(PCMGGetInterpolation(pc, nlev - 1, &P));
+      PetscCall(MatCreateVecs(P, &r, &l));
+      PetscCall(VecGetType(r, &tr));
+      PetscCall(VecGetType(l, &tl2));
+      PetscCall(PetscStrcmp(t, tr, &samer));
+      PetscCall(PetscStrcmp(t, tl2, &samel));
+      PetscCall(MatBoundToCPU(P, &bP));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "GAMG's finest interpolation: %s\n", samer && samel && bP == bA ? "vectors of the fine level's type, bound as it is" : "OTHER VECTORS OR BINDING THAN THE FINE LEVEL'S"));
+      PetscCall(VecDestroy(&r));
+      PetscCall(VecDestroy(&l));
+    }
   }
   PetscCall(KSPDestroy(&ksp));
   PetscCall(VecDestroy(&v));
@@ -650,6 +669,16 @@ int main(int argc, char **argv)
       nsize: 4
       output_file: output/devicevec_host.out
       args: -m 19
+
+   test:
+      suffix: vec_mpi
+      output_file: output/devicevec_host.out
+      args: -mat_gpustream_vec_type mpi -m 16
+
+   test:
+      suffix: vec_mpi_unsmoothed
+      output_file: output/devicevec_host.out
+      args: -mat_gpustream_vec_type mpi -m 16 -gamg_pc_gamg_agg_nsmooths 0
 
    test:
       suffix: bad_vec_type

@@ -273,7 +273,8 @@ static PetscErrorCode PCSetUp_ILU_GPUStream(PC pc)
 
 /* PCGAMG's classical AMG with direct interpolation (-pc_gamg_classical_type direct) checks the operator's exact type
    name: its prolongator runs with the operator wearing its base name. The other prolongators make the interpolation
-   of the operator's type (a gpustream one), applied on the device: they run as they are. */
+   of the operator's type (a gpustream one), applied on the device: they run as they are. The interpolation then
+   takes the operator's settings, as its vectors and binding must be the operator's. */
 #if defined(GPUSTREAM_PETSC_GAMG_PROLONGATOR_NO_GRAPH)
 static PetscErrorCode PCGAMGProlongator_GPUStream(PC pc, Mat A, PetscCoarsenData *agg, Mat *P)
 #else
@@ -303,6 +304,7 @@ static PetscErrorCode PCGAMGProlongator_GPUStream(PC pc, Mat A, Mat G, PetscCoar
 #else
   PetscCall(MatGPUStreamWearOwn(A, worn, (*f)(pc, A, G, agg, P)));
 #endif
+  if (*P) PetscCall(MatGPUStreamTakeSettings(*P, A)); /* made with the type's defaults */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -1383,7 +1383,11 @@ static PetscErrorCode MatProductSymbolic_GPUStream_AIJ(Mat C)
     C->ops->productnumeric = MatProductNumeric_GPUStream_AIJ;
   }
   PetscCall(MatProductOfOurs_Private(C, &ours));
-  if (ours) PetscCall(MatAIJToGPUStream_Private(C)); /* its numeric phases write its host arrays and assemble it */
+  if (ours) {
+    PetscCall(MatAIJToGPUStream_Private(C)); /* its numeric phases write its host arrays and assemble it */
+    /* with the first operand's settings (a Galerkin level's vectors and binding are then its fine level's) */
+    PetscCall(MatGPUStreamAdopt_Private(C, (Mat_GPUStream *)C->product->A->spptr));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1769,6 +1773,13 @@ static PetscErrorCode MatGPUStreamInherit_Private(Mat B, const Mat_GPUStream *fr
   }
   PetscCall(PetscStrncpy(gs->vectype, from->vectype, sizeof(gs->vectype)));
   PetscCall(MatGPUStreamSetVecType_Private(B));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MatGPUStreamTakeSettings(Mat B, Mat from)
+{
+  PetscFunctionBegin;
+  if (MatGPUStreamHasDeviceData(B) && MatGPUStreamHasDeviceData(from)) PetscCall(MatGPUStreamInherit_Private(B, (Mat_GPUStream *)from->spptr));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
