@@ -1307,6 +1307,18 @@ int main(int argc, char **argv)
       output_file: output/kspgpustream_cg_overlap.out
       filter: sed -E "s/true residual < [0-9.e+-]+/true residual < TOL/"
 
+   # on one process there is no reduction to overlap: the default recurrences run, and -ksp_view says so
+   test:
+      suffix: overlap_view
+      args: -scenario single -ksp_pipecgfused_overlap_reduction -ksp_view
+      filter: grep -o "Rupp et al.'s recurrences: -ksp_pipecgfused_overlap_reduction has no reduction to overlap on one process\|Ghysels-Vanroose recurrences" | sort -u
+
+   test:
+      suffix: overlap_view_2
+      nsize: 2
+      args: -scenario single -ksp_pipecgfused_overlap_reduction -ksp_view
+      filter: grep -o "Rupp et al.'s recurrences: -ksp_pipecgfused_overlap_reduction has no reduction to overlap on one process\|Ghysels-Vanroose recurrences" | sort -u
+
    test:
       suffix: overlap_replace
       args: -scenario single -ksp_pipecgfused_overlap_reduction -ksp_pipecgfused_replace_every 5

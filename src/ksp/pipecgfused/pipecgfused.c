@@ -40,13 +40,20 @@ static PetscBool KSPPIPECGFUSEDSignChange_Private(PetscScalar a, PetscScalar b)
   return (PetscBool)((PetscRealPart(a) < 0.0 && PetscRealPart(b) > 0.0) || (PetscRealPart(a) > 0.0 && PetscRealPart(b) < 0.0));
 }
 
+/* Whether a solve on size processes takes the overlapped recurrences: on one process there is no reduction to hide,
+   and the default ones move half the vector bytes */
+static PetscBool KSPPIPECGFUSEDOverlaps_Private(KSP_PIPECGFUSED *cg, PetscMPIInt size)
+{
+  return (PetscBool)(cg->overlap && size > 1);
+}
+
 /* The PC as the kernels see it and point-block Jacobi's block size. Point-block Jacobi is fused on one process for
    blocks of up to PCGF_MAX_BS rows; elsewhere it is applied on the host like any PC. With a null space on the operator
    the PC goes through KSP_PCApply(), which projects it out of z and q, so z stays clear of it. */
 static PetscErrorCode KSPPIPECGFUSEDPCKind_Private(KSP ksp, const GSKSPOperators *o, GSKSPPC *pc)
 {
   KSP_PIPECGFUSED *cg       = (KSP_PIPECGFUSED *)ksp->data;
-  const PetscBool  pbjacobi = (PetscBool)(o->pc == GS_PC_PBJACOBI && o->size == 1 && o->bs <= PCGF_MAX_BS && !cg->overlap);
+  const PetscBool  pbjacobi = (PetscBool)(o->pc == GS_PC_PBJACOBI && o->size == 1 && o->bs <= PCGF_MAX_BS && !KSPPIPECGFUSEDOverlaps_Private(cg, o->size));
   MatNullSpace     nsp;
 
   PetscFunctionBegin;
@@ -66,7 +73,7 @@ static PetscErrorCode KSPPIPECGFUSEDPCKind_Private(KSP ksp, const GSKSPOperators
    matrix dA (NULL: none) */
 static PetscBool KSPPIPECGFUSEDAhead_Private(KSP_PIPECGFUSED *cg, PetscMPIInt size, GSDeviceMat dA, GSKSPPC pc)
 {
-  return (PetscBool)(!cg->overlap && cg->devscalars && size == 1 && dA && (pc == GS_PC_NONE || pc == GS_PC_JACOBI) && !cg->replace_every && !cg->replace_auto);
+  return (PetscBool)(!KSPPIPECGFUSEDOverlaps_Private(cg, size) && cg->devscalars && size == 1 && dA && (pc == GS_PC_NONE || pc == GS_PC_JACOBI) && !cg->replace_every && !cg->replace_auto);
 }
 
 /* Whether a solve that runs ahead takes one kernel an iteration for n local rows */
@@ -84,8 +91,8 @@ static PetscErrorCode KSPPIPECGFUSEDAllocate_Private(KSP ksp, GSKSPOperators *o)
 {
   KSP_PIPECGFUSED *cg   = (KSP_PIPECGFUSED *)ksp->data;
   MPI_Comm         comm = PetscObjectComm((PetscObject)ksp);
-  PetscBool        ahead, overlap = (PetscBool)(cg->overlap && !cg->replace_every && !cg->replace_auto);
-  GSKSPPC          pc;
+  PetscBool        ahead, overlap = (PetscBool)(KSPPIPECGFUSEDOverlaps_Private(cg, o->size) && !cg->replace_every && !cg->replace_auto);
+  GSKSPPC          pc = GS_PC_NONE;
 
   PetscFunctionBegin;
   PetscCall(KSPPIPECGFUSEDPCKind_Private(ksp, o, &pc));
@@ -95,7 +102,7 @@ static PetscErrorCode KSPPIPECGFUSEDAllocate_Private(KSP ksp, GSKSPOperators *o)
     PetscCall(GSKSPSetWork(ksp, PCGFWorkBase(cg->work), o->n, pc, pc == GS_PC_PBJACOBI ? o->bs : 1));
   }
   ahead = KSPPIPECGFUSEDAhead_Private(cg, o->size, o->dA, pc);
-  PetscCall(GSAllOK(comm, PCGFWorkReserve(cg->work, o->bs, (PetscBool)(cg->replace_auto && !cg->overlap), ahead, (PetscBool)(ahead && KSPPIPECGFUSEDStepped_Private(cg, o->n)), overlap)));
+  PetscCall(GSAllOK(comm, PCGFWorkReserve(cg->work, o->bs, (PetscBool)(cg->replace_auto && !KSPPIPECGFUSEDOverlaps_Private(cg, o->size)), ahead, (PetscBool)(ahead && KSPPIPECGFUSEDStepped_Private(cg, o->n)), overlap)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -569,6 +576,8 @@ static PetscErrorCode KSPSolve_PIPECGFUSED(KSP ksp)
     const char *pre = GSPrefix((PetscObject)ksp);
     PetscCheck(!cg->replace_every, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-%sksp_pipecgfused_replace_every needs -%sksp_pipecgfused_overlap_reduction 0", pre, pre);
     PetscCheck(!cg->replace_auto, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-%sksp_pipecgfused_replace auto needs -%sksp_pipecgfused_overlap_reduction 0", pre, pre);
+  }
+  if (KSPPIPECGFUSEDOverlaps_Private(cg, o.size)) {
     PetscCall(KSPPIPECGFUSEDSolveOverlap_Private(ksp, o.Amat, o.dA, o.dB, o.halo));
     PetscCall(KSPPIPECGFUSEDFinish_Private(ksp, o.Amat));
     PetscFunctionReturn(PETSC_SUCCESS);
@@ -821,11 +830,15 @@ static PetscErrorCode KSPMatSolve_PIPECGFUSED(KSP ksp, Mat B, Mat X)
 static PetscErrorCode KSPView_PIPECGFUSED(KSP ksp, PetscViewer viewer)
 {
   KSP_PIPECGFUSED *cg = (KSP_PIPECGFUSED *)ksp->data;
+  PetscMPIInt      size;
 
   PetscFunctionBegin;
   PetscCall(PetscViewerASCIIPrintf(viewer, "  fused kernels on Kokkos %s\n", GSExecutionSpace()));
-  if (cg->overlap)
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
+  if (KSPPIPECGFUSEDOverlaps_Private(cg, size))
     PetscCall(PetscViewerASCIIPrintf(viewer, "  Ghysels-Vanroose recurrences: the sums of an iteration in one MPI_Iallreduce overlapping M^{-1} w and the SpMV\n"));
+  else if (cg->overlap)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  Rupp et al.'s recurrences: -ksp_pipecgfused_overlap_reduction has no reduction to overlap on one process\n"));
   else
     PetscCall(PetscViewerASCIIPrintf(viewer, "  Rupp et al.'s recurrences: the sums of an iteration in one reduction after the SpMV\n"));
   if (cg->replace_auto)
@@ -918,7 +931,7 @@ static PetscErrorCode KSPSetFromOptions_PIPECGFUSED(KSP ksp, GSOptionItems Petsc
 .  -ksp_norm_type <preconditioned,unpreconditioned,natural,none> - the norm monitored and tested
 .  -ksp_pipecgfused_replace <never,every,auto> - residual replacement: never, every N iterations, or automatic
 .  -ksp_pipecgfused_replace_every <0> - replace r by b - A x every N iterations (0: never); alone it selects every
-.  -ksp_pipecgfused_overlap_reduction <false> - Ghysels and Vanroose's recurrences, the sums overlapping the SpMV
+.  -ksp_pipecgfused_overlap_reduction <false> - Ghysels and Vanroose's recurrences, the sums overlapping the SpMV (on several processes)
 .  -ksp_pipecgfused_device_scalars <true> - alpha and beta on the device, convergence tested one iteration behind
 .  -ksp_pipecgfused_one_kernel <auto,never,always> - with device scalars, the update fused into the SpMV kernel
 .  -ksp_pipecgfused_check_true_residual <true> - compute b - A x once at convergence
