@@ -698,6 +698,7 @@ int main(int argc, char **argv)
       args: -mat_gpustream_mode stream -counts
       output_file: output/matcoo_host.out
 
+   # streamed values stay on the host, and so do those of GAMG's Galerkin levels, which take the operator's mode
    test:
       suffix: stream_2
       nsize: 2
