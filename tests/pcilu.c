@@ -1048,6 +1048,33 @@ int main(int argc, char **argv)
       suffix: sweeps_convdiff
       args: -problem convdiff -scenario sweeps
 
+   # the numeric factorization by fixed-point sweeps: enough of them (more than the chains of dependencies) factor
+   # exactly, as AIJ, also after new values; two, with Jacobi sweeps for the solves, as the sweeps above
+   test:
+      suffix: factor_sweeps_exact
+      args: -problem lap3d -m 8 -scenario solve,transpose,refactor -gs_mat_gpustream_factor_sweeps 40
+
+   test:
+      suffix: factor_sweeps
+      args: -problem lap3d -scenario sweeps -sw_mat_gpustream_factor_sweeps 2
+      output_file: output/pcilu_sweeps.out
+
+   test:
+      suffix: factor_sweeps_convdiff
+      args: -problem convdiff -scenario sweeps -sw_mat_gpustream_factor_sweeps 2
+      output_file: output/pcilu_sweeps_convdiff.out
+
+   test:
+      suffix: factor_sweeps_view
+      args: -scenario solve -gs_ksp_view -gs_mat_gpustream_factor_sweeps 3
+      filter: grep -o "GPUStream: I[CL][CU](0) on the device ([A-Za-z]*): 3 fixed-point sweeps (-mat_gpustream_factor_sweeps)" | sed -E "s/on the device \([A-Za-z]+\)/on the device (SPACE)/" | sort -u
+
+   test:
+      suffix: bad_factor_sweeps
+      args: -scenario solve -gs_mat_gpustream_factor_sweeps -1
+      error: 1
+      filter: grep -o -E -- "-[a-z_]*mat_gpustream_factor_sweeps -1: give 0 \(exact\) or more" | sort -u
+
    # a bad backend for the triangular solves: PETSc's error naming the option with its prefix
    test:
       suffix: bad_trisolve

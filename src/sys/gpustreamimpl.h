@@ -306,6 +306,9 @@ PETSC_INTERN PetscErrorCode GSTriFactorSolve(GSTriFactor, GSTriSolve, const Pets
 PETSC_INTERN PetscErrorCode GSTriFactorGetInfo(GSTriFactor, PetscCount *, PetscCount *, PetscInt *, PetscLogDouble *, PetscLogDouble *);
 PETSC_INTERN PetscErrorCode GSTriFactorDestroy(GSTriFactor *);
 PETSC_INTERN PetscErrorCode GSTriFactorSetSweeps(GSTriFactor, PetscInt);
+/* Fixed-point sweeps of the numeric factorization (Chow and Patel), 0 (the default): Kokkos-Kernels' spiluk, exact */
+PETSC_INTERN PetscErrorCode GSTriFactorSetFactorSweeps(GSTriFactor, PetscInt);
+PETSC_INTERN PetscInt       GSTriFactorGetFactorSweeps(GSTriFactor);
 PETSC_INTERN PetscInt       GSTriFactorGetSweeps(GSTriFactor);
 /* "cuSPARSE's SpSV", "Kokkos-Kernels' sptrsv" or "Jacobi sweeps": who solves the factor's triangles */
 PETSC_INTERN const char *GSTriFactorSolverName(GSTriFactor);

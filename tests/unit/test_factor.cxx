@@ -82,7 +82,7 @@ CSRHost RandomFactorable(PetscInt n, PetscInt maxlen, bool symmetric)
 
 /* The matrix the ICC(0) factor factors: the upper triangle mirrored (symmetric already for RandomFactorable(true)) */
 PetscErrorCode FactorSolve(const CSRHost &A, bool symmetric, bool device, GSTriSolve mode, const std::vector<PetscScalar> &b, std::vector<PetscScalar> &x, PetscInt *bad, GSTriBackend backend = GS_TRI_BACKEND_AUTO, PetscInt sweeps = 0,
-                           const std::vector<PetscScalar> *before = nullptr)
+                           const std::vector<PetscScalar> *before = nullptr, PetscInt fsweeps = 0)
 {
   GSTriFactor F = nullptr;
   PetscReal   pivot;
@@ -90,6 +90,7 @@ PetscErrorCode FactorSolve(const CSRHost &A, bool symmetric, bool device, GSTriS
   PetscFunctionBegin;
   x.assign(A.m, 0);
   PetscCall(GSTriFactorCreate(A.m, A.ia.data(), A.ja.data(), symmetric ? PETSC_TRUE : PETSC_FALSE, backend, &F));
+  PetscCall(GSTriFactorSetFactorSweeps(F, fsweeps));
   if (sweeps > 0) { /* jacobi's */
     PetscCall(GSTriFactorSetSweeps(F, sweeps));
     PetscCheck(!std::strcmp(GSTriFactorSolverName(F), "Jacobi sweeps"), PETSC_COMM_SELF, PETSC_ERR_PLIB, "Not solved by sweeps: %s", GSTriFactorSolverName(F));
@@ -287,6 +288,95 @@ void TestTriFactorSweeps()
   GSTriFactorDestroy(&K);
 }
 
+/* s synchronous fixed-point sweeps of ILU(0) in the form L D V (L, V unit triangular), returned in A's layout as
+   ILU0Ref()'s factors (U = D V): the serial twin of -mat_gpustream_factor_sweeps, each entry summed in the same order
+   (by k, over row i of L and column j of V) */
+void FixedPointRef(const CSRHost &A, PetscInt s, std::vector<PetscScalar> &lu, std::vector<PetscInt> &diag)
+{
+  const PetscInt                                          n = A.m;
+  std::vector<std::vector<std::pair<PetscInt, PetscInt>>> ucol(n); /* column j of V and D: (row, entry), rows ascending */
+  std::vector<PetscScalar>                                f(A.a.size());
+  diag.assign(n, -1);
+  for (PetscInt i = 0; i < n; i++)
+    for (PetscInt k = A.ia[i]; k < A.ia[i + 1]; k++) {
+      if (A.ja[k] == i) diag[i] = k;
+      if (A.ja[k] >= i) ucol[A.ja[k]].push_back({i, k});
+    }
+  for (PetscInt i = 0; i < n; i++)
+    for (PetscInt k = A.ia[i]; k < A.ia[i + 1]; k++) {
+      const PetscInt j = A.ja[k];
+      f[k]             = j == i ? A.a[k] : A.a[k] / A.a[diag[std::min(i, j)]];
+    }
+  for (PetscInt t = 0; t < s; t++) {
+    const std::vector<PetscScalar> old(f);
+    for (PetscInt i = 0; i < n; i++)
+      for (PetscInt k = A.ia[i]; k < A.ia[i + 1]; k++) {
+        const PetscInt j = A.ja[k], m = std::min(i, j);
+        PetscScalar    acc = A.a[k];
+        PetscInt       p   = A.ia[i];
+        size_t         q   = 0;
+        while (p < A.ia[i + 1] && q < ucol[j].size()) {
+          const PetscInt kl = A.ja[p], ku = ucol[j][q].first;
+          if (kl >= m || ku >= m) break;
+          if (kl == ku)
+            acc -= old[p++] * old[diag[kl]] * old[ucol[j][q++].second];
+          else if (kl < ku)
+            p++;
+          else
+            q++;
+        }
+        f[k] = i == j ? acc : acc / old[diag[m]];
+      }
+  }
+  lu = f;
+  for (PetscInt i = 0; i < n; i++)
+    for (PetscInt k = A.ia[i]; k < A.ia[i + 1]; k++)
+      if (A.ja[k] > i) lu[k] = f[diag[i]] * f[k];
+}
+
+/* The fixed-point factorization (-mat_gpustream_factor_sweeps) against its serial twin on random diagonally
+   dominant matrices, through exact solves with the factors: ILU(0) and ICC(0), short and long rows, values on the host
+   and on the device, again after other values; enough sweeps reach ILU(0)'s factors. A negative count is an error. */
+void TestTriFactorFixedPoint()
+{
+  for (PetscInt n : sizes) {
+    if (n > 10007) continue;
+    for (int kind = 0; kind < 4; kind++) {
+      const int sym = kind % 2, wide = kind / 2;
+      if (wide && n > 1000) continue;
+      const CSRHost            A = RandomFactorable(n, wide ? 60 : 7, sym);
+      std::vector<PetscScalar> lu, x, exact;
+      std::vector<PetscInt>    diag;
+      const auto               b = Random(n);
+      ILU0Ref(A, exact, diag);
+      const auto ilu = LUSolveRef(A, exact, diag, b, false);
+      for (PetscInt s : {1, 3, 40}) {
+        FixedPointRef(A, s, lu, diag);
+        const auto ref = LUSolveRef(A, lu, diag, b, false);
+        for (int dev = 0; dev < 2; dev++) {
+          PetscInt          bad  = -2;
+          const std::string what = std::string(sym ? "ICC(0)" : "ILU(0)") + (wide ? " of long rows" : "") + " by " + std::to_string(s) + " fixed-point sweeps, values on the " + (dev ? "device" : "host") + ", n=" + std::to_string(n);
+          Check(!FactorSolve(A, sym, dev, GS_TRI_SOLVE, b, x, &bad, GS_TRI_BACKEND_KOKKOSKERNELS, 0, nullptr, s) && bad == -1 && RelDiff(x, ref) < 1e-11, what);
+          if (s == 40) Check(RelDiff(x, ilu) < 1e-9, what + " reaches ILU(0)");
+          if (s == 3) { /* after the factorization of other values (rows scaled): nothing of it is kept */
+            std::vector<PetscScalar> other(A.a);
+            for (PetscInt i = 0; i < n; i++)
+              for (PetscInt k = A.ia[i]; k < A.ia[i + 1]; k++) other[k] *= 2.0 + (i % 3);
+            Check(!FactorSolve(A, sym, dev, GS_TRI_SOLVE, b, x, &bad, GS_TRI_BACKEND_KOKKOSKERNELS, 0, &other, s) && bad == -1 && RelDiff(x, ref) < 1e-11, what + ", after other values");
+          }
+        }
+      }
+    }
+  }
+  const CSRHost A = RandomFactorable(20, 5, false);
+  GSTriFactor   F = nullptr;
+  Check(!GSTriFactorCreate(A.m, A.ia.data(), A.ja.data(), PETSC_FALSE, GS_TRI_BACKEND_KOKKOSKERNELS, &F) && GSTriFactorGetFactorSweeps(F) == 0, "the exact factorization by default");
+  PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
+  Check(GSTriFactorSetFactorSweeps(F, -1) == PETSC_ERR_ARG_OUTOFRANGE, "-1 fixed-point sweeps is an error");
+  PetscPopErrorHandler();
+  GSTriFactorDestroy(&F);
+}
+
 /* The first row whose pivot fails each test, and the pivot spiluk met (it writes 1e6 in place of an exact zero) */
 void TestTriFactorPivots()
 {
@@ -338,5 +428,6 @@ void TestTriFactor() {}
 void TestTriFactorPivots() {}
 void TestTriFactorBackends() {}
 void TestTriFactorSweeps() {}
+void TestTriFactorFixedPoint() {}
 #endif
 } // namespace unit

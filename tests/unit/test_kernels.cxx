@@ -120,6 +120,7 @@ int main(int argc, char **argv)
                                                          {"TriFactorPivots", TestTriFactorPivots},
                                                          {"TriFactorBackends", TestTriFactorBackends},
                                                          {"TriFactorSweeps", TestTriFactorSweeps},
+                                                         {"TriFactorFixedPoint", TestTriFactorFixedPoint},
                                                          {"AllocationFailure", TestAllocationFailure}};
     /* -skip AllocationFailure: all but those (its deliberate failed cudaMalloc is an API error to compute-sanitizer) */
     char     *only[32], *skip[32];

@@ -107,6 +107,7 @@ void TestTriFactor();
 void TestTriFactorPivots();
 void TestTriFactorBackends();
 void TestTriFactorSweeps();
+void TestTriFactorFixedPoint();
 /* test_device.cxx: the Kokkos layer */
 void TestAllocationFailure();
 } // namespace unit

@@ -14,6 +14,7 @@ typedef struct {
   MatFactorType    ftype;
   GSTriBackend     backend;   /* -mat_gpustream_trisolve */
   PetscInt         sweeps;    /* -mat_gpustream_trisolve_sweeps, for jacobi */
+  PetscInt         fsweeps;   /* -mat_gpustream_factor_sweeps: fixed-point sweeps of the numeric factorization (0: spiluk's) */
   GSTriFactor      tri;       /* the device factors; NULL where the host factors */
   GSTriFactor      htri;      /* the host factor's L and U on the device, for its solves there */
   GSTriFactor      solver;    /* the one the device solves use: tri or htri */
@@ -353,8 +354,10 @@ static PetscErrorCode MatFactorSymbolic_GSFactor(Mat F, Mat A, IS row, IS col, c
   PetscCall(PetscOptionsEnum("-mat_gpustream_trisolve", "Triangular solves on the device: auto (cuSPARSE's SpSV in CUDA builds where it loads, else Kokkos-Kernels' sptrsv), kokkoskernels, cusparse, jacobi (sweeps)", "MATSOLVERGPUSTREAM",
                              GSTriBackends, (PetscEnum)fs->backend, (PetscEnum *)&fs->backend, NULL));
   PetscCall(PetscOptionsInt("-mat_gpustream_trisolve_sweeps", "Jacobi sweeps per triangular solve (-mat_gpustream_trisolve jacobi)", "MATSOLVERGPUSTREAM", fs->sweeps, &fs->sweeps, NULL));
+  PetscCall(PetscOptionsInt("-mat_gpustream_factor_sweeps", "Fixed-point sweeps of the numeric ILU(0)/ICC(0) factorization (Chow and Patel); 0: exact, Kokkos-Kernels' spiluk", "MATSOLVERGPUSTREAM", fs->fsweeps, &fs->fsweeps, NULL));
   PetscOptionsEnd();
   PetscCheck(fs->sweeps > 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-%smat_gpustream_trisolve_sweeps %" PetscInt_FMT ": give at least 1", ((PetscObject)F)->prefix ? ((PetscObject)F)->prefix : "", fs->sweeps);
+  PetscCheck(fs->fsweeps >= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-%smat_gpustream_factor_sweeps %" PetscInt_FMT ": give 0 (exact) or more", ((PetscObject)F)->prefix ? ((PetscObject)F)->prefix : "", fs->fsweeps);
   PetscCall(MatFactorHostReason_Private(F, A, row, col, info, &fs->host));
   if (!fs->host) {
     PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
@@ -362,6 +365,7 @@ static PetscErrorCode MatFactorSymbolic_GSFactor(Mat F, Mat A, IS row, IS col, c
     if (MissingDiagonal(n, ia, ja)) fs->host = "a row without its diagonal entry"; /* PETSc's ILU(0) refuses it */
     ierr = fs->host ? PETSC_SUCCESS : GSTriFactorCreate(n, ia, ja, (PetscBool)(fs->ftype == MAT_FACTOR_ICC), fs->backend, &fs->tri);
     if (!ierr && fs->tri && fs->backend == GS_TRI_BACKEND_JACOBI) ierr = GSTriFactorSetSweeps(fs->tri, fs->sweeps);
+    if (!ierr && fs->tri) ierr = GSTriFactorSetFactorSweeps(fs->tri, fs->fsweeps);
     PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
     PetscCall(ierr);
   }
@@ -441,11 +445,12 @@ static PetscErrorCode MatView_GSFactor(Mat F, PetscViewer viewer)
     PetscCall(GSTriFactorGetInfo(fs->tri, &nnzL, &nnzU, &levels, &bytes, NULL));
     const char     *solver = GSTriFactorSolverName(fs->tri);
     const PetscBool kk     = (PetscBool)(strstr(solver, "sptrsv") != NULL);
-    char            sw[64] = "";
+    char            sw[64] = "", fac[96] = "Kokkos-Kernels' spiluk";
     if (GSTriFactorGetSweeps(fs->tri) > 0) PetscCall(PetscSNPrintf(sw, sizeof(sw), " (%" PetscInt_FMT " a triangle)", GSTriFactorGetSweeps(fs->tri)));
-    PetscCall(PetscViewerASCIIPrintf(viewer,
-                                     "GPUStream: %s(0) on the device (%s): Kokkos-Kernels' spiluk%s, %" PetscInt_FMT " levels%s%s%s, L %" PetscCount_FMT " and U %" PetscCount_FMT " nonzeros, %.6g MB in device memory (-mat_gpustream_trisolve %s)\n",
-                                     fs->ftype == MAT_FACTOR_ICC ? "ICC" : "ILU", GSExecutionSpace(), kk ? " and sptrsv" : "", levels, kk ? "" : ", and ", kk ? "" : solver, sw, nnzL, nnzU, bytes / 1048576.0, GSTriBackends[fs->backend]));
+    if (GSTriFactorGetFactorSweeps(fs->tri) > 0) PetscCall(PetscSNPrintf(fac, sizeof(fac), "%" PetscInt_FMT " fixed-point sweeps (-mat_gpustream_factor_sweeps)", GSTriFactorGetFactorSweeps(fs->tri)));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: %s(0) on the device (%s): %s%s, %" PetscInt_FMT " levels%s%s%s, L %" PetscCount_FMT " and U %" PetscCount_FMT " nonzeros, %.6g MB in device memory (-mat_gpustream_trisolve %s)\n",
+                                     fs->ftype == MAT_FACTOR_ICC ? "ICC" : "ILU", GSExecutionSpace(), fac, kk ? (GSTriFactorGetFactorSweeps(fs->tri) > 0 ? ", Kokkos-Kernels' sptrsv" : " and sptrsv") : "", levels, kk ? "" : ", and ", kk ? "" : solver,
+                                     sw, nnzL, nnzU, bytes / 1048576.0, GSTriBackends[fs->backend]));
     if (fs->shifted)
       PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: %" PetscInt_FMT " of %" PetscInt_FMT " numeric factorizations on the host (PETSc's), where a pivot asked for the shift, the last one %s\n", fs->shifted, fs->numeric,
                                        fs->ondevice ? "on the device" : (fs->htri ? "among them, solved on the device" : "among them")));
@@ -519,7 +524,10 @@ static PetscErrorCode MatGetFactor_GPUStream_Device(Mat A, MatFactorType ftype, 
    builds where the library loads, else Kokkos-Kernels' sptrsv; jacobi replaces each exact solve by a fixed number of
    Jacobi sweeps (each one product with the triangle, where exact solves go level by level), a fixed linear and, for
    ILU(0) or ICC(0) of a symmetric matrix, symmetric preconditioner that takes more iterations than exact solves
--  -mat_gpustream_trisolve_sweeps <5> - the sweeps of jacobi
+.  -mat_gpustream_trisolve_sweeps <5> - the sweeps of jacobi
+-  -mat_gpustream_factor_sweeps <0> - the numeric ILU(0) or ICC(0) by this many fixed-point sweeps (Chow and Patel), each
+   one launch computing every entry of L and U from the last sweep's, where spiluk (0) goes level by level: the factors
+   approach the exact ones with each sweep
 
    Level: intermediate
 

@@ -5,6 +5,8 @@
 #include "kokkosimpl.hpp"
 
 #if defined(GPUSTREAM_HAVE_KOKKOSKERNELS)
+#  include <algorithm>
+#  include <stdexcept>
 #  include <vector>
 #  include "hostcsr.hpp"
 #  include "cusparse.hpp"
@@ -46,6 +48,16 @@ struct TriCSR {
   bool                              dstale = true;
 };
 
+/* The fixed-point (Chow and Patel) numeric factorization: per entry of the pattern its row and its place (>= 0: in
+   L; -1 - t: entry t of U^T), U^T's CSR (each row of U^T a column of U, sorted, its diagonal last) with the entry of
+   U each comes from and the place of each row's diagonal in it, and the second buffers of the sweeps, which read the
+   last sweep's values and write new ones */
+struct FixedPoint {
+  DView<PetscInt>    erow, edst, adiag; /* adiag: the pattern's diagonal entry of each row (-1: none) */
+  DView<PetscInt>    utrow, utcol, utmap, udiag;
+  DView<PetscScalar> l2, ut[2];
+};
+
 struct _n_GSTriFactor {
   PetscInt                     n = 0, nnz = 0; /* rows, and entries of the matrix factored */
   bool                         symmetric = false;
@@ -64,8 +76,10 @@ struct _n_GSTriFactor {
   std::vector<PetscInt>        hrow, hcol;                                             /* the host factor's pattern the device one was made from */
   Kokkos::View<PetscInt, Mem>  badrow;
   Kokkos::View<PetscReal, Mem> badpivot;
-  PetscLogDouble               work   = 0;
-  PetscInt                     sweeps = 0; /* -mat_gpustream_trisolve jacobi: the sweeps of each triangular solve */
+  PetscLogDouble               work    = 0;
+  PetscInt                     sweeps  = 0; /* -mat_gpustream_trisolve jacobi: the sweeps of each triangular solve */
+  PetscInt                     fsweeps = 0; /* -mat_gpustream_factor_sweeps: fixed-point sweeps of the numeric factorization (0: spiluk) */
+  std::unique_ptr<FixedPoint>  fp;          /* made at the first numeric factorization by sweeps */
 #  if defined(KOKKOS_ENABLE_CUDA)
   std::unique_ptr<CusparseHandle> sparse; /* the triangular solves are cuSPARSE's */
 #  endif
@@ -319,6 +333,11 @@ PetscErrorCode GSTriFactorGetInfo(GSTriFactor F, PetscCount *nnzL, PetscCount *n
     PetscLogDouble b    = (F->arow.extent(0) + F->acol.extent(0) + F->amap.extent(0) + F->lmap.extent(0) + F->umap.extent(0) + F->rperm.extent(0) + F->cperm.extent(0)) * sizeof(PetscInt) +
                        (F->aval.extent(0) + F->ahost.extent(0) + F->y.extent(0) + F->b.extent(0) + F->x.extent(0) + F->pb.extent(0)) * sizeof(PetscScalar);
     for (const TriCSR *c : t) b += (c->row.extent(0) + c->col.extent(0) + c->map.extent(0)) * sizeof(PetscInt) + c->val.extent(0) * sizeof(PetscScalar) + (c->sv ? c->sv->Bytes() : 0) + (c->sweep.extent(0) + c->dinv.extent(0)) * sizeof(PetscScalar);
+    if (F->fp) {
+      const FixedPoint &fp = *F->fp;
+      b += (fp.erow.extent(0) + fp.edst.extent(0) + fp.adiag.extent(0) + fp.utrow.extent(0) + fp.utcol.extent(0) + fp.utmap.extent(0) + fp.udiag.extent(0)) * sizeof(PetscInt) +
+           (fp.l2.extent(0) + fp.ut[0].extent(0) + fp.ut[1].extent(0)) * sizeof(PetscScalar);
+    }
     *bytes = b;
   }
   if (work) *work = F->work;
@@ -344,6 +363,131 @@ struct RecomputePivot {
     return p;
   }
 };
+
+/* The structures of the fixed-point factorization, from the patterns of A, L and U on the device */
+static void FixedPointSetUp(_n_GSTriFactor *F)
+{
+  const PetscInt n = F->n, nnz = F->nnz;
+  const auto     down = [](const DView<PetscInt> &d) {
+    std::vector<PetscInt> h(d.extent(0));
+    SyncCopy(HostUnmanaged<PetscInt>(h.data(), h.size()), d);
+    return h;
+  };
+  const std::vector<PetscInt> arow = down(F->arow), acol = down(F->acol), lrow = down(F->L.row), lcol = down(F->L.col), urow = down(F->U.row), ucol = down(F->U.col);
+  std::vector<PetscInt>       erow(nnz), edst(nnz), adiag(n, -1), trow, tcol, tmap, upos(ucol.size());
+  HostTranspose(n, n, urow, ucol, trow, tcol, tmap);
+  for (size_t t = 0; t < tmap.size(); t++) upos[tmap[t]] = (PetscInt)t;
+  for (PetscInt i = 0; i < n; i++)
+    for (PetscInt k = arow[i]; k < arow[i + 1]; k++) {
+      const PetscInt j = acol[k];
+      erow[k]          = i;
+      if (j == i) adiag[i] = k;
+      if (j < i) {
+        const auto q = std::lower_bound(lcol.begin() + lrow[i], lcol.begin() + lrow[i + 1], j);
+        if (q == lcol.begin() + lrow[i + 1] || *q != j) throw std::runtime_error("fixed-point factorization: an entry of the pattern is not in L");
+        edst[k] = (PetscInt)(q - lcol.begin());
+      } else {
+        const auto q = std::lower_bound(ucol.begin() + urow[i], ucol.begin() + urow[i + 1], j);
+        if (q == ucol.begin() + urow[i + 1] || *q != j) throw std::runtime_error("fixed-point factorization: an entry of the pattern is not in U");
+        edst[k] = -1 - upos[q - ucol.begin()];
+      }
+    }
+  std::unique_ptr<FixedPoint> fp(new FixedPoint);
+  Upload(fp->erow, "GPUStream::factor_fp_erow", erow);
+  Upload(fp->edst, "GPUStream::factor_fp_edst", edst);
+  Upload(fp->adiag, "GPUStream::factor_fp_adiag", adiag);
+  Upload(fp->utrow, "GPUStream::factor_fp_utrow", trow);
+  Upload(fp->utcol, "GPUStream::factor_fp_utcol", tcol);
+  Upload(fp->utmap, "GPUStream::factor_fp_utmap", tmap);
+  {
+    std::vector<PetscInt> udiag(n, -1);
+    for (PetscInt j = 0; j < n; j++)
+      if (trow[j + 1] > trow[j] && tcol[trow[j + 1] - 1] == j) udiag[j] = trow[j + 1] - 1;
+    Upload(fp->udiag, "GPUStream::factor_fp_udiag", udiag);
+  }
+  fp->l2    = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::factor_fp_l2"), lcol.size());
+  fp->ut[0] = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::factor_fp_ut0"), tcol.size());
+  fp->ut[1] = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::factor_fp_ut1"), tcol.size());
+  F->fp     = std::move(fp);
+}
+
+/* ILU(0) of the values vals on F's pattern by s synchronous fixed-point sweeps (Chow and Patel) in the form
+   A = L D V, L and V unit triangular: from l_ij = a_ij / a_jj, v_ij = a_ij / a_ii and d_i = a_ii, each sweep computes
+   every entry at once from the previous sweep's,
+     l_ij = (a_ij - sum_{k<j} l_ik d_k v_kj) / d_j,  d_i = a_ii - sum_{k<i} l_ik d_k v_ki,  v_ij = (a_ij - sum_{k<i} l_ik d_k v_kj) / d_i,
+   which keeps L = V^T on a symmetric matrix at every sweep, so that L (D V) is a symmetric preconditioner as exact
+   ILU(0)'s is. One launch a sweep, where spiluk goes level by level; the factors converge to ILU(0)'s (exactly after
+   as many sweeps as the longest chain of dependencies). U = D V lands in U's CSR at the end; V and D live in U^T's
+   entries meanwhile. */
+static void FixedPointFactor(_n_GSTriFactor *F, const DView<PetscScalar> &vals, PetscInt s)
+{
+  if (!F->fp) FixedPointSetUp(F);
+  const FixedPoint        &fp  = *F->fp;
+  const PetscInt           n   = F->n;
+  const DView<PetscInt>    col = F->acol, erow = fp.erow, edst = fp.edst, adiag = fp.adiag, lrow = F->L.row, lcol = F->L.col, utrow = fp.utrow, utcol = fp.utcol, utmap = fp.utmap, udiag = fp.udiag;
+  const DView<PetscScalar> lb[2] = {s % 2 ? fp.l2 : F->L.val, s % 2 ? F->L.val : fp.l2}, ub[2] = {fp.ut[0], fp.ut[1]}, uval = F->U.val;
+  {
+    const DView<PetscScalar> l0 = lb[0], l1 = lb[1], u0 = ub[0];
+    Kokkos::parallel_for(
+        "GPUStream::FactorFixedPointStart", RangePol(0, F->nnz), KOKKOS_LAMBDA(const PetscInt e) {
+          const PetscInt    i = erow(e), j = col(e), d = edst(e), k = i < j ? i : j; /* the diagonal the entry divides by */
+          const PetscScalar a = vals(e), akk = adiag(k) >= 0 ? vals(adiag(k)) : PetscScalar(1);
+          if (d >= 0)
+            l0(d) = a / akk;
+          else
+            u0(-1 - d) = i == j ? a : a / akk;
+        });
+    Kokkos::parallel_for(
+        "GPUStream::FactorFixedPointUnit", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt i) { l0(lrow(i + 1) - 1) = l1(lrow(i + 1) - 1) = 1; });
+  }
+  for (PetscInt t = 0; t < s; t++) {
+    const DView<PetscScalar> lin = lb[t % 2], lout = lb[(t + 1) % 2], uin = ub[t % 2], uout = ub[(t + 1) % 2];
+    Kokkos::parallel_for(
+        "GPUStream::FactorFixedPointSweep", RangePol(0, F->nnz), KOKKOS_LAMBDA(const PetscInt e) {
+          const PetscInt i = erow(e), j = col(e), m = i < j ? i : j, d = edst(e);
+          PetscInt       p = lrow(i), q = utrow(j);
+          const PetscInt pe = lrow(i + 1) - 1, qe = utrow(j + 1); /* L's unit diagonal left out */
+          PetscScalar    acc = vals(e);
+          while (p < pe && q < qe) {
+            const PetscInt kl = lcol(p), ku = utcol(q);
+            if (kl >= m || ku >= m) break;
+            if (kl == ku)
+              acc -= lin(p++) * (udiag(kl) >= 0 ? uin(udiag(kl)) : PetscScalar(1)) * uin(q++);
+            else if (kl < ku)
+              p++;
+            else
+              q++;
+          }
+          const PetscScalar dm = i == j ? PetscScalar(1) : udiag(m) >= 0 ? uin(udiag(m)) : PetscScalar(1);
+          if (d >= 0)
+            lout(d) = acc / dm;
+          else
+            uout(-1 - d) = acc / dm;
+        });
+  }
+  const DView<PetscScalar> ufinal = ub[s % 2];
+  Kokkos::parallel_for(
+      "GPUStream::FactorFixedPointU", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt j) {
+        for (PetscInt t = utrow(j); t < utrow(j + 1); t++) { /* U(i, j) = d_i v_ij */
+          const PetscInt i = utcol(t);
+          uval(utmap(t))   = i == j ? ufinal(t) : (udiag(i) >= 0 ? ufinal(udiag(i)) : PetscScalar(1)) * ufinal(t);
+        }
+      });
+}
+
+PetscErrorCode GSTriFactorSetFactorSweeps(GSTriFactor F, PetscInt sweeps)
+{
+  PetscFunctionBegin;
+  PetscCheck(sweeps >= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%" PetscInt_FMT " fixed-point sweeps of the factorization: give 0 (exact) or more", sweeps);
+  PetscCheck(!F->fromhost || sweeps == 0, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "A host factor's L and U are not factored on the device");
+  F->fsweeps = sweeps;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscInt GSTriFactorGetFactorSweeps(GSTriFactor F)
+{
+  return F->fsweeps;
+}
 
 PetscErrorCode GSTriFactorNumeric(GSTriFactor F, const PetscScalar a[], PetscBool device, GSPivotTest test, PetscReal zeropivot, PetscInt *badrow, PetscReal *badpivot)
 {
@@ -372,14 +516,18 @@ PetscErrorCode GSTriFactorNumeric(GSTriFactor F, const PetscScalar a[], PetscBoo
       vals = F->aval;
     } else
       vals = src;
-    spiluk_numeric(&F->kh, 0, F->arow, F->acol, vals, F->L.row, F->L.col, F->L.val, F->U.row, F->U.col, F->U.val);
+    if (F->fsweeps > 0)
+      FixedPointFactor(F, vals, F->fsweeps);
+    else
+      spiluk_numeric(&F->kh, 0, F->arow, F->acol, vals, F->L.row, F->L.col, F->L.val, F->U.row, F->U.col, F->U.val);
     TriStale(F->L);
     TriStale(F->U);
     {
       /* the first row whose pivot fails the test: the row where PETSc's factorization meets a zero pivot or, with a
          shift, shifts */
       const RecomputePivot               rp{F->arow, F->acol, F->L.row, F->L.col, F->U.row, F->U.col, vals, F->L.val, F->U.val};
-      const bool                         withL = !F->symmetric; /* PETSc's LU sums the multipliers into the row's size, its Cholesky does not */
+      const bool                         marked = F->fsweeps == 0; /* spiluk's mark of a zero pivot; the sweeps leave none */
+      const bool                         withL  = !F->symmetric;   /* PETSc's LU sums the multipliers into the row's size, its Cholesky does not */
       const DView<PetscInt>              lrow = F->L.row, urow = F->U.row;
       const DView<PetscScalar>           lval = F->L.val, uval = F->U.val;
       const Kokkos::View<PetscInt, Mem>  bad = F->badrow;
@@ -389,7 +537,7 @@ PetscErrorCode GSTriFactorNumeric(GSTriFactor F, const PetscScalar a[], PetscBoo
           KOKKOS_LAMBDA(const PetscInt i, PetscInt &first) {
             PetscScalar p  = uval(urow(i));
             PetscReal   rs = 0, tol = zeropivot;
-            if (p == PetscScalar(SpilukZeroPivot)) p = rp(i);
+            if (marked && p == PetscScalar(SpilukZeroPivot)) p = rp(i);
             if (test != GS_PIVOT_ABS) {
               if (withL)
                 for (PetscInt k = lrow(i); k < lrow(i + 1) - 1; k++) rs += PetscAbsScalar(lval(k));
@@ -406,7 +554,7 @@ PetscErrorCode GSTriFactorNumeric(GSTriFactor F, const PetscScalar a[], PetscBoo
             const PetscInt i = bad();
             if (i >= 0 && i < n) {
               PetscScalar p = uval(urow(i));
-              if (p == PetscScalar(SpilukZeroPivot)) p = rp(i);
+              if (marked && p == PetscScalar(SpilukZeroPivot)) p = rp(i);
               piv() = PetscAbsScalar(p);
             }
           });
