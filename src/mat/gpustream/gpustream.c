@@ -1725,7 +1725,8 @@ static PetscErrorCode MatIncreaseOverlap_GPUStream(Mat A, PetscInt n, IS is[], P
 
 /* AIJ operations that make matrices from A's values and, with MAT_REUSE_MATRIX, write them into the host arrays of the
    matrices made before (directly, then assemble them): those, gpustream ones (they are made of A's type), are brought
-   up to date first, so that a change on their device is not taken for newer than the values written */
+   up to date first, so that a change on their device is not taken for newer than the values written. New ones take
+   A's settings (PCGAMG's levels reduced to fewer processes: their vectors and binding must stay the operator's) */
 #define GS_HOST_OP_REUSE(op, params, args, reused, n)                                                                                                                                                                                                    \
   static PetscErrorCode MatHostOp_##op##_GPUStream params                                                                                                                                                                                                \
   {                                                                                                                                                                                                                                                      \
@@ -1738,6 +1739,8 @@ static PetscErrorCode MatIncreaseOverlap_GPUStream(Mat A, PetscInt n, IS is[], P
     PetscCall(MatGPUStreamBaseOps_Private(A, &base));                                                                                                                                                                                                    \
     PetscCheck(base->op, PETSC_COMM_SELF, PETSC_ERR_PLIB, "No AIJ operation " #op " behind the gpustream one");                                                                                                                                          \
     PetscCall((*base->op)args);                                                                                                                                                                                                                          \
+    if (scall == MAT_INITIAL_MATRIX)                                                                                                                                                                                                                     \
+      for (PetscInt i = 0; i < (n); i++) PetscCall(MatGPUStreamTakeSettings((reused)[i], A));                                                                                                                                                            \
     PetscFunctionReturn(PETSC_SUCCESS);                                                                                                                                                                                                                  \
   }
 
