@@ -588,6 +588,36 @@ static PetscErrorCode GAMGLevels(Mat A)
   PetscFunctionReturn(0);
 }
 
+/* A submatrix made by AIJ's code (PCGAMG's process reduction, MatCreateSubMatrix()) gives vectors of its source's type
+   and is bound as its source is (PETSc passes the vector type on, the binding follows the settings taken) */
+static PetscErrorCode SubMatrixVectors(Mat A)
+{
+  Mat       S;
+  IS        rows;
+  Vec       v, vs;
+  VecType   t, ts;
+  PetscInt  lo, hi;
+  PetscBool same, b, bs;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatGetOwnershipRange(A, &lo, &hi));
+  PetscCall(ISCreateStride(PETSC_COMM_WORLD, hi - lo, lo, 1, &rows));
+  PetscCall(MatCreateSubMatrix(A, rows, rows, MAT_INITIAL_MATRIX, &S));
+  PetscCall(MatCreateVecs(A, &v, NULL));
+  PetscCall(MatCreateVecs(S, &vs, NULL));
+  PetscCall(VecGetType(v, &t));
+  PetscCall(VecGetType(vs, &ts));
+  PetscCall(PetscStrcmp(t, ts, &same));
+  PetscCall(MatBoundToCPU(A, &b));
+  PetscCall(MatBoundToCPU(S, &bs));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "MatCreateSubMatrix: %s\n", same && b == bs ? "vectors of its source's type, bound as it is" : "OTHER VECTORS OR BINDING THAN ITS SOURCE'S"));
+  PetscCall(VecDestroy(&v));
+  PetscCall(VecDestroy(&vs));
+  PetscCall(MatDestroy(&S));
+  PetscCall(ISDestroy(&rows));
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   Mat         A, Aaij;
@@ -618,6 +648,7 @@ int main(int argc, char **argv)
   PetscCall(VecDestroy(&v));
 
   PetscCall(GAMGLevels(A));
+  PetscCall(SubMatrixVectors(A));
   PetscCall(Products(A, Aaij, NULL, NULL, "tested vectors:"));
   PetscCall(Products(A, Aaij, VECSTANDARD, NULL, "host y, tested x and z:"));
   {
