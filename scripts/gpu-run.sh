@@ -13,7 +13,7 @@
 #            NS_SOLVE, REPS; SOLVE_CASES: the cases to run, all by default; SOLVE_EXTRA: more cases)
 # pcs:       time to solution with preconditioners (ILU(0), ICC(0), GAMG, Jacobi) against PETSc's own GPU ones (needs a PETSc
 #            with CUDA; NS_PC, NE_PC, REPS_PC; PC_EXTRA: variants, e.g. "ilu_kk|-mat_type gpustream -ksp_type pipecgfused
-#            -pc_type ilu -mat_gpustream_trisolve kokkoskernels")
+#            -pc_type ilu -mat_gpustream_trisolve kokkoskernels"; PCS_PROFILE: cases whose -log_view events are listed)
 # spmv:      our SpMV and cuSPARSE's on the matrices of bench/generators.h (MATS="spec ..."), ratios and GB/s
 # bench:     hardware limits, then time per iteration of pipecgfused, pipebcgsf, sgmresf (GPU) and PETSc's CG, BCGS,
 #            GMRES on AIJ with every CPU core; cuSPARSE/cuBLAS SpMV, CG and GMRES(30) peers
@@ -331,6 +331,16 @@ if [[ $what == *pcs* ]]; then
     done
   done
   python3 bench/pc_summary.py "$OUT/pcs.csv" "$OUT/ex56.csv" | tee "$OUT/pcs-summary.txt" | tee -a "$summary"
+  # PCS_PROFILE="case ...": -log_view of those cases on the first NS_PC size, the events of the timed solves (set-ups
+  # after new values included; bench_pc's stage "Timed solves") by time, into pcs-profile.txt
+  for name in ${PCS_PROFILE:-}; do
+    for c in "${pcases[@]}"; do
+      [ "${c%%|*}" == "$name" ] || continue
+      timeout 240 "$B/bench/bench_pc" -n "${NS_PC%% *}" -reps "${REPS_PC:-3}" ${c#*|} -log_view >"$step" 2>&1
+      log pcs-logview.log
+      { echo "== $name: the timed solves' events, by time (count, max time s)"; awk '/Event Stage [0-9]+: Timed solves/ {s = 1; next} s && /^---/ {s = 0} s && NF > 3 && $2 + 0 > 0 && $4 ~ /^[0-9.]+e[-+][0-9]+$/ {print $1, $2, $4}' "$step" | sort -k3 -g -r | head -25; } >>"$OUT/pcs-profile.txt"
+    done
+  done
 fi
 
 if [[ $what == *spmv* ]]; then
