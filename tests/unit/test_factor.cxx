@@ -335,8 +335,8 @@ void FixedPointRef(const CSRHost &A, PetscInt s, std::vector<PetscScalar> &lu, s
 }
 
 /* The fixed-point factorization (-mat_gpustream_factor_sweeps) against its serial twin on random diagonally
-   dominant matrices, through exact solves with the factors: ILU(0) and ICC(0), short and long rows, values on the host
-   and on the device, again after other values; enough sweeps reach ILU(0)'s factors. A negative count is an error. */
+   dominant matrices, through exact solves with the factors (and transposed ones): ILU(0) and ICC(0), short and long
+   rows, values on the host and on the device, again after other values; enough sweeps reach ILU(0)'s factors. A negative count is an error. */
 void TestTriFactorFixedPoint()
 {
   for (PetscInt n : sizes) {
@@ -357,6 +357,8 @@ void TestTriFactorFixedPoint()
           PetscInt          bad  = -2;
           const std::string what = std::string(sym ? "ICC(0)" : "ILU(0)") + (wide ? " of long rows" : "") + " by " + std::to_string(s) + " fixed-point sweeps, values on the " + (dev ? "device" : "host") + ", n=" + std::to_string(n);
           Check(!FactorSolve(A, sym, dev, GS_TRI_SOLVE, b, x, &bad, GS_TRI_BACKEND_KOKKOSKERNELS, 0, nullptr, s) && bad == -1 && RelDiff(x, ref) < 1e-11, what);
+          std::vector<PetscScalar> xt;
+          Check(!FactorSolve(A, sym, dev, GS_TRI_TRANSPOSE, b, xt, &bad, GS_TRI_BACKEND_KOKKOSKERNELS, 0, nullptr, s) && bad == -1 && RelDiff(xt, LUSolveRef(A, lu, diag, b, true)) < 1e-11, what + ", transposed solve");
           if (s == 40) Check(RelDiff(x, ilu) < 1e-9, what + " reaches ILU(0)");
           if (s == 3) { /* after the factorization of other values (rows scaled): nothing of it is kept */
             std::vector<PetscScalar> other(A.a);
