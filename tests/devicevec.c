@@ -521,24 +521,49 @@ static PetscErrorCode MatSolveBlock(Mat A, MatType dtype, PCType ptype)
   PetscFunctionReturn(0);
 }
 
+/* Whether B's vectors (both sides) are of A's vector type and bound as A's, and B is bound as A */
+static PetscErrorCode LikeOperator(Mat A, Mat B, PetscBool *like)
+{
+  Vec       v, r, l;
+  VecType   t, tr, tl;
+  PetscBool bA, bB, bv, br, bl, sr, sl;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatCreateVecs(A, &v, NULL));
+  PetscCall(MatCreateVecs(B, &r, &l));
+  PetscCall(VecGetType(v, &t));
+  PetscCall(VecGetType(r, &tr));
+  PetscCall(VecGetType(l, &tl));
+  PetscCall(PetscStrcmp(t, tr, &sr));
+  PetscCall(PetscStrcmp(t, tl, &sl));
+  PetscCall(MatBoundToCPU(A, &bA));
+  PetscCall(MatBoundToCPU(B, &bB));
+  PetscCall(VecBoundToCPU(v, &bv));
+  PetscCall(VecBoundToCPU(r, &br));
+  PetscCall(VecBoundToCPU(l, &bl));
+  *like = (PetscBool)(sr && sl && bA == bB && br == bv && bl == bv);
+  PetscCall(VecDestroy(&v));
+  PetscCall(VecDestroy(&r));
+  PetscCall(VecDestroy(&l));
+  PetscFunctionReturn(0);
+}
+
 /* PETSc takes a matrix of a host type as bound to the CPU, and GAMG binds its levels where the fine operator is bound:
    a gpustream matrix is bound exactly when its vectors are host ones, and GAMG's first coarse level gives vectors of
-   the fine level's type, bound as they are */
+   the fine level's type, bound as they are, and so does its finest interpolation */
 static PetscErrorCode GAMGLevels(Mat A)
 {
   KSP       ksp, smooth;
   PC        pc;
-  Mat       Al;
-  Vec       v, vl;
-  VecType   t, tl;
+  Mat       Al, P;
+  Vec       v;
   PetscInt  nlev;
-  PetscBool bA, bl, bv, bvl, host, same;
+  PetscBool bA, host, like;
 
   PetscFunctionBeginUser;
   PetscCall(MatCreateVecs(A, &v, NULL));
   PetscCall(PetscObjectTypeCompareAny((PetscObject)v, &host, VECSEQ, VECMPI, VECSTANDARD, ""));
   PetscCall(MatBoundToCPU(A, &bA));
-  PetscCall(VecBoundToCPU(v, &bv));
 #if !defined(PETSC_HAVE_DEVICE)
   host = PETSC_TRUE; /* everything is on the CPU, and bound there */
 #endif
@@ -557,31 +582,11 @@ static PetscErrorCode GAMGLevels(Mat A)
   else {
     PetscCall(PCMGGetSmoother(pc, nlev - 2, &smooth));
     PetscCall(KSPGetOperators(smooth, &Al, NULL));
-    PetscCall(MatCreateVecs(Al, &vl, NULL));
-    PetscCall(VecGetType(v, &t));
-    PetscCall(VecGetType(vl, &tl));
-    PetscCall(PetscStrcmp(t, tl, &same));
-    PetscCall(MatBoundToCPU(Al, &bl));
-    PetscCall(VecBoundToCPU(vl, &bvl));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "GAMG's first coarse level: %s\n", same && bl == bA && bvl == bv ? "vectors of the fine level's type, bound as they are" : "OTHER VECTORS OR BINDING THAN THE FINE LEVEL'S"));
-    PetscCall(VecDestroy(&vl));
-    {
-      Mat       P;
-      Vec       r, l;
-      VecType   tr, tl2;
-      PetscBool bP, samer, samel;
-
-      PetscCall(PCMGGetInterpolation(pc, nlev - 1, &P));
-      PetscCall(MatCreateVecs(P, &r, &l));
-      PetscCall(VecGetType(r, &tr));
-      PetscCall(VecGetType(l, &tl2));
-      PetscCall(PetscStrcmp(t, tr, &samer));
-      PetscCall(PetscStrcmp(t, tl2, &samel));
-      PetscCall(MatBoundToCPU(P, &bP));
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "GAMG's finest interpolation: %s\n", samer && samel && bP == bA ? "vectors of the fine level's type, bound as it is" : "OTHER VECTORS OR BINDING THAN THE FINE LEVEL'S"));
-      PetscCall(VecDestroy(&r));
-      PetscCall(VecDestroy(&l));
-    }
+    PetscCall(LikeOperator(A, Al, &like));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "GAMG's first coarse level: %s\n", like ? "vectors of the fine level's type, bound as they are" : "OTHER VECTORS OR BINDING THAN THE FINE LEVEL'S"));
+    PetscCall(PCMGGetInterpolation(pc, nlev - 1, &P));
+    PetscCall(LikeOperator(A, P, &like));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "GAMG's finest interpolation: %s\n", like ? "vectors of the fine level's type, bound as it is" : "OTHER VECTORS OR BINDING THAN THE FINE LEVEL'S"));
   }
   PetscCall(KSPDestroy(&ksp));
   PetscCall(VecDestroy(&v));
@@ -594,25 +599,15 @@ static PetscErrorCode SubMatrixVectors(Mat A)
 {
   Mat       S;
   IS        rows;
-  Vec       v, vs;
-  VecType   t, ts;
   PetscInt  lo, hi;
-  PetscBool same, b, bs;
+  PetscBool like;
 
   PetscFunctionBeginUser;
   PetscCall(MatGetOwnershipRange(A, &lo, &hi));
   PetscCall(ISCreateStride(PETSC_COMM_WORLD, hi - lo, lo, 1, &rows));
   PetscCall(MatCreateSubMatrix(A, rows, rows, MAT_INITIAL_MATRIX, &S));
-  PetscCall(MatCreateVecs(A, &v, NULL));
-  PetscCall(MatCreateVecs(S, &vs, NULL));
-  PetscCall(VecGetType(v, &t));
-  PetscCall(VecGetType(vs, &ts));
-  PetscCall(PetscStrcmp(t, ts, &same));
-  PetscCall(MatBoundToCPU(A, &b));
-  PetscCall(MatBoundToCPU(S, &bs));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "MatCreateSubMatrix: %s\n", same && b == bs ? "vectors of its source's type, bound as it is" : "OTHER VECTORS OR BINDING THAN ITS SOURCE'S"));
-  PetscCall(VecDestroy(&v));
-  PetscCall(VecDestroy(&vs));
+  PetscCall(LikeOperator(A, S, &like));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "MatCreateSubMatrix: %s\n", like ? "vectors of its source's type, bound as it is" : "OTHER VECTORS OR BINDING THAN ITS SOURCE'S"));
   PetscCall(MatDestroy(&S));
   PetscCall(ISDestroy(&rows));
   PetscFunctionReturn(0);
