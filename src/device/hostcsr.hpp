@@ -37,6 +37,14 @@ template <class T> inline void Upload(DView<T> &d, const char *label, const std:
   Upload(d, label, h.data(), h.size());
 }
 
+/* a host copy of the device values d */
+template <class T> inline std::vector<T> Download(const DView<T> &d)
+{
+  std::vector<T> h(d.extent(0));
+  SyncCopy(HostUnmanaged<T>(h.data(), h.size()), d);
+  return h;
+}
+
 /* n values in the execution space's memory as a view, where a Kokkos-Kernels call wants lvalues of the exact view
    types */
 inline DView<PetscScalar> Wrap(const PetscScalar *a, size_t n)

@@ -50,11 +50,10 @@ struct TriCSR {
 
 /* The fixed-point (Chow and Patel) numeric factorization: per entry of the pattern its row and its place (>= 0: in
    L; -1 - t: entry t of U^T), U^T's CSR (each row of U^T a column of U, sorted, its diagonal last) with the entry of
-   U each comes from and the place of each row's diagonal in it, and the second buffers of the sweeps, which read the
-   last sweep's values and write new ones */
+   U each comes from, and the second buffers of the sweeps, which read the last sweep's values and write new ones */
 struct FixedPoint {
-  DView<PetscInt>    erow, edst, adiag; /* adiag: the pattern's diagonal entry of each row (-1: none) */
-  DView<PetscInt>    utrow, utcol, utmap, udiag;
+  DView<PetscInt>    erow, edst, adiag; /* adiag: the pattern's diagonal entry of each row */
+  DView<PetscInt>    utrow, utcol, utmap;
   DView<PetscScalar> l2, ut[2];
 };
 
@@ -335,8 +334,7 @@ PetscErrorCode GSTriFactorGetInfo(GSTriFactor F, PetscCount *nnzL, PetscCount *n
     for (const TriCSR *c : t) b += (c->row.extent(0) + c->col.extent(0) + c->map.extent(0)) * sizeof(PetscInt) + c->val.extent(0) * sizeof(PetscScalar) + (c->sv ? c->sv->Bytes() : 0) + (c->sweep.extent(0) + c->dinv.extent(0)) * sizeof(PetscScalar);
     if (F->fp) {
       const FixedPoint &fp = *F->fp;
-      b += (fp.erow.extent(0) + fp.edst.extent(0) + fp.adiag.extent(0) + fp.utrow.extent(0) + fp.utcol.extent(0) + fp.utmap.extent(0) + fp.udiag.extent(0)) * sizeof(PetscInt) +
-           (fp.l2.extent(0) + fp.ut[0].extent(0) + fp.ut[1].extent(0)) * sizeof(PetscScalar);
+      b += (fp.erow.extent(0) + fp.edst.extent(0) + fp.adiag.extent(0) + fp.utrow.extent(0) + fp.utcol.extent(0) + fp.utmap.extent(0)) * sizeof(PetscInt) + (fp.l2.extent(0) + fp.ut[0].extent(0) + fp.ut[1].extent(0)) * sizeof(PetscScalar);
     }
     *bytes = b;
   }
@@ -364,16 +362,12 @@ struct RecomputePivot {
   }
 };
 
-/* The structures of the fixed-point factorization, from the patterns of A, L and U on the device */
+/* The structures of the fixed-point factorization, from the patterns of A, L and U on the device; every row holds its
+   diagonal (MATSOLVERGPUSTREAM factors on the host a matrix that lacks one) */
 static void FixedPointSetUp(_n_GSTriFactor *F)
 {
-  const PetscInt n = F->n, nnz = F->nnz;
-  const auto     down = [](const DView<PetscInt> &d) {
-    std::vector<PetscInt> h(d.extent(0));
-    SyncCopy(HostUnmanaged<PetscInt>(h.data(), h.size()), d);
-    return h;
-  };
-  const std::vector<PetscInt> arow = down(F->arow), acol = down(F->acol), lrow = down(F->L.row), lcol = down(F->L.col), urow = down(F->U.row), ucol = down(F->U.col);
+  const PetscInt              n = F->n, nnz = F->nnz;
+  const std::vector<PetscInt> arow = Download(F->arow), acol = Download(F->acol), lrow = Download(F->L.row), lcol = Download(F->L.col), urow = Download(F->U.row), ucol = Download(F->U.col);
   std::vector<PetscInt>       erow(nnz), edst(nnz), adiag(n, -1), trow, tcol, tmap, upos(ucol.size());
   HostTranspose(n, n, urow, ucol, trow, tcol, tmap);
   for (size_t t = 0; t < tmap.size(); t++) upos[tmap[t]] = (PetscInt)t;
@@ -392,6 +386,7 @@ static void FixedPointSetUp(_n_GSTriFactor *F)
         edst[k] = -1 - upos[q - ucol.begin()];
       }
     }
+  if (std::find(adiag.begin(), adiag.end(), -1) != adiag.end()) throw std::runtime_error("fixed-point factorization: a row without its diagonal entry");
   std::unique_ptr<FixedPoint> fp(new FixedPoint);
   Upload(fp->erow, "GPUStream::factor_fp_erow", erow);
   Upload(fp->edst, "GPUStream::factor_fp_edst", edst);
@@ -399,12 +394,6 @@ static void FixedPointSetUp(_n_GSTriFactor *F)
   Upload(fp->utrow, "GPUStream::factor_fp_utrow", trow);
   Upload(fp->utcol, "GPUStream::factor_fp_utcol", tcol);
   Upload(fp->utmap, "GPUStream::factor_fp_utmap", tmap);
-  {
-    std::vector<PetscInt> udiag(n, -1);
-    for (PetscInt j = 0; j < n; j++)
-      if (trow[j + 1] > trow[j] && tcol[trow[j + 1] - 1] == j) udiag[j] = trow[j + 1] - 1;
-    Upload(fp->udiag, "GPUStream::factor_fp_udiag", udiag);
-  }
   fp->l2    = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::factor_fp_l2"), lcol.size());
   fp->ut[0] = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::factor_fp_ut0"), tcol.size());
   fp->ut[1] = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::factor_fp_ut1"), tcol.size());
@@ -418,20 +407,20 @@ static void FixedPointSetUp(_n_GSTriFactor *F)
    which keeps L = V^T on a symmetric matrix at every sweep, so that L (D V) is a symmetric preconditioner as exact
    ILU(0)'s is. One launch a sweep, where spiluk goes level by level; the factors converge to ILU(0)'s (exactly after
    as many sweeps as the longest chain of dependencies). U = D V lands in U's CSR at the end; V and D live in U^T's
-   entries meanwhile. */
+   entries meanwhile, d_k the last of U^T's row k. */
 static void FixedPointFactor(_n_GSTriFactor *F, const DView<PetscScalar> &vals, PetscInt s)
 {
   if (!F->fp) FixedPointSetUp(F);
   const FixedPoint        &fp  = *F->fp;
   const PetscInt           n   = F->n;
-  const DView<PetscInt>    col = F->acol, erow = fp.erow, edst = fp.edst, adiag = fp.adiag, lrow = F->L.row, lcol = F->L.col, utrow = fp.utrow, utcol = fp.utcol, utmap = fp.utmap, udiag = fp.udiag;
+  const DView<PetscInt>    col = F->acol, erow = fp.erow, edst = fp.edst, adiag = fp.adiag, lrow = F->L.row, lcol = F->L.col, utrow = fp.utrow, utcol = fp.utcol, utmap = fp.utmap;
   const DView<PetscScalar> lb[2] = {s % 2 ? fp.l2 : F->L.val, s % 2 ? F->L.val : fp.l2}, ub[2] = {fp.ut[0], fp.ut[1]}, uval = F->U.val;
   {
     const DView<PetscScalar> l0 = lb[0], l1 = lb[1], u0 = ub[0];
     Kokkos::parallel_for(
         "GPUStream::FactorFixedPointStart", RangePol(0, F->nnz), KOKKOS_LAMBDA(const PetscInt e) {
           const PetscInt    i = erow(e), j = col(e), d = edst(e), k = i < j ? i : j; /* the diagonal the entry divides by */
-          const PetscScalar a = vals(e), akk = adiag(k) >= 0 ? vals(adiag(k)) : PetscScalar(1);
+          const PetscScalar a = vals(e), akk = vals(adiag(k));
           if (d >= 0)
             l0(d) = a / akk;
           else
@@ -452,13 +441,13 @@ static void FixedPointFactor(_n_GSTriFactor *F, const DView<PetscScalar> &vals, 
             const PetscInt kl = lcol(p), ku = utcol(q);
             if (kl >= m || ku >= m) break;
             if (kl == ku)
-              acc -= lin(p++) * (udiag(kl) >= 0 ? uin(udiag(kl)) : PetscScalar(1)) * uin(q++);
+              acc -= lin(p++) * uin(utrow(kl + 1) - 1) * uin(q++);
             else if (kl < ku)
               p++;
             else
               q++;
           }
-          const PetscScalar dm = i == j ? PetscScalar(1) : udiag(m) >= 0 ? uin(udiag(m)) : PetscScalar(1);
+          const PetscScalar dm = i == j ? PetscScalar(1) : uin(utrow(m + 1) - 1);
           if (d >= 0)
             lout(d) = acc / dm;
           else
@@ -470,7 +459,7 @@ static void FixedPointFactor(_n_GSTriFactor *F, const DView<PetscScalar> &vals, 
       "GPUStream::FactorFixedPointU", RangePol(0, n), KOKKOS_LAMBDA(const PetscInt j) {
         for (PetscInt t = utrow(j); t < utrow(j + 1); t++) { /* U(i, j) = d_i v_ij */
           const PetscInt i = utcol(t);
-          uval(utmap(t))   = i == j ? ufinal(t) : (udiag(i) >= 0 ? ufinal(udiag(i)) : PetscScalar(1)) * ufinal(t);
+          uval(utmap(t))   = i == j ? ufinal(t) : ufinal(utrow(i + 1) - 1) * ufinal(t);
         }
       });
 }
@@ -627,10 +616,10 @@ PetscErrorCode GSTriFactorSetHost(GSTriFactor *out, PetscInt n, PetscInt nz, con
   { /* a new device factor where the pattern or the orderings changed (a new symbolic factorization) */
     bool same = F && F->fromhost && F->n == n && F->hrow.size() == (size_t)n + 1 && F->hcol.size() == (size_t)end && std::equal(ia, ia + n + 1, F->hrow.begin()) && std::equal(ja, ja + end, F->hcol.begin());
     if (same && (r || c)) {
-      std::vector<PetscInt> rp(F->rperm.extent(0)), cp(F->cperm.extent(0));
+      std::vector<PetscInt> rp, cp;
       GSCallKokkos({
-        SyncCopy(HostUnmanaged<PetscInt>(rp.data(), rp.size()), F->rperm);
-        SyncCopy(HostUnmanaged<PetscInt>(cp.data(), cp.size()), F->cperm);
+        rp = Download(F->rperm);
+        cp = Download(F->cperm);
       });
       same = rp.size() == (r ? (size_t)n : 0) && cp.size() == (c ? (size_t)n : 0) && (!r || std::equal(r, r + n, rp.begin())) && (!c || std::equal(c, c + n, cp.begin()));
     } else if (same)
@@ -703,9 +692,8 @@ static PetscErrorCode MakeTransposes(GSTriFactor F)
       const TriCSR *f[2] = {&F->L, &F->U};
       TriCSR       *t[2] = {&F->Lt, &F->Ut};
       for (int k = 0; k < 2; k++) {
-        std::vector<PetscInt> row(n + 1), col(f[k]->col.extent(0)), trow, tcol, tmap;
-        SyncCopy(HostUnmanaged<PetscInt>(row.data(), row.size()), f[k]->row);
-        SyncCopy(HostUnmanaged<PetscInt>(col.data(), col.size()), f[k]->col);
+        std::vector<PetscInt> trow, tcol, tmap;
+        const auto            row = Download(f[k]->row), col = Download(f[k]->col);
         HostTranspose(n, n, row, col, trow, tcol, tmap);
         Upload(t[k]->row, "GPUStream::factor_trow", trow);
         Upload(t[k]->col, "GPUStream::factor_tcol", tcol);
