@@ -40,8 +40,8 @@ typedef void (*GSFn)(void);
 PETSC_INTERN PetscErrorCode MatGPUStreamWearBase(Mat, PetscBool *);
 PETSC_INTERN PetscErrorCode MatGPUStreamWearOwn(Mat, PetscBool, PetscErrorCode);
 PETSC_INTERN PetscErrorCode MatGPUStreamRegisterAIJReaders(void);
-/* B, a gpustream matrix PETSc's code made for `from` (PCGAMG's prolongator), takes from's settings (options, vector
-   type, and with it the binding) where both are gpustream matrices */
+/* B, a gpustream matrix PETSc's code made for `from` (PCGAMG's prolongator, AIJ's submatrices), takes from's settings
+   (options, vector type, and with it the binding) where both are gpustream matrices */
 PETSC_INTERN PetscErrorCode MatGPUStreamTakeSettings(Mat, Mat);
 /* Registers MATSOLVERGPUSTREAM's device ILU(0) and ICC(0) (factor.c), where the plugin has Kokkos-Kernels */
 PETSC_INTERN PetscErrorCode MatSolverTypeRegister_GPUStreamDevice(void);

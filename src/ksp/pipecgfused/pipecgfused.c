@@ -52,9 +52,8 @@ static PetscBool KSPPIPECGFUSEDOverlaps_Private(KSP_PIPECGFUSED *cg, PetscMPIInt
    the PC goes through KSP_PCApply(), which projects it out of z and q, so z stays clear of it. */
 static PetscErrorCode KSPPIPECGFUSEDPCKind_Private(KSP ksp, const GSKSPOperators *o, GSKSPPC *pc)
 {
-  KSP_PIPECGFUSED *cg       = (KSP_PIPECGFUSED *)ksp->data;
-  const PetscBool  pbjacobi = (PetscBool)(o->pc == GS_PC_PBJACOBI && o->size == 1 && o->bs <= PCGF_MAX_BS && !KSPPIPECGFUSEDOverlaps_Private(cg, o->size));
-  MatNullSpace     nsp;
+  const PetscBool pbjacobi = (PetscBool)(o->pc == GS_PC_PBJACOBI && o->size == 1 && o->bs <= PCGF_MAX_BS);
+  MatNullSpace    nsp;
 
   PetscFunctionBegin;
   PetscCall(MatGetNullSpace(o->Amat, &nsp));
@@ -73,7 +72,7 @@ static PetscErrorCode KSPPIPECGFUSEDPCKind_Private(KSP ksp, const GSKSPOperators
    matrix dA (NULL: none) */
 static PetscBool KSPPIPECGFUSEDAhead_Private(KSP_PIPECGFUSED *cg, PetscMPIInt size, GSDeviceMat dA, GSKSPPC pc)
 {
-  return (PetscBool)(!KSPPIPECGFUSEDOverlaps_Private(cg, size) && cg->devscalars && size == 1 && dA && (pc == GS_PC_NONE || pc == GS_PC_JACOBI) && !cg->replace_every && !cg->replace_auto);
+  return (PetscBool)(cg->devscalars && size == 1 && dA && (pc == GS_PC_NONE || pc == GS_PC_JACOBI) && !cg->replace_every && !cg->replace_auto);
 }
 
 /* Whether a solve that runs ahead takes one kernel an iteration for n local rows */

@@ -1757,8 +1757,9 @@ GS_HOST_OP_REUSE(creatempimatconcatenateseqmat, (MPI_Comm comm, Mat A, PetscInt 
 #  define GS_DEVICE_FACTORS 0
 #endif
 
-/* B, a sequential gpustream matrix made from A's blocks by AIJ's code, takes A's settings (options, vector type) where
-   they differ from those it was made with: its device copy is then made again from its host arrays */
+/* B, a gpustream matrix made from A's values by AIJ's code (its blocks, a submatrix, GAMG's interpolation), takes A's
+   settings (options, vector type) where they differ from those it was made with: its device copy is then made again
+   from its host arrays */
 static PetscErrorCode MatGPUStreamInherit_Private(Mat B, const Mat_GPUStream *from)
 {
   Mat_GPUStream *gs;
