@@ -110,6 +110,15 @@ PetscErrorCode FactorSolve(const CSRHost &A, bool symmetric, bool device, GSTriS
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A's values with row i scaled by 2 + i % 3: other values of the same pattern, factored before A's */
+std::vector<PetscScalar> ScaledRows(const CSRHost &A)
+{
+  std::vector<PetscScalar> other(A.a);
+  for (PetscInt i = 0; i < A.m; i++)
+    for (PetscInt k = A.ia[i]; k < A.ia[i + 1]; k++) other[k] *= 2.0 + (i % 3);
+  return other;
+}
+
 /* The symmetric matrix A's upper triangle defines (its lower triangle mirrored from the upper one) */
 CSRHost UpperSymmetric(const CSRHost &A)
 {
@@ -267,9 +276,7 @@ void TestTriFactorSweeps()
             Check(!FactorSolve(A, sym, dev, t ? GS_TRI_TRANSPOSE : GS_TRI_SOLVE, b, x, &bad, GS_TRI_BACKEND_JACOBI, s) && bad == -1 && RelDiff(x, ref) < 1e-12, what);
             if (s == 60 && !wide) Check(RelDiff(x, LUSolveRef(A, lu, diag, b, t)) < 1e-10, what + " reaches the exact solve");
             if (s == 5) { /* after a factorization of other values (rows scaled), whose diagonal the sweeps must not keep */
-              std::vector<PetscScalar> other(A.a);
-              for (PetscInt i = 0; i < n; i++)
-                for (PetscInt k = A.ia[i]; k < A.ia[i + 1]; k++) other[k] *= 2.0 + (i % 3);
+              const std::vector<PetscScalar> other = ScaledRows(A);
               Check(!FactorSolve(A, sym, dev, t ? GS_TRI_TRANSPOSE : GS_TRI_SOLVE, b, x, &bad, GS_TRI_BACKEND_JACOBI, s, &other) && bad == -1 && RelDiff(x, ref) < 1e-12, what + ", after other values");
             }
           }
@@ -336,7 +343,8 @@ void FixedPointRef(const CSRHost &A, PetscInt s, std::vector<PetscScalar> &lu, s
 
 /* The fixed-point factorization (-mat_gpustream_factor_sweeps) against its serial twin on random diagonally
    dominant matrices, through exact solves with the factors (and transposed ones): ILU(0) and ICC(0), short and long
-   rows, values on the host and on the device, again after other values; enough sweeps reach ILU(0)'s factors. A negative count is an error. */
+   rows, values on the host and on the device, again after other values; enough sweeps reach ILU(0)'s factors. A
+   negative count is an error. */
 void TestTriFactorFixedPoint()
 {
   for (PetscInt n : sizes) {
@@ -361,9 +369,7 @@ void TestTriFactorFixedPoint()
           Check(!FactorSolve(A, sym, dev, GS_TRI_TRANSPOSE, b, xt, &bad, GS_TRI_BACKEND_KOKKOSKERNELS, 0, nullptr, s) && bad == -1 && RelDiff(xt, LUSolveRef(A, lu, diag, b, true)) < 1e-11, what + ", transposed solve");
           if (s == 40) Check(RelDiff(x, ilu) < 1e-9, what + " reaches ILU(0)");
           if (s == 3) { /* after the factorization of other values (rows scaled): nothing of it is kept */
-            std::vector<PetscScalar> other(A.a);
-            for (PetscInt i = 0; i < n; i++)
-              for (PetscInt k = A.ia[i]; k < A.ia[i + 1]; k++) other[k] *= 2.0 + (i % 3);
+            const std::vector<PetscScalar> other = ScaledRows(A);
             Check(!FactorSolve(A, sym, dev, GS_TRI_SOLVE, b, x, &bad, GS_TRI_BACKEND_KOKKOSKERNELS, 0, &other, s) && bad == -1 && RelDiff(x, ref) < 1e-11, what + ", after other values");
           }
         }
