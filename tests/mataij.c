@@ -413,7 +413,7 @@ int main(int argc, char **argv)
    test:
       args: -malloc_debug -malloc_dump
 
-   # the products' numeric phases on the host, as without Kokkos-Kernels (on one process they run on the device)
+   # the products' numeric phases on the host, as on several processes (on one process they run on the device)
    test:
       suffix: host_products
       args: -gpustream_device_products false -malloc_dump

@@ -313,12 +313,12 @@ PETSC_INTERN PetscInt       GSTriFactorGetSweeps(GSTriFactor);
 /* "cuSPARSE's SpSV", "Kokkos-Kernels' sptrsv" or "Jacobi sweeps": who solves the factor's triangles */
 PETSC_INTERN const char *GSTriFactorSolverName(GSTriFactor);
 
-/* The numeric phase of a product of sequential gpustream matrices on the device (Kokkos-Kernels' spgemm; opaque to
-   C): C = A P, or with ptap true C = P^T A P. Create: from the host patterns (A: am x an, ai, aj; P: an x pn, pi, pj;
-   C: cm rows, ci, cj, columns ascending, as AIJ's symbolic phase made it) and the device values a, p and c (each in
-   its matrix's order), computes C's values once; *fits false (nothing kept, c unspecified) where the build has no
-   Kokkos-Kernels or C's pattern lacks an entry of the product. Numeric: C's values again from new values of A and P
-   (na, np of them), the patterns as at creation. */
+/* The numeric phase of a product of sequential gpustream matrices on the device (row loops into known patterns; opaque
+   to C): C = A P, or with ptap true C = P^T A P. Create: from the host patterns (A: am x an, ai, aj; P: an x pn, pi,
+   pj; C: cm rows, ci, cj, columns ascending, as AIJ's symbolic phase made it) and the device values a, p and c (each
+   in its matrix's order), computes C's values once; *fits false (nothing kept, c unspecified) where C's pattern lacks
+   an entry of the product. Numeric: C's values again from new values of A and P (na, np of them), the patterns as at
+   creation. */
 typedef struct _n_GSDeviceProduct *GSDeviceProduct;
 PETSC_INTERN PetscErrorCode GSDeviceProductCreate(PetscBool, PetscInt, PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], PetscInt, const PetscInt[], const PetscInt[],
                                                   PetscScalar[], GSDeviceProduct *, PetscBool *);

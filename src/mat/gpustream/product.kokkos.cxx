@@ -1,115 +1,133 @@
-/* The numeric phase of sparse products of sequential gpustream matrices on the device (C = A P, C = P^T A P), through
-   Kokkos-Kernels' spgemm: the operands' device values in, the result's device values out, its pattern the one AIJ's
-   symbolic phase made on the host. Compiled where the build found Kokkos-Kernels; without it, and with Kokkos-Kernels
-   3 on a GPU, GSDeviceProductCreate() says the product does not fit and the numeric phase stays AIJ's, on the host. */
+/* The numeric phase of sparse products of sequential gpustream matrices on the device (C = A P, C = P^T A P): the
+   operands' device values in, the result's device values out, in the pattern AIJ's symbolic phase made on the host.
+   Each product X = L R is one row loop into a pattern known beforehand (RowProducts()): C's for C = A P and for the
+   second product of P^T (A P), A P's own (made here on the host, once) for the first. No hash tables, no result to
+   compress or scatter: a set-up after new values is a few launches. */
 #include "kokkosimpl.hpp"
-
-#if defined(GPUSTREAM_HAVE_KOKKOSKERNELS)
-#  include <KokkosKernels_Handle.hpp>
-#  include <KokkosSparse_spgemm.hpp>
-#  include <memory>
-#  include "hostcsr.hpp"
-
-/* Kokkos-Kernels 4.6 moved spgemm out of the Experimental namespace (3.x does not define its version) */
-#  if defined(KOKKOSKERNELS_VERSION) && KOKKOSKERNELS_VERSION >= 40600
-using KokkosSparse::spgemm_numeric;
-using KokkosSparse::spgemm_symbolic;
-#  else
-using KokkosSparse::Experimental::spgemm_numeric;
-using KokkosSparse::Experimental::spgemm_symbolic;
-#  endif
+#include <algorithm>
+#include <memory>
+#include "hostcsr.hpp"
 
 using namespace gpustream;
 
-using KKHandle = KokkosKernels::Experimental::KokkosKernelsHandle<PetscInt, PetscInt, PetscScalar, Exec, Mem, Mem>;
-
-/* One spgemm X = L R: its handle, made at the symbolic phase, and X's CSR, whose entries each numeric phase writes */
-struct SpGEMM {
-  KKHandle           kh;
-  PetscInt           m = 0, n = 0, k = 0; /* L is m x n, R n x k */
-  DView<PetscInt>    row, col;
-  DView<PetscScalar> val;
+/* The pattern of a CSR matrix on the device, its columns ascending in each row where it is a product's result */
+struct Pattern {
+  DView<PetscInt> row, col;
+  PetscInt        m = 0;
 };
 
 struct _n_GSDeviceProduct {
   bool               galerkin = false; /* P^T A P, else A P */
-  PetscInt           cm = 0, cnnz = 0;
-  DView<PetscInt>    arow, acol, prow, pcol; /* the operands' patterns (their values are their device copies') */
-  DView<PetscInt>    ptrow, ptcol, ptmap;    /* P^T, its values gathered from P's through ptmap */
-  DView<PetscScalar> ptval;
-  DView<PetscInt>    crow, ccol; /* the result's pattern, where the product's entries go */
-  SpGEMM             ap, pap;    /* A P, and P^T (A P) */
+  Pattern            a, p, c;          /* the operands' and the result's (their values are the matrices' device ones) */
+  Pattern            pt, ap;           /* P^T, its values gathered from P's through ptmap; A P */
+  DView<PetscInt>    ptmap;
+  DView<PetscScalar> ptval, apval;
 };
 
-static void Symbolic(SpGEMM &x, PetscInt m, PetscInt n, PetscInt k, const DView<PetscInt> &lrow, const DView<PetscInt> &lcol, const DView<PetscInt> &rrow, const DView<PetscInt> &rcol)
+static void UploadPattern(Pattern &x, const char *label, PetscInt m, const PetscInt *row, const PetscInt *col)
 {
   x.m = m;
-  x.n = n;
-  x.k = k;
-  x.kh.create_spgemm_handle(KokkosSparse::SPGEMM_KK);
-  x.row = DView<PetscInt>("GPUStream::product_row", m + 1);
-  spgemm_symbolic(&x.kh, m, n, k, lrow, lcol, false, rrow, rcol, false, x.row);
-  const PetscInt nnz = (PetscInt)x.kh.get_spgemm_handle()->get_c_nnz();
-  x.col              = DView<PetscInt>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::product_col"), nnz);
-  x.val              = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::product_val"), nnz);
+  Upload(x.row, label, row, m + 1);
+  Upload(x.col, label, col, row[m]);
 }
 
-static void Numeric(SpGEMM &x, const DView<PetscInt> &lrow, const DView<PetscInt> &lcol, const DView<PetscScalar> &lval, const DView<PetscInt> &rrow, const DView<PetscInt> &rcol, const DView<PetscScalar> &rval)
+/* The pattern of X = L R on the host (L: m rows, R: n columns), columns ascending in each row */
+static void HostProductPattern(PetscInt m, PetscInt n, const PetscInt *lr, const PetscInt *lc, const PetscInt *rr, const PetscInt *rc, std::vector<PetscInt> &xr, std::vector<PetscInt> &xc)
 {
-  spgemm_numeric(&x.kh, x.m, x.n, x.k, lrow, lcol, lval, false, rrow, rcol, rval, false, x.row, x.col, x.val);
-}
-
-/* The values of the last product into c (C's device values, in C's order): each entry of row i at its column's place
-   in C's row i (columns ascending there; the product's own order within a row is the algorithm's), zero where the
-   product has none. Returns how many of the product's entries C has no place for. */
-static PetscInt Scatter(const GSDeviceProduct P, const DView<PetscScalar> &c)
-{
-  const SpGEMM            &x  = P->galerkin ? P->pap : P->ap;
-  const DView<PetscInt>    xr = x.row, xc = x.col, cr = P->crow, cc = P->ccol;
-  const DView<PetscScalar> xv     = x.val;
-  PetscInt                 misses = 0;
-
-  Kokkos::deep_copy(Exec(), c, 0.0);
-  Kokkos::parallel_reduce(
-      "GPUStream::ProductScatter", RangePol(0, P->cm),
-      KOKKOS_LAMBDA(const PetscInt i, PetscInt &miss) {
-        for (PetscInt k = xr(i); k < xr(i + 1); k++) {
-          PetscInt lo = cr(i), hi = cr(i + 1);
-          while (lo < hi) { /* the first place whose column is not below xc(k) */
-            const PetscInt mid = lo + (hi - lo) / 2;
-            if (cc(mid) < xc(k))
-              lo = mid + 1;
-            else
-              hi = mid;
-          }
-          if (lo < cr(i + 1) && cc(lo) == xc(k))
-            c(lo) = xv(k);
-          else
-            miss++;
+  std::vector<PetscInt> last(n, -1); /* the row that last met each column */
+  xr.assign(m + 1, 0);
+  xc.clear();
+  for (PetscInt i = 0; i < m; i++) {
+    const size_t start = xc.size();
+    for (PetscInt k = lr[i]; k < lr[i + 1]; k++)
+      for (PetscInt e = rr[lc[k]]; e < rr[lc[k] + 1]; e++)
+        if (last[rc[e]] != i) {
+          last[rc[e]] = i;
+          xc.push_back(rc[e]);
         }
-      },
-      misses);
-  return misses;
+    std::sort(xc.begin() + start, xc.end());
+    xr[i + 1] = (PetscInt)xc.size();
+  }
 }
 
-/* A P from the device values a and p of A and P */
-static void ProductAP(GSDeviceProduct P, const PetscScalar *a, PetscCount na, const PetscScalar *p, PetscCount np)
+/* Vector lanes for a row loop whose lanes take the rows of R: the power of two at or above R's mean row length, at
+   most a warp; one on host backends */
+static int Lanes(const Pattern &r, PetscInt nnz)
 {
-  Numeric(P->ap, P->arow, P->acol, Wrap(a, (size_t)na), P->prow, P->pcol, Wrap(p, (size_t)np));
+  if (!OnDevice() || r.m == 0) return 1;
+  const double mean = (double)nnz / (double)r.m;
+  int          vl   = 1;
+  while (vl < 32 && vl < mean) vl *= 2;
+  return vl;
 }
 
-/* After ProductAP(): P^T (A P) where the product is one, then the values into c, C's device values; the misses of
-   Scatter() */
-static PetscInt Finish(GSDeviceProduct P, const PetscScalar *p, PetscCount np, PetscScalar *c)
+/* xv = L R in X's pattern (columns ascending in each row). One team thread a row of L, walking the row's entries in
+   order; the vector lanes take the row of R each entry picks, whose columns are distinct, so that no two lanes meet
+   one place at once, and Kokkos' vector loop ends with a warp barrier, so that the next entry's lanes see those
+   sums: plain adds, in one order on every run. With count, the products X's pattern has no place for are counted
+   into miss (the result is then incomplete). */
+static void RowProducts(const Pattern &l, const DView<PetscScalar> &lv, const Pattern &r, const DView<PetscScalar> &rv, const Pattern &x, const DView<PetscScalar> &xv, int lanes, const Kokkos::View<PetscInt, Mem> *miss)
 {
+  const int                   ts = OnDevice() ? std::max(1, 128 / lanes) : 1;
+  const PetscInt              m = l.m, league = (m + ts - 1) / ts;
+  const DView<PetscInt>       lr = l.row, lc = l.col, rr = r.row, rc = r.col, xr = x.row, xc = x.col;
+  const bool                  count = miss != nullptr;
+  Kokkos::View<PetscInt, Mem> nmiss;
+
+  if (count) nmiss = *miss;
+  Kokkos::deep_copy(Exec(), xv, 0.0);
+  if (m == 0) return;
+  Kokkos::parallel_for(
+      "GPUStream::RowProducts", TeamPol(league, ts, lanes), KOKKOS_LAMBDA(const Member &t) {
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, ts), [&](const int q) {
+          const PetscInt i = t.league_rank() * (PetscInt)ts + q;
+          if (i >= m) return;
+          const PetscInt x0 = xr(i), x1 = xr(i + 1);
+          for (PetscInt k = lr(i); k < lr(i + 1); k++) {
+            const PetscInt    j = lc(k);
+            const PetscScalar a = lv(k);
+            Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, rr(j), rr(j + 1)), [&](const PetscInt e) {
+              const PetscInt col = rc(e);
+              PetscInt       lo = x0, hi = x1;
+              while (lo < hi) { /* the first place whose column is not below col */
+                const PetscInt mid = lo + (hi - lo) / 2;
+                if (xc(mid) < col)
+                  lo = mid + 1;
+                else
+                  hi = mid;
+              }
+              if (lo < x1 && xc(lo) == col)
+                xv(lo) += a * rv(e);
+              else if (count)
+                Kokkos::atomic_add(&nmiss(), (PetscInt)1);
+            });
+          }
+        });
+      });
+}
+
+/* C's values (into c) from the device values a and p of A and P; with count, how many products had no place in C */
+static PetscInt Numeric(GSDeviceProduct P, const PetscScalar *a, PetscCount na, const PetscScalar *p, PetscCount np, PetscScalar *c, bool count)
+{
+  const DView<PetscScalar>    av = Wrap(a, (size_t)na), pv = Wrap(p, (size_t)np), cv = Wrap(c, P->c.col.extent(0));
+  Kokkos::View<PetscInt, Mem> miss;
+
+  if (count) {
+    miss = Kokkos::View<PetscInt, Mem>("GPUStream::product_misses");
+  }
   if (P->galerkin) {
     const DView<PetscInt>    map = P->ptmap;
-    const DView<PetscScalar> t = P->ptval, pv = Wrap(p, (size_t)np);
+    const DView<PetscScalar> t   = P->ptval;
+    RowProducts(P->a, av, P->p, pv, P->ap, P->apval, Lanes(P->p, (PetscInt)np), count ? &miss : nullptr);
     Kokkos::parallel_for(
         "GPUStream::ProductTranspose", RangePol(0, (PetscInt)t.extent(0)), KOKKOS_LAMBDA(const PetscInt k) { t(k) = pv(map(k)); });
-    Numeric(P->pap, P->ptrow, P->ptcol, P->ptval, P->ap.row, P->ap.col, P->ap.val);
-  }
-  return Scatter(P, Wrap(c, (size_t)P->cnnz));
+    RowProducts(P->pt, t, P->ap, P->apval, P->c, cv, Lanes(P->ap, (PetscInt)P->apval.extent(0)), count ? &miss : nullptr);
+  } else
+    RowProducts(P->a, av, P->p, pv, P->c, cv, Lanes(P->p, (PetscInt)np), count ? &miss : nullptr);
+  if (!count) return 0;
+  PetscInt h = 0;
+  SyncCopy(Kokkos::View<PetscInt, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(&h), miss);
+  return h;
 }
 
 PetscErrorCode GSDeviceProductCreate(PetscBool ptap, PetscInt am, PetscInt an, const PetscInt ai[], const PetscInt aj[], const PetscScalar a[], PetscInt pn, const PetscInt pi[], const PetscInt pj[], const PetscScalar p[], PetscInt cm,
@@ -121,34 +139,23 @@ PetscErrorCode GSDeviceProductCreate(PetscBool ptap, PetscInt am, PetscInt an, c
   PetscFunctionBegin;
   *out  = nullptr;
   *fits = PETSC_FALSE;
-#  if !defined(KOKKOSKERNELS_VERSION) || KOKKOSKERNELS_VERSION < 40000
-  /* Kokkos-Kernels 3's numeric spgemm on a GPU reads through a null pointer in its hash accumulator on GAMG's
-     products (compute-sanitizer; Kokkos-Kernels 4 is clean): AIJ's numeric phase there */
-  if (OnDevice()) PetscFunctionReturn(PETSC_SUCCESS);
-#  endif
   GSCallKokkos({
     P.reset(new _n_GSDeviceProduct);
     P->galerkin = ptap;
-    P->cm       = cm;
-    P->cnnz     = ci[cm];
-    Upload(P->arow, "GPUStream::product_arow", ai, am + 1);
-    Upload(P->acol, "GPUStream::product_acol", aj, ai[am]);
-    Upload(P->prow, "GPUStream::product_prow", pi, an + 1);
-    Upload(P->pcol, "GPUStream::product_pcol", pj, pi[an]);
-    Upload(P->crow, "GPUStream::product_crow", ci, cm + 1);
-    Upload(P->ccol, "GPUStream::product_ccol", cj, ci[cm]);
-    Symbolic(P->ap, am, an, pn, P->arow, P->acol, P->prow, P->pcol);
-    ProductAP(P.get(), a, ai[am], p, pi[an]); /* A P's column indices come with its numeric phase */
+    UploadPattern(P->a, "GPUStream::product_a", am, ai, aj);
+    UploadPattern(P->p, "GPUStream::product_p", an, pi, pj);
+    UploadPattern(P->c, "GPUStream::product_c", cm, ci, cj);
     if (ptap) {
-      std::vector<PetscInt> trow, tcol, tmap;
-      HostTranspose(an, pn, std::vector<PetscInt>(pi, pi + an + 1), std::vector<PetscInt>(pj, pj + pi[an]), trow, tcol, tmap);
-      Upload(P->ptrow, "GPUStream::product_ptrow", trow);
-      Upload(P->ptcol, "GPUStream::product_ptcol", tcol);
-      Upload(P->ptmap, "GPUStream::product_ptmap", tmap);
-      P->ptval = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::product_ptval"), tcol.size());
-      Symbolic(P->pap, pn, an, pn, P->ptrow, P->ptcol, P->ap.row, P->ap.col); /* reads A P's column indices */
+      std::vector<PetscInt> r, col, map;
+      HostProductPattern(am, pn, ai, aj, pi, pj, r, col);
+      UploadPattern(P->ap, "GPUStream::product_ap", am, r.data(), col.data());
+      P->apval = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::product_apval"), col.size());
+      HostTranspose(an, pn, std::vector<PetscInt>(pi, pi + an + 1), std::vector<PetscInt>(pj, pj + pi[an]), r, col, map);
+      UploadPattern(P->pt, "GPUStream::product_pt", pn, r.data(), col.data());
+      Upload(P->ptmap, "GPUStream::product_ptmap", map);
+      P->ptval = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::product_ptval"), col.size());
     }
-    misses = Finish(P.get(), p, pi[an], c);
+    misses = Numeric(P.get(), a, ai[am], p, pi[an], c, true);
   });
   if (misses) PetscFunctionReturn(PETSC_SUCCESS); /* C's pattern lacks some of the product's entries: not one AIJ made for it */
   *out  = P.release();
@@ -158,14 +165,9 @@ PetscErrorCode GSDeviceProductCreate(PetscBool ptap, PetscInt am, PetscInt an, c
 
 PetscErrorCode GSDeviceProductNumeric(GSDeviceProduct P, const PetscScalar a[], PetscCount na, const PetscScalar p[], PetscCount np, PetscScalar c[])
 {
-  PetscInt misses = 0;
-
   PetscFunctionBegin;
-  GSCallKokkos({
-    ProductAP(P, a, na, p, np);
-    misses = Finish(P, p, np, c);
-  });
-  PetscCheck(!misses, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%" PetscInt_FMT " entries of a device product have no place in its result's pattern", misses);
+  PetscCheck((PetscCount)P->a.col.extent(0) == na && (PetscCount)P->p.col.extent(0) == np, PETSC_COMM_SELF, PETSC_ERR_PLIB, "A device product's operands changed their patterns");
+  GSCallKokkos(Numeric(P, a, na, p, np, c, false));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -176,29 +178,3 @@ PetscErrorCode GSDeviceProductDestroy(GSDeviceProduct *P)
   *P = nullptr;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
-
-#else
-
-PetscErrorCode GSDeviceProductCreate(PetscBool, PetscInt, PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], PetscInt, const PetscInt[], const PetscInt[],
-                                     PetscScalar[], GSDeviceProduct *out, PetscBool *fits)
-{
-  PetscFunctionBegin;
-  *out  = nullptr;
-  *fits = PETSC_FALSE;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode GSDeviceProductNumeric(GSDeviceProduct, const PetscScalar[], PetscCount, const PetscScalar[], PetscCount, PetscScalar[])
-{
-  PetscFunctionBegin;
-  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "Device products need Kokkos-Kernels");
-}
-
-PetscErrorCode GSDeviceProductDestroy(GSDeviceProduct *P)
-{
-  PetscFunctionBegin;
-  *P = nullptr;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-#endif
