@@ -11,6 +11,7 @@ PCs). The values are multiples of small powers of two, so that every result is e
 
 #include <petscgpustream.h>
 #include <petscksp.h>
+#include <unistd.h> /* getpid() */
 
 typedef struct {
   PetscInt   m, bs, n; /* grid edge, unknowns per node, rows */
@@ -253,13 +254,16 @@ static PetscErrorCode CompareViews(const char what[], Mat A, Mat B)
   PetscMPIInt size, rank;
   PetscBool   same = PETSC_TRUE;
   Mat         M[2] = {A, B};
+  int         pid;
 
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
   PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  pid = (int)getpid(); /* rank 0's in the names: runs of the test side by side in one folder keep their own files */
+  PetscCallMPI(MPI_Bcast(&pid, 1, MPI_INT, 0, PETSC_COMM_WORLD));
   for (int t = 0; t < 2; t++) {
     PetscViewer v;
-    PetscCall(PetscSNPrintf(name[t], sizeof(name[t]), "matcoo-view-%d-%d.txt", (int)size, t));
+    PetscCall(PetscSNPrintf(name[t], sizeof(name[t]), "matcoo-view-%d-%d-%d.txt", pid, (int)size, t));
     PetscCall(PetscViewerASCIIOpen(PETSC_COMM_WORLD, name[t], &v));
     PetscCall(MatView(M[t], v));
     PetscCall(PetscViewerDestroy(&v));
