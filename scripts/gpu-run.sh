@@ -132,6 +132,13 @@ if [[ $what == *tests* ]]; then
       python3 tests/petsctest.py --mpiexec "$MPIEXEC" --timeout "$TEST_TIMEOUT" --jobs "$TEST_JOBS" --times --skip "bad_vec_type|^vec_mpi" --src tests/devicevec.c --exe "$B/tests/devicevec" --args "${v#*|}" 2>&1 | tee "$step" >>"$OUT/tests.log"
       echo "devicevec, ${v%%|*}: $(tail -1 "$step")" | tee -a "$summary"
     done
+    if [ -n "$cuda" ]; then
+      # PETSc's device context on a non-blocking stream: a PETSc error naming it, no wrong answer
+      timeout "$TEST_TIMEOUT" "$B/tests/devicevec" -expect_vec_type cuda -root_device_context_stream_type nonblocking >"$step" 2>&1
+      rc=$?
+      log tests.log
+      echo "devicevec, PETSc on a non-blocking stream: exit $rc ($([ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "not a non-blocking one" "$step" && ! grep -q -i "segmentation\|signal" "$step" && echo refused as it should || echo FAILED))" | tee -a "$summary"
+    fi
   fi
   if [[ " $TESTS " == *" matgpustream "* && $SKIP == *_device_* ]]; then
     # the skipped tests' option where the MPI cannot read device memory: a PETSc error naming it on every process,
