@@ -6,7 +6,7 @@ PetscLogEvent GPUS_MatMult, GPUS_MatSync, GPUS_CopyVec, PCGF_Update, PCGF_SpMVDo
 PetscLogEvent PBCGSF_Update, PBCGSF_SpMVDot, PBCGSF_Reduce, PBCGSF_Iteration;
 PetscLogEvent GPUS_StreamCopy, GPUS_MatMatMult;
 PetscLogEvent SGMRESF_Update, SGMRESF_SpMVDot, SGMRESF_Reduce, SGMRESF_Iteration;
-PetscLogEvent GPUS_MatSetCOO, GPUS_MatToHost, GPUS_MatMultTranspose;
+PetscLogEvent GPUS_MatSetCOO, GPUS_MatToHost, GPUS_MatMultTranspose, GPUS_ProductSetUp;
 
 static PetscBool PetscGPUStreamPackageInitialized = PETSC_FALSE;
 
@@ -49,6 +49,7 @@ PetscErrorCode PetscGPUStreamInitializePackage(void)
   PetscCall(PetscLogEventRegister("GPUSMatSetCOO", MAT_CLASSID, &GPUS_MatSetCOO));
   PetscCall(PetscLogEventRegister("GPUSMatToHost", MAT_CLASSID, &GPUS_MatToHost));
   PetscCall(PetscLogEventRegister("GPUSMatMultTr", MAT_CLASSID, &GPUS_MatMultTranspose));
+  PetscCall(PetscLogEventRegister("GPUSProdSetUp", MAT_CLASSID, &GPUS_ProductSetUp));
   PetscCall(PetscLogEventRegister("PCGFUpdate", KSP_CLASSID, &PCGF_Update));
   PetscCall(PetscLogEventRegister("PCGFSpMVDot", KSP_CLASSID, &PCGF_SpMVDot));
   PetscCall(PetscLogEventRegister("PCGFStep", KSP_CLASSID, &PCGF_Step));

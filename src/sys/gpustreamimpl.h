@@ -60,7 +60,7 @@ PETSC_INTERN PetscLogEvent GPUS_MatMult, GPUS_MatSync, GPUS_CopyVec, PCGF_Update
 PETSC_INTERN PetscLogEvent PBCGSF_Update, PBCGSF_SpMVDot, PBCGSF_Reduce, PBCGSF_Iteration;
 PETSC_INTERN PetscLogEvent GPUS_StreamCopy, GPUS_MatMatMult;
 PETSC_INTERN PetscLogEvent SGMRESF_Update, SGMRESF_SpMVDot, SGMRESF_Reduce, SGMRESF_Iteration;
-PETSC_INTERN PetscLogEvent GPUS_MatSetCOO, GPUS_MatToHost, GPUS_MatMultTranspose;
+PETSC_INTERN PetscLogEvent GPUS_MatSetCOO, GPUS_MatToHost, GPUS_MatMultTranspose, GPUS_ProductSetUp;
 
 /* The noun after a count in views: singular where the count is 1, GSNoun(n, "copy", "copies"). GSNounReal() for a
    value printed with %.<digits>g, singular where that prints 1 (0.9996 and 1.004 with 3 digits). PETSc's %g prints an

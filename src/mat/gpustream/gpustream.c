@@ -1277,6 +1277,7 @@ static PetscErrorCode MatProductDeviceCreate_Private(Mat C, Mat A, Mat P, PetscB
   PetscErrorCode  ierr = PETSC_SUCCESS;
 
   PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(GPUS_ProductSetUp, C, A, P, 0));
   PetscCall(PetscNew(&ctx));
   for (int i = 0; i < 3 && !ierr; i++) {
     ctx->nz[i] = X[i]->nonzerostate;
@@ -1290,13 +1291,14 @@ static PetscErrorCode MatProductDeviceCreate_Private(Mat C, Mat A, Mat P, PetscB
   PetscCall(ierr);
   PetscCall(PetscInfo(C, "%s numeric phase %s\n", ptap ? "PtAP" : "AB", fits ? "on the device" : "on the host (the device product does not fit)"));
   PetscCall(GSObjectComposePointer((PetscObject)C, GSDeviceProductName, ctx, GSProductCtxDestroy_Private)); /* C holds it */
+  PetscCall(PetscLogEventEnd(GPUS_ProductSetUp, C, A, P, 0));
   *out = ctx;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* The numeric phase on the device where it can run there: C = A P or P^T A P of sequential gpustream matrices, all
-   three resident and assembled (C is not before AIJ's first numeric phase), in a build with Kokkos-Kernels, unless
-   -gpustream_device_products false. The device values of C then lead (the host's follow when a host operation needs
+   three resident and assembled (C is not before its first numeric phase: MatProductNumericFirstDevice_Private()),
+   unless -gpustream_device_products false. The device values of C then lead (the host's follow when a host operation needs
    them). *done false leaves the phase to AIJ's. */
 static PetscErrorCode MatProductNumericDevice_Private(Mat C, PetscBool *done)
 {
@@ -1340,16 +1342,62 @@ static PetscErrorCode MatProductNumericDevice_Private(Mat C, PetscBool *done)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The first numeric phase on the device: C, whose pattern AIJ's symbolic phase made, assembled with zeros (so that it
+   is resident), then its values from a new device product, without AIJ's numeric phase on the host. *done false (a
+   product that cannot run on the device or does not fit) leaves the phase to AIJ's, which overwrites the zeros. */
+static PetscErrorCode MatProductNumericFirstDevice_Private(Mat C, PetscBool *done)
+{
+  Mat_Product       *product = C->product;
+  PetscBool          use     = PETSC_TRUE, on;
+  PetscMPIInt        size;
+  const PetscScalar *v;
+
+  PetscFunctionBegin;
+  *done = PETSC_FALSE;
+  if (C->assembled || (product->type != MATPRODUCT_AB && product->type != MATPRODUCT_PtAP)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-gpustream_device_products", &use, NULL));
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)C), &size));
+  if (!use || size > 1) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatGPUStreamValuesOnDevice_Private(product->A, &on));
+  if (on) PetscCall(MatGPUStreamValuesOnDevice_Private(product->B, &on));
+  if (!on) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatSeqAIJGetArrayRead(C, &v));
+  PetscCall(MatSeqAIJRestoreArrayRead(C, &v));
+  if (v) {
+    PetscCall(MatZeroEntries(C));
+    PetscCall(MatAssemblyBegin(C, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(C, MAT_FINAL_ASSEMBLY));
+  } else { /* AIJ's symbolic phase left the values to its numeric phase: C's pattern again, with zeros, assembled */
+    const PetscInt *ia, *ja;
+    PetscInt        m, *ci, *cj;
+    PetscBool       got;
+
+    if (product->type != MATPRODUCT_PtAP) PetscFunctionReturn(PETSC_SUCCESS); /* a coarse operator, small; not A B */
+    PetscCall(MatGetRowIJ(C, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &got));
+    if (!got) PetscFunctionReturn(PETSC_SUCCESS);
+    PetscCall(PetscMalloc2(m + 1, &ci, ia[m], &cj));
+    PetscCall(PetscArraycpy(ci, ia, m + 1));
+    PetscCall(PetscArraycpy(cj, ja, ia[m]));
+    PetscCall(MatRestoreRowIJ(C, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &got));
+    PetscCall(MatSeqAIJSetPreallocationCSR(C, ci, cj, NULL));
+    PetscCall(PetscFree2(ci, cj));
+  }
+  PetscCall(MatProductNumericDevice_Private(C, done)); /* nothing where C is not resident (a streaming plan) */
+  if (*done) PetscCall(PetscInfo(C, "First numeric phase on the device, none on the host\n"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode MatProductNumeric_GPUStream_AIJ(Mat C)
 {
   PetscBool done = PETSC_FALSE;
 
   PetscFunctionBegin;
   if (MatGPUStreamIsOurs_Private(C)) PetscCall(MatProductNumericDevice_Private(C, &done));
+  if (!done && MatGPUStreamIsOurs_Private(C)) PetscCall(MatProductNumericFirstDevice_Private(C, &done));
   if (!done) {
     PetscCall(MatProductPhaseAIJ_Private(C, "MatProductNumeric_GPUStream_AIJ_C"));
-    /* C has values now (the first numeric phase is AIJ's): the device product is made here, with the set-up, so that
-       the next numeric phase (new values: a preconditioner set up again) is the device's alone */
+    /* C has values now: the device product, where one fits, is made here, so that the next numeric phase (new values:
+       a preconditioner set up again) is the device's alone */
     if (MatGPUStreamIsOurs_Private(C)) PetscCall(MatProductNumericDevice_Private(C, &done));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
