@@ -41,6 +41,9 @@ SOURCES = petsc-registration.c \
           src/ksp/sgmresf/sgmresf.c \
           src/ksp/sgmresf/sgmresf.kokkos.cxx \
           src/ksp/sgmresf/sgmresfref.c \
+          src/ksp/chebyshevf/chebyshevf.c \
+          src/ksp/chebyshevf/chebyshevf.kokkos.cxx \
+          src/ksp/chebyshevf/chebyshevfref.c \
           src/ksp/common/residualgap.c \
           src/ksp/common/rightpc.c \
           src/ksp/common/pcblocks.c \

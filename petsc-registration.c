@@ -1,12 +1,14 @@
 /* Entry points of the plugin: PETSc calls PetscDLLibraryRegister_petscgpustream() when a program loads
    libpetscgpustream.so with -dll_append; programs linking the library call PetscGPUStreamInitializePackage(). */
 #include "src/sys/gpustreamimpl.h"
+#include "src/ksp/chebyshevf/chebyshevfimpl.h"
 
 PetscLogEvent GPUS_MatMult, GPUS_MatSync, GPUS_CopyVec, PCGF_Update, PCGF_SpMVDot, PCGF_Step, PCGF_Dot, PCGF_Reduce, PCGF_Iterations;
 PetscLogEvent PBCGSF_Update, PBCGSF_SpMVDot, PBCGSF_Reduce, PBCGSF_Iteration;
 PetscLogEvent GPUS_StreamCopy, GPUS_MatMatMult;
 PetscLogEvent SGMRESF_Update, SGMRESF_SpMVDot, SGMRESF_Reduce, SGMRESF_Iteration;
 PetscLogEvent GPUS_MatSetCOO, GPUS_MatToHost, GPUS_MatMultTranspose, GPUS_ProductSetUp;
+PetscLogEvent CHEBF_Step;
 
 static PetscBool PetscGPUStreamPackageInitialized = PETSC_FALSE;
 
@@ -18,7 +20,7 @@ static PetscErrorCode PetscGPUStreamFinalizePackage(void)
 }
 
 /*@C
-   PetscGPUStreamInitializePackage - Registers `MATGPUSTREAM`, `KSPPIPECGFUSED`, `KSPPIPEBCGSF`, `KSPSGMRESF` and the plugin's log events.
+   PetscGPUStreamInitializePackage - Registers `MATGPUSTREAM`, `KSPPIPECGFUSED`, `KSPPIPEBCGSF`, `KSPSGMRESF`, `KSPCHEBYSHEVF` and the plugin's log events.
 
    Not Collective
 
@@ -41,6 +43,7 @@ PetscErrorCode PetscGPUStreamInitializePackage(void)
   PetscCall(KSPRegister(KSPPIPECGFUSED, KSPCreate_PIPECGFUSED));
   PetscCall(KSPRegister(KSPPIPEBCGSF, KSPCreate_PIPEBCGSF));
   PetscCall(KSPRegister(KSPSGMRESF, KSPCreate_SGMRESF));
+  PetscCall(KSPRegister(KSPCHEBYSHEVF, KSPCreate_CHEBYSHEVF));
   PetscCall(PetscLogEventRegister("GPUSMatMult", MAT_CLASSID, &GPUS_MatMult));
   PetscCall(PetscLogEventRegister("GPUSMatSync", MAT_CLASSID, &GPUS_MatSync));
   PetscCall(PetscLogEventRegister("GPUSCopyVec", VEC_CLASSID, &GPUS_CopyVec));
@@ -50,6 +53,7 @@ PetscErrorCode PetscGPUStreamInitializePackage(void)
   PetscCall(PetscLogEventRegister("GPUSMatToHost", MAT_CLASSID, &GPUS_MatToHost));
   PetscCall(PetscLogEventRegister("GPUSMatMultTr", MAT_CLASSID, &GPUS_MatMultTranspose));
   PetscCall(PetscLogEventRegister("GPUSProdSetUp", MAT_CLASSID, &GPUS_ProductSetUp));
+  PetscCall(PetscLogEventRegister("ChebFStep", KSP_CLASSID, &CHEBF_Step));
   PetscCall(PetscLogEventRegister("PCGFUpdate", KSP_CLASSID, &PCGF_Update));
   PetscCall(PetscLogEventRegister("PCGFSpMVDot", KSP_CLASSID, &PCGF_SpMVDot));
   PetscCall(PetscLogEventRegister("PCGFStep", KSP_CLASSID, &PCGF_Step));

@@ -14,6 +14,7 @@
 #define KSPPIPECGFUSED "pipecgfused"
 #define KSPPIPEBCGSF   "pipebcgsf"
 #define KSPSGMRESF     "sgmresf"
+#define KSPCHEBYSHEVF  "chebyshevf"
 
 /* Registers the types and log events; called by PetscDLLibraryRegister_petscgpustream() when the library is
    loaded with -dll_append, and by programs that link the library directly, after PetscInitialize(). */
@@ -23,6 +24,7 @@ PETSC_EXTERN PetscErrorCode MatCreate_GPUStream(Mat);
 PETSC_EXTERN PetscErrorCode KSPCreate_PIPECGFUSED(KSP);
 PETSC_EXTERN PetscErrorCode KSPCreate_PIPEBCGSF(KSP);
 PETSC_EXTERN PetscErrorCode KSPCreate_SGMRESF(KSP);
+PETSC_EXTERN PetscErrorCode KSPCreate_CHEBYSHEVF(KSP);
 
 /* Creates a sequential gpustream matrix with the AIJ preallocation arguments */
 PETSC_EXTERN PetscErrorCode MatCreateGPUStream(MPI_Comm, PetscInt, PetscInt, PetscInt, const PetscInt[], Mat *);

@@ -3,7 +3,7 @@
 # build of scripts/build-gpu.sh):
 #   scripts/gpu-run.sh [tests] [sanitizer] [spmv] [bench] [mpi] [stream] [benchmarks] [NS="1e4 1e5 1e6 1e7"]
 # tests:     unit tests (kernels vs serial twins), example tests, PETSc tutorials through -dll_append ($TESTS selects
-#            among unit ex1 matgpustream matstream matcoo mataij aijcode hostvecs pcilu kspgpustream kspbcgsf kspsgmresf
+#            among unit ex1 matgpustream matstream matcoo mataij aijcode hostvecs pcilu kspgpustream kspbcgsf kspsgmresf kspchebyshevf
 #            faults faultinject badinput devicevec tutorials; $TEST_TIMEOUT: seconds each; $TEST_JOBS: at once; faults adds the device-memory-full scenario, its output diffed with
 #            the GPU reference; faultinject makes CUDA calls fail on purpose, tests/faultinject.py)
 # sanitizer: compute-sanitizer memcheck, racecheck, synccheck on a small solve and on the unit tests
@@ -44,7 +44,7 @@ if [[ $what == *benchmarks* ]]; then
   STREAM_ARGS=${STREAM_ARGS:-"-cube_n 120 -dof 3 -budget 1e9 -subs 16,32,64 -ks 1,4,16,32,48,64 -reps 3"}
 fi
 NS=${NS:-"1e4 1e5 1e6 1e7"}
-TESTS=${TESTS:-"unit ex1 matgpustream matstream matcoo mataij aijcode hostvecs pcilu kspgpustream kspbcgsf kspsgmresf faults faultinject badinput devicevec tutorials"} # the parts of the tests step
+TESTS=${TESTS:-"unit ex1 matgpustream matstream matcoo mataij aijcode hostvecs pcilu kspgpustream kspbcgsf kspsgmresf kspchebyshevf faults faultinject badinput devicevec tutorials"} # the parts of the tests step
 TEST_TIMEOUT=${TEST_TIMEOUT:-120} # seconds per example test: a hang fails that test instead of the whole run
 TEST_JOBS=${TEST_JOBS:-4}         # example tests of one file run at once (MPS shares the GPU among them); 1: one by one
 summary=$OUT/summary.txt
@@ -116,7 +116,7 @@ if [[ $what == *tests* ]]; then
   # a PETSc with CUDA: MatCreateVecs() gives CUDA vectors, which the tests then use (the plugin reads them in place)
   cuda=""
   grep -q "define PETSC_HAVE_CUDA 1" "$PETSC_DIR/include/petscconf.h" 2>/dev/null && cuda=1
-  for t in examples/ex1.c:examples/ex1 tests/matgpustream.c:tests/matgpustream tests/matstream.c:tests/matstream tests/matcoo.c:tests/matcoo tests/mataij.c:tests/mataij tests/aijcode.c:tests/aijcode tests/hostvecs.c:tests/hostvecs tests/pcilu.c:tests/pcilu tests/kspgpustream.c:tests/kspgpustream tests/kspbcgsf.c:tests/kspbcgsf tests/kspsgmresf.c:tests/kspsgmresf tests/faults.c:tests/faults tests/badinput.c:tests/badinput; do
+  for t in examples/ex1.c:examples/ex1 tests/matgpustream.c:tests/matgpustream tests/matstream.c:tests/matstream tests/matcoo.c:tests/matcoo tests/mataij.c:tests/mataij tests/aijcode.c:tests/aijcode tests/hostvecs.c:tests/hostvecs tests/pcilu.c:tests/pcilu tests/kspgpustream.c:tests/kspgpustream tests/kspbcgsf.c:tests/kspbcgsf tests/kspsgmresf.c:tests/kspsgmresf tests/kspchebyshevf.c:tests/kspchebyshevf tests/faults.c:tests/faults tests/badinput.c:tests/badinput; do
     [[ " $TESTS " == *" $(basename "${t##*:}") "* ]] || continue
     python3 tests/petsctest.py --mpiexec "$MPIEXEC" --timeout "$TEST_TIMEOUT" --jobs "$TEST_JOBS" --times ${SKIP:+--skip "$SKIP"} --src "${t%%:*}" --exe "$B/${t##*:}" 2>&1 | tee "$step" >>"$OUT/tests.log"
     echo "$(basename "${t%%:*}"): $(tail -1 "$step")" | tee -a "$summary"

@@ -10,7 +10,7 @@ rm -rf "$dst"
 mkdir -p "$dst/tests/tutorials" "$dst/bench" "$dst/examples"
 strip --strip-unneeded -o "$dst/libpetscgpustream.so" "$src/libpetscgpustream.so.0.1.0"
 ln -s libpetscgpustream.so "$dst/libpetscgpustream.so.0"
-for f in tests/kspgpustream tests/kspbcgsf tests/kspsgmresf tests/matgpustream tests/matstream tests/matcoo tests/mataij tests/aijcode tests/hostvecs tests/pcilu tests/devicevec tests/faults tests/badinput examples/ex1 bench/bench_poisson bench/bench_pc ${EXTRA:-tests/test_kernels}; do
+for f in tests/kspgpustream tests/kspbcgsf tests/kspsgmresf tests/kspchebyshevf tests/matgpustream tests/matstream tests/matcoo tests/mataij tests/aijcode tests/hostvecs tests/pcilu tests/devicevec tests/faults tests/badinput examples/ex1 bench/bench_poisson bench/bench_pc ${EXTRA:-tests/test_kernels}; do
   [ -f "$src/$f" ] && strip --strip-unneeded -o "$dst/$f" "$src/$f"
 done
 for f in "$src"/tests/tutorials/*; do [ -f "$f" ] && [ -x "$f" ] && cp "$f" "$dst/tests/tutorials/"; done

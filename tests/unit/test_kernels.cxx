@@ -121,10 +121,11 @@ int main(int argc, char **argv)
                                                          {"TriFactorBackends", TestTriFactorBackends},
                                                          {"TriFactorSweeps", TestTriFactorSweeps},
                                                          {"TriFactorFixedPoint", TestTriFactorFixedPoint},
+                                                         {"ChebF", TestChebF},
                                                          {"AllocationFailure", TestAllocationFailure}};
     /* -skip AllocationFailure: all but those (its deliberate failed cudaMalloc is an API error to compute-sanitizer) */
-    char     *only[32], *skip[32];
-    PetscInt  nonly = 32, nskip = 32;
+    char     *only[64], *skip[64];
+    PetscInt  nonly = 64, nskip = 64;
     PetscBool set, skipset;
     PetscCall(PetscOptionsGetStringArray(nullptr, nullptr, "-only", only, &nonly, &set));
     PetscCall(PetscOptionsGetStringArray(nullptr, nullptr, "-skip", skip, &nskip, &skipset));
