@@ -21,12 +21,13 @@ struct StepRow {
   }
 };
 
-/* The step fused with the product of one process's device matrix, no norm: a thread per row (the matrix's shape
-   without lanes, as its MatMult) or lanes per row */
+/* The step fused with the product of one process's device matrix, no norm: in MatMult's shape (a thread per row
+   without lanes, else lanes per row and its league); with no reduction there is no reason to bound the teams as the
+   solvers' fused league (FusedShape()) does, which left the step slower than its MatMult */
 template <bool Blk> void FusedStep(const GSDeviceMat A, const DView<PetscScalar> &x, const StepRow &f)
 {
   const CSR         csr = A->csr;
-  const LaunchShape s   = FusedShape(A->shape);
+  const LaunchShape s   = A->shape;
   if (s.vlen == 1 && s.tiles.cap == 0) {
     Kokkos::parallel_for(
         "GPUStream::ChebFStepSpMVRows", RangePol(0, csr.m), KOKKOS_LAMBDA(const PetscInt row) { (void)f(row, RowSum<Blk>(csr, x, row)); });
