@@ -9,14 +9,25 @@ using namespace gpustream;
 /* Rows shorter than 12 entries on average: a thread per row (MatMult: one row per thread; the fused solver kernels:
    256 threads per team, 8 teams per multiprocessor; 2, 4 and 8 vector lanes per row ran slower). Longer rows: a warp
    (32 vector lanes) per row, 8 rows per team, faster on the 27-point matrices than a thread or 4-16 lanes per row.
-   kernel forces either. */
-LaunchShape gpustream::SpMVShape(PetscInt m, PetscInt nnz, GSSpMVKernel kernel)
+   kernel forces either. Block rows (bs > 1) under auto: a power of two of lanes each, more than an eighth of their
+   blocks (each lane sums whole blocks; a warp per block row left most lanes idle on 27 blocks) and enough for the
+   block rows to fill BlockLaneThreads threads (GAMG's coarse levels have few block rows, many blocks each). */
+/* Block rows times their lanes at least this many threads, so that a few block rows still fill the device */
+constexpr PetscInt BlockLaneThreads = 1 << 17;
+
+LaunchShape gpustream::SpMVShape(PetscInt m, PetscInt nnz, GSSpMVKernel kernel, int bs)
 {
   LaunchShape s;
   if (!OnDevice()) return s;
+  int blanes = 0;
+  if (kernel == GS_KERNEL_AUTO && bs > 1 && m >= bs) {
+    const PetscInt blocks = nnz / ((PetscInt)bs * m), brows = m / bs; /* blocks a block row, on average */
+    blanes = 1;
+    while (blanes < 32 && (8 * blanes <= blocks || brows * blanes < BlockLaneThreads)) blanes *= 2;
+  }
   if (kernel == GS_KERNEL_AUTO) kernel = (m > 0 && nnz >= 12 * m) ? GS_KERNEL_WARP : GS_KERNEL_THREAD;
   const int threads    = TeamThreads();
-  s.vlen               = kernel == GS_KERNEL_WARP ? 32 : 1;
+  s.vlen               = blanes ? blanes : kernel == GS_KERNEL_WARP ? 32 : 1;
   s.team               = threads / s.vlen;
   const PetscInt teams = (m + s.team - 1) / s.team;
   s.league             = (int)PetscMax(1, PetscMin(teams, (PetscInt)MaxTeams(threads)));
@@ -151,7 +162,7 @@ PetscErrorCode GSDeviceMatCreate(PetscInt m, PetscInt n, const PetscInt ia[], co
   A->csr.rowptr = A->rowptr;
   A->csr.colidx = A->colidx;
   A->csr.val    = A->val;
-  A->shape      = SpMVShape(m, nnz);
+  A->shape      = SpMVShape(m, nnz, GS_KERNEL_AUTO, A->csr.bs);
   A->csr.lanes  = A->shape.vlen;
   if (bs <= 1) PetscCall(MakeTiles(m, ia, TileCap(m, ia, tile), &A->shape.tiles));
   *dA = A.release();
@@ -404,7 +415,7 @@ PetscErrorCode GSDeviceMatSetKernel(GSDeviceMat A, GSSpMVKernel kernel)
   const Tiles T = A->shape.tiles;
 
   PetscFunctionBegin;
-  A->shape       = SpMVShape(A->csr.m, (PetscInt)A->val.extent(0), kernel);
+  A->shape       = SpMVShape(A->csr.m, (PetscInt)A->val.extent(0), kernel, A->csr.bs);
   A->shape.tiles = T;
   A->csr.lanes   = A->shape.vlen;
   PetscFunctionReturn(PETSC_SUCCESS);

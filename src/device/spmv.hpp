@@ -48,7 +48,7 @@ inline LaunchShape FusedShape(LaunchShape s)
 }
 
 /* The default shape for m rows and nnz entries: a thread per row for short rows, a warp per row for long ones */
-LaunchShape SpMVShape(PetscInt m, PetscInt nnz, GSSpMVKernel kernel = GS_KERNEL_AUTO);
+LaunchShape SpMVShape(PetscInt m, PetscInt nnz, GSSpMVKernel kernel = GS_KERNEL_AUTO, int bs = 1);
 
 /* Entries a thread loads before it stores any, and teams of the tiled kernel per multiprocessor (its launch bounds:
    unbounded, the kernel took 128 registers, two teams of 256 threads a multiprocessor, too few loads in flight), with

@@ -836,14 +836,17 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
     if (size > 1 && halo) PetscCall(MatViewHalo_Private(gs, halo, viewer));
     PetscCall(GSDeviceMatGetTileSize(dA, &cap, &ntiles));
     /* a warp asked for on a host backend runs one lane per row, as every kernel there does */
-    PetscCall(PetscSNPrintf(kernel, sizeof(kernel), "%s (-mat_gpustream_kernel %s%s%s)", vlen > 1 ? "warp per row" : "thread per row", GSSpMVKernels[gs->opts.kernel],
-                            gs->opts.kernel == GS_KERNEL_WARP && !GSOnDevice() ? ": one lane per row on the host backend " : "", gs->opts.kernel == GS_KERNEL_WARP && !GSOnDevice() ? GSExecutionSpace() : ""));
+    PetscCall(PetscSNPrintf(kernel, sizeof(kernel), "%s (-mat_gpustream_kernel %s%s%s)",
+                            bs > 1     ? (vlen > 1 ? "vector lanes per block row" : "thread per block row")
+                            : vlen > 1 ? "warp per row"
+                                       : "thread per row",
+                            GSSpMVKernels[gs->opts.kernel], gs->opts.kernel == GS_KERNEL_WARP && !GSOnDevice() ? ": one lane per row on the host backend " : "", gs->opts.kernel == GS_KERNEL_WARP && !GSOnDevice() ? GSExecutionSpace() : ""));
     if (cap)
       PetscCall(
           PetscViewerASCIIPrintf(viewer, "GPUStream: SpMV kernel %s, %" PetscInt_FMT " %s per row, by %" PetscInt_FMT " tiles of up to %" PetscInt_FMT " entries (-mat_gpustream_tile_size)\n", kernel, vlen, vlen == 1 ? "lane" : "lanes", ntiles, cap));
     else
-      PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: SpMV kernel %s, %" PetscInt_FMT " %s per row, %" PetscInt_FMT " %s per team, %" PetscInt_FMT " %s, no tiles\n", kernel, vlen, vlen == 1 ? "lane" : "lanes", team, team == 1 ? "row" : "rows",
-                                       league, league == 1 ? "team" : "teams"));
+      PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: SpMV kernel %s, %" PetscInt_FMT " %s per %srow, %" PetscInt_FMT " %s%s per team, %" PetscInt_FMT " %s, no tiles\n", kernel, vlen, vlen == 1 ? "lane" : "lanes", bs > 1 ? "block " : "", team,
+                                       bs > 1 ? "block " : "", team == 1 ? "row" : "rows", league, league == 1 ? "team" : "teams"));
   } else
     PetscCall(PetscViewerASCIIPrintf(viewer, "GPUStream: not assembled, nothing in device memory yet\n"));
   PetscFunctionReturn(PETSC_SUCCESS);
