@@ -150,13 +150,13 @@ if [[ $what == *tests* ]]; then
     echo "matgpustream -mat_gpustream_device_mpi true without CUDA-aware MPI: exit $rc, $n error lines ($([ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$n" -ge 1 ] && ! grep -q -i "segmentation\|signal" "$step" && echo refused as it should || echo FAILED))" | tee -a "$summary"
   fi
   if [[ " $TESTS " == *" pcilu "* ]]; then
-    # who solves the device factors' triangles on a GPU: cuSPARSE by default (pcilu.view pins Kokkos-Kernels, so that
-    # its output is the CPU's), as -ksp_view says
-    for be in auto kokkoskernels; do
+    # who solves the device factors' triangles on a GPU: one kernel for these small factors by default, else cuSPARSE
+    # (pcilu.view pins Kokkos-Kernels, so that its output is the CPU's), as -ksp_view says
+    for be in auto "auto -gs_mat_gpustream_trisolve_one_kernel false" kokkoskernels; do
       timeout "$TEST_TIMEOUT" "$B/tests/pcilu" -scenario solve -gs_ksp_view -gs_mat_gpustream_trisolve $be >"$step" 2>&1
       log tests.log
       # (auto: Kokkos-Kernels' where the CUDA runtime's cuSPARSE does not load, as on the Kokkos 3 stack's CUDA 11)
-      echo "pcilu view, -mat_gpustream_trisolve $be: $(grep -c "cuSPARSE's SpSV" "$step") factors solved by cuSPARSE's SpSV, $(grep -c "spiluk and sptrsv" "$step") by spiluk and sptrsv, $(grep -c "DIFFERS" "$step") differences from AIJ" | tee -a "$summary"
+      echo "pcilu view, -mat_gpustream_trisolve $be: $(grep -c "both solves in one kernel" "$step") factors solved in one kernel, $(grep -c "cuSPARSE's SpSV" "$step") by cuSPARSE's SpSV, $(grep -c "spiluk and sptrsv" "$step") by spiluk and sptrsv, $(grep -c "DIFFERS" "$step") differences from AIJ" | tee -a "$summary"
     done
   fi
   if [[ " $TESTS " == *" faults "* ]]; then # (its CPU reference output fails faults.devicefull above)

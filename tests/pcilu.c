@@ -1034,6 +1034,13 @@ int main(int argc, char **argv)
       args: -scenario solve,fallback,shift -gs_ksp_view -gs_mat_gpustream_trisolve kokkoskernels
       filter: grep -E "GPUStream: (ILU|ICC|[0-9]+ of|its triangular)|package used|^  type: (ilu|icc)|as AIJ|DIFFERS" | sed -E -e "s/on the device \([A-Za-z]+\)/on the device (SPACE)/" -e "s/[0-9.]+(e[-+]?[0-9]+)? MB/X MB/"
 
+   # both exact solves in one kernel (the default for small factors on a device only), on ILU(0) and ICC(0), on a
+   # host LU with and without its ordering, after new values: as AIJ
+   test:
+      suffix: one_kernel
+      args: -problem lap2d -m 8 -scenario solve,transpose,matsolve,lu,refactor -gs_ksp_view -gs_mat_gpustream_trisolve_one_kernel -gs_sub_mat_gpustream_trisolve_one_kernel
+      filter: grep -E "GPUStream: (ILU|ICC|its triangular)|as AIJ|DIFFERS" | sed -E -e "s/^ +//" -e "s/on the device \([A-Za-z]+\)/on the device (SPACE)/" -e "s/[0-9.]+(e[-+]?[0-9]+)? MB/X MB/" -e "s/, [0-9]+ levels, L/, L/"
+
    # Jacobi sweeps in place of the triangular solves: enough of them (more than the factors' levels) solve exactly,
    # as AIJ; the default ones take a few more iterations
    test:

@@ -312,6 +312,10 @@ PETSC_INTERN PetscInt       GSTriFactorGetFactorSweeps(GSTriFactor);
 PETSC_INTERN PetscInt       GSTriFactorGetSweeps(GSTriFactor);
 /* "cuSPARSE's SpSV", "Kokkos-Kernels' sptrsv" or "Jacobi sweeps": who solves the factor's triangles */
 PETSC_INTERN const char *GSTriFactorSolverName(GSTriFactor);
+/* Both triangular solves of a small factor in one kernel of one team (auto: on a device, up to 2048 rows whose
+   triangles fit the team's scratch memory); SetOneKernel forces it on where the factor fits, or off */
+PETSC_INTERN PetscErrorCode GSTriFactorSetOneKernel(GSTriFactor, PetscBool);
+PETSC_INTERN PetscBool      GSTriFactorUsesOneKernel(GSTriFactor);
 
 /* The numeric phase of a product of sequential gpustream matrices on the device (row loops into known patterns; opaque
    to C): C = A P, or with ptap true C = P^T A P. Create: from the host patterns (A: am x an, ai, aj; P: an x pn, pi,

@@ -82,7 +82,7 @@ CSRHost RandomFactorable(PetscInt n, PetscInt maxlen, bool symmetric)
 
 /* The matrix the ICC(0) factor factors: the upper triangle mirrored (symmetric already for RandomFactorable(true)) */
 PetscErrorCode FactorSolve(const CSRHost &A, bool symmetric, bool device, GSTriSolve mode, const std::vector<PetscScalar> &b, std::vector<PetscScalar> &x, PetscInt *bad, GSTriBackend backend = GS_TRI_BACKEND_AUTO, PetscInt sweeps = 0,
-                           const std::vector<PetscScalar> *before = nullptr, PetscInt fsweeps = 0)
+                           const std::vector<PetscScalar> *before = nullptr, PetscInt fsweeps = 0, int onekernel = -1, bool *used = nullptr)
 {
   GSTriFactor F = nullptr;
   PetscReal   pivot;
@@ -91,6 +91,7 @@ PetscErrorCode FactorSolve(const CSRHost &A, bool symmetric, bool device, GSTriS
   x.assign(A.m, 0);
   PetscCall(GSTriFactorCreate(A.m, A.ia.data(), A.ja.data(), symmetric ? PETSC_TRUE : PETSC_FALSE, backend, &F));
   PetscCall(GSTriFactorSetFactorSweeps(F, fsweeps));
+  if (onekernel >= 0) PetscCall(GSTriFactorSetOneKernel(F, onekernel ? PETSC_TRUE : PETSC_FALSE));
   if (sweeps > 0) { /* jacobi's */
     PetscCall(GSTriFactorSetSweeps(F, sweeps));
     PetscCheck(!std::strcmp(GSTriFactorSolverName(F), "Jacobi sweeps"), PETSC_COMM_SELF, PETSC_ERR_PLIB, "Not solved by sweeps: %s", GSTriFactorSolverName(F));
@@ -106,6 +107,7 @@ PetscErrorCode FactorSolve(const CSRHost &A, bool symmetric, bool device, GSTriS
   } else
     PetscCall(GSTriFactorNumeric(F, A.a.data(), PETSC_FALSE, GS_PIVOT_ABS, 1e-14, bad, &pivot));
   PetscCall(GSTriFactorSolve(F, mode, b.data(), x.data(), PETSC_FALSE));
+  if (used) *used = GSTriFactorUsesOneKernel(F);
   PetscCall(GSTriFactorDestroy(&F));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -160,6 +162,12 @@ void TestTriFactor()
             Check(!FactorSolve(A, sym, dev, t ? GS_TRI_TRANSPOSE : GS_TRI_SOLVE, b, x, &bad, be) && bad == -1 && RelDiff(x, ref) < 1e-12,
                   std::string(sym ? "ICC(0)" : "ILU(0)") + (t ? " transposed" : "") + " solve, values on the " + (dev ? "device" : "host") + ", -mat_gpustream_trisolve " + GSTriBackends[be] + ", n=" + std::to_string(n));
           }
+        for (int one = 0; one < 2; one++) { /* both solves in one kernel, forced on and off: it fits the sizes up to 257 here, not from 1000 rows */
+          PetscInt bad  = -2;
+          bool     used = !one;
+          Check(!FactorSolve(A, sym, true, t ? GS_TRI_TRANSPOSE : GS_TRI_SOLVE, b, x, &bad, GS_TRI_BACKEND_AUTO, 0, nullptr, 0, one, &used) && bad == -1 && RelDiff(x, ref) < 1e-12 && (one ? used == (n > 0 && n <= 257) : !used),
+                std::string(sym ? "ICC(0)" : "ILU(0)") + (t ? " transposed" : "") + " solve, one kernel " + (one ? "on" : "off") + ", n=" + std::to_string(n));
+        }
       }
       if (sym) { /* the halves of ICC's symmetric application: D^(-1/2) L^-1 b and L^-T D^(-1/2) b */
         std::vector<PetscScalar> fwd(b), bwd(b);
@@ -192,6 +200,23 @@ void TestTriFactor()
    a silent substitute */
 void TestTriFactorBackends()
 {
+  { /* auto's one kernel: on a device for a small factor of many levels (dense rows), not for one of a single level
+       (diagonal) whose rows one after another would cost more than a level's launch; never on a host backend */
+    CSRHost diag{1500, 1500, {0}, {}, {}};
+    for (PetscInt i = 0; i < diag.m; i++) diag.ja.push_back(i), diag.a.push_back(2.0 + (PetscScalar)(i % 7)), diag.ia.push_back(i + 1);
+    const CSRHost dense = RandomFactorable(24, 24, false);
+    for (int k = 0; k < 2; k++) {
+      const CSRHost           &M = k ? diag : dense;
+      std::vector<PetscScalar> lu, x;
+      std::vector<PetscInt>    dg;
+      const auto               b    = Random(M.m);
+      PetscInt                 bad  = -2;
+      bool                     used = false;
+      ILU0Ref(M, lu, dg);
+      Check(!FactorSolve(M, false, true, GS_TRI_SOLVE, b, x, &bad, GS_TRI_BACKEND_AUTO, 0, nullptr, 0, -1, &used) && bad == -1 && RelDiff(x, LUSolveRef(M, lu, dg, b, false)) < 1e-12 && used == (!k && GSOnDevice()),
+            std::string("auto's one kernel: ") + (k ? "not for a diagonal factor" : "for a small dense factor on a device only"));
+    }
+  }
   const CSRHost A = RandomFactorable(50, 5, false);
 #  if defined(KOKKOS_ENABLE_CUDA)
   const bool have = gpustream::Cusparse() != nullptr;
@@ -212,6 +237,7 @@ void TestTriFactorBackends()
     PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
     const PetscErrorCode ierr = GSTriFactorCreate(A.m, A.ia.data(), A.ja.data(), PETSC_FALSE, c.backend, &F);
     PetscPopErrorHandler();
+    if (F) GSTriFactorSetOneKernel(F, PETSC_FALSE); /* the level-by-level solver, not the small factor's one kernel */
     Check(c.solver ? !ierr && F && !std::strcmp(GSTriFactorSolverName(F), c.solver) : ierr == PETSC_ERR_SUP && !F, std::string("-mat_gpustream_trisolve ") + GSTriBackends[c.backend] + ": " + (c.solver ? c.solver : "an error"));
     if (F) GSTriFactorDestroy(&F);
   }

@@ -15,6 +15,7 @@ typedef struct {
   GSTriBackend     backend;   /* -mat_gpustream_trisolve */
   PetscInt         sweeps;    /* -mat_gpustream_trisolve_sweeps, for jacobi */
   PetscInt         fsweeps;   /* -mat_gpustream_factor_sweeps: fixed-point sweeps of the numeric factorization (0: spiluk's) */
+  PetscInt         onekernel; /* -mat_gpustream_trisolve_one_kernel: 1 on, 0 off, -1 auto (not given) */
   GSTriFactor      tri;       /* the device factors; NULL where the host factors */
   GSTriFactor      htri;      /* the host factor's L and U on the device, for its solves there */
   GSTriFactor      solver;    /* the one the device solves use: tri or htri */
@@ -188,6 +189,7 @@ static PetscErrorCode MatFactorHostSolves_Private(Mat F)
   if (!idc) PetscCall(ISGetIndices(fs->col, &c));
   ierr = GSTriFactorSetHost(&fs->htri, n, (PetscInt)info.nz_used, ia, ja, a, r, c, fs->backend, &ok);
   if (!ierr && ok && fs->backend == GS_TRI_BACKEND_JACOBI) ierr = GSTriFactorSetSweeps(fs->htri, fs->sweeps);
+  if (!ierr && ok && fs->onekernel >= 0) ierr = GSTriFactorSetOneKernel(fs->htri, (PetscBool)(fs->onekernel > 0));
   if (r) PetscCall(ISRestoreIndices(fs->row, &r));
   if (c) PetscCall(ISRestoreIndices(fs->col, &c));
   PetscCall(ierr);
@@ -355,6 +357,12 @@ static PetscErrorCode MatFactorSymbolic_GSFactor(Mat F, Mat A, IS row, IS col, c
                              GSTriBackends, (PetscEnum)fs->backend, (PetscEnum *)&fs->backend, NULL));
   PetscCall(PetscOptionsInt("-mat_gpustream_trisolve_sweeps", "Jacobi sweeps per triangular solve (-mat_gpustream_trisolve jacobi)", "MATSOLVERGPUSTREAM", fs->sweeps, &fs->sweeps, NULL));
   PetscCall(PetscOptionsInt("-mat_gpustream_factor_sweeps", "Fixed-point sweeps of the numeric ILU(0)/ICC(0) factorization (Chow and Patel); 0: exact, Kokkos-Kernels' spiluk", "MATSOLVERGPUSTREAM", fs->fsweeps, &fs->fsweeps, NULL));
+  {
+    PetscBool one = (PetscBool)(fs->onekernel > 0), set;
+    PetscCall(PetscOptionsBool("-mat_gpustream_trisolve_one_kernel", "Both exact triangular solves in one kernel of one team where the factor fits its shared memory (default: for small factors with many levels on a device)", "MATSOLVERGPUSTREAM",
+                               one, &one, &set));
+    if (set) fs->onekernel = one ? 1 : 0;
+  }
   PetscOptionsEnd();
   PetscCheck(fs->sweeps > 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-%smat_gpustream_trisolve_sweeps %" PetscInt_FMT ": give at least 1", ((PetscObject)F)->prefix ? ((PetscObject)F)->prefix : "", fs->sweeps);
   PetscCheck(fs->fsweeps >= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-%smat_gpustream_factor_sweeps %" PetscInt_FMT ": give 0 (exact) or more", ((PetscObject)F)->prefix ? ((PetscObject)F)->prefix : "", fs->fsweeps);
@@ -366,6 +374,7 @@ static PetscErrorCode MatFactorSymbolic_GSFactor(Mat F, Mat A, IS row, IS col, c
     ierr = fs->host ? PETSC_SUCCESS : GSTriFactorCreate(n, ia, ja, (PetscBool)(fs->ftype == MAT_FACTOR_ICC), fs->backend, &fs->tri);
     if (!ierr && fs->tri && fs->backend == GS_TRI_BACKEND_JACOBI) ierr = GSTriFactorSetSweeps(fs->tri, fs->sweeps);
     if (!ierr && fs->tri) ierr = GSTriFactorSetFactorSweeps(fs->tri, fs->fsweeps);
+    if (!ierr && fs->tri && fs->onekernel >= 0) ierr = GSTriFactorSetOneKernel(fs->tri, (PetscBool)(fs->onekernel > 0));
     PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
     PetscCall(ierr);
   }
@@ -490,15 +499,16 @@ static PetscErrorCode MatGetFactor_GPUStream_Device(Mat A, MatFactorType ftype, 
   PetscCheck(ftype == MAT_FACTOR_LU || ftype == MAT_FACTOR_ILU || ftype == MAT_FACTOR_ICC, PETSC_COMM_SELF, PETSC_ERR_SUP, "MATSOLVERGPUSTREAM has no %s factorization", MatFactorTypes[ftype]);
   PetscCall(MatGetFactor_GPUStream_Host(A, ftype, F));
   PetscCall(PetscNew(&fs));
-  fs->ftype   = ftype;
-  fs->backend = GS_TRI_BACKEND_AUTO;
-  fs->sweeps  = GS_TRI_SWEEPS_DEFAULT;
-  fs->hostilu = (*F)->ops->ilufactorsymbolic;
-  fs->hosticc = (*F)->ops->iccfactorsymbolic;
-  fs->hostlu  = (*F)->ops->lufactorsymbolic;
-  fs->destroy = (*F)->ops->destroy;
-  fs->view    = (*F)->ops->view;
-  (*F)->spptr = fs;
+  fs->ftype     = ftype;
+  fs->backend   = GS_TRI_BACKEND_AUTO;
+  fs->sweeps    = GS_TRI_SWEEPS_DEFAULT;
+  fs->onekernel = -1;
+  fs->hostilu   = (*F)->ops->ilufactorsymbolic;
+  fs->hosticc   = (*F)->ops->iccfactorsymbolic;
+  fs->hostlu    = (*F)->ops->lufactorsymbolic;
+  fs->destroy   = (*F)->ops->destroy;
+  fs->view      = (*F)->ops->view;
+  (*F)->spptr   = fs;
   if (ftype == MAT_FACTOR_ICC)
     (*F)->ops->iccfactorsymbolic = MatICCFactorSymbolic_GSFactor;
   else if (ftype == MAT_FACTOR_LU)
@@ -521,10 +531,13 @@ static PetscErrorCode MatGetFactor_GPUStream_Device(Mat A, MatFactorType ftype, 
 
    Options Database Keys:
 .  -mat_gpustream_trisolve <auto,kokkoskernels,cusparse,jacobi> - the triangular solves: auto is cuSPARSE's SpSV in CUDA
-   builds where the library loads, else Kokkos-Kernels' sptrsv; jacobi replaces each exact solve by a fixed number of
+   builds where the library loads, else Kokkos-Kernels' sptrsv, and on a device a factor small enough (at most 2048
+   rows, both triangles and a vector within 40 KB, as a coarse grid's) has both solves in one kernel of one team; jacobi replaces each exact solve by a fixed number of
    Jacobi sweeps (each one product with the triangle, where exact solves go level by level), a fixed linear and, for
    ILU(0) or ICC(0) of a symmetric matrix, symmetric preconditioner that takes more iterations than exact solves
 .  -mat_gpustream_trisolve_sweeps <5> - the sweeps of jacobi
+.  -mat_gpustream_trisolve_one_kernel <bool> - both exact solves in one kernel of one team, forced on or off (where the
+   factor does not fit the 40 KB the kernel stages it in, the solves stay level by level)
 -  -mat_gpustream_factor_sweeps <0> - the numeric ILU(0) or ICC(0) by this many fixed-point sweeps (Chow and Patel), each
    one launch computing every entry of L and U from the last sweep's, where spiluk (0) goes level by level: the factors
    approach the exact ones with each sweep

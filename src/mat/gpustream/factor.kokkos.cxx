@@ -77,6 +77,8 @@ struct _n_GSTriFactor {
   Kokkos::View<PetscReal, Mem> badpivot;
   PetscLogDouble               work    = 0;
   PetscInt                     sweeps  = 0; /* -mat_gpustream_trisolve jacobi: the sweeps of each triangular solve */
+  int                          small   = 0; /* both solves in one kernel where the factor is small (OneKernelSolve()): 1 on, 0 off, -1 auto */
+  PetscInt                     depth   = 0; /* the levels of L and U together, for auto's choice of OneKernelSolve() */
   PetscInt                     fsweeps = 0; /* -mat_gpustream_factor_sweeps: fixed-point sweeps of the numeric factorization (0: spiluk) */
   std::unique_ptr<FixedPoint>  fp;          /* made at the first numeric factorization by sweeps */
 #  if defined(KOKKOS_ENABLE_CUDA)
@@ -93,6 +95,7 @@ static PetscErrorCode ChooseTriSolver(_n_GSTriFactor *F, GSTriBackend backend)
 
   PetscFunctionBegin;
   if (backend == GS_TRI_BACKEND_JACOBI) F->sweeps = GS_TRI_SWEEPS_DEFAULT;
+  F->small = backend == GS_TRI_BACKEND_AUTO ? -1 : 0;
   if (backend == GS_TRI_BACKEND_KOKKOSKERNELS || backend == GS_TRI_BACKEND_JACOBI) PetscFunctionReturn(PETSC_SUCCESS);
 #  if defined(KOKKOS_ENABLE_CUDA)
   if (const CusparseAPI *api = Cusparse())
@@ -212,6 +215,109 @@ static void TriSolve(const _n_GSTriFactor *F, TriCSR &T, const DView<PetscScalar
     sptrsv_solve(&T.kh, T.row, T.col, T.val, b, x);
 }
 
+/* The scratch bytes of OneKernelSolve() on lo and up: the vector, the inverse diagonals, both triangles */
+static size_t OneKernelBytes(PetscInt n, const TriCSR &lo, const TriCSR &up)
+{
+  const size_t nz = lo.col.extent(0) + up.col.extent(0);
+  return (3 * (size_t)n + nz) * sizeof(PetscScalar) + (nz + 2 * (size_t)n + 2) * sizeof(PetscInt) + 64;
+}
+
+/* Factors this small are solved by OneKernelSolve() on a device under auto, where its rows one after another (a team
+   reduction each) cost less than a level-scheduled solve's launches and synchronizations level after level: a
+   coarse grid's dense factor, whose every row is a level */
+constexpr size_t   OneKernelMaxBytes     = 40 * 1024;
+constexpr PetscInt OneKernelMaxRows      = 2048;
+constexpr PetscInt OneKernelRowsPerLevel = 16;
+
+static bool UsesOneKernel(const _n_GSTriFactor *F, const TriCSR &lo, const TriCSR &up)
+{
+  if (F->sweeps > 0 || F->small == 0) return false;
+  if (F->small < 0 && (!OnDevice() || F->n > OneKernelMaxRows || 2 * F->n > OneKernelRowsPerLevel * F->depth)) return false;
+  return OneKernelBytes(F->n, lo, up) <= OneKernelMaxBytes;
+}
+
+/* The levels of the lower (columns before the diagonal) or upper part of the rows of a CSR pattern on the host: a
+   row's level is one more than the highest of the rows it reads */
+static PetscInt HostLevels(PetscInt n, const std::vector<PetscInt> &row, const std::vector<PetscInt> &col, bool lower)
+{
+  std::vector<PetscInt> lev(n, 0);
+  PetscInt              most = 0;
+  for (PetscInt q = 0; q < n; q++) {
+    const PetscInt i = lower ? q : n - 1 - q;
+    PetscInt       l = 0;
+    for (PetscInt k = row[i]; k < row[i + 1]; k++) {
+      const PetscInt j = col[k];
+      if ((lower && j < i) || (!lower && j > i && j < n)) l = PetscMax(l, lev[j]);
+    }
+    lev[i] = l + 1;
+    most   = PetscMax(most, lev[i]);
+  }
+  return most;
+}
+
+/* out(pout(i)) = (up^-1 lo^-1 in(pin(.)))(i) (no permutation where pin or pout is empty) in one kernel of one team: the
+   triangles and the vector staged in scratch memory, then row after row, lo's first to last and up's last to first,
+   each row's sum formed by the team */
+static void OneKernelSolve(PetscInt n, const TriCSR &lo, const TriCSR &up, const DView<PetscInt> &pin, const DView<PetscInt> &pout, const DView<PetscScalar> &in, const DView<PetscScalar> &out)
+{
+  const DView<PetscInt>    lr = lo.row, lc = lo.col, ur = up.row, uc = up.col;
+  const DView<PetscScalar> lv = lo.val, uv = up.val;
+  const PetscInt           nl = (PetscInt)lc.extent(0), nu = (PetscInt)uc.extent(0);
+  const int                team = OnDevice() ? 32 : 1;
+  using IScr                    = Kokkos::View<PetscInt *, Exec::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  Kokkos::parallel_for(
+      "GPUStream::FactorOneKernelSolve", Kokkos::TeamPolicy<Exec>(1, team).set_scratch_size(0, Kokkos::PerTeam(OneKernelBytes(n, lo, up))), KOKKOS_LAMBDA(const Member &t) {
+        const Scratch v(t.team_scratch(0), n), ld(t.team_scratch(0), n), ud(t.team_scratch(0), n), sv(t.team_scratch(0), nl + nu);
+        const IScr    sc(t.team_scratch(0), nl + nu), sr(t.team_scratch(0), 2 * n + 2);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, nl + nu), [&](const PetscInt k) {
+          sv(k) = k < nl ? lv(k) : uv(k - nl);
+          sc(k) = k < nl ? lc(k) : uc(k - nl);
+        });
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, n + 1), [&](const PetscInt i) {
+          sr(i)         = lr(i);
+          sr(n + 1 + i) = nl + ur(i);
+          if (i < n) v(i) = in(pin.extent(0) ? pin(i) : i);
+        });
+        t.team_barrier();
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, n), [&](const PetscInt i) { /* a row without its diagonal takes 1 */
+                                                                                    PetscScalar dl = 1, du = 1;
+                                                                                    for (PetscInt k = sr(i); k < sr(i + 1); k++)
+                                                                                      if (sc(k) == i) dl = sv(k);
+                                                                                    for (PetscInt k = sr(n + 1 + i); k < sr(n + 2 + i); k++)
+                                                                                      if (sc(k) == i) du = sv(k);
+                                                                                    ld(i) = 1 / dl;
+                                                                                    ud(i) = 1 / du;
+        });
+        t.team_barrier();
+        for (PetscInt q = 0; q < 2 * n; q++) {
+          const bool     lower = q < n;
+          const PetscInt i = lower ? q : 2 * n - 1 - q, b = lower ? sr(i) : sr(n + 1 + i), e = lower ? sr(i + 1) : sr(n + 2 + i);
+          PetscScalar    sum = 0;
+          Kokkos::parallel_reduce(
+              Kokkos::TeamThreadRange(t, b, e),
+              [&](const PetscInt k, PetscScalar &a) {
+                if (sc(k) != i) a += sv(k) * v(sc(k));
+              },
+              sum);
+          Kokkos::single(Kokkos::PerTeam(t), [&]() { v(i) = (v(i) - sum) * (lower ? ld(i) : ud(i)); });
+          t.team_barrier();
+        }
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, n), [&](const PetscInt i) { out(pout.extent(0) ? pout(i) : i) = v(i); });
+      });
+}
+
+PetscErrorCode GSTriFactorSetOneKernel(GSTriFactor F, PetscBool on)
+{
+  PetscFunctionBegin;
+  F->small = on ? 1 : 0;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscBool GSTriFactorUsesOneKernel(GSTriFactor F)
+{
+  return F->n > 0 && UsesOneKernel(F, F->L, F->U) ? PETSC_TRUE : PETSC_FALSE;
+}
+
 PetscErrorCode GSTriFactorCreate(PetscInt n, const PetscInt ia[], const PetscInt ja[], PetscBool symmetric, GSTriBackend backend, GSTriFactor *out)
 {
   std::unique_ptr<_n_GSTriFactor> F;
@@ -256,6 +362,7 @@ PetscErrorCode GSTriFactorCreate(PetscInt n, const PetscInt ia[], const PetscInt
       }
   });
   F->nnz = row[n];
+  if (n <= OneKernelMaxRows) PetscCallCXX(F->depth = HostLevels(n, row, col, true) + HostLevels(n, row, col, false));
   GSCallKokkos({
     Upload(F->arow, "GPUStream::factor_arow", row);
     Upload(F->acol, "GPUStream::factor_acol", col);
@@ -295,7 +402,7 @@ PetscErrorCode GSTriFactorCreate(PetscInt n, const PetscInt ia[], const PetscInt
 
 const char *GSTriFactorSolverName(GSTriFactor F)
 {
-  return F->sweeps > 0 ? "Jacobi sweeps" : UsesCusparse(F) ? "cuSPARSE's SpSV" : "Kokkos-Kernels' sptrsv";
+  return F->sweeps > 0 ? "Jacobi sweeps" : GSTriFactorUsesOneKernel(F) ? "both solves in one kernel (a small factor)" : UsesCusparse(F) ? "cuSPARSE's SpSV" : "Kokkos-Kernels' sptrsv";
 }
 
 PetscErrorCode GSTriFactorSetSweeps(GSTriFactor F, PetscInt sweeps)
@@ -634,6 +741,7 @@ PetscErrorCode GSTriFactorSetHost(GSTriFactor *out, PetscInt n, PetscInt nz, con
       PetscCall(ChooseTriSolver(G.get(), backend));
       PetscCallCXX(G->hrow.assign(ia, ia + n + 1));
       PetscCallCXX(G->hcol.assign(ja, ja + end));
+      if (n <= OneKernelMaxRows) PetscCallCXX(G->depth = HostLevels(n, lp[0], lp[1], true) + HostLevels(n, up[0], up[1], false));
       GSCallKokkos({
         Upload(G->L.row, "GPUStream::factor_lrow", lp[0]);
         Upload(G->L.col, "GPUStream::factor_lcol", lp[1]);
@@ -766,7 +874,9 @@ PetscErrorCode GSTriFactorSolve(GSTriFactor F, GSTriSolve mode, const PetscScala
        other way round */
     const DView<PetscInt> pin = t ? F->cperm : F->rperm, pout = t ? F->rperm : F->cperm;
     const bool            permuted = pin.extent(0) || pout.extent(0);
-    if (permuted) {
+    if (!half && UsesOneKernel(F, first, second))
+      GSCallKokkos(OneKernelSolve(n, first, second, pin, pout, B, X));
+    else if (permuted) {
       const DView<PetscScalar> pb = F->pb;
       GSCallKokkos({
         DView<PetscScalar> src = B;
