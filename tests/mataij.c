@@ -387,6 +387,83 @@ static PetscErrorCode Products(PetscRandom rnd)
   PetscFunctionReturn(0);
 }
 
+/* A block matrix with full 3x3 blocks between neighbouring nodes (its three rows of a node alike) and an aggregation-like
+   P with full 3x2 blocks from each node to its aggregate and the next (rows of a node and of neighbouring nodes alike):
+   the repeated patterns of GAMG's levels, which the device product's host pattern of A P skips. As gpustream (M[0],
+   P[0]) and AIJ (M[1], P[1]); nodes on each process, the last one more */
+static PetscErrorCode BlockPair(PetscInt nodes, PetscRandom rnd, Mat M[2], Mat P[2])
+{
+  PetscMPIInt rank, size;
+  PetscInt    rstart, rend, N, mloc, aggs;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  mloc = nodes + (rank == size - 1 ? 1 : 0);
+  PetscCall(MPIU_Allreduce(&mloc, &N, 1, MPIU_INT, MPI_SUM, PETSC_COMM_WORLD));
+  aggs = (N + 2) / 3;
+  for (int k = 0; k < 2; k++) {
+    PetscCall(MatCreate(PETSC_COMM_WORLD, &M[k]));
+    PetscCall(MatSetSizes(M[k], 3 * mloc, 3 * mloc, PETSC_DETERMINE, PETSC_DETERMINE));
+    PetscCall(MatSetType(M[k], k ? MATAIJ : MATGPUSTREAM));
+    PetscCall(MatSeqAIJSetPreallocation(M[k], 9, NULL));
+    PetscCall(MatMPIAIJSetPreallocation(M[k], 9, NULL, 6, NULL));
+    PetscCall(MatCreate(PETSC_COMM_WORLD, &P[k]));
+    PetscCall(MatSetSizes(P[k], 3 * mloc, PETSC_DECIDE, PETSC_DETERMINE, 2 * aggs));
+    PetscCall(MatSetType(P[k], k ? MATAIJ : MATGPUSTREAM));
+    PetscCall(MatSeqAIJSetPreallocation(P[k], 4, NULL));
+    PetscCall(MatMPIAIJSetPreallocation(P[k], 4, NULL, 4, NULL));
+  }
+  PetscCall(MatGetOwnershipRange(M[0], &rstart, &rend));
+  for (PetscInt r = rstart; r < rend; r++) {
+    const PetscInt v = r / 3;
+    for (PetscInt w = v - 1; w <= v + 1; w++) {
+      if (w < 0 || w >= N) continue;
+      for (PetscInt c = 3 * w; c < 3 * w + 3; c++) {
+        PetscScalar a;
+        PetscCall(PetscRandomGetValue(rnd, &a));
+        if (c == r) a += 12.0;
+        for (int k = 0; k < 2; k++) PetscCall(MatSetValues(M[k], 1, &r, 1, &c, &a, INSERT_VALUES));
+      }
+    }
+    for (PetscInt g = v / 3; g <= PetscMin(v / 3 + 1, aggs - 1); g++)
+      for (PetscInt c = 2 * g; c < 2 * g + 2; c++) {
+        PetscScalar a;
+        PetscCall(PetscRandomGetValue(rnd, &a));
+        for (int k = 0; k < 2; k++) PetscCall(MatSetValues(P[k], 1, &r, 1, &c, &a, INSERT_VALUES));
+      }
+  }
+  for (int k = 0; k < 2; k++) {
+    PetscCall(MatAssemblyBegin(M[k], MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(M[k], MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyBegin(P[k], MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(P[k], MAT_FINAL_ASSEMBLY));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* MatPtAP() of the block pair: as AIJ's, made and reused after new values */
+static PetscErrorCode BlockProducts(PetscRandom rnd)
+{
+  Mat M[2], P[2], X[2];
+
+  PetscFunctionBeginUser;
+  PetscCall(BlockPair(10, rnd, M, P));
+  for (int k = 0; k < 2; k++) PetscCall(MatPtAP(M[k], P[k], MAT_INITIAL_MATRIX, PETSC_DEFAULT, &X[k]));
+  PetscCall(Report("MatPtAP of block gpustream matrices, initial: a gpustream matrix", X[0], X[1], MATGPUSTREAM, rnd));
+  for (int k = 0; k < 2; k++) {
+    PetscCall(MatScale(M[k], 3.0));
+    PetscCall(MatPtAP(M[k], P[k], MAT_REUSE_MATRIX, PETSC_DEFAULT, &X[k]));
+  }
+  PetscCall(Report("MatPtAP of block gpustream matrices, reused after new values", X[0], X[1], MATGPUSTREAM, rnd));
+  for (int k = 0; k < 2; k++) {
+    PetscCall(MatDestroy(&M[k]));
+    PetscCall(MatDestroy(&P[k]));
+    PetscCall(MatDestroy(&X[k]));
+  }
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   PetscRandom rnd;
@@ -399,6 +476,7 @@ int main(int argc, char **argv)
   PetscCall(Transposes(rnd));
   PetscCall(ToIS(rnd));
   PetscCall(Products(rnd));
+  PetscCall(BlockProducts(rnd));
   for (PetscInt dof = 2; dof <= 3; dof++) {
     PetscCall(Galerkin(dof, KSPCG, rnd));
     PetscCall(Galerkin(dof, KSPGMRES, rnd));
@@ -412,6 +490,12 @@ int main(int argc, char **argv)
 
    test:
       args: -malloc_debug -malloc_dump
+
+   # the products on the device, the block PtAP among them (not left to the host as one that does not fit)
+   test:
+      suffix: device_products
+      args: -info :mat
+      filter: grep -E "numeric phase|of block" | sed -E "s/^\[[0-9]+\] //" | sort | uniq -c
 
    # the products' numeric phases on the host, as on several processes (on one process they run on the device)
    test:

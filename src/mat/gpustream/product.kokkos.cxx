@@ -31,21 +31,46 @@ static void UploadPattern(Pattern &x, const char *label, PetscInt m, const Petsc
   Upload(x.col, label, col, row[m]);
 }
 
-/* The pattern of X = L R on the host (L: m rows, R: n columns), columns ascending in each row */
-static void HostProductPattern(PetscInt m, PetscInt n, const PetscInt *lr, const PetscInt *lc, const PetscInt *rr, const PetscInt *rc, std::vector<PetscInt> &xr, std::vector<PetscInt> &xc)
+/* The pattern of X = L R on the host (L: m rows, R: n columns), columns ascending in each row. Block matrices (GAMG's
+   levels) repeat patterns: a row of L with the previous row's columns has its row of X, and an entry of L whose row of
+   R repeats the previous entry's row adds nothing, so both are skipped. A row of X whose columns span a range not much
+   wider than their count is read off the marks in order, a wider one sorted. */
+static void HostProductPattern(PetscInt m, PetscInt n, const PetscInt *lr, const PetscInt *lc, PetscInt rm, const PetscInt *rr, const PetscInt *rc, std::vector<PetscInt> &xr, std::vector<PetscInt> &xc)
 {
-  std::vector<PetscInt> last(n, -1); /* the row that last met each column */
+  std::vector<PetscInt> last(n, -1);      /* the row that last met each column */
+  std::vector<char>     again(rm + 1, 0); /* again[j]: R's row j has row j-1's columns */
+  for (PetscInt j = 1; j < rm; j++) again[j] = rr[j + 1] - rr[j] == rr[j] - rr[j - 1] && std::equal(rc + rr[j], rc + rr[j + 1], rc + rr[j - 1]);
   xr.assign(m + 1, 0);
   xc.clear();
   for (PetscInt i = 0; i < m; i++) {
     const size_t start = xc.size();
-    for (PetscInt k = lr[i]; k < lr[i + 1]; k++)
-      for (PetscInt e = rr[lc[k]]; e < rr[lc[k] + 1]; e++)
-        if (last[rc[e]] != i) {
-          last[rc[e]] = i;
-          xc.push_back(rc[e]);
+    if (i > 0 && lr[i + 1] - lr[i] == lr[i] - lr[i - 1] && std::equal(lc + lr[i], lc + lr[i + 1], lc + lr[i - 1])) {
+      const size_t prev = (size_t)xr[i - 1];
+      for (size_t q = prev; q < start; q++) xc.push_back(xc[q]);
+      xr[i + 1] = (PetscInt)xc.size();
+      continue;
+    }
+    PetscInt lo = n, hi = -1;
+    for (PetscInt k = lr[i]; k < lr[i + 1]; k++) {
+      const PetscInt j = lc[k];
+      if (k > lr[i] && j == lc[k - 1] + 1 && again[j]) continue;
+      for (PetscInt e = rr[j]; e < rr[j + 1]; e++) {
+        const PetscInt c = rc[e];
+        if (last[c] != i) {
+          last[c] = i;
+          xc.push_back(c);
+          lo = PetscMin(lo, c);
+          hi = PetscMax(hi, c);
         }
-    std::sort(xc.begin() + start, xc.end());
+      }
+    }
+    const size_t count = xc.size() - start;
+    if (count > 1 && (size_t)(hi - lo + 1) <= 16 * count) {
+      size_t q = start;
+      for (PetscInt c = lo; c <= hi; c++)
+        if (last[c] == i) xc[q++] = c;
+    } else
+      std::sort(xc.begin() + start, xc.end());
     xr[i + 1] = (PetscInt)xc.size();
   }
 }
@@ -147,7 +172,7 @@ PetscErrorCode GSDeviceProductCreate(PetscBool ptap, PetscInt am, PetscInt an, c
     UploadPattern(P->c, "GPUStream::product_c", cm, ci, cj);
     if (ptap) {
       std::vector<PetscInt> r, col, map;
-      HostProductPattern(am, pn, ai, aj, pi, pj, r, col);
+      HostProductPattern(am, pn, ai, aj, an, pi, pj, r, col);
       UploadPattern(P->ap, "GPUStream::product_ap", am, r.data(), col.data());
       P->apval = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::product_apval"), col.size());
       HostTranspose(an, pn, std::vector<PetscInt>(pi, pi + an + 1), std::vector<PetscInt>(pj, pj + pi[an]), r, col, map);
