@@ -6,15 +6,15 @@
 
 using namespace gpustream;
 
+/* Block rows times their lanes at least this many threads, so that a few block rows still fill the device */
+constexpr PetscInt BlockLaneThreads = 1 << 17;
+
 /* Rows shorter than 12 entries on average: a thread per row (MatMult: one row per thread; the fused solver kernels:
    256 threads per team, 8 teams per multiprocessor; 2, 4 and 8 vector lanes per row ran slower). Longer rows: a warp
    (32 vector lanes) per row, 8 rows per team, faster on the 27-point matrices than a thread or 4-16 lanes per row.
    kernel forces either. Block rows (bs > 1) under auto: a power of two of lanes each, more than an eighth of their
    blocks (each lane sums whole blocks; a warp per block row left most lanes idle on 27 blocks) and enough for the
    block rows to fill BlockLaneThreads threads (GAMG's coarse levels have few block rows, many blocks each). */
-/* Block rows times their lanes at least this many threads, so that a few block rows still fill the device */
-constexpr PetscInt BlockLaneThreads = 1 << 17;
-
 LaunchShape gpustream::SpMVShape(PetscInt m, PetscInt nnz, GSSpMVKernel kernel, int bs)
 {
   LaunchShape s;

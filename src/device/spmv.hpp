@@ -47,7 +47,8 @@ inline LaunchShape FusedShape(LaunchShape s)
   return s;
 }
 
-/* The default shape for m rows and nnz entries: a thread per row for short rows, a warp per row for long ones */
+/* The default shape for m rows and nnz entries: a thread per row for short rows, a warp per row for long ones, lanes
+   per block row by their blocks for block size bs > 1 */
 LaunchShape SpMVShape(PetscInt m, PetscInt nnz, GSSpMVKernel kernel = GS_KERNEL_AUTO, int bs = 1);
 
 /* Entries a thread loads before it stores any, and teams of the tiled kernel per multiprocessor (its launch bounds:

@@ -310,10 +310,12 @@ PETSC_INTERN PetscErrorCode GSTriFactorSetSweeps(GSTriFactor, PetscInt);
 PETSC_INTERN PetscErrorCode GSTriFactorSetFactorSweeps(GSTriFactor, PetscInt);
 PETSC_INTERN PetscInt       GSTriFactorGetFactorSweeps(GSTriFactor);
 PETSC_INTERN PetscInt       GSTriFactorGetSweeps(GSTriFactor);
-/* "cuSPARSE's SpSV", "Kokkos-Kernels' sptrsv" or "Jacobi sweeps": who solves the factor's triangles */
+/* "cuSPARSE's SpSV", "Kokkos-Kernels' sptrsv", "Jacobi sweeps" or "both solves in one kernel (a small factor)": who
+   solves the factor's triangles */
 PETSC_INTERN const char *GSTriFactorSolverName(GSTriFactor);
 /* Both triangular solves of a small factor in one kernel of one team (auto: on a device, up to 2048 rows whose
-   triangles fit the team's scratch memory); SetOneKernel forces it on where the factor fits, or off */
+   triangles fit the team's scratch memory and whose levels are at least an eighth of the rows); SetOneKernel forces it
+   on where the factor fits, or off */
 PETSC_INTERN PetscErrorCode GSTriFactorSetOneKernel(GSTriFactor, PetscBool);
 PETSC_INTERN PetscBool      GSTriFactorUsesOneKernel(GSTriFactor);
 

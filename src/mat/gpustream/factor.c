@@ -532,9 +532,10 @@ static PetscErrorCode MatGetFactor_GPUStream_Device(Mat A, MatFactorType ftype, 
    Options Database Keys:
 .  -mat_gpustream_trisolve <auto,kokkoskernels,cusparse,jacobi> - the triangular solves: auto is cuSPARSE's SpSV in CUDA
    builds where the library loads, else Kokkos-Kernels' sptrsv, and on a device a factor small enough (at most 2048
-   rows, both triangles and a vector within 40 KB, as a coarse grid's) has both solves in one kernel of one team; jacobi replaces each exact solve by a fixed number of
-   Jacobi sweeps (each one product with the triangle, where exact solves go level by level), a fixed linear and, for
-   ILU(0) or ICC(0) of a symmetric matrix, symmetric preconditioner that takes more iterations than exact solves
+   rows, both triangles and a vector within 40 KB, levels at least an eighth of its rows: a coarse grid's) has both
+   solves in one kernel of one team; jacobi replaces each exact solve by a fixed number of Jacobi sweeps (each one
+   product with the triangle, where exact solves go level by level), a fixed linear and, for ILU(0) or ICC(0) of a
+   symmetric matrix, symmetric preconditioner that takes more iterations than exact solves
 .  -mat_gpustream_trisolve_sweeps <5> - the sweeps of jacobi
 .  -mat_gpustream_trisolve_one_kernel <bool> - both exact solves in one kernel of one team, forced on or off (where the
    factor does not fit the 40 KB the kernel stages it in, the solves stay level by level)

@@ -279,14 +279,15 @@ static void OneKernelSolve(PetscInt n, const TriCSR &lo, const TriCSR &up, const
           if (i < n) v(i) = in(pin.extent(0) ? pin(i) : i);
         });
         t.team_barrier();
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, n), [&](const PetscInt i) { /* a row without its diagonal takes 1 */
-                                                                                    PetscScalar dl = 1, du = 1;
-                                                                                    for (PetscInt k = sr(i); k < sr(i + 1); k++)
-                                                                                      if (sc(k) == i) dl = sv(k);
-                                                                                    for (PetscInt k = sr(n + 1 + i); k < sr(n + 2 + i); k++)
-                                                                                      if (sc(k) == i) du = sv(k);
-                                                                                    ld(i) = 1 / dl;
-                                                                                    ud(i) = 1 / du;
+        /* the inverse diagonals; a row without its diagonal takes 1 */
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, n), [&](const PetscInt i) {
+          PetscScalar dl = 1, du = 1;
+          for (PetscInt k = sr(i); k < sr(i + 1); k++)
+            if (sc(k) == i) dl = sv(k);
+          for (PetscInt k = sr(n + 1 + i); k < sr(n + 2 + i); k++)
+            if (sc(k) == i) du = sv(k);
+          ld(i) = 1 / dl;
+          ud(i) = 1 / du;
         });
         t.team_barrier();
         for (PetscInt q = 0; q < 2 * n; q++) {
