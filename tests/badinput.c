@@ -389,6 +389,29 @@ static PetscErrorCode DeviceProducts(void)
   PetscFunctionReturn(0);
 }
 
+/* A product reused after a new nonzero of an operand changed the product's pattern: an error that asks for the symbolic
+   phase again (the plugin's own check on one process, and before AIJ's numeric phase on several) */
+static PetscErrorCode ProductPattern(void)
+{
+  Mat    A, B, C;
+  Caught c;
+
+  PetscFunctionBeginUser;
+  PetscCall(Pair(PETSC_TRUE, &A, &B));
+  PetscCall(MatMatMult(A, A, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &C));
+  for (int k = 0; k < 2; k++) {
+    Mat X = k ? B : A;
+    PetscCall(MatSetOption(X, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+    PetscCall(MatSetValue(X, 0, 9, 0.5, INSERT_VALUES));
+    PetscCall(Assemble(X));
+  }
+  CATCH(&c, MatMatMult(A, A, MAT_REUSE_MATRIX, PETSC_DEFAULT, &C));
+  PetscCall(MatDestroy(&C));
+  PetscCall(Expect("MatMatMult(MAT_REUSE_MATRIX) after a new nonzero of A", &c, PETSC_ERR_ARG_INCOMP, "symbolic phase: call MatProductSymbolic() again"));
+  PetscCall(GoodAfterAndDestroy(&A, &B, NULL, KSPPIPEBCGSF));
+  PetscFunctionReturn(0);
+}
+
 /* The option -<prefix><name> set to value (value NULL: cleared) */
 static PetscErrorCode SetOption(const char *prefix, const char *name, const char *value)
 {
@@ -678,6 +701,7 @@ int main(int argc, char **argv)
   }
   TWICE(DependentLaunch());
   TWICE(DeviceProducts());
+  TWICE(ProductPattern());
   TWICE(Budget("a budget below one row and the vectors", NULL, "stream", "100", NULL, "is too small: even with one row per subdivision"));
   TWICE(Budget("a budget too small for 2 subdivisions", NULL, "stream", "400", "2", "is too small for 2 subdivisions"));
   TWICE(Budget("resident mode over the budget", NULL, "resident", "100", NULL, "-mat_gpustream_mode resident: the matrix needs"));

@@ -54,13 +54,16 @@ static PetscErrorCode Pair(PetscInt m, PetscRandom rnd, Mat *A, Mat *B)
   PetscFunctionReturn(0);
 }
 
-/* Whether A (of type `type`, MATAIJ: seqaij or mpiaij; assembled) multiplies as B: MatMult and MatMultTranspose on a random vector to 1e-14 */
+/* Whether A (of type `type`, MATAIJ: seqaij or mpiaij; assembled) multiplies as B: MatMult and MatMultTranspose on a random vector to 1e-14,
+   with as many nonzeros stored and the same block sizes */
 static PetscErrorCode Same(Mat A, Mat B, MatType type, PetscRandom rnd, PetscBool *ok)
 {
   Vec       x, ya, yb, u, va, vb;
   PetscReal d[2];
   PetscBool istype, assembled;
   MatType   atype;
+  MatInfo   info[2];
+  PetscInt  bs[2][2];
 
   PetscFunctionBeginUser;
   PetscCall(MatGetType(A, &atype));
@@ -80,8 +83,14 @@ static PetscErrorCode Same(Mat A, Mat B, MatType type, PetscRandom rnd, PetscBoo
   PetscCall(MatMultTranspose(A, u, va));
   PetscCall(MatMultTranspose(B, u, vb));
   PetscCall(VecRelDiff(va, vb, &d[1]));
-  *ok = (PetscBool)(istype && assembled && d[0] < 1e-14 && d[1] < 1e-14);
-  if (!*ok) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  type %s (expected %s), assembled %d, MatMult differs by %g, MatMultTranspose by %g\n", atype, type, (int)assembled, (double)d[0], (double)d[1]));
+  PetscCall(MatGetInfo(A, MAT_GLOBAL_SUM, &info[0]));
+  PetscCall(MatGetInfo(B, MAT_GLOBAL_SUM, &info[1]));
+  PetscCall(MatGetBlockSizes(A, &bs[0][0], &bs[0][1]));
+  PetscCall(MatGetBlockSizes(B, &bs[1][0], &bs[1][1]));
+  *ok = (PetscBool)(istype && assembled && d[0] < 1e-14 && d[1] < 1e-14 && info[0].nz_used == info[1].nz_used && bs[0][0] == bs[1][0] && bs[0][1] == bs[1][1]);
+  if (!*ok)
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  type %s (expected %s), assembled %d, MatMult differs by %g, MatMultTranspose by %g, %g and %g nonzeros, block sizes %" PetscInt_FMT " x %" PetscInt_FMT " and %" PetscInt_FMT " x %" PetscInt_FMT "\n",
+                          atype, type, (int)assembled, (double)d[0], (double)d[1], (double)info[0].nz_used, (double)info[1].nz_used, bs[0][0], bs[0][1], bs[1][0], bs[1][1]));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&ya));
   PetscCall(VecDestroy(&yb));
@@ -339,8 +348,9 @@ static PetscErrorCode Galerkin(PetscInt dof, KSPType type, PetscRandom rnd)
 
 /* Products of gpustream matrices only are gpustream matrices (PCGAMG's hierarchy stays on the device), with a plain
    AIJ partner plain AIJ ones; each multiplies as the product of the AIJ matrices holding the same values, at once and
-   reused (MAT_REUSE_MATRIX) after the operands' values changed on the device */
-static PetscErrorCode Products(PetscRandom rnd)
+   reused (MAT_REUSE_MATRIX) after the operands' values changed on the device. streamed: the first gpustream operand
+   streams (-s_mat_gpustream_mode stream), so that the numeric phases run on the host arrays */
+static PetscErrorCode Products(PetscBool streamed, PetscRandom rnd)
 {
   const MatProductType types[] = {MATPRODUCT_AB, MATPRODUCT_AtB, MATPRODUCT_PtAP, MATPRODUCT_ABC};
   const char          *names[] = {"AB", "AtB", "PtAP", "ABC"};
@@ -350,6 +360,12 @@ static PetscErrorCode Products(PetscRandom rnd)
   PetscCall(Pair(7, rnd, &A[0], &A[1]));
   PetscCall(Pair(7, rnd, &B[0], &B[1]));
   PetscCall(Pair(7, rnd, &C[0], &C[1]));
+  if (streamed) {
+    PetscCall(MatSetOptionsPrefix(A[0], "s_"));
+    PetscCall(PetscOptionsSetValue(NULL, "-s_mat_gpustream_mode", "stream"));
+    PetscCall(MatSetFromOptions(A[0]));
+    PetscCall(PetscOptionsClearValue(NULL, "-s_mat_gpustream_mode"));
+  }
   for (int t = 0; t < 4; t++) {
     Mat  X[2];
     char what[128];
@@ -360,18 +376,28 @@ static PetscErrorCode Products(PetscRandom rnd)
       PetscCall(MatProductSymbolic(X[k]));
       PetscCall(MatProductNumeric(X[k]));
     }
-    PetscCall(PetscSNPrintf(what, sizeof(what), "MatProduct %s of gpustream matrices, initial: a gpustream matrix", names[t]));
+    PetscCall(PetscSNPrintf(what, sizeof(what), "MatProduct %s of gpustream matrices%s, initial: a gpustream matrix", names[t], streamed ? ", A streamed" : ""));
     PetscCall(Report(what, X[0], X[1], MATGPUSTREAM, rnd));
     for (int k = 0; k < 2; k++) { /* new values: on the device for the gpustream operands */
       PetscCall(MatScale(A[k], 2.0));
       PetscCall(MatShift(B[k], 1.0));
       PetscCall(MatProductNumeric(X[k]));
     }
-    PetscCall(PetscSNPrintf(what, sizeof(what), "MatProduct %s of gpustream matrices, reused after new values", names[t]));
+    PetscCall(PetscSNPrintf(what, sizeof(what), "MatProduct %s of gpustream matrices%s, reused after new values", names[t], streamed ? ", A streamed" : ""));
+    PetscCall(Report(what, X[0], X[1], MATGPUSTREAM, rnd));
+    for (int k = 0; k < 2; k++) { /* another A of the same pattern */
+      Mat D;
+      PetscCall(MatDuplicate(A[k], MAT_COPY_VALUES, &D));
+      PetscCall(MatShift(D, 2.0));
+      PetscCall(MatProductReplaceMats(D, NULL, NULL, X[k]));
+      PetscCall(MatProductNumeric(X[k]));
+      PetscCall(MatDestroy(&D));
+    }
+    PetscCall(PetscSNPrintf(what, sizeof(what), "MatProduct %s of gpustream matrices%s, reused with another A", names[t], streamed ? ", A streamed" : ""));
     PetscCall(Report(what, X[0], X[1], MATGPUSTREAM, rnd));
     for (int k = 0; k < 2; k++) PetscCall(MatDestroy(&X[k]));
   }
-  { /* a plain AIJ partner: AIJ's result */
+  if (!streamed) { /* a plain AIJ partner: AIJ's result */
     Mat X, Y;
     PetscCall(MatPtAP(A[0], B[1], MAT_INITIAL_MATRIX, PETSC_DEFAULT, &X));
     PetscCall(MatPtAP(A[1], B[1], MAT_INITIAL_MATRIX, PETSC_DEFAULT, &Y));
@@ -475,7 +501,8 @@ int main(int argc, char **argv)
   PetscCall(PetscRandomSetFromOptions(rnd));
   PetscCall(Transposes(rnd));
   PetscCall(ToIS(rnd));
-  PetscCall(Products(rnd));
+  PetscCall(Products(PETSC_FALSE, rnd));
+  PetscCall(Products(PETSC_TRUE, rnd));
   PetscCall(BlockProducts(rnd));
   for (PetscInt dof = 2; dof <= 3; dof++) {
     PetscCall(Galerkin(dof, KSPCG, rnd));
@@ -495,7 +522,7 @@ int main(int argc, char **argv)
    test:
       suffix: device_products
       args: -info :mat
-      filter: grep -E "numeric phase|of block" | sed -E "s/^\[[0-9]+\] //" | sort | uniq -c
+      filter: grep -E "numeric phase|symbolic phase|of block" | sed -E -e "s/^\[[0-9]+\] //" -e "s/<mat[^>]*>/<mat>/" -e "s/: [0-9]+ x [0-9]+, [0-9]+ entries//" | sort | uniq -c
 
    # the products' numeric phases on the host, as on several processes (on one process they run on the device)
    test:

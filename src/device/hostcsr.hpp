@@ -8,12 +8,12 @@ namespace gpustream
 {
 /* The transpose of the m x n CSR (row, col) on the host: its CSR (n rows, columns ascending) and, for each of its
    entries, the entry of the original it is */
-inline void HostTranspose(PetscInt m, PetscInt n, const std::vector<PetscInt> &row, const std::vector<PetscInt> &col, std::vector<PetscInt> &trow, std::vector<PetscInt> &tcol, std::vector<PetscInt> &tmap)
+inline void HostTranspose(PetscInt m, PetscInt n, const PetscInt *row, const PetscInt *col, std::vector<PetscInt> &trow, std::vector<PetscInt> &tcol, std::vector<PetscInt> &tmap)
 {
   std::vector<PetscInt> next(n + 1, 0);
   trow.assign(n + 1, 0);
-  tcol.resize(col.size());
-  tmap.resize(col.size());
+  tcol.resize(row[m]);
+  tmap.resize(row[m]);
   for (PetscInt k = 0; k < row[m]; k++) trow[col[k] + 1]++;
   for (PetscInt i = 0; i < n; i++) trow[i + 1] += trow[i];
   std::copy(trow.begin(), trow.end(), next.begin());
@@ -23,6 +23,11 @@ inline void HostTranspose(PetscInt m, PetscInt n, const std::vector<PetscInt> &r
       tcol[p]          = i;
       tmap[p]          = k;
     }
+}
+
+inline void HostTranspose(PetscInt m, PetscInt n, const std::vector<PetscInt> &row, const std::vector<PetscInt> &col, std::vector<PetscInt> &trow, std::vector<PetscInt> &tcol, std::vector<PetscInt> &tmap)
+{
+  HostTranspose(m, n, row.data(), col.data(), trow, tcol, tmap);
 }
 
 /* d: a new device copy of the n host values h */

@@ -319,17 +319,21 @@ PETSC_INTERN const char *GSTriFactorSolverName(GSTriFactor);
 PETSC_INTERN PetscErrorCode GSTriFactorSetOneKernel(GSTriFactor, PetscBool);
 PETSC_INTERN PetscBool      GSTriFactorUsesOneKernel(GSTriFactor);
 
-/* The numeric phase of a product of sequential gpustream matrices on the device (row loops into known patterns; opaque
-   to C): C = A P, or with ptap true C = P^T A P. Create: from the host patterns (A: am x an, ai, aj; P: an x pn, pi,
-   pj; C: cm rows, ci, cj, columns ascending, as AIJ's symbolic phase made it) and the device values a, p and c (each
-   in its matrix's order), computes C's values once; *fits false (nothing kept, c unspecified) where C's pattern lacks
-   an entry of the product. Numeric: C's values again from new values of A and P (na, np of them), the patterns as at
-   creation. */
+/* Sparse products of sequential matrices, C = A B, A^T B or P^T A P (opaque to C). Symbolic: C's pattern from the
+   operands' host patterns (A: am x an, ai, aj; B: an x bn for A B and P^T A P, am x bn for A^T B; bi, bj), columns
+   ascending in each row; GetPattern: that pattern (cm rows, ci, cj; the product's own arrays). Numeric: C's values
+   into c from the operands' values a and b (each in its matrix's order), with the operands' patterns as at the symbolic
+   phase (an error otherwise); on the device from device values (the patterns uploaded at the first call), or its serial
+   twin NumericHost from host values. The symbolic phase runs on the given number of host threads; GSHostThreadsAuto():
+   the cores this process is bound to, else the node's divided among the processes the MPI launcher put on it. */
+typedef enum { GS_PRODUCT_AB, GS_PRODUCT_AtB, GS_PRODUCT_PtAP } GSProductType;
 typedef struct _n_GSDeviceProduct *GSDeviceProduct;
-PETSC_INTERN PetscErrorCode GSDeviceProductCreate(PetscBool, PetscInt, PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], PetscInt, const PetscInt[], const PetscInt[],
-                                                  PetscScalar[], GSDeviceProduct *, PetscBool *);
-PETSC_INTERN PetscErrorCode GSDeviceProductNumeric(GSDeviceProduct, const PetscScalar[], PetscCount, const PetscScalar[], PetscCount, PetscScalar[]);
-PETSC_INTERN PetscErrorCode GSDeviceProductDestroy(GSDeviceProduct *);
+PETSC_INTERN PetscErrorCode        GSDeviceProductSymbolic(GSProductType, PetscInt, PetscInt, const PetscInt[], const PetscInt[], PetscInt, const PetscInt[], const PetscInt[], PetscInt, GSDeviceProduct *);
+PETSC_INTERN PetscInt              GSHostThreadsAuto(void);
+PETSC_INTERN PetscErrorCode        GSDeviceProductGetPattern(GSDeviceProduct, PetscInt *, const PetscInt *[], const PetscInt *[]);
+PETSC_INTERN PetscErrorCode        GSDeviceProductNumeric(GSDeviceProduct, const PetscInt[], const PetscInt[], const PetscScalar[], const PetscInt[], const PetscInt[], const PetscScalar[], PetscScalar[]);
+PETSC_INTERN PetscErrorCode        GSDeviceProductNumericHost(GSDeviceProduct, const PetscInt[], const PetscInt[], const PetscScalar[], const PetscInt[], const PetscInt[], const PetscScalar[], PetscScalar[]);
+PETSC_INTERN PetscErrorCode        GSDeviceProductDestroy(GSDeviceProduct *);
 
 /* Serial reference twins of the device SpMV: y = A x (+ z when z is not NULL), and Y = A X for k columns */
 PETSC_INTERN void GSSpMV_Ref(PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], const PetscScalar[], const PetscScalar[], PetscScalar[]);

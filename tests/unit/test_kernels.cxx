@@ -122,6 +122,7 @@ int main(int argc, char **argv)
                                                          {"TriFactorSweeps", TestTriFactorSweeps},
                                                          {"TriFactorFixedPoint", TestTriFactorFixedPoint},
                                                          {"ChebF", TestChebF},
+                                                         {"Product", TestProduct},
                                                          {"AllocationFailure", TestAllocationFailure}};
     /* -skip AllocationFailure: all but those (its deliberate failed cudaMalloc is an API error to compute-sanitizer) */
     char     *only[64], *skip[64];

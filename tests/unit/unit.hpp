@@ -108,6 +108,8 @@ void TestTriFactorPivots();
 void TestTriFactorBackends();
 void TestTriFactorSweeps();
 void TestTriFactorFixedPoint();
+/* test_product.cxx: the sparse products */
+void TestProduct();
 /* test_chebyshevf.cxx */
 void TestChebF();
 /* test_device.cxx: the Kokkos layer */

@@ -1191,8 +1191,9 @@ static PetscErrorCode MatProductSetFromOptions_GPUStream_Dense(Mat C)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Products with AIJ matrices (PCGAMG's A P and P^T A P; MatMatMult(), MatPtAP() ...) are AIJ's, on the host arrays
-   (made current first). Their implementations check type names (MatMPIAIJGetLocalMat() ...), so in each phase the
+/* Products with AIJ matrices, on several processes, and of other types (MatMatMult(), MatPtAP() ...) are AIJ's, on
+   the host arrays (made current first); A B, A^T B and P^T A P of sequential gpustream matrices are the plugin's own
+   (MatProductSymbolicOwn_Private()). Their implementations check type names (MatMPIAIJGetLocalMat() ...), so in each phase the
    gpustream operands, and a gpustream result, wear their base name. The result of a product of gpustream matrices
    only is a gpustream matrix (as aijcusparse's products are aijcusparse), so that a Galerkin hierarchy built on a
    gpustream operator (PCGAMG's, PCMG's) has every level on the device; with any other operand it is the plain AIJ
@@ -1230,10 +1231,12 @@ static PetscErrorCode MatProductPhaseAIJ_Private(Mat C, const char name[])
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* A device product kept on its result (composed as GSDeviceProductName): NULL where the product did not fit, then the
-   host's numeric phase serves; made for the nonzero states nz of A, P and C */
+/* What a product of gpustream operands keeps on its result (composed as GSDeviceProductName): the operands' ids and
+   nonzero states at its symbolic phase, and for one of ours (else NULL) the product made from their patterns */
 typedef struct {
   GSDeviceProduct  prod;
+  GSProductType    type;
+  PetscObjectId    id[3];
   PetscObjectState nz[3];
 } GSProductCtx;
 
@@ -1255,154 +1258,225 @@ static PetscErrorCode GSProductCtxDestroy_Private(void *ctx)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The device values of a resident gpustream matrix and their count */
-static PetscErrorCode MatGPUStreamDeviceValues_Private(Mat A, PetscScalar **v, PetscCount *n)
+/* ctx records C's operands as they are now */
+static void GSProductCtxRecord_Private(GSProductCtx *ctx, Mat C)
+{
+  Mat X[3] = {C->product->A, C->product->B, C->product->C};
+
+  for (int i = 0; i < 3; i++) {
+    ctx->id[i] = X[i] ? ((PetscObject)X[i])->id : 0;
+    ctx->nz[i] = X[i] ? X[i]->nonzerostate : 0;
+  }
+}
+
+/* The device values of a resident gpustream matrix */
+static PetscErrorCode MatGPUStreamDeviceValues_Private(Mat A, PetscScalar **v)
 {
   GSDeviceMat d = NULL;
 
   PetscFunctionBegin;
   PetscCall(MatGPUStreamGetDeviceMat(A, &d, NULL, NULL));
   PetscCheck(d, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The matrix is not resident on the device");
-  PetscCall(GSDeviceMatGetValuesArray(d, v, n));
+  PetscCall(GSDeviceMatGetValuesArray(d, v, NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* A new device product for C = A P or P^T A P (ptap) from the host patterns and the device values; composed on C,
-   NULL inside where it does not fit */
-static PetscErrorCode MatProductDeviceCreate_Private(Mat C, Mat A, Mat P, PetscBool ptap, GSProductCtx **out)
+/* Whether C's product is one of ours: A B, A^T B or P^T A P of sequential gpustream matrices, unless
+   -gpustream_device_products false (then, on several processes and for other products, AIJ's code on the host) */
+static PetscErrorCode MatProductOwnType_Private(Mat C, PetscBool *own, GSProductType *type)
 {
-  Mat             X[3] = {A, P, C};
-  const PetscInt *ia[3], *ja[3];
-  PetscInt        n[3];
-  PetscScalar    *v[3];
-  PetscBool       done[3] = {PETSC_FALSE, PETSC_FALSE, PETSC_FALSE}, fits = PETSC_FALSE;
-  GSProductCtx   *ctx;
-  PetscErrorCode  ierr = PETSC_SUCCESS;
+  Mat_Product *product = C->product;
+  PetscBool    use     = PETSC_TRUE;
+  PetscMPIInt  size;
 
   PetscFunctionBegin;
-  PetscCall(PetscLogEventBegin(GPUS_ProductSetUp, C, A, P, 0));
-  PetscCall(PetscNew(&ctx));
-  for (int i = 0; i < 3 && !ierr; i++) {
-    ctx->nz[i] = X[i]->nonzerostate;
-    ierr       = MatGetRowIJ(X[i], 0, PETSC_FALSE, PETSC_FALSE, &n[i], &ia[i], &ja[i], &done[i]);
-    if (!ierr && done[i]) ierr = MatGPUStreamDeviceValues_Private(X[i], &v[i], NULL);
+  *own = PETSC_FALSE;
+  PetscCall(GSOptionsCheckValue(NULL, NULL, "-gpustream_device_products", GS_OPTION_BOOL, NULL, 0)); /* on any product */
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-gpustream_device_products", &use, NULL));
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)C), &size));
+  if (!use || size > 1 || !MatGPUStreamIsOurs_Private(product->A) || !MatGPUStreamIsOurs_Private(product->B)) PetscFunctionReturn(PETSC_SUCCESS);
+  switch (product->type) {
+  case MATPRODUCT_AB:
+    *type = GS_PRODUCT_AB;
+    break;
+  case MATPRODUCT_AtB:
+    *type = GS_PRODUCT_AtB;
+    break;
+  case MATPRODUCT_PtAP:
+    *type = GS_PRODUCT_PtAP;
+    break;
+  default:
+    PetscFunctionReturn(PETSC_SUCCESS);
   }
-  if (!ierr && done[0] && done[1] && done[2] && ia[0][n[0]] > 0 && ia[1][n[1]] > 0) ierr = GSDeviceProductCreate(ptap, n[0], A->cmap->n, ia[0], ja[0], v[0], P->cmap->n, ia[1], ja[1], v[1], n[2], ia[2], ja[2], v[2], &ctx->prod, &fits);
-  for (int i = 0; i < 3; i++)
-    if (done[i]) PetscCall(MatRestoreRowIJ(X[i], 0, PETSC_FALSE, PETSC_FALSE, &n[i], &ia[i], &ja[i], &done[i]));
-  if (ierr) PetscCall(GSProductCtxFree_Private(ctx));
-  PetscCall(ierr);
-  PetscCall(PetscInfo(C, "%s numeric phase %s\n", ptap ? "PtAP" : "AB", fits ? "on the device" : "on the host (the device product does not fit)"));
-  PetscCall(GSObjectComposePointer((PetscObject)C, GSDeviceProductName, ctx, GSProductCtxDestroy_Private)); /* C holds it */
-  PetscCall(PetscLogEventEnd(GPUS_ProductSetUp, C, A, P, 0));
-  *out = ctx;
+  *own = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The numeric phase on the device where it can run there: C = A P or P^T A P of sequential gpustream matrices, all
-   three resident and assembled (C is not before its first numeric phase: MatProductNumericFirstDevice_Private()),
-   unless -gpustream_device_products false. The device values of C then lead (the host's follow when a host operation needs
-   them). *done false leaves the phase to AIJ's. */
-static PetscErrorCode MatProductNumericDevice_Private(Mat C, PetscBool *done)
+/* The product of type of A and B from their host patterns (the symbolic phase, on the host: -gpustream_host_threads
+   threads, by default the cores this process may use, see GSHostThreadsAuto()) */
+static PetscErrorCode MatProductOwnPattern_Private(GSProductType type, Mat A, Mat B, GSDeviceProduct *prod)
 {
-  Mat_Product   *product = C->product;
-  Mat            A = product->A, P = product->B, X[3] = {A, P, C};
-  PetscBool      use = PETSC_TRUE, ptap = (PetscBool)(product->type == MATPRODUCT_PtAP);
-  PetscMPIInt    size;
-  GSProductCtx  *ctx = NULL;
+  const PetscInt *ai, *aj, *bi, *bj;
+  PetscInt        am, bm, threads = 0;
+  PetscBool       done[2] = {PETSC_FALSE, PETSC_FALSE};
+  PetscErrorCode  ierr;
+
+  PetscFunctionBegin;
+  PetscCall(GSOptionsCheckValue(NULL, NULL, "-gpustream_host_threads", GS_OPTION_INT, NULL, 0));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-gpustream_host_threads", &threads, NULL));
+  if (threads < 1) threads = GSHostThreadsAuto();
+  PetscCall(PetscLogEventBegin(GPUS_ProductSetUp, A, B, 0, 0));
+  PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &am, &ai, &aj, &done[0]));
+  ierr = MatGetRowIJ(B, 0, PETSC_FALSE, PETSC_FALSE, &bm, &bi, &bj, &done[1]);
+  if (!ierr && done[0] && done[1]) ierr = GSDeviceProductSymbolic(type, am, A->cmap->n, ai, aj, B->cmap->n, bi, bj, threads, prod);
+  if (done[1]) PetscCall(MatRestoreRowIJ(B, 0, PETSC_FALSE, PETSC_FALSE, &bm, &bi, &bj, &done[1]));
+  if (done[0]) PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &am, &ai, &aj, &done[0]));
+  PetscCall(ierr);
+  PetscCheck(done[0] && done[1], PETSC_COMM_SELF, PETSC_ERR_PLIB, "The operands of a product gave no CSR pattern");
+  PetscCall(PetscLogEventEnd(GPUS_ProductSetUp, A, B, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatProductNumeric_GPUStream_Own(Mat);
+
+/* The symbolic phase of our products: C's pattern from the operands' host patterns, then C a gpustream matrix of that
+   pattern holding zeros, with the first operand's settings (a Galerkin level's vectors and binding are then its fine
+   level's). AIJ's symbolic phase does not run; the numeric phase is ours (MatProductNumeric_GPUStream_Own()). */
+static PetscErrorCode MatProductSymbolicOwn_Private(Mat C, GSProductType type)
+{
+  Mat_Product    *product = C->product;
+  Mat             A = product->A, B = product->B;
+  const PetscInt *ci, *cj;
+  PetscInt        cm, m, n;
+  MatType         base;
+  GSProductCtx   *ctx;
+  PetscErrorCode  ierr;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&ctx));
+  ctx->type = type;
+  GSProductCtxRecord_Private(ctx, C);
+  ierr = MatProductOwnPattern_Private(type, A, B, &ctx->prod);
+  if (ierr) PetscCall(GSProductCtxFree_Private(ctx));
+  PetscCall(ierr);
+  PetscCall(GSDeviceProductGetPattern(ctx->prod, &cm, &ci, &cj));
+  m = type == GS_PRODUCT_AB ? A->rmap->n : type == GS_PRODUCT_AtB ? A->cmap->n : B->cmap->n;
+  n = B->cmap->n;
+  PetscCall(MatSetSizes(C, m, n, m, n));
+  if (type == GS_PRODUCT_AB)
+    PetscCall(MatSetBlockSizesFromMats(C, A, B));
+  else
+    PetscCall(MatSetBlockSizes(C, type == GS_PRODUCT_AtB ? PetscAbs(A->cmap->bs) : PetscAbs(B->cmap->bs), PetscAbs(B->cmap->bs)));
+  PetscCall(MatGPUStreamBaseName_Private(A, &base));
+  PetscCall(MatSetType(C, base));
+  PetscCall(MatSeqAIJSetPreallocationCSR(C, ci, cj, NULL));
+  PetscCall(MatAIJToGPUStream_Private(C));
+  PetscCall(MatGPUStreamAdopt_Private(C, (Mat_GPUStream *)A->spptr));
+  PetscCall(GSObjectComposePointer((PetscObject)C, GSDeviceProductName, ctx, GSProductCtxDestroy_Private)); /* C holds it */
+  C->ops->productnumeric = MatProductNumeric_GPUStream_Own;
+  PetscCall(PetscInfo(C, "%s symbolic phase of gpustream matrices on their host patterns, none of AIJ's: %" PetscInt_FMT " x %" PetscInt_FMT ", %" PetscInt_FMT " entries\n", MatProductTypes[product->type], m, n, ci[cm]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Other operands since the symbolic phase (MatProductReplaceMats()) or new patterns: the product is made again for
+   them, which must give C's pattern (else the symbolic phase is due again) */
+static PetscErrorCode MatProductOwnRenew_Private(Mat C, GSProductCtx *ctx)
+{
+  Mat             A = C->product->A, B = C->product->B;
+  GSDeviceProduct prod;
+  const PetscInt *ci, *cj, *xi, *xj;
+  PetscInt        cm, xm;
+  PetscBool       done, same;
+
+  PetscFunctionBegin;
+  PetscCall(MatProductOwnPattern_Private(ctx->type, A, B, &prod));
+  PetscCall(GSDeviceProductGetPattern(prod, &xm, &xi, &xj));
+  PetscCall(MatGetRowIJ(C, 0, PETSC_FALSE, PETSC_FALSE, &cm, &ci, &cj, &done));
+  same = (PetscBool)(done && cm == xm);
+  if (same) PetscCall(PetscArraycmp(ci, xi, cm + 1, &same));
+  if (same) PetscCall(PetscArraycmp(cj, xj, ci[cm], &same));
+  if (done) PetscCall(MatRestoreRowIJ(C, 0, PETSC_FALSE, PETSC_FALSE, &cm, &ci, &cj, &done));
+  if (!same) PetscCall(GSDeviceProductDestroy(&prod));
+  PetscCheck(same, PetscObjectComm((PetscObject)C), PETSC_ERR_ARG_INCOMP, "The operands' nonzero patterns changed the product's after its symbolic phase: call MatProductSymbolic() again (or make the product with MAT_INITIAL_MATRIX)");
+  PetscCall(GSDeviceProductDestroy(&ctx->prod));
+  ctx->prod = prod;
+  GSProductCtxRecord_Private(ctx, C);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The numeric phase of our products: on the device where the operands and C are resident (C's device values then
+   lead; the host's follow when a host operation needs them), else the serial twin on the host arrays */
+static PetscErrorCode MatProductNumeric_GPUStream_Own(Mat C)
+{
+  Mat             A = C->product->A, B = C->product->B, X[3] = {A, B, C};
+  const PetscInt *ai, *aj, *bi, *bj, *ci, *cj;
+  PetscInt        am, bm, cm;
+  PetscBool       on = PETSC_TRUE, done[2];
+  GSProductCtx   *ctx;
+  PetscContainer  c;
+
+  PetscFunctionBegin;
+  PetscCall(GSOptionsCheckValue(NULL, NULL, "-gpustream_device_products", GS_OPTION_BOOL, NULL, 0)); /* read at each numeric phase */
+  PetscCall(PetscObjectQuery((PetscObject)C, GSDeviceProductName, (PetscObject *)&c));
+  PetscCheck(c, PetscObjectComm((PetscObject)C), PETSC_ERR_PLIB, "The product lost its data");
+  PetscCall(PetscContainerGetPointer(c, (void **)&ctx));
+  if (ctx->nz[0] != A->nonzerostate || ctx->nz[1] != B->nonzerostate) PetscCall(MatProductOwnRenew_Private(C, ctx));
+  PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &am, &ai, &aj, &done[0]));
+  PetscCall(MatGetRowIJ(B, 0, PETSC_FALSE, PETSC_FALSE, &bm, &bi, &bj, &done[1]));
+  PetscCheck(done[0] && done[1], PETSC_COMM_SELF, PETSC_ERR_PLIB, "The operands of a product gave no CSR pattern");
+  PetscCall(GSDeviceProductGetPattern(ctx->prod, &cm, &ci, &cj));
+  for (int i = 0; i < 3 && on; i++) PetscCall(MatGPUStreamValuesOnDevice_Private(X[i], &on));
+  if (!ci[cm]) { /* nothing to compute: C holds its zeros */
+  } else if (on) {
+    PetscScalar *a, *b, *v;
+    PetscCall(MatGPUStreamDeviceValues_Private(A, &a));
+    PetscCall(MatGPUStreamDeviceValues_Private(B, &b));
+    PetscCall(MatGPUStreamDeviceValues_Private(C, &v));
+    PetscCall(GSDeviceProductNumeric(ctx->prod, ai, aj, a, bi, bj, b, v));
+    PetscCall(MatGPUStreamDeviceChanged_Private(C));
+    PetscCall(PetscInfo(C, "%s numeric phase on the device\n", MatProductTypes[C->product->type]));
+  } else { /* a streamed operand or result */
+    const PetscScalar *a, *b;
+    PetscScalar       *v;
+    PetscBool          was[4] = {PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE};
+    PetscErrorCode     ierr;
+    PetscCall(MatProductWearAIJ_Private(C, PETSC_TRUE, was));
+    PetscCall(MatSeqAIJGetArrayRead(A, &a));
+    PetscCall(MatSeqAIJGetArrayRead(B, &b));
+    PetscCall(MatSeqAIJGetArrayWrite(C, &v));
+    ierr = GSDeviceProductNumericHost(ctx->prod, ai, aj, a, bi, bj, b, v);
+    PetscCall(MatSeqAIJRestoreArrayWrite(C, &v));
+    PetscCall(MatSeqAIJRestoreArrayRead(B, &b));
+    PetscCall(MatSeqAIJRestoreArrayRead(A, &a));
+    if (!ierr) ierr = MatAssemblyBegin(C, MAT_FINAL_ASSEMBLY);
+    if (!ierr) ierr = MatAssemblyEnd(C, MAT_FINAL_ASSEMBLY);
+    PetscCall(MatProductWearAIJ_Private(C, PETSC_FALSE, was)); /* also when it failed */
+    PetscCall(ierr);
+    PetscCall(PetscInfo(C, "%s numeric phase on the host arrays (a streamed operand or result)\n", MatProductTypes[C->product->type]));
+  }
+  PetscCall(MatRestoreRowIJ(B, 0, PETSC_FALSE, PETSC_FALSE, &bm, &bi, &bj, &done[1]));
+  PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &am, &ai, &aj, &done[0]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* AIJ's numeric phase, with the operands wearing their base names. AIJ's reads the patterns its symbolic phase saw:
+   an operand that is still the one it saw must have kept its pattern. */
+static PetscErrorCode MatProductNumeric_GPUStream_AIJ(Mat C)
+{
+  Mat            X[3] = {C->product->A, C->product->B, C->product->C};
   PetscContainer c;
 
   PetscFunctionBegin;
-  *done = PETSC_FALSE;
-  PetscCall(GSOptionsCheckValue(NULL, NULL, "-gpustream_device_products", GS_OPTION_BOOL, NULL, 0)); /* on any product */
-  PetscCall(PetscOptionsGetBool(NULL, NULL, "-gpustream_device_products", &use, NULL));
-  if (!use || (product->type != MATPRODUCT_AB && !ptap)) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)C), &size));
-  if (size > 1) PetscFunctionReturn(PETSC_SUCCESS);
-  for (int i = 0; i < 3; i++) {
-    PetscBool on;
-    PetscCall(MatGPUStreamValuesOnDevice_Private(X[i], &on));
-    if (!on) PetscFunctionReturn(PETSC_SUCCESS);
-  }
+  PetscCall(GSOptionsCheckValue(NULL, NULL, "-gpustream_device_products", GS_OPTION_BOOL, NULL, 0)); /* read at each numeric phase */
   PetscCall(PetscObjectQuery((PetscObject)C, GSDeviceProductName, (PetscObject *)&c));
   if (c) {
+    GSProductCtx *ctx;
     PetscCall(PetscContainerGetPointer(c, (void **)&ctx));
-    for (int i = 0; i < 3 && ctx; i++)
-      if (ctx->nz[i] != X[i]->nonzerostate) ctx = NULL; /* made for other patterns */
-    if (ctx && ctx->prod) {
-      PetscScalar *a, *p, *v;
-      PetscCount   na, np;
-      PetscCall(MatGPUStreamDeviceValues_Private(A, &a, &na));
-      PetscCall(MatGPUStreamDeviceValues_Private(P, &p, &np));
-      PetscCall(MatGPUStreamDeviceValues_Private(C, &v, NULL));
-      PetscCall(GSDeviceProductNumeric(ctx->prod, a, na, p, np, v));
-    }
+    for (int i = 0; i < 3; i++)
+      PetscCheck(!X[i] || ctx->id[i] != ((PetscObject)X[i])->id || ctx->nz[i] == X[i]->nonzerostate, PetscObjectComm((PetscObject)C), PETSC_ERR_ARG_INCOMP,
+                 "An operand's nonzero pattern changed after the product's symbolic phase: call MatProductSymbolic() again (or make the product with MAT_INITIAL_MATRIX)");
   }
-  if (!ctx) PetscCall(MatProductDeviceCreate_Private(C, A, P, ptap, &ctx));
-  if (!ctx->prod) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(MatGPUStreamDeviceChanged_Private(C));
-  *done = PETSC_TRUE;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* The first numeric phase on the device: C, whose pattern AIJ's symbolic phase made, assembled with zeros (so that it
-   is resident), then its values from a new device product, without AIJ's numeric phase on the host. *done false (a
-   product that cannot run on the device or does not fit) leaves the phase to AIJ's, which overwrites the zeros. */
-static PetscErrorCode MatProductNumericFirstDevice_Private(Mat C, PetscBool *done)
-{
-  Mat_Product       *product = C->product;
-  PetscBool          use     = PETSC_TRUE, on;
-  PetscMPIInt        size;
-  const PetscScalar *v;
-
-  PetscFunctionBegin;
-  *done = PETSC_FALSE;
-  if (C->assembled || (product->type != MATPRODUCT_AB && product->type != MATPRODUCT_PtAP)) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscOptionsGetBool(NULL, NULL, "-gpustream_device_products", &use, NULL));
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)C), &size));
-  if (!use || size > 1) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(MatGPUStreamValuesOnDevice_Private(product->A, &on));
-  if (on) PetscCall(MatGPUStreamValuesOnDevice_Private(product->B, &on));
-  if (!on) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(MatSeqAIJGetArrayRead(C, &v));
-  PetscCall(MatSeqAIJRestoreArrayRead(C, &v));
-  if (v) {
-    PetscCall(MatZeroEntries(C));
-    PetscCall(MatAssemblyBegin(C, MAT_FINAL_ASSEMBLY));
-    PetscCall(MatAssemblyEnd(C, MAT_FINAL_ASSEMBLY));
-  } else { /* AIJ's symbolic phase left the values to its numeric phase: C's pattern again, with zeros, assembled */
-    const PetscInt *ia, *ja;
-    PetscInt        m, *ci, *cj;
-    PetscBool       got;
-
-    if (product->type != MATPRODUCT_PtAP) PetscFunctionReturn(PETSC_SUCCESS); /* a coarse operator, small; not A B */
-    PetscCall(MatGetRowIJ(C, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &got));
-    if (!got) PetscFunctionReturn(PETSC_SUCCESS);
-    PetscCall(PetscMalloc2(m + 1, &ci, ia[m], &cj));
-    PetscCall(PetscArraycpy(ci, ia, m + 1));
-    PetscCall(PetscArraycpy(cj, ja, ia[m]));
-    PetscCall(MatRestoreRowIJ(C, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &got));
-    PetscCall(MatSeqAIJSetPreallocationCSR(C, ci, cj, NULL));
-    PetscCall(PetscFree2(ci, cj));
-  }
-  PetscCall(MatProductNumericDevice_Private(C, done)); /* nothing where C is not resident (a streaming plan) */
-  if (*done) PetscCall(PetscInfo(C, "First numeric phase on the device, none on the host\n"));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatProductNumeric_GPUStream_AIJ(Mat C)
-{
-  PetscBool done = PETSC_FALSE;
-
-  PetscFunctionBegin;
-  if (MatGPUStreamIsOurs_Private(C)) PetscCall(MatProductNumericDevice_Private(C, &done));
-  if (!done && MatGPUStreamIsOurs_Private(C)) PetscCall(MatProductNumericFirstDevice_Private(C, &done));
-  if (!done) {
-    PetscCall(MatProductPhaseAIJ_Private(C, "MatProductNumeric_GPUStream_AIJ_C"));
-    /* C has values now: the device product, where one fits, is made here, so that the next numeric phase (new values:
-       a preconditioner set up again) is the device's alone */
-    if (MatGPUStreamIsOurs_Private(C)) PetscCall(MatProductNumericDevice_Private(C, &done));
-  }
+  PetscCall(MatProductPhaseAIJ_Private(C, "MatProductNumeric_GPUStream_AIJ_C"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1423,20 +1497,30 @@ static PetscErrorCode MatProductOfOurs_Private(Mat C, PetscBool *ours)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Our symbolic phase for our products, else AIJ's; the result of gpustream operands only is a gpustream matrix */
 static PetscErrorCode MatProductSymbolic_GPUStream_AIJ(Mat C)
 {
-  PetscBool ours;
+  PetscBool     ours, own;
+  GSProductType type;
 
   PetscFunctionBegin;
+  PetscCall(MatProductOwnType_Private(C, &own, &type));
+  if (own) {
+    PetscCall(MatProductSymbolicOwn_Private(C, type));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(MatProductPhaseAIJ_Private(C, "MatProductSymbolic_GPUStream_AIJ_C"));
   if (C->ops->productnumeric && C->ops->productnumeric != MatProductNumeric_GPUStream_AIJ) {
+    GSProductCtx *ctx;
     PetscCall(PetscObjectComposeFunction((PetscObject)C, "MatProductNumeric_GPUStream_AIJ_C", C->ops->productnumeric));
     C->ops->productnumeric = MatProductNumeric_GPUStream_AIJ;
+    PetscCall(PetscNew(&ctx));
+    GSProductCtxRecord_Private(ctx, C);
+    PetscCall(GSObjectComposePointer((PetscObject)C, GSDeviceProductName, ctx, GSProductCtxDestroy_Private));
   }
   PetscCall(MatProductOfOurs_Private(C, &ours));
   if (ours) {
     PetscCall(MatAIJToGPUStream_Private(C)); /* its numeric phases write its host arrays and assemble it */
-    /* with the first operand's settings (a Galerkin level's vectors and binding are then its fine level's) */
     PetscCall(MatGPUStreamAdopt_Private(C, (Mat_GPUStream *)C->product->A->spptr));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -2494,7 +2578,9 @@ static PetscErrorCode MatConvert_GPUStream_AIJ(Mat A, MatType type, MatReuse reu
    Values set on the device (`MatSetValuesCOO()`, `MatScale()`, `MatShift()`, ...) leave the host arrays stale until
    a host operation needs them; they are then copied back once. Running out of device memory is an error of
    `MatAssemblyEnd()` (`PETSC_ERR_MEM`). Every PETSc PC and solver package works on it, as on `MATAIJ`; products of
-   gpustream matrices are gpustream matrices, and `MATSOLVERGPUSTREAM` factors or solves on the device. A new option
+   gpustream matrices are gpustream matrices (on one process `A B`, `A^T B` and `P^T A P` the plugin's own: the symbolic
+   phase from the host patterns, the numeric phase on the device), and `MATSOLVERGPUSTREAM` factors or solves on the
+   device. A new option
    value takes effect at the next assembly or product. README.md describes all of it.
 
    References:

@@ -1,27 +1,43 @@
-/* The numeric phase of sparse products of sequential gpustream matrices on the device (C = A P, C = P^T A P): the
-   operands' device values in, the result's device values out, in the pattern AIJ's symbolic phase made on the host.
-   Each product X = L R is one row loop into a pattern known beforehand (RowProducts()): C's for C = A P and for the
-   second product of P^T (A P), A P's own (made here on the host, once) for the first. No hash tables, no result to
-   compress or scatter: a set-up after new values is a few launches. */
+/* Sparse products of sequential gpustream matrices (C = A B, A^T B, P^T A P): the symbolic phase on the host, from
+   the operands' host patterns, and the numeric phase on the device (or its serial twin on the host). Each product X =
+   L R is one row loop into X's pattern, known from the symbolic phase (RowProducts()): C's, and for P^T (A P) first A
+   P's; a transposed operand is a pattern with a map into the operand's values. No hash tables, no result to compress
+   or scatter: a numeric phase is a few launches. */
 #include "kokkosimpl.hpp"
 #include <algorithm>
+#include <cstdlib>
+#include <exception>
 #include <memory>
+#include <thread>
+#if defined(__linux__)
+#  include <sched.h>
+#endif
 #include "hostcsr.hpp"
 
 using namespace gpustream;
 
-/* The pattern of a CSR matrix on the device, its columns ascending in each row where it is a product's result */
+/* A CSR pattern on the host, columns ascending in each row where it is a product's result */
+struct HostPattern {
+  PetscInt              m = 0;
+  std::vector<PetscInt> row{0}, col;
+};
+
+/* The same on the device */
 struct Pattern {
   DView<PetscInt> row, col;
   PetscInt        m = 0;
 };
 
 struct _n_GSDeviceProduct {
-  bool               galerkin = false; /* P^T A P, else A P */
-  Pattern            a, p, c;          /* the operands' and the result's (their values are the matrices' device ones) */
-  Pattern            pt, ap;           /* P^T, its values gathered from P's through ptmap; A P */
-  DView<PetscInt>    ptmap;
-  DView<PetscScalar> ptval, apval;
+  GSProductType         type;
+  PetscInt              am = 0, bm = 0; /* the operands' rows */
+  PetscCount            annz = 0, bnnz = 0;
+  HostPattern           ht, hx, hc; /* the transposed operand (A^T, P^T), A P, C */
+  std::vector<PetscInt> htmap;      /* the entry of the transposed operand each entry of ht is */
+  bool                  uploaded = false;
+  Pattern               a, b, t, x, c; /* on the device, made at the first numeric phase there */
+  DView<PetscInt>       tmap;
+  DView<PetscScalar>    tval, xval;
 };
 
 static void UploadPattern(Pattern &x, const char *label, PetscInt m, const PetscInt *row, const PetscInt *col)
@@ -31,48 +47,94 @@ static void UploadPattern(Pattern &x, const char *label, PetscInt m, const Petsc
   Upload(x.col, label, col, row[m]);
 }
 
-/* The pattern of X = L R on the host (L: m rows, R: n columns), columns ascending in each row. Block matrices (GAMG's
-   levels) repeat patterns: a row of L with the previous row's columns has its row of X, and an entry of L whose row of
-   R repeats the previous entry's row adds nothing, so both are skipped. A row of X whose columns span a range not much
-   wider than their count is read off the marks in order, a wider one sorted. */
-static void HostProductPattern(PetscInt m, PetscInt n, const PetscInt *lr, const PetscInt *lc, PetscInt rm, const PetscInt *rr, const PetscInt *rc, std::vector<PetscInt> &xr, std::vector<PetscInt> &xc)
+static void UploadPattern(Pattern &x, const char *label, const HostPattern &h)
 {
-  std::vector<PetscInt> last(n, -1);      /* the row that last met each column */
-  std::vector<char>     again(rm + 1, 0); /* again[j]: R's row j has row j-1's columns */
-  for (PetscInt j = 1; j < rm; j++) again[j] = rr[j + 1] - rr[j] == rr[j] - rr[j - 1] && std::equal(rc + rr[j], rc + rr[j + 1], rc + rr[j - 1]);
-  xr.assign(m + 1, 0);
-  xc.clear();
-  for (PetscInt i = 0; i < m; i++) {
-    const size_t start = xc.size();
-    if (i > 0 && lr[i + 1] - lr[i] == lr[i] - lr[i - 1] && std::equal(lc + lr[i], lc + lr[i + 1], lc + lr[i - 1])) {
-      const size_t prev = (size_t)xr[i - 1];
-      for (size_t q = prev; q < start; q++) xc.push_back(xc[q]);
-      xr[i + 1] = (PetscInt)xc.size();
-      continue;
+  UploadPattern(x, label, h.m, h.row.data(), h.col.data());
+}
+
+/* fn(t, r0, r1) on nt threads t, each a contiguous range [r0, r1) of the m rows (the caller's thread takes the last);
+   an exception of any is thrown again here, after all have ended */
+template <class F> static void ParallelRows(PetscInt m, int nt, const F &fn)
+{
+  std::vector<std::thread>        threads;
+  std::vector<std::exception_ptr> errors(nt);
+  const auto                      range = [&](int t) {
+    try {
+      fn(t, m * t / nt, m * (t + 1) / nt);
+    } catch (...) {
+      errors[t] = std::current_exception();
     }
-    PetscInt lo = n, hi = -1;
-    for (PetscInt k = lr[i]; k < lr[i + 1]; k++) {
-      const PetscInt j = lc[k];
-      if (k > lr[i] && j == lc[k - 1] + 1 && again[j]) continue;
-      for (PetscInt e = rr[j]; e < rr[j + 1]; e++) {
-        const PetscInt c = rc[e];
-        if (last[c] != i) {
-          last[c] = i;
-          xc.push_back(c);
-          lo = PetscMin(lo, c);
-          hi = PetscMax(hi, c);
+  };
+  for (int t = 0; t < nt - 1; t++) {
+    try {
+      threads.emplace_back(range, t);
+    } catch (...) { /* no thread to be had: this one does it */
+      range(t);
+    }
+  }
+  range(nt - 1);
+  for (auto &th : threads) th.join();
+  for (auto &e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+/* The pattern of X = L R on the host (L: m rows, R: n columns), columns ascending in each row, on nt threads (a range
+   of rows each). Block matrices (GAMG's levels) repeat patterns: a row of L with the previous row's columns has its
+   row of X, and an entry of L whose row of R repeats the previous entry's row adds nothing, so both are skipped. A row
+   of X whose columns span a range not much wider than their count is read off the marks in order, a wider one
+   sorted. */
+static void HostProductPattern(PetscInt m, PetscInt n, const PetscInt *lr, const PetscInt *lc, PetscInt rm, const PetscInt *rr, const PetscInt *rc, HostPattern &x, int nt)
+{
+  std::vector<char>                  again(rm + 1, 0); /* again[j]: R's row j has row j-1's columns */
+  std::vector<std::vector<PetscInt>> part(nt);         /* each thread's columns */
+  std::vector<PetscInt>             &xr = x.row;
+
+  nt = (int)std::max<PetscInt>(1, std::min<PetscInt>(nt, m / 256));
+  ParallelRows(rm, nt, [&](int, PetscInt j0, PetscInt j1) {
+    for (PetscInt j = std::max<PetscInt>(j0, 1); j < j1; j++) again[j] = rr[j + 1] - rr[j] == rr[j] - rr[j - 1] && std::equal(rc + rr[j], rc + rr[j + 1], rc + rr[j - 1]);
+  });
+  x.m = m;
+  xr.assign(m + 1, 0);
+  ParallelRows(m, nt, [&](int t, PetscInt i0, PetscInt i1) {
+    std::vector<PetscInt>  last(n, -1); /* the row that last met each column */
+    std::vector<PetscInt> &xc   = part[t];
+    size_t                 prev = 0;
+    for (PetscInt i = i0; i < i1; i++) {
+      const size_t start = xc.size();
+      if (i > i0 && lr[i + 1] - lr[i] == lr[i] - lr[i - 1] && std::equal(lc + lr[i], lc + lr[i + 1], lc + lr[i - 1])) {
+        for (size_t q = prev; q < start; q++) xc.push_back(xc[q]);
+        xr[i + 1] = (PetscInt)(start - prev);
+        prev      = start;
+        continue;
+      }
+      PetscInt lo = n, hi = -1;
+      for (PetscInt k = lr[i]; k < lr[i + 1]; k++) {
+        const PetscInt j = lc[k];
+        if (k > lr[i] && j == lc[k - 1] + 1 && again[j]) continue;
+        for (PetscInt e = rr[j]; e < rr[j + 1]; e++) {
+          const PetscInt c = rc[e];
+          if (last[c] != i) {
+            last[c] = i;
+            xc.push_back(c);
+            lo = PetscMin(lo, c);
+            hi = PetscMax(hi, c);
+          }
         }
       }
+      const size_t count = xc.size() - start;
+      if (count > 1 && (size_t)(hi - lo + 1) <= 16 * count) {
+        size_t q = start;
+        for (PetscInt c = lo; c <= hi; c++)
+          if (last[c] == i) xc[q++] = c;
+      } else
+        std::sort(xc.begin() + start, xc.end());
+      xr[i + 1] = (PetscInt)count;
+      prev      = start;
     }
-    const size_t count = xc.size() - start;
-    if (count > 1 && (size_t)(hi - lo + 1) <= 16 * count) {
-      size_t q = start;
-      for (PetscInt c = lo; c <= hi; c++)
-        if (last[c] == i) xc[q++] = c;
-    } else
-      std::sort(xc.begin() + start, xc.end());
-    xr[i + 1] = (PetscInt)xc.size();
-  }
+  });
+  for (PetscInt i = 0; i < m; i++) xr[i + 1] += xr[i];
+  x.col.resize((size_t)xr[m]);
+  ParallelRows(m, nt, [&](int t, PetscInt i0, PetscInt) { std::copy(part[t].begin(), part[t].end(), x.col.begin() + xr[i0]); });
 }
 
 /* Vector lanes for a row loop whose lanes take the rows of R: the power of two at or above R's mean row length, at
@@ -89,17 +151,13 @@ static int Lanes(const Pattern &r, PetscInt nnz)
 /* xv = L R in X's pattern (columns ascending in each row). One team thread a row of L, walking the row's entries in
    order; the vector lanes take the row of R each entry picks, whose columns are distinct, so that no two lanes meet
    one place at once, and Kokkos' vector loop ends with a warp barrier, so that the next entry's lanes see those
-   sums: plain adds, in one order on every run. With count, the products X's pattern has no place for are counted
-   into miss (the result is then incomplete). */
-static void RowProducts(const Pattern &l, const DView<PetscScalar> &lv, const Pattern &r, const DView<PetscScalar> &rv, const Pattern &x, const DView<PetscScalar> &xv, int lanes, const Kokkos::View<PetscInt, Mem> *miss)
+   sums: plain adds, in one order on every run. X's pattern holds every product (the symbolic phase made it). */
+static void RowProducts(const Pattern &l, const DView<PetscScalar> &lv, const Pattern &r, const DView<PetscScalar> &rv, const Pattern &x, const DView<PetscScalar> &xv, int lanes)
 {
-  const int                   ts = OnDevice() ? std::max(1, 128 / lanes) : 1;
-  const PetscInt              m = l.m, league = (m + ts - 1) / ts;
-  const DView<PetscInt>       lr = l.row, lc = l.col, rr = r.row, rc = r.col, xr = x.row, xc = x.col;
-  const bool                  count = miss != nullptr;
-  Kokkos::View<PetscInt, Mem> nmiss;
+  const int             ts = OnDevice() ? std::max(1, 128 / lanes) : 1;
+  const PetscInt        m = l.m, league = (m + ts - 1) / ts;
+  const DView<PetscInt> lr = l.row, lc = l.col, rr = r.row, rc = r.col, xr = x.row, xc = x.col;
 
-  if (count) nmiss = *miss;
   Kokkos::deep_copy(Exec(), xv, 0.0);
   if (m == 0) return;
   Kokkos::parallel_for(
@@ -113,7 +171,7 @@ static void RowProducts(const Pattern &l, const DView<PetscScalar> &lv, const Pa
             const PetscScalar a = lv(k);
             Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, rr(j), rr(j + 1)), [&](const PetscInt e) {
               const PetscInt col = rc(e);
-              PetscInt       lo = x0, hi = x1;
+              PetscInt       lo = x0, hi = x1 - 1;
               while (lo < hi) { /* the first place whose column is not below col */
                 const PetscInt mid = lo + (hi - lo) / 2;
                 if (xc(mid) < col)
@@ -121,78 +179,164 @@ static void RowProducts(const Pattern &l, const DView<PetscScalar> &lv, const Pa
                 else
                   hi = mid;
               }
-              if (lo < x1 && xc(lo) == col)
-                xv(lo) += a * rv(e);
-              else if (count)
-                Kokkos::atomic_add(&nmiss(), (PetscInt)1);
+              xv(lo) += a * rv(e);
             });
           }
         });
       });
 }
 
-/* C's values (into c) from the device values a and p of A and P; with count, how many products had no place in C */
-static PetscInt Numeric(GSDeviceProduct P, const PetscScalar *a, PetscCount na, const PetscScalar *p, PetscCount np, PetscScalar *c, bool count)
+/* The serial twin of RowProducts() on the host: xv = L R in X's pattern */
+static void HostRowProducts(PetscInt m, const PetscInt *lr, const PetscInt *lc, const PetscScalar *lv, const PetscInt *rr, const PetscInt *rc, const PetscScalar *rv, const HostPattern &x, PetscScalar *xv)
 {
-  const DView<PetscScalar>    av = Wrap(a, (size_t)na), pv = Wrap(p, (size_t)np), cv = Wrap(c, P->c.col.extent(0));
-  Kokkos::View<PetscInt, Mem> miss;
-
-  if (count) {
-    miss = Kokkos::View<PetscInt, Mem>("GPUStream::product_misses");
+  std::fill(xv, xv + x.row[m], 0.0);
+  for (PetscInt i = 0; i < m; i++) {
+    const PetscInt *first = x.col.data() + x.row[i], *last = x.col.data() + x.row[i + 1];
+    for (PetscInt k = lr[i]; k < lr[i + 1]; k++) {
+      const PetscInt j = lc[k];
+      for (PetscInt e = rr[j]; e < rr[j + 1]; e++) xv[std::lower_bound(first, last, rc[e]) - x.col.data()] += lv[k] * rv[e];
+    }
   }
-  if (P->galerkin) {
-    const DView<PetscInt>    map = P->ptmap;
-    const DView<PetscScalar> t   = P->ptval;
-    RowProducts(P->a, av, P->p, pv, P->ap, P->apval, Lanes(P->p, (PetscInt)np), count ? &miss : nullptr);
-    Kokkos::parallel_for(
-        "GPUStream::ProductTranspose", RangePol(0, (PetscInt)t.extent(0)), KOKKOS_LAMBDA(const PetscInt k) { t(k) = pv(map(k)); });
-    RowProducts(P->pt, t, P->ap, P->apval, P->c, cv, Lanes(P->ap, (PetscInt)P->apval.extent(0)), count ? &miss : nullptr);
-  } else
-    RowProducts(P->a, av, P->p, pv, P->c, cv, Lanes(P->p, (PetscInt)np), count ? &miss : nullptr);
-  if (!count) return 0;
-  PetscInt h = 0;
-  SyncCopy(Kokkos::View<PetscInt, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(&h), miss);
-  return h;
 }
 
-PetscErrorCode GSDeviceProductCreate(PetscBool ptap, PetscInt am, PetscInt an, const PetscInt ai[], const PetscInt aj[], const PetscScalar a[], PetscInt pn, const PetscInt pi[], const PetscInt pj[], const PetscScalar p[], PetscInt cm,
-                                     const PetscInt ci[], const PetscInt cj[], PetscScalar c[], GSDeviceProduct *out, PetscBool *fits)
+PetscErrorCode GSDeviceProductSymbolic(GSProductType type, PetscInt am, PetscInt an, const PetscInt ai[], const PetscInt aj[], PetscInt bn, const PetscInt bi[], const PetscInt bj[], PetscInt threads, GSDeviceProduct *out)
 {
   std::unique_ptr<_n_GSDeviceProduct> P; /* freed on an exception */
-  PetscInt                            misses = 0;
+  const int                           nt = (int)std::max<PetscInt>(1, std::min<PetscInt>(threads, 1024));
 
   PetscFunctionBegin;
-  *out  = nullptr;
-  *fits = PETSC_FALSE;
+  *out = nullptr;
   GSCallKokkos({
     P.reset(new _n_GSDeviceProduct);
-    P->galerkin = ptap;
-    UploadPattern(P->a, "GPUStream::product_a", am, ai, aj);
-    UploadPattern(P->p, "GPUStream::product_p", an, pi, pj);
-    UploadPattern(P->c, "GPUStream::product_c", cm, ci, cj);
-    if (ptap) {
-      std::vector<PetscInt> r, col, map;
-      HostProductPattern(am, pn, ai, aj, an, pi, pj, r, col);
-      UploadPattern(P->ap, "GPUStream::product_ap", am, r.data(), col.data());
-      P->apval = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::product_apval"), col.size());
-      HostTranspose(an, pn, std::vector<PetscInt>(pi, pi + an + 1), std::vector<PetscInt>(pj, pj + pi[an]), r, col, map);
-      UploadPattern(P->pt, "GPUStream::product_pt", pn, r.data(), col.data());
-      Upload(P->ptmap, "GPUStream::product_ptmap", map);
-      P->ptval = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::product_ptval"), col.size());
+    P->type = type;
+    P->am   = am;
+    P->annz = ai[am];
+    P->bm   = type == GS_PRODUCT_AtB ? am : an;
+    P->bnnz = bi[P->bm];
+    switch (type) {
+    case GS_PRODUCT_AB: /* A: am x an, B: an x bn */
+      HostProductPattern(am, bn, ai, aj, an, bi, bj, P->hc, nt);
+      break;
+    case GS_PRODUCT_AtB: /* A: am x an, B: am x bn; C = A^T B is an x bn */
+      P->ht.m = an;
+      HostTranspose(am, an, ai, aj, P->ht.row, P->ht.col, P->htmap);
+      HostProductPattern(an, bn, P->ht.row.data(), P->ht.col.data(), am, bi, bj, P->hc, nt);
+      break;
+    case GS_PRODUCT_PtAP: /* A: am x an (square), P: an x bn; A P is am x bn, C bn x bn */
+      HostProductPattern(am, bn, ai, aj, an, bi, bj, P->hx, nt);
+      P->ht.m = bn;
+      HostTranspose(an, bn, bi, bj, P->ht.row, P->ht.col, P->htmap);
+      HostProductPattern(bn, bn, P->ht.row.data(), P->ht.col.data(), am, P->hx.row.data(), P->hx.col.data(), P->hc, nt);
+      break;
     }
-    misses = Numeric(P.get(), a, ai[am], p, pi[an], c, true);
   });
-  if (misses) PetscFunctionReturn(PETSC_SUCCESS); /* C's pattern lacks some of the product's entries: not one AIJ made for it */
-  *out  = P.release();
-  *fits = PETSC_TRUE;
+  *out = P.release();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode GSDeviceProductNumeric(GSDeviceProduct P, const PetscScalar a[], PetscCount na, const PetscScalar p[], PetscCount np, PetscScalar c[])
+PetscInt GSHostThreadsAuto(void)
+{
+  static int nt = 0;
+  if (nt) return nt;
+  const int avail = std::max(1, (int)std::thread::hardware_concurrency());
+#if defined(__linux__)
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (!sched_getaffinity(0, sizeof(set), &set) && CPU_COUNT(&set) > 0 && CPU_COUNT(&set) < avail) return nt = CPU_COUNT(&set); /* bound: these cores are this process's */
+#endif
+  int local = 1; /* processes on this node, as the MPI launcher tells its processes */
+  for (const char *var : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "MV2_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE"}) {
+    const char *v = std::getenv(var);
+    if (v && std::atoi(v) > 0) {
+      local = std::atoi(v);
+      break;
+    }
+  }
+  return nt = std::max(1, avail / local);
+}
+
+PetscErrorCode GSDeviceProductGetPattern(GSDeviceProduct P, PetscInt *m, const PetscInt *ci[], const PetscInt *cj[])
 {
   PetscFunctionBegin;
-  PetscCheck((PetscCount)P->a.col.extent(0) == na && (PetscCount)P->p.col.extent(0) == np, PETSC_COMM_SELF, PETSC_ERR_PLIB, "A device product's operands changed their patterns");
-  GSCallKokkos(Numeric(P, a, na, p, np, c, false));
+  *m  = P->hc.m;
+  *ci = P->hc.row.data();
+  *cj = P->hc.col.data();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+#define GSCheckOperands(P, ai, bi) PetscCheck((ai)[(P)->am] == (P)->annz && (bi)[(P)->bm] == (P)->bnnz, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "The operands of a sparse product changed their nonzero patterns after its symbolic phase")
+
+/* The patterns on the device, once; the operands' from their host patterns (ai, aj, bi, bj) */
+static void UploadProduct(GSDeviceProduct P, const PetscInt ai[], const PetscInt aj[], const PetscInt bi[], const PetscInt bj[])
+{
+  if (P->uploaded) return;
+  UploadPattern(P->a, "GPUStream::product_a", P->am, ai, aj);
+  UploadPattern(P->b, "GPUStream::product_b", P->bm, bi, bj);
+  UploadPattern(P->c, "GPUStream::product_c", P->hc);
+  if (P->type != GS_PRODUCT_AB) {
+    UploadPattern(P->t, "GPUStream::product_t", P->ht);
+    Upload(P->tmap, "GPUStream::product_tmap", P->htmap);
+    P->tval = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::product_tval"), P->htmap.size());
+  }
+  if (P->type == GS_PRODUCT_PtAP) {
+    UploadPattern(P->x, "GPUStream::product_ap", P->hx);
+    P->xval = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::product_apval"), P->hx.col.size());
+  }
+  P->uploaded = true;
+}
+
+/* t = v(map): a transposed operand's values */
+static void Gather(const DView<PetscScalar> &t, const DView<PetscScalar> &v, const DView<PetscInt> &map)
+{
+  Kokkos::parallel_for(
+      "GPUStream::ProductTranspose", RangePol(0, (PetscInt)t.extent(0)), KOKKOS_LAMBDA(const PetscInt k) { t(k) = v(map(k)); });
+}
+
+PetscErrorCode GSDeviceProductNumeric(GSDeviceProduct P, const PetscInt ai[], const PetscInt aj[], const PetscScalar a[], const PetscInt bi[], const PetscInt bj[], const PetscScalar b[], PetscScalar c[])
+{
+  PetscFunctionBegin;
+  GSCheckOperands(P, ai, bi);
+  GSCallKokkos({
+    UploadProduct(P, ai, aj, bi, bj);
+    const DView<PetscScalar> av = Wrap(a, (size_t)P->annz), bv = Wrap(b, (size_t)P->bnnz), cv = Wrap(c, P->hc.col.size());
+    switch (P->type) {
+    case GS_PRODUCT_AB:
+      RowProducts(P->a, av, P->b, bv, P->c, cv, Lanes(P->b, (PetscInt)P->bnnz));
+      break;
+    case GS_PRODUCT_AtB:
+      Gather(P->tval, av, P->tmap);
+      RowProducts(P->t, P->tval, P->b, bv, P->c, cv, Lanes(P->b, (PetscInt)P->bnnz));
+      break;
+    case GS_PRODUCT_PtAP:
+      RowProducts(P->a, av, P->b, bv, P->x, P->xval, Lanes(P->b, (PetscInt)P->bnnz));
+      Gather(P->tval, bv, P->tmap);
+      RowProducts(P->t, P->tval, P->x, P->xval, P->c, cv, Lanes(P->x, (PetscInt)P->xval.extent(0)));
+      break;
+    }
+  });
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSDeviceProductNumericHost(GSDeviceProduct P, const PetscInt ai[], const PetscInt aj[], const PetscScalar a[], const PetscInt bi[], const PetscInt bj[], const PetscScalar b[], PetscScalar c[])
+{
+  PetscFunctionBegin;
+  GSCheckOperands(P, ai, bi);
+  GSCallKokkos({
+    std::vector<PetscScalar> t(P->htmap.size()), x(P->hx.col.size());
+    for (size_t k = 0; k < t.size(); k++) t[k] = (P->type == GS_PRODUCT_AtB ? a : b)[P->htmap[k]];
+    switch (P->type) {
+    case GS_PRODUCT_AB:
+      HostRowProducts(P->am, ai, aj, a, bi, bj, b, P->hc, c);
+      break;
+    case GS_PRODUCT_AtB:
+      HostRowProducts(P->ht.m, P->ht.row.data(), P->ht.col.data(), t.data(), bi, bj, b, P->hc, c);
+      break;
+    case GS_PRODUCT_PtAP:
+      HostRowProducts(P->am, ai, aj, a, bi, bj, b, P->hx, x.data());
+      HostRowProducts(P->ht.m, P->ht.row.data(), P->ht.col.data(), t.data(), P->hx.row.data(), P->hx.col.data(), x.data(), P->hc, c);
+      break;
+    }
+  });
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -1,0 +1,187 @@
+/* The sparse products of sequential matrices (GSDeviceProduct): the symbolic phase's pattern against the structural
+   product, the device numeric phase and its serial twin against a dense reference, on random and block inputs */
+#include "unit.hpp"
+#include "kokkosimpl.hpp"
+
+namespace unit
+{
+namespace
+{
+using gpustream::DView;
+
+DView<PetscScalar> ToDevice(const std::vector<PetscScalar> &h)
+{
+  DView<PetscScalar> d("unit::product_values", h.size());
+  Kokkos::deep_copy(d, gpustream::HostUnmanaged<const PetscScalar>(h.data(), h.size()));
+  return d;
+}
+
+std::vector<PetscScalar> ToHost(const DView<PetscScalar> &d)
+{
+  std::vector<PetscScalar> h(d.extent(0));
+  Kokkos::deep_copy(gpustream::HostUnmanaged<PetscScalar>(h.data(), h.size()), d);
+  return h;
+}
+
+/* A dense m x n copy of A, and its structure (entries held, also where their value is zero) */
+std::vector<PetscScalar> Dense(const CSRHost &A, std::vector<char> *held)
+{
+  std::vector<PetscScalar> d((size_t)A.m * A.n, 0);
+  if (held) held->assign(d.size(), 0);
+  for (PetscInt i = 0; i < A.m; i++)
+    for (PetscInt k = A.ia[i]; k < A.ia[i + 1]; k++) {
+      d[(size_t)i * A.n + A.ja[k]] = A.a[k];
+      if (held) (*held)[(size_t)i * A.n + A.ja[k]] = 1;
+    }
+  return d;
+}
+
+/* X = op(L) R densely (op: transpose with tl), and its structure: the entries some product of held entries reaches */
+void DenseProduct(const std::vector<PetscScalar> &l, const std::vector<char> &lh, PetscInt lm, PetscInt ln, bool tl, const std::vector<PetscScalar> &r, const std::vector<char> &rh, PetscInt rn, std::vector<PetscScalar> &x, std::vector<char> &xh)
+{
+  const PetscInt m = tl ? ln : lm, inner = tl ? lm : ln;
+  x.assign((size_t)m * rn, 0);
+  xh.assign((size_t)m * rn, 0);
+  for (PetscInt i = 0; i < m; i++)
+    for (PetscInt k = 0; k < inner; k++) {
+      const size_t lk = tl ? (size_t)k * ln + i : (size_t)i * ln + k;
+      if (!lh[lk]) continue;
+      for (PetscInt j = 0; j < rn; j++)
+        if (rh[(size_t)k * rn + j]) {
+          x[(size_t)i * rn + j] += l[lk] * r[(size_t)k * rn + j];
+          xh[(size_t)i * rn + j] = 1;
+        }
+    }
+}
+
+/* One product of type on A (am x an) and B: the pattern, then the values on the device and on the host twice (new
+   values the second time, as a set-up after new values) */
+void CheckProduct(GSProductType type, const CSRHost &A, CSRHost B, const std::string &what, PetscInt threads = 1)
+{
+  static const char       *names[] = {"AB", "AtB", "PtAP"};
+  const std::string        label   = std::string(names[type]) + " " + what;
+  GSDeviceProduct          P       = nullptr;
+  std::vector<char>        ah, bh, xh, ch;
+  const auto               ad = Dense(A, &ah);
+  auto                     bd = Dense(B, &bh);
+  std::vector<PetscScalar> x, c;
+
+  if (GSDeviceProductSymbolic(type, A.m, A.n, A.ia.data(), A.ja.data(), B.n, B.ia.data(), B.ja.data(), threads, &P)) {
+    Check(false, label + ": symbolic phase");
+    return;
+  }
+  PetscInt        cm;
+  const PetscInt *ci, *cj;
+  GSDeviceProductGetPattern(P, &cm, &ci, &cj);
+  PetscInt cn = B.n;
+  for (int round = 0; round < 2; round++) {
+    if (round) { /* new values, same patterns */
+      B.a = Random((PetscInt)B.a.size());
+      bd  = Dense(B, nullptr);
+    }
+    if (type == GS_PRODUCT_PtAP) {
+      std::vector<PetscScalar> ap;
+      std::vector<char>        aph;
+      DenseProduct(ad, ah, A.m, A.n, false, bd, bh, B.n, ap, aph);
+      DenseProduct(bd, bh, B.m, B.n, true, ap, aph, B.n, c, ch);
+    } else
+      DenseProduct(ad, ah, A.m, A.n, type == GS_PRODUCT_AtB, bd, bh, B.n, c, ch);
+    const PetscInt rows = type == GS_PRODUCT_AB ? A.m : type == GS_PRODUCT_AtB ? A.n : B.n;
+    if (!round) { /* the pattern: the structural product's, columns ascending */
+      bool same = cm == rows;
+      for (PetscInt i = 0; same && i < cm; i++) {
+        std::vector<PetscInt> cols;
+        for (PetscInt j = 0; j < cn; j++)
+          if (ch[(size_t)i * cn + j]) cols.push_back(j);
+        same = (PetscInt)cols.size() == ci[i + 1] - ci[i] && std::equal(cols.begin(), cols.end(), cj + ci[i]);
+      }
+      Check(same, label + ": the symbolic phase's pattern is the structural product's");
+      if (!same) break;
+    }
+    std::vector<PetscScalar> expect(ci[cm]);
+    for (PetscInt i = 0; i < cm; i++)
+      for (PetscInt k = ci[i]; k < ci[i + 1]; k++) expect[k] = c[(size_t)i * cn + cj[k]];
+    const auto               da = ToDevice(A.a), db = ToDevice(B.a);
+    DView<PetscScalar>       dc("unit::product_c", expect.size());
+    std::vector<PetscScalar> host(expect.size(), -1.0);
+    const bool               dev  = !GSDeviceProductNumeric(P, A.ia.data(), A.ja.data(), da.data(), B.ia.data(), B.ja.data(), db.data(), dc.data());
+    const bool               twin = !GSDeviceProductNumericHost(P, A.ia.data(), A.ja.data(), A.a.data(), B.ia.data(), B.ja.data(), B.a.data(), host.data());
+    const std::string        when = round ? ", after new values" : "";
+    Check(dev && RelDiff(ToHost(dc), expect) < 1e-13, label + ": device values as the dense product's" + when);
+    Check(twin && RelDiff(host, expect) < 1e-13, label + ": the serial twin's values as the dense product's" + when);
+  }
+  GSDeviceProductDestroy(&P);
+}
+
+/* A with rows of B that do not fit its pattern count: the numeric phase refuses operands whose pattern changed */
+void CheckChangedOperand()
+{
+  const CSRHost   A = RandomCSR(20, 20, 4), B = RandomCSR(20, 15, 3);
+  GSDeviceProduct P = nullptr;
+  if (GSDeviceProductSymbolic(GS_PRODUCT_AB, A.m, A.n, A.ia.data(), A.ja.data(), B.n, B.ia.data(), B.ja.data(), 1, &P)) {
+    Check(false, "AB with a changed operand: symbolic phase");
+    return;
+  }
+  CSRHost                  other = B;
+  std::vector<PetscScalar> c(1 + A.a.size() * 3);
+  other.ja.push_back(0);
+  other.a.push_back(1.0);
+  other.ia.back()++;
+  PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
+  const PetscErrorCode ierr = GSDeviceProductNumericHost(P, A.ia.data(), A.ja.data(), A.a.data(), other.ia.data(), other.ja.data(), other.a.data(), c.data());
+  PetscPopErrorHandler();
+  Check(ierr != PETSC_SUCCESS, "AB with an operand of more entries than at the symbolic phase: an error");
+  GSDeviceProductDestroy(&P);
+}
+} // namespace
+
+void TestProduct()
+{
+  for (PetscInt n : {1, 7, 40, 130}) {
+    if (std::find(sizes.begin(), sizes.end(), n) == sizes.end() && n > 7) continue; /* -max_size */
+    const CSRHost A = RandomCSR(n, n, 5), R = RandomCSR(n, n / 3 + 1, 3), T = RandomCSR(n, n + 2, 4);
+    CheckProduct(GS_PRODUCT_AB, A, R, "random " + std::to_string(n));
+    CheckProduct(GS_PRODUCT_AtB, A, T, "random " + std::to_string(n));
+    CheckProduct(GS_PRODUCT_PtAP, A, R, "random " + std::to_string(n));
+  }
+  { /* block patterns (the repeated rows and entries the symbolic phase skips) and a block aggregation */
+    const CSRHost A = RandomBlockCSR(12, 3, 4);
+    CSRHost       P{A.m, 8, {0}, {}, {}};
+    for (PetscInt i = 0; i < A.m; i++) {
+      const PetscInt g = (i / 3) % 4; /* two 3 x 2 blocks a node row: its aggregate's and the next one's */
+      for (PetscInt c = 2 * g; c < PetscMin(2 * g + 4, 8); c++) P.ja.push_back(c);
+      P.ia.push_back((PetscInt)P.ja.size());
+    }
+    P.a = Random((PetscInt)P.ja.size());
+    CheckProduct(GS_PRODUCT_PtAP, A, P, "3x3 blocks");
+    CheckProduct(GS_PRODUCT_AB, A, P, "3x3 blocks");
+    CheckProduct(GS_PRODUCT_AtB, A, A, "3x3 blocks");
+  }
+  { /* on several threads (uneven row ranges, block rows across their ends): the pattern of one thread */
+    const CSRHost A = RandomCSR(3001, 3001, 6), R = RandomCSR(3001, 900, 3), B = RandomBlockCSR(700, 3, 4);
+    for (int type = 0; type < 3; type++) {
+      const CSRHost        &L = type == GS_PRODUCT_AtB ? B : A, &Rt = type == GS_PRODUCT_AtB ? B : R;
+      bool                  same = true;
+      std::vector<PetscInt> one[2];
+      for (PetscInt threads : {(PetscInt)1, (PetscInt)3, (PetscInt)4}) {
+        GSDeviceProduct P = nullptr;
+        PetscInt        cm;
+        const PetscInt *ci, *cj;
+        if (GSDeviceProductSymbolic((GSProductType)type, L.m, L.n, L.ia.data(), L.ja.data(), Rt.n, Rt.ia.data(), Rt.ja.data(), threads, &P)) {
+          same = false;
+          break;
+        }
+        GSDeviceProductGetPattern(P, &cm, &ci, &cj);
+        if (threads == 1) {
+          one[0].assign(ci, ci + cm + 1);
+          one[1].assign(cj, cj + ci[cm]);
+        } else
+          same = same && (PetscInt)one[0].size() == cm + 1 && std::equal(one[0].begin(), one[0].end(), ci) && std::equal(one[1].begin(), one[1].end(), cj);
+        GSDeviceProductDestroy(&P);
+      }
+      Check(same, std::string(type == GS_PRODUCT_AB ? "AB" : type == GS_PRODUCT_AtB ? "AtB" : "PtAP") + " on 3 and 4 threads: the pattern of one thread");
+    }
+  }
+  CheckChangedOperand();
+}
+} // namespace unit
