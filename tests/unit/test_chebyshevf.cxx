@@ -4,24 +4,7 @@
 
 namespace unit
 {
-namespace
-{
 using gpustream::DView;
-
-DView<PetscScalar> ToDevice(const std::vector<PetscScalar> &h)
-{
-  DView<PetscScalar> d("test::vec", h.size());
-  Kokkos::deep_copy(d, gpustream::HostUnmanaged<const PetscScalar>(h.data(), h.size()));
-  return d;
-}
-
-std::vector<PetscScalar> ToHost(const DView<PetscScalar> &d)
-{
-  std::vector<PetscScalar> h(d.extent(0));
-  Kokkos::deep_copy(gpustream::HostUnmanaged<PetscScalar>(h.data(), h.size()), d);
-  return h;
-}
-} // namespace
 
 /* One step with the product in the kernel, with A x given, and from a zero x; with and without Jacobi, reading y or
    not, each norm (the norm only without the product); long rows too (lanes on a device); the noisy vector bit for bit */

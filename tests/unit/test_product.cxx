@@ -1,27 +1,12 @@
 /* The sparse products of sequential matrices (GSDeviceProduct): the symbolic phase's pattern against the structural
    product, the device numeric phase and its serial twin against a dense reference, on random and block inputs */
 #include "unit.hpp"
-#include "kokkosimpl.hpp"
 
 namespace unit
 {
 namespace
 {
 using gpustream::DView;
-
-DView<PetscScalar> ToDevice(const std::vector<PetscScalar> &h)
-{
-  DView<PetscScalar> d("unit::product_values", h.size());
-  Kokkos::deep_copy(d, gpustream::HostUnmanaged<const PetscScalar>(h.data(), h.size()));
-  return d;
-}
-
-std::vector<PetscScalar> ToHost(const DView<PetscScalar> &d)
-{
-  std::vector<PetscScalar> h(d.extent(0));
-  Kokkos::deep_copy(gpustream::HostUnmanaged<PetscScalar>(h.data(), h.size()), d);
-  return h;
-}
 
 /* A dense m x n copy of A, and its structure (entries held, also where their value is zero) */
 std::vector<PetscScalar> Dense(const CSRHost &A, std::vector<char> *held)

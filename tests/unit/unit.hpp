@@ -18,6 +18,7 @@
 #include "../../src/ksp/sgmresf/sgmresfimpl.h"
 #include "../../src/stream/streamimpl.h"
 #include "devicemat.hpp"
+#include "kokkosimpl.hpp"
 
 namespace unit
 {
@@ -60,6 +61,21 @@ template <class Len> CSRHost RandomCSRBy(PetscInt m, PetscInt n, const Len &leng
 CSRHost RandomCSR(PetscInt, PetscInt, PetscInt);
 /* A random pattern of full bs x bs blocks (up to maxb a block row, some block rows empty), random values */
 CSRHost RandomBlockCSR(PetscInt, PetscInt, PetscInt);
+
+/* Vectors into and out of the execution space's memory */
+inline gpustream::DView<PetscScalar> ToDevice(const std::vector<PetscScalar> &h)
+{
+  gpustream::DView<PetscScalar> d("unit::vec", h.size());
+  Kokkos::deep_copy(d, gpustream::HostUnmanaged<const PetscScalar>(h.data(), h.size()));
+  return d;
+}
+
+inline std::vector<PetscScalar> ToHost(const gpustream::DView<PetscScalar> &d)
+{
+  std::vector<PetscScalar> h(d.extent(0));
+  Kokkos::deep_copy(gpustream::HostUnmanaged<PetscScalar>(h.data(), h.size()), d);
+  return h;
+}
 
 extern std::vector<PetscInt> sizes; /* all sizes up to -max_size (valgrind runs use small ones) */
 
