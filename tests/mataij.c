@@ -1,7 +1,8 @@
 static char help[] = "Operations a gpustream matrix takes from AIJ's code, each against the same on the AIJ matrix holding the same\n\
 values: MatTranspose() and MatHermitianTranspose() (initial, reused after a change of values, reused after a change of\n\
 pattern on one process, in place; MatTransposeSymbolic() on one process), MatConvert() to MATIS (initial, reused, in\n\
-place), sparse products (of gpustream matrices: gpustream; with an AIJ partner: AIJ), and PCMG's Galerkin coarse operators (MatPtAP() with the MAIJ interpolation of a DMDA with 2 and 3 unknowns\n\
+place), sparse products (of gpustream matrices: gpustream; with an AIJ partner: AIJ), the square of the graph PCGAMG makes of a\n\
+gpustream matrix, and PCMG's Galerkin coarse operators (MatPtAP() with the MAIJ interpolation of a DMDA with 2 and 3 unknowns\n\
 per node) in KSPCG and KSPGMRES.\n\
 On several processes the rows are split unevenly.\n";
 
@@ -413,6 +414,92 @@ static PetscErrorCode Products(PetscBool streamed, PetscRandom rnd)
   PetscFunctionReturn(0);
 }
 
+/* Whether the local CSR patterns of A and B are the same (on several processes those of the diagonal and off-diagonal
+   blocks), and their ownership ranges */
+static PetscErrorCode SamePattern(Mat A, Mat B, PetscBool *same)
+{
+  PetscMPIInt size;
+  Mat         X[2][2] = {{A, NULL}, {B, NULL}};
+  PetscInt    range[2][4];
+
+  PetscFunctionBeginUser;
+  PetscCall(MatGetOwnershipRange(A, &range[0][0], &range[0][1]));
+  PetscCall(MatGetOwnershipRangeColumn(A, &range[0][2], &range[0][3]));
+  PetscCall(MatGetOwnershipRange(B, &range[1][0], &range[1][1]));
+  PetscCall(MatGetOwnershipRangeColumn(B, &range[1][2], &range[1][3]));
+  PetscCall(PetscArraycmp(range[0], range[1], 4, same));
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  if (size > 1)
+    for (int k = 0; k < 2; k++) PetscCall(MatMPIAIJGetSeqAIJ(k ? B : A, &X[k][0], &X[k][1], NULL));
+  for (int b = 0; b < (size > 1 ? 2 : 1); b++) {
+    const PetscInt *ia[2], *ja[2];
+    PetscInt        m[2];
+    PetscBool       done[2];
+    for (int k = 0; k < 2; k++) PetscCall(MatGetRowIJ(X[k][b], 0, PETSC_FALSE, PETSC_FALSE, &m[k], &ia[k], &ja[k], &done[k]));
+    if (!done[0] || !done[1] || m[0] != m[1])
+      *same = PETSC_FALSE;
+    else {
+      PetscBool eq;
+      PetscCall(PetscArraycmp(ia[0], ia[1], m[0] + 1, &eq));
+      if (eq) PetscCall(PetscArraycmp(ja[0], ja[1], ia[0][m[0]], &eq));
+      if (!eq) *same = PETSC_FALSE;
+    }
+    for (int k = 0; k < 2; k++)
+      if (done[k]) PetscCall(MatRestoreRowIJ(X[k][b], 0, PETSC_FALSE, PETSC_FALSE, &m[k], &ia[k], &ja[k], &done[k]));
+  }
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, same, 1, MPIU_BOOL, MPI_LAND, PetscObjectComm((PetscObject)A)));
+  PetscFunctionReturn(0);
+}
+
+/* PCGAMG's graph of a gpustream matrix (MatCreateGraph()), a plain AIJ matrix, and its square as PCGAMG's aggressive
+   coarsening makes it (A B and A^T B of the graph with itself, the symbolic phase alone), against the same of the AIJ
+   matrix: the pattern after the symbolic phase; then with the numeric phase, made and made again after new values */
+static PetscErrorCode GraphSquare(PetscRandom rnd)
+{
+  const MatProductType types[] = {MATPRODUCT_AB, MATPRODUCT_AtB};
+  const char          *names[] = {"AB", "AtB"};
+  Mat                  A[2], G[2];
+
+  PetscFunctionBeginUser;
+  PetscCall(Pair(40, rnd, &A[0], &A[1]));
+  for (int k = 0; k < 2; k++) {
+#if defined(GPUSTREAM_PETSC_CREATEGRAPH_INDEX)
+    PetscCall(MatCreateGraph(A[k], PETSC_TRUE, PETSC_TRUE, -1.0, 0, NULL, &G[k]));
+#else
+    PetscCall(MatCreateGraph(A[k], PETSC_TRUE, PETSC_TRUE, -1.0, &G[k]));
+#endif
+  }
+  PetscCall(Report("MatCreateGraph() of a gpustream matrix: an AIJ matrix", G[0], G[1], MATAIJ, rnd));
+  for (int t = 0; t < 2; t++) {
+    Mat       X[2];
+    PetscBool same;
+    char      what[128];
+    for (int k = 0; k < 2; k++) {
+      PetscCall(MatProductCreate(G[k], G[k], NULL, &X[k]));
+      PetscCall(MatProductSetType(X[k], types[t]));
+      PetscCall(MatProductSetFromOptions(X[k]));
+      PetscCall(MatProductSymbolic(X[k]));
+    }
+    PetscCall(SamePattern(X[0], X[1], &same));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "MatProduct %s of the graph with itself, symbolic phase: %s\n", names[t], same ? "AIJ's pattern" : "NOT AIJ'S PATTERN"));
+    for (int k = 0; k < 2; k++) PetscCall(MatProductNumeric(X[k]));
+    PetscCall(PetscSNPrintf(what, sizeof(what), "MatProduct %s of the graph with itself: an AIJ matrix", names[t]));
+    PetscCall(Report(what, X[0], X[1], MATAIJ, rnd));
+    for (int k = 0; k < 2; k++) {
+      PetscCall(MatScale(G[k], 2.0));
+      PetscCall(MatProductNumeric(X[k]));
+    }
+    PetscCall(PetscSNPrintf(what, sizeof(what), "MatProduct %s of the graph with itself, reused after new values", names[t]));
+    PetscCall(Report(what, X[0], X[1], MATAIJ, rnd));
+    for (int k = 0; k < 2; k++) PetscCall(MatDestroy(&X[k]));
+  }
+  for (int k = 0; k < 2; k++) {
+    PetscCall(MatDestroy(&A[k]));
+    PetscCall(MatDestroy(&G[k]));
+  }
+  PetscFunctionReturn(0);
+}
+
 /* A block matrix with full 3x3 blocks between neighbouring nodes (its three rows of a node alike) and an aggregation-like
    P with full 3x2 blocks from each node to its aggregate and the next (rows of a node and of neighbouring nodes alike):
    the repeated patterns of GAMG's levels, which the device product's host pattern of A P skips. As gpustream (M[0],
@@ -504,6 +591,7 @@ int main(int argc, char **argv)
   PetscCall(Products(PETSC_FALSE, rnd));
   PetscCall(Products(PETSC_TRUE, rnd));
   PetscCall(BlockProducts(rnd));
+  PetscCall(GraphSquare(rnd));
   for (PetscInt dof = 2; dof <= 3; dof++) {
     PetscCall(Galerkin(dof, KSPCG, rnd));
     PetscCall(Galerkin(dof, KSPGMRES, rnd));

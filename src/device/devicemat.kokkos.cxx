@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "devicemat.hpp"
+#include "hostcsr.hpp"
 
 using namespace gpustream;
 
@@ -505,8 +506,8 @@ PetscErrorCode GSDeviceMatMultInPlace(GSDeviceMat A, GSDeviceMat B, GSHalo H, co
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* A's transpose: its pattern made once on the host from A's (ia, ja: point rows, as A was made from; a counting sort
-   by column keeps each column's entries in row order, so the sums of a product are in a fixed order), its values
+/* A's transpose: its pattern made once on the host from A's (ia, ja: point rows, as A was made from; HostTranspose()
+   keeps each column's entries in row order, so the sums of a product are in a fixed order), its values
    gathered from A's on the device when values is true or the transpose is new */
 static PetscErrorCode TransposeUpdate(GSDeviceMat A, const PetscInt ia[], const PetscInt ja[], PetscBool values)
 {
@@ -514,25 +515,10 @@ static PetscErrorCode TransposeUpdate(GSDeviceMat A, const PetscInt ia[], const 
 
   PetscFunctionBegin;
   if (!A->tr) {
-    std::vector<PetscInt> tptr, trow, perm, next;
+    std::vector<PetscInt> tptr, trow, perm;
     PetscCheck(ia[m] == nnz, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The host pattern has %" PetscInt_FMT " entries, the device matrix %" PetscInt_FMT, ia[m], nnz);
-    PetscCallCXX({
-      tptr.assign(n + 1, 0);
-      trow.resize(nnz);
-      perm.resize(nnz);
-    });
-    for (PetscInt k = 0; k < nnz; k++) {
-      PetscCheck(ja[k] >= 0 && ja[k] < n, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Column %" PetscInt_FMT " out of range", ja[k]);
-      tptr[ja[k] + 1]++;
-    }
-    for (PetscInt c = 0; c < n; c++) tptr[c + 1] += tptr[c];
-    PetscCallCXX(next.assign(tptr.begin(), tptr.end() - 1));
-    for (PetscInt i = 0; i < m; i++)
-      for (PetscInt k = ia[i]; k < ia[i + 1]; k++) {
-        const PetscInt p = next[ja[k]]++;
-        trow[p]          = i;
-        perm[p]          = k;
-      }
+    for (PetscInt k = 0; k < nnz; k++) PetscCheck(ja[k] >= 0 && ja[k] < n, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Column %" PetscInt_FMT " out of range", ja[k]);
+    PetscCallCXX(HostTranspose(m, n, ia, ja, tptr, trow, perm, (int)GSHostThreadsAuto()));
     PetscCall(GSDeviceMatCreate(n, m, tptr.data(), trow.data(), NULL, PETSC_FALSE, 1, -1, &A->tr));
     GSCallKokkos({
       A->trperm = DView<PetscInt>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::trperm"), nnz);

@@ -321,7 +321,8 @@ PETSC_INTERN PetscBool      GSTriFactorUsesOneKernel(GSTriFactor);
 
 /* Sparse products of sequential matrices, C = A B, A^T B or P^T A P (opaque to C). Symbolic: C's pattern from the
    operands' host patterns (A: am x an, ai, aj; B: an x bn for A B and P^T A P, am x bn for A^T B; bi, bj), columns
-   ascending in each row; GetPattern: that pattern (cm rows, ci, cj; the product's own arrays). Numeric: C's values
+   ascending in each row; GetPattern: that pattern (cm rows, ci, cj; the product's own arrays, which a matrix may hold as its own while the
+   product lives); KeepPattern: P takes from's arrays of the same pattern, so that such a matrix outlives from. Numeric: C's values
    into c from the operands' values a and b (each in its matrix's order), with the operands' patterns as at the symbolic
    phase (an error otherwise); on the device from device values (the patterns uploaded at the first call), or its serial
    twin NumericHost from host values. The symbolic phase runs on the given number of host threads; GSHostThreadsAuto():
@@ -331,6 +332,7 @@ typedef struct _n_GSDeviceProduct *GSDeviceProduct;
 PETSC_INTERN PetscErrorCode        GSDeviceProductSymbolic(GSProductType, PetscInt, PetscInt, const PetscInt[], const PetscInt[], PetscInt, const PetscInt[], const PetscInt[], PetscInt, GSDeviceProduct *);
 PETSC_INTERN PetscInt              GSHostThreadsAuto(void);
 PETSC_INTERN PetscErrorCode        GSDeviceProductGetPattern(GSDeviceProduct, PetscInt *, const PetscInt *[], const PetscInt *[]);
+PETSC_INTERN PetscErrorCode        GSDeviceProductKeepPattern(GSDeviceProduct, GSDeviceProduct);
 PETSC_INTERN PetscErrorCode        GSDeviceProductNumeric(GSDeviceProduct, const PetscInt[], const PetscInt[], const PetscScalar[], const PetscInt[], const PetscInt[], const PetscScalar[], PetscScalar[]);
 PETSC_INTERN PetscErrorCode        GSDeviceProductNumericHost(GSDeviceProduct, const PetscInt[], const PetscInt[], const PetscScalar[], const PetscInt[], const PetscInt[], const PetscScalar[], PetscScalar[]);
 PETSC_INTERN PetscErrorCode        GSDeviceProductDestroy(GSDeviceProduct *);

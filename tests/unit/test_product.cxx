@@ -1,6 +1,7 @@
 /* The sparse products of sequential matrices (GSDeviceProduct): the symbolic phase's pattern against the structural
    product, the device numeric phase and its serial twin against a dense reference, on random and block inputs */
 #include "unit.hpp"
+#include "hostcsr.hpp"
 
 namespace unit
 {
@@ -120,6 +121,26 @@ void CheckChangedOperand()
 }
 } // namespace
 
+/* The host transpose on several threads (a range of its rows each) against the entries sorted by column */
+void CheckTranspose()
+{
+  for (PetscInt n : {(PetscInt)1, (PetscInt)5, (PetscInt)3000}) {
+    const CSRHost                              A = RandomCSR(4 * n + 17, n, 9);
+    std::vector<std::pair<PetscInt, PetscInt>> order; /* (column, entry) */
+    for (PetscInt i = 0; i < A.m; i++)
+      for (PetscInt k = A.ia[i]; k < A.ia[i + 1]; k++) order.emplace_back(A.ja[k], k);
+    std::stable_sort(order.begin(), order.end(), [](const auto &x, const auto &y) { return x.first < y.first; });
+    for (int threads : {1, 3, 8}) {
+      std::vector<PetscInt> trow, tcol, tmap;
+      gpustream::HostTranspose(A.m, A.n, A.ia, A.ja, trow, tcol, tmap, threads);
+      bool same = (PetscInt)trow.size() == n + 1 && trow[n] == (PetscInt)order.size() && tcol.size() == order.size();
+      for (PetscInt c = 0; same && c < n; c++)
+        for (PetscInt p = trow[c]; same && p < trow[c + 1]; p++) same = order[p].first == c && tmap[p] == order[p].second && A.ja[tmap[p]] == c && A.ia[tcol[p]] <= tmap[p] && tmap[p] < A.ia[tcol[p] + 1];
+      Check(same, "host transpose of " + std::to_string(A.m) + " x " + std::to_string(n) + " on " + std::to_string(threads) + " threads");
+    }
+  }
+}
+
 void TestProduct()
 {
   for (PetscInt n : {1, 7, 40, 130}) {
@@ -168,5 +189,6 @@ void TestProduct()
     }
   }
   CheckChangedOperand();
+  CheckTranspose();
 }
 } // namespace unit

@@ -852,9 +852,12 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+static PetscErrorCode MatGraphOwnProducts_Private(Mat);
+
 /* PCGAMG builds its graph with MatCreateGraph(), whose AIJ implementation accepts only type names starting with
    "seqaij" or "mpiaij": the matrix wears its base name for the call, so the graph (a duplicate) comes out a plain
-   AIJ matrix, exactly the one an AIJ operator gives */
+   AIJ matrix, exactly the one an AIJ operator gives (PCGAMG's coarsening reads its AIJ data by type name). On one
+   process its square is the plugin's (MatGraphOwnProducts_Private()). */
 #if defined(GPUSTREAM_PETSC_CREATEGRAPH_INDEX)
 static PetscErrorCode MatCreateGraph_GPUStream(Mat A, PetscBool sym, PetscBool scale, PetscReal filter, PetscInt nidx, PetscInt idx[], Mat *G)
 #else
@@ -873,6 +876,7 @@ static PetscErrorCode MatCreateGraph_GPUStream(Mat A, PetscBool sym, PetscBool s
   ierr = (*gs->aij.creategraph)(A, sym, scale, filter, G);
 #endif
   PetscCall(MatGPUStreamWearOwn(A, worn, ierr));
+  PetscCall(MatGraphOwnProducts_Private(*G));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1238,6 +1242,7 @@ typedef struct {
   GSProductType    type;
   PetscObjectId    id[3];
   PetscObjectState nz[3];
+  PetscScalar     *values; /* C's values, where C holds prod's pattern (MatSeqAIJHoldPattern_Private()) */
 } GSProductCtx;
 
 static const char GSDeviceProductName[] = "GPUStreamDeviceProduct";
@@ -1246,6 +1251,7 @@ static PetscErrorCode GSProductCtxFree_Private(GSProductCtx *ctx)
 {
   PetscFunctionBegin;
   PetscCall(GSDeviceProductDestroy(&ctx->prod));
+  PetscCall(PetscFree(ctx->values));
   PetscCall(PetscFree(ctx));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1339,6 +1345,36 @@ static PetscErrorCode MatProductOwnPattern_Private(GSProductType type, Mat A, Ma
 
 static PetscErrorCode MatProductNumeric_GPUStream_Own(Mat);
 
+/* C, a SeqAIJ matrix of m x n not yet preallocated, holds the CSR pattern (ci, cj) in place, without AIJ's insertion
+   row by row (MatSeqAIJSetPreallocationCSR() costs more than the pattern at GAMG's sizes). AIJ gets the arrays through
+   MatCreateSeqAIJWithArrays(), which leaves them to the caller, and C takes the data and ops of that matrix. The
+   arrays and the zeroed values (pages touched at their first write, *values, the caller's to free) must outlive C's
+   use of them: the product context composed on C holds both. */
+static PetscErrorCode MatSeqAIJHoldPattern_Private(Mat C, PetscInt m, PetscInt n, const PetscInt ci[], const PetscInt cj[], PetscScalar **values)
+{
+  Mat   T;
+  void *data;
+
+  PetscFunctionBegin;
+  PetscCall(PetscLayoutSetUp(C->rmap));
+  PetscCall(PetscLayoutSetUp(C->cmap));
+  PetscCall(PetscCalloc1(ci[m] + 1, values));
+  PetscCall(MatCreateSeqAIJWithArrays(PETSC_COMM_SELF, m, n, (PetscInt *)ci, (PetscInt *)cj, *values, &T));
+  data    = C->data;
+  C->data = T->data;
+  T->data = data; /* C's empty data goes with T */
+  PetscCall(PetscMemcpy(C->ops, T->ops, sizeof(struct _MatOps)));
+  PetscCall(MatDestroy(&T));
+  C->preallocated  = PETSC_TRUE;
+  C->assembled     = PETSC_TRUE;
+  C->was_assembled = PETSC_FALSE;
+  C->num_ass++;
+  C->nonzerostate++;
+  C->ass_nonzerostate = C->nonzerostate;
+  PetscCall(PetscObjectStateIncrease((PetscObject)C));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The symbolic phase of our products: C's pattern from the operands' host patterns, then C a gpustream matrix of that
    pattern holding zeros, with the first operand's settings (a Galerkin level's vectors and binding are then its fine
    level's). AIJ's symbolic phase does not run; the numeric phase is ours (MatProductNumeric_GPUStream_Own()). */
@@ -1369,12 +1405,55 @@ static PetscErrorCode MatProductSymbolicOwn_Private(Mat C, GSProductType type)
     PetscCall(MatSetBlockSizes(C, type == GS_PRODUCT_AtB ? PetscAbs(A->cmap->bs) : PetscAbs(B->cmap->bs), PetscAbs(B->cmap->bs)));
   PetscCall(MatGPUStreamBaseName_Private(A, &base));
   PetscCall(MatSetType(C, base));
-  PetscCall(MatSeqAIJSetPreallocationCSR(C, ci, cj, NULL));
-  PetscCall(MatAIJToGPUStream_Private(C));
-  PetscCall(MatGPUStreamAdopt_Private(C, (Mat_GPUStream *)A->spptr));
+  PetscCall(MatSeqAIJHoldPattern_Private(C, m, n, ci, cj, &ctx->values));
   PetscCall(GSObjectComposePointer((PetscObject)C, GSDeviceProductName, ctx, GSProductCtxDestroy_Private)); /* C holds it */
+  if (MatGPUStreamIsOurs_Private(A)) {
+    PetscCall(MatAIJToGPUStream_Private(C));
+    PetscCall(MatGPUStreamAdopt_Private(C, (Mat_GPUStream *)A->spptr));
+  }
   C->ops->productnumeric = MatProductNumeric_GPUStream_Own;
-  PetscCall(PetscInfo(C, "%s symbolic phase of gpustream matrices on their host patterns, none of AIJ's: %" PetscInt_FMT " x %" PetscInt_FMT ", %" PetscInt_FMT " entries\n", MatProductTypes[product->type], m, n, ci[cm]));
+  PetscCall(PetscInfo(C, "%s symbolic phase of %s on their host patterns, none of AIJ's: %" PetscInt_FMT " x %" PetscInt_FMT ", %" PetscInt_FMT " entries\n", MatProductTypes[product->type],
+                      MatGPUStreamIsOurs_Private(A) ? "gpustream matrices" : "graphs", m, n, ci[cm]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The products of a sequential graph made by MatCreateGraph_GPUStream(): its square, A B or A^T B of the graph with
+   itself or another such graph (PCGAMG's aggressive coarsening: a symbolic phase only), is the plugin's, from the
+   patterns on several host threads, the result a plain SeqAIJ matrix holding the pattern in place
+   (MatSeqAIJHoldPattern_Private()) with the numeric phase's serial twin on the host; other products are AIJ's */
+static PetscErrorCode (*MatProductSetFromOptions_GraphBase)(Mat) = NULL;
+
+static PetscErrorCode MatProductSymbolic_GPUStreamGraph(Mat C)
+{
+  PetscFunctionBegin;
+  PetscCall(MatProductSymbolicOwn_Private(C, C->product->type == MATPRODUCT_AB ? GS_PRODUCT_AB : GS_PRODUCT_AtB));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatProductSetFromOptions_GPUStreamGraph(Mat C)
+{
+  Mat_Product *product = C->product;
+  PetscBool    use     = PETSC_TRUE;
+
+  PetscFunctionBegin;
+  PetscCall((*MatProductSetFromOptions_GraphBase)(C));
+  PetscCall(GSOptionsCheckValue(NULL, NULL, "-gpustream_device_products", GS_OPTION_BOOL, NULL, 0));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-gpustream_device_products", &use, NULL));
+  if (use && C->ops->productsymbolic && (product->type == MATPRODUCT_AB || product->type == MATPRODUCT_AtB) && product->A->ops->productsetfromoptions == MatProductSetFromOptions_GPUStreamGraph &&
+      product->B->ops->productsetfromoptions == MatProductSetFromOptions_GPUStreamGraph)
+    C->ops->productsymbolic = MatProductSymbolic_GPUStreamGraph;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatGraphOwnProducts_Private(Mat G)
+{
+  PetscBool isseq;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)G, MATSEQAIJ, &isseq));
+  if (!isseq || !G->ops->productsetfromoptions || G->ops->productsetfromoptions == MatProductSetFromOptions_GPUStreamGraph) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!MatProductSetFromOptions_GraphBase) MatProductSetFromOptions_GraphBase = G->ops->productsetfromoptions;
+  if (G->ops->productsetfromoptions == MatProductSetFromOptions_GraphBase) G->ops->productsetfromoptions = MatProductSetFromOptions_GPUStreamGraph;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1398,6 +1477,7 @@ static PetscErrorCode MatProductOwnRenew_Private(Mat C, GSProductCtx *ctx)
   if (done) PetscCall(MatRestoreRowIJ(C, 0, PETSC_FALSE, PETSC_FALSE, &cm, &ci, &cj, &done));
   if (!same) PetscCall(GSDeviceProductDestroy(&prod));
   PetscCheck(same, PetscObjectComm((PetscObject)C), PETSC_ERR_ARG_INCOMP, "The operands' nonzero patterns changed the product's after its symbolic phase: call MatProductSymbolic() again (or make the product with MAT_INITIAL_MATRIX)");
+  PetscCall(GSDeviceProductKeepPattern(prod, ctx->prod)); /* C holds those arrays */
   PetscCall(GSDeviceProductDestroy(&ctx->prod));
   ctx->prod = prod;
   GSProductCtxRecord_Private(ctx, C);
@@ -1452,7 +1532,7 @@ static PetscErrorCode MatProductNumeric_GPUStream_Own(Mat C)
     if (!ierr) ierr = MatAssemblyEnd(C, MAT_FINAL_ASSEMBLY);
     PetscCall(MatProductWearAIJ_Private(C, PETSC_FALSE, was)); /* also when it failed */
     PetscCall(ierr);
-    PetscCall(PetscInfo(C, "%s numeric phase on the host arrays (a streamed operand or result)\n", MatProductTypes[C->product->type]));
+    PetscCall(PetscInfo(C, "%s numeric phase on the host arrays (%s)\n", MatProductTypes[C->product->type], MatGPUStreamIsOurs_Private(C) ? "a streamed operand or result" : "graphs"));
   }
   PetscCall(MatRestoreRowIJ(B, 0, PETSC_FALSE, PETSC_FALSE, &bm, &bi, &bj, &done[1]));
   PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &am, &ai, &aj, &done[0]));

@@ -6,8 +6,8 @@
 #include "kokkosimpl.hpp"
 #include <algorithm>
 #include <cstdlib>
-#include <exception>
 #include <memory>
+#include <utility>
 #include <thread>
 #if defined(__linux__)
 #  include <sched.h>
@@ -50,32 +50,6 @@ static void UploadPattern(Pattern &x, const char *label, PetscInt m, const Petsc
 static void UploadPattern(Pattern &x, const char *label, const HostPattern &h)
 {
   UploadPattern(x, label, h.m, h.row.data(), h.col.data());
-}
-
-/* fn(t, r0, r1) on nt threads t, each a contiguous range [r0, r1) of the m rows (the caller's thread takes the last);
-   an exception of any is thrown again here, after all have ended */
-template <class F> static void ParallelRows(PetscInt m, int nt, const F &fn)
-{
-  std::vector<std::thread>        threads;
-  std::vector<std::exception_ptr> errors(nt);
-  const auto                      range = [&](int t) {
-    try {
-      fn(t, m * t / nt, m * (t + 1) / nt);
-    } catch (...) {
-      errors[t] = std::current_exception();
-    }
-  };
-  for (int t = 0; t < nt - 1; t++) {
-    try {
-      threads.emplace_back(range, t);
-    } catch (...) { /* no thread to be had: this one does it */
-      range(t);
-    }
-  }
-  range(nt - 1);
-  for (auto &th : threads) th.join();
-  for (auto &e : errors)
-    if (e) std::rethrow_exception(e);
 }
 
 /* The pattern of X = L R on the host (L: m rows, R: n columns), columns ascending in each row, on nt threads (a range
@@ -219,13 +193,13 @@ PetscErrorCode GSDeviceProductSymbolic(GSProductType type, PetscInt am, PetscInt
       break;
     case GS_PRODUCT_AtB: /* A: am x an, B: am x bn; C = A^T B is an x bn */
       P->ht.m = an;
-      HostTranspose(am, an, ai, aj, P->ht.row, P->ht.col, P->htmap);
+      HostTranspose(am, an, ai, aj, P->ht.row, P->ht.col, P->htmap, nt);
       HostProductPattern(an, bn, P->ht.row.data(), P->ht.col.data(), am, bi, bj, P->hc, nt);
       break;
     case GS_PRODUCT_PtAP: /* A: am x an (square), P: an x bn; A P is am x bn, C bn x bn */
       HostProductPattern(am, bn, ai, aj, an, bi, bj, P->hx, nt);
       P->ht.m = bn;
-      HostTranspose(an, bn, bi, bj, P->ht.row, P->ht.col, P->htmap);
+      HostTranspose(an, bn, bi, bj, P->ht.row, P->ht.col, P->htmap, nt);
       HostProductPattern(bn, bn, P->ht.row.data(), P->ht.col.data(), am, P->hx.row.data(), P->hx.col.data(), P->hc, nt);
       break;
     }
@@ -261,6 +235,13 @@ PetscErrorCode GSDeviceProductGetPattern(GSDeviceProduct P, PetscInt *m, const P
   *m  = P->hc.m;
   *ci = P->hc.row.data();
   *cj = P->hc.col.data();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSDeviceProductKeepPattern(GSDeviceProduct P, GSDeviceProduct from)
+{
+  PetscFunctionBegin;
+  std::swap(P->hc, from->hc);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
