@@ -532,6 +532,22 @@ static PetscErrorCode Operations(Problem *P, Mat A, Mat B)
   PetscCall(MatScale(A, 0.5)); /* the new pattern's values on the device */
   PetscCall(MatScale(B, 0.5));
   PetscCall(Compare("then MatScale", A, B));
+  /* X's pattern within A's (PCGAMG's smoothed prolongator): on one process on the device, with the values moving
+     nowhere, on several AIJ's on the host */
+  for (int t = 0; t < 2; t++) {
+    PetscCall(MatDestroy(&X[t]));
+    PetscCall(Assemble(P, types[t], 6, PETSC_TRUE, PETSC_FALSE, &X[t]));
+    PetscCall(MatScale(X[t], 2.0)); /* on the device */
+  }
+  if (P->counts) PetscCall(Counts(before));
+  PetscCall(MatAXPY(A, 0.75, X[0], SUBSET_NONZERO_PATTERN));
+  PetscCall(MatAXPY(B, 0.75, X[1], SUBSET_NONZERO_PATTERN));
+  {
+    PetscMPIInt size;
+    PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+    if (size == 1) PetscCall(PrintCounts(P, "MatAXPY of a pattern within A's", before));
+  }
+  PetscCall(Compare("MatAXPY of a pattern within A's", A, B));
   /* a shift where rows have no diagonal entry: AIJ's on the host, which adds them (a new pattern) */
   for (int t = 0; t < 2; t++) PetscCall(Assemble(P, types[t], 6, PETSC_TRUE, PETSC_FALSE, &Y[t]));
   for (int t = 0; t < 2; t++) {

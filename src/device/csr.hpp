@@ -122,6 +122,25 @@ KOKKOS_INLINE_FUNCTION void BlockRowOf(const CSR &A, const PetscInt row, PetscIn
   *j                = (*b0 * A.bs + (row - br * A.bs) * *nk) * A.bs;
 }
 
+/* A row's entries as a sequence in column order, both storages: the index of the first in val (the others follow it)
+   and their count; RowEntryColumn(): the column of the k-th */
+struct RowSpan {
+  PetscInt j0, len, b0;
+};
+
+KOKKOS_INLINE_FUNCTION RowSpan RowEntries(const CSR &A, const PetscInt row)
+{
+  if (A.bs == 1) return RowSpan{A.rowptr(row), A.rowptr(row + 1) - A.rowptr(row), 0};
+  PetscInt b0, nk, j;
+  BlockRowOf(A, row, &b0, &nk, &j);
+  return RowSpan{j, nk * A.bs, b0};
+}
+
+KOKKOS_INLINE_FUNCTION PetscInt RowEntryColumn(const CSR &A, const RowSpan &r, const PetscInt k)
+{
+  return A.bs == 1 ? A.colidx(r.j0 + k) : A.colidx(r.b0 + k / A.bs) * A.bs + k % A.bs;
+}
+
 /* init + (A x)_row by one thread, in the row's order: the sum every one-lane kernel forms, so that they agree bitwise.
    Added to init one product at a time, as AIJ's MatMultAdd() and the off-diagonal block of MPIAIJ's MatMult() add
    them to y (the same bits as AIJ's where its rows are not summed by inodes, whose kernels add products in pairs) */

@@ -245,6 +245,47 @@ PetscErrorCode GSDeviceMatAXPY(GSDeviceMat Y, PetscScalar a, GSDeviceMat X)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The entries of X's row merged into Y's in column order: with add, y += a x at each (X's pattern within Y's); the
+   entries of X without a place in Y */
+KOKKOS_INLINE_FUNCTION PetscInt MergeRow(const CSR &y, const DView<PetscScalar> &yv, PetscScalar a, const CSR &x, const PetscInt row, bool add)
+{
+  const RowSpan xs = RowEntries(x, row), ys = RowEntries(y, row);
+  PetscInt      q = 0, miss = 0, yc = ys.len ? RowEntryColumn(y, ys, 0) : 0;
+  for (PetscInt k = 0; k < xs.len; k++) {
+    const PetscInt c = RowEntryColumn(x, xs, k);
+    while (q < ys.len && yc < c)
+      if (++q < ys.len) yc = RowEntryColumn(y, ys, q);
+    if (q < ys.len && yc == c) {
+      if (add) yv(ys.j0 + q) += a * x.val(xs.j0 + k);
+    } else
+      miss++;
+  }
+  return miss;
+}
+
+PetscErrorCode GSDeviceMatAXPYSubset(GSDeviceMat Y, PetscScalar a, GSDeviceMat X, PetscBool *done)
+{
+  PetscFunctionBegin;
+  *done = PETSC_FALSE;
+  PetscCheck(X->csr.m == Y->csr.m && X->csr.n == Y->csr.n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "MatAXPY of a %" PetscInt_FMT " x %" PetscInt_FMT " matrix into a %" PetscInt_FMT " x %" PetscInt_FMT " one", X->csr.m, X->csr.n, Y->csr.m, Y->csr.n);
+  GSCallKokkos({
+    const CSR                                       y = Y->csr, x = X->csr;
+    const DView<PetscScalar>                        yv = Y->val;
+    const Kokkos::View<PetscInt, Mem>               missing("GPUStream::axpy_missing");
+    const Kokkos::View<PetscInt, Kokkos::HostSpace> h("GPUStream::axpy_missing_host");
+    Kokkos::parallel_reduce(
+        "GPUStream::AXPYSubsetCheck", RangePol(0, y.m), KOKKOS_LAMBDA(const PetscInt row, PetscInt &miss) { miss += MergeRow(y, yv, a, x, row, false); }, missing);
+    SyncCopy(h, missing);
+    if (h() == 0) {
+      Kokkos::parallel_for(
+          "GPUStream::AXPYSubset", RangePol(0, y.m), KOKKOS_LAMBDA(const PetscInt row) { MergeRow(y, yv, a, x, row, true); });
+      *done = PETSC_TRUE;
+    }
+  });
+  if (*done) PetscCall(PetscLogFlops(2.0 * (PetscLogDouble)X->val.extent(0)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The positions of the rows' diagonal entries (row = column, rows below the column count) in val */
 static PetscErrorCode FindDiagonal(GSDeviceMat A)
 {

@@ -206,7 +206,8 @@ PETSC_INTERN PetscErrorCode GSDeviceMatGetBlockSize(GSDeviceMat, PetscInt *);
 PETSC_INTERN PetscErrorCode GSDeviceMatSetValues(GSDeviceMat, const PetscScalar[]);
 /* The values of a resident matrix changed on the device. They are in AIJ's order on both storages (CSR and block
    column indices), so they are addressed as the host arrays are. GetValues copies them into a host array (counted in
-   -log_view); AXPY: Y += a X on the same pattern; the diagonal of the diagonal block (entries at local row = local
+   -log_view); AXPY: Y += a X on the same pattern; AXPYSubset: the same where X's pattern lies within Y's, on either
+   storage of each (done false, Y unchanged, where an entry of X has no place in Y); the diagonal of the diagonal block (entries at local row = local
    column): HasDiagonal says whether every row has its entry (then Shift adds to them), GetDiagonal writes them, 0
    where a row has none, into a host array or, with device true, one in the execution space's memory; DiagonalScale:
    A = diag(l) A diag(r), l and r host or device arrays (device flags), NULL for none, the off-diagonal block B's
@@ -215,6 +216,7 @@ PETSC_INTERN PetscErrorCode GSDeviceMatGetValues(GSDeviceMat, PetscScalar[]);
 PETSC_INTERN PetscErrorCode GSDeviceMatScale(GSDeviceMat, PetscScalar);
 PETSC_INTERN PetscErrorCode GSDeviceMatZeroValues(GSDeviceMat);
 PETSC_INTERN PetscErrorCode GSDeviceMatAXPY(GSDeviceMat, PetscScalar, GSDeviceMat);
+PETSC_INTERN PetscErrorCode GSDeviceMatAXPYSubset(GSDeviceMat, PetscScalar, GSDeviceMat, PetscBool *);
 PETSC_INTERN PetscErrorCode GSDeviceMatGetSizes(GSDeviceMat, PetscInt *, PetscInt *, PetscCount *);
 PETSC_INTERN PetscErrorCode GSDeviceMatHasDiagonal(GSDeviceMat, PetscBool *);
 PETSC_INTERN PetscErrorCode GSDeviceMatShift(GSDeviceMat, PetscScalar);

@@ -2289,33 +2289,44 @@ static PetscErrorCode MatGetDiagonal_GPUStream(Mat A, Vec v)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Y += a X on the device when both are resident gpustream matrices of the same pattern (SAME_NONZERO_PATTERN, checked
-   by the sizes); else AIJ's code on the host arrays, which for another pattern merges a new matrix into Y's header
-   (Y is made a gpustream one again, with its settings) */
+/* Y += a X on the device when both are resident gpustream matrices: on several processes with the same pattern
+   (SAME_NONZERO_PATTERN, checked by the sizes), on one with any str where X's pattern lies within Y's (PCGAMG's
+   smoothed prolongator, SUBSET_NONZERO_PATTERN); else AIJ's code on the host arrays, which for another pattern merges
+   a new matrix into Y's header (Y is made a gpustream one again, with its settings) */
 static PetscErrorCode MatAXPY_GPUStream(Mat Y, PetscScalar a, Mat X, MatStructure str)
 {
   const struct _MatOps *base;
   GSDeviceMat           yA = NULL, yB = NULL, xA = NULL, xB = NULL;
   Mat_GPUStream         saved;
   PetscBool             ours = MatGPUStreamIsOurs_Private(Y);
+  PetscMPIInt           size;
 
   PetscFunctionBegin;
-  if (str == SAME_NONZERO_PATTERN) {
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)Y), &size));
+  if (str == SAME_NONZERO_PATTERN || size == 1) {
     PetscCall(MatGPUStreamDeviceBlocks_Private(Y, &yA, &yB, NULL));
     if (yA) PetscCall(MatGPUStreamDeviceBlocks_Private(X, &xA, &xB, NULL));
   }
   if (yA && xA) {
     PetscCount ny[2] = {0, 0}, nx[2] = {0, 0};
+    PetscInt   bs[2];
     int        same;
+    PetscBool  done = PETSC_FALSE;
     PetscCall(GSDeviceMatGetSizes(yA, NULL, NULL, &ny[0]));
     PetscCall(GSDeviceMatGetSizes(xA, NULL, NULL, &nx[0]));
+    PetscCall(GSDeviceMatGetBlockSize(yA, &bs[0]));
+    PetscCall(GSDeviceMatGetBlockSize(xA, &bs[1]));
     if (yB) PetscCall(GSDeviceMatGetSizes(yB, NULL, NULL, &ny[1]));
     if (xB) PetscCall(GSDeviceMatGetSizes(xB, NULL, NULL, &nx[1]));
-    same = ny[0] == nx[0] && ny[1] == nx[1] && !yB == !xB;
+    same = str == SAME_NONZERO_PATTERN && ny[0] == nx[0] && ny[1] == nx[1] && !yB == !xB && bs[0] == bs[1];
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_LAND, PetscObjectComm((PetscObject)Y)));
     if (same) {
       PetscCall(GSDeviceMatAXPY(yA, a, xA));
       if (yB) PetscCall(GSDeviceMatAXPY(yB, a, xB));
+      done = PETSC_TRUE;
+    } else if (size == 1)
+      PetscCall(GSDeviceMatAXPYSubset(yA, a, xA, &done));
+    if (done) {
       PetscCall(MatGPUStreamDeviceChanged_Private(Y));
       PetscFunctionReturn(PETSC_SUCCESS);
     }
