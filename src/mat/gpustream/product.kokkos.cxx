@@ -1,5 +1,6 @@
 /* Sparse products of sequential gpustream matrices (C = A B, A^T B, P^T A P): the symbolic phase on the host, from
-   the operands' host patterns, and the numeric phase on the device (or its serial twin on the host). Each product X =
+   the operands' host patterns, and the numeric phase on the device (or its twin on host threads: on a host backend,
+   for a streamed operand). Each product X =
    L R is one row loop into X's pattern, known from the symbolic phase (RowProducts()): C's, and for P^T (A P) first A
    P's; a transposed operand is a pattern with a map into the operand's values. No hash tables, no result to compress
    or scatter: a numeric phase is a few launches. */
@@ -30,7 +31,7 @@ struct Pattern {
 
 struct _n_GSDeviceProduct {
   GSProductType         type;
-  PetscInt              am = 0, bm = 0; /* the operands' rows */
+  PetscInt              am = 0, bm = 0, bn = 0; /* the operands' rows, B's columns (those of C and A P) */
   PetscCount            annz = 0, bnnz = 0;
   HostPattern           ht, hx, hc; /* the transposed operand (A^T, P^T), A P, C */
   std::vector<PetscInt> htmap;      /* the entry of the transposed operand each entry of ht is */
@@ -160,17 +161,36 @@ static void RowProducts(const Pattern &l, const DView<PetscScalar> &lv, const Pa
       });
 }
 
-/* The serial twin of RowProducts() on the host: xv = L R in X's pattern */
-static void HostRowProducts(PetscInt m, const PetscInt *lr, const PetscInt *lc, const PetscScalar *lv, const PetscInt *rr, const PetscInt *rc, const PetscScalar *rv, const HostPattern &x, PetscScalar *xv)
+/* The twin of RowProducts() on the host, xv = L R in X's pattern (n columns), on nt threads (a range of rows each):
+   the sums in RowProducts()' order, each entry's place in X's row from a map of the row's columns */
+static void HostRowProducts(PetscInt m, PetscInt n, const PetscInt *lr, const PetscInt *lc, const PetscScalar *lv, const PetscInt *rr, const PetscInt *rc, const PetscScalar *rv, const PetscInt *xr, const PetscInt *xc, PetscScalar *xv, int nt)
 {
-  std::fill(xv, xv + x.row[m], 0.0);
-  for (PetscInt i = 0; i < m; i++) {
-    const PetscInt *first = x.col.data() + x.row[i], *last = x.col.data() + x.row[i + 1];
-    for (PetscInt k = lr[i]; k < lr[i + 1]; k++) {
-      const PetscInt j = lc[k];
-      for (PetscInt e = rr[j]; e < rr[j + 1]; e++) xv[std::lower_bound(first, last, rc[e]) - x.col.data()] += lv[k] * rv[e];
+  nt = (int)std::max<PetscInt>(1, std::min<PetscInt>(nt, m / 256));
+  ParallelRows(m, nt, [&](int, PetscInt i0, PetscInt i1) {
+    std::vector<PetscInt> place(n);
+    for (PetscInt i = i0; i < i1; i++) {
+      for (PetscInt q = xr[i]; q < xr[i + 1]; q++) {
+        place[xc[q]] = q;
+        xv[q]        = 0.0;
+      }
+      for (PetscInt k = lr[i]; k < lr[i + 1]; k++) {
+        const PetscInt    j = lc[k];
+        const PetscScalar a = lv[k];
+        for (PetscInt e = rr[j]; e < rr[j + 1]; e++) xv[place[rc[e]]] += a * rv[e];
+      }
     }
+  });
+}
+
+/* RowProducts() on a device; on a host backend its twin on the cores this process may use (no search in X's rows) */
+static void Products(const Pattern &l, const DView<PetscScalar> &lv, const Pattern &r, const DView<PetscScalar> &rv, const Pattern &x, const DView<PetscScalar> &xv, PetscInt n, PetscInt rnnz)
+{
+  if (OnDevice()) {
+    RowProducts(l, lv, r, rv, x, xv, Lanes(r, rnnz));
+    return;
   }
+  Exec().fence(); /* the gathers before */
+  HostRowProducts(l.m, n, l.row.data(), l.col.data(), lv.data(), r.row.data(), r.col.data(), rv.data(), x.row.data(), x.col.data(), xv.data(), (int)GSHostThreadsAuto());
 }
 
 PetscErrorCode GSDeviceProductSymbolic(GSProductType type, PetscInt am, PetscInt an, const PetscInt ai[], const PetscInt aj[], PetscInt bn, const PetscInt bi[], const PetscInt bj[], PetscInt threads, GSDeviceProduct *out)
@@ -187,6 +207,7 @@ PetscErrorCode GSDeviceProductSymbolic(GSProductType type, PetscInt am, PetscInt
     P->annz = ai[am];
     P->bm   = type == GS_PRODUCT_AtB ? am : an;
     P->bnnz = bi[P->bm];
+    P->bn   = bn;
     switch (type) {
     case GS_PRODUCT_AB: /* A: am x an, B: an x bn */
       HostProductPattern(am, bn, ai, aj, an, bi, bj, P->hc, nt);
@@ -282,16 +303,16 @@ PetscErrorCode GSDeviceProductNumeric(GSDeviceProduct P, const PetscInt ai[], co
     const DView<PetscScalar> av = Wrap(a, (size_t)P->annz), bv = Wrap(b, (size_t)P->bnnz), cv = Wrap(c, P->hc.col.size());
     switch (P->type) {
     case GS_PRODUCT_AB:
-      RowProducts(P->a, av, P->b, bv, P->c, cv, Lanes(P->b, (PetscInt)P->bnnz));
+      Products(P->a, av, P->b, bv, P->c, cv, P->bn, (PetscInt)P->bnnz);
       break;
     case GS_PRODUCT_AtB:
       Gather(P->tval, av, P->tmap);
-      RowProducts(P->t, P->tval, P->b, bv, P->c, cv, Lanes(P->b, (PetscInt)P->bnnz));
+      Products(P->t, P->tval, P->b, bv, P->c, cv, P->bn, (PetscInt)P->bnnz);
       break;
     case GS_PRODUCT_PtAP:
-      RowProducts(P->a, av, P->b, bv, P->x, P->xval, Lanes(P->b, (PetscInt)P->bnnz));
+      Products(P->a, av, P->b, bv, P->x, P->xval, P->bn, (PetscInt)P->bnnz);
       Gather(P->tval, bv, P->tmap);
-      RowProducts(P->t, P->tval, P->x, P->xval, P->c, cv, Lanes(P->x, (PetscInt)P->xval.extent(0)));
+      Products(P->t, P->tval, P->x, P->xval, P->c, cv, P->bn, (PetscInt)P->xval.extent(0));
       break;
     }
   });
@@ -305,16 +326,17 @@ PetscErrorCode GSDeviceProductNumericHost(GSDeviceProduct P, const PetscInt ai[]
   GSCallKokkos({
     std::vector<PetscScalar> t(P->htmap.size()), x(P->hx.col.size());
     for (size_t k = 0; k < t.size(); k++) t[k] = (P->type == GS_PRODUCT_AtB ? a : b)[P->htmap[k]];
+    const HostPattern &hc = P->hc, &hx = P->hx, &ht = P->ht;
     switch (P->type) {
     case GS_PRODUCT_AB:
-      HostRowProducts(P->am, ai, aj, a, bi, bj, b, P->hc, c);
+      HostRowProducts(P->am, P->bn, ai, aj, a, bi, bj, b, hc.row.data(), hc.col.data(), c, (int)GSHostThreadsAuto());
       break;
     case GS_PRODUCT_AtB:
-      HostRowProducts(P->ht.m, P->ht.row.data(), P->ht.col.data(), t.data(), bi, bj, b, P->hc, c);
+      HostRowProducts(ht.m, P->bn, ht.row.data(), ht.col.data(), t.data(), bi, bj, b, hc.row.data(), hc.col.data(), c, (int)GSHostThreadsAuto());
       break;
     case GS_PRODUCT_PtAP:
-      HostRowProducts(P->am, ai, aj, a, bi, bj, b, P->hx, x.data());
-      HostRowProducts(P->ht.m, P->ht.row.data(), P->ht.col.data(), t.data(), P->hx.row.data(), P->hx.col.data(), x.data(), P->hc, c);
+      HostRowProducts(P->am, P->bn, ai, aj, a, bi, bj, b, hx.row.data(), hx.col.data(), x.data(), (int)GSHostThreadsAuto());
+      HostRowProducts(ht.m, P->bn, ht.row.data(), ht.col.data(), t.data(), hx.row.data(), hx.col.data(), x.data(), hc.row.data(), hc.col.data(), c, (int)GSHostThreadsAuto());
       break;
     }
   });
