@@ -1251,7 +1251,7 @@ static PetscErrorCode GSProductCtxFree_Private(GSProductCtx *ctx)
 {
   PetscFunctionBegin;
   PetscCall(GSDeviceProductDestroy(&ctx->prod));
-  PetscCall(PetscFree(ctx->values));
+  free(ctx->values);
   PetscCall(PetscFree(ctx));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1348,7 +1348,7 @@ static PetscErrorCode MatProductNumeric_GPUStream_Own(Mat);
 /* C, a SeqAIJ matrix of m x n not yet preallocated, holds the CSR pattern (ci, cj) in place, without AIJ's insertion
    row by row (MatSeqAIJSetPreallocationCSR() costs more than the pattern at GAMG's sizes). AIJ gets the arrays through
    MatCreateSeqAIJWithArrays(), which leaves them to the caller, and C takes the data and ops of that matrix. The
-   arrays and the zeroed values (pages touched at their first write, *values, the caller's to free) must outlive C's
+   arrays and the zeroed values (calloc(): pages zeroed at their first touch; *values, the caller's to free()) must outlive C's
    use of them: the product context composed on C holds both. */
 static PetscErrorCode MatSeqAIJHoldPattern_Private(Mat C, PetscInt m, PetscInt n, const PetscInt ci[], const PetscInt cj[], PetscScalar **values)
 {
@@ -1358,7 +1358,8 @@ static PetscErrorCode MatSeqAIJHoldPattern_Private(Mat C, PetscInt m, PetscInt n
   PetscFunctionBegin;
   PetscCall(PetscLayoutSetUp(C->rmap));
   PetscCall(PetscLayoutSetUp(C->cmap));
-  PetscCall(PetscCalloc1(ci[m] + 1, values));
+  *values = (PetscScalar *)calloc((size_t)ci[m] + 1, sizeof(PetscScalar)); /* not PetscCalloc1(), which writes the zeros */
+  PetscCheck(*values, PETSC_COMM_SELF, PETSC_ERR_MEM, "Out of memory for the %" PetscInt_FMT " values of a product", ci[m]);
   PetscCall(MatCreateSeqAIJWithArrays(PETSC_COMM_SELF, m, n, (PetscInt *)ci, (PetscInt *)cj, *values, &T));
   data    = C->data;
   C->data = T->data;
