@@ -204,14 +204,14 @@ PETSC_INTERN PetscErrorCode GSDeviceMatCreate(PetscInt, PetscInt, const PetscInt
 PETSC_INTERN PetscInt       GSBlockPatternRow(PetscInt, PetscInt, const PetscInt[], const PetscInt[], PetscInt);
 PETSC_INTERN PetscErrorCode GSDeviceMatGetBlockSize(GSDeviceMat, PetscInt *);
 PETSC_INTERN PetscErrorCode GSDeviceMatSetValues(GSDeviceMat, const PetscScalar[]);
-/* The values of a resident matrix changed on the device. They are in AIJ's order on both storages (CSR and block
-   column indices), so they are addressed as the host arrays are. GetValues copies them into a host array (counted in
+/* The values of a resident matrix changed on the device. They are in AIJ's order on both storages (CSR and block column
+   indices), so they are addressed as the host arrays are. GetValues copies them into a host array (counted in
    -log_view); AXPY: Y += a X on the same pattern; AXPYSubset: the same where X's pattern lies within Y's, on either
-   storage of each (done false, Y unchanged, where an entry of X has no place in Y); the diagonal of the diagonal block (entries at local row = local
-   column): HasDiagonal says whether every row has its entry (then Shift adds to them), GetDiagonal writes them, 0
-   where a row has none, into a host array or, with device true, one in the execution space's memory; DiagonalScale:
-   A = diag(l) A diag(r), l and r host or device arrays (device flags), NULL for none, the off-diagonal block B's
-   columns scaled by the ghost values of r that the halo H brings */
+   storage of each (done false, Y unchanged, where an entry of X has no place in Y); the diagonal of the diagonal block
+   (entries at local row = local column): HasDiagonal says whether every row has its entry (then Shift adds to them),
+   GetDiagonal writes them, 0 where a row has none, into a host array or, with device true, one in the execution space's
+   memory; DiagonalScale: A = diag(l) A diag(r), l and r host or device arrays (device flags), NULL for none, the
+   off-diagonal block B's columns scaled by the ghost values of r that the halo H brings */
 PETSC_INTERN PetscErrorCode GSDeviceMatGetValues(GSDeviceMat, PetscScalar[]);
 PETSC_INTERN PetscErrorCode GSDeviceMatScale(GSDeviceMat, PetscScalar);
 PETSC_INTERN PetscErrorCode GSDeviceMatZeroValues(GSDeviceMat);
@@ -323,12 +323,13 @@ PETSC_INTERN PetscBool      GSTriFactorUsesOneKernel(GSTriFactor);
 
 /* Sparse products of sequential matrices, C = A B, A^T B or P^T A P (opaque to C). Symbolic: C's pattern from the
    operands' host patterns (A: am x an, ai, aj; B: an x bn for A B and P^T A P, am x bn for A^T B; bi, bj), columns
-   ascending in each row; GetPattern: that pattern (cm rows, ci, cj; the product's own arrays, which a matrix may hold as its own while the
-   product lives); KeepPattern: P takes from's arrays of the same pattern, so that such a matrix outlives from. Numeric: C's values
-   into c from the operands' values a and b (each in its matrix's order), with the operands' patterns as at the symbolic
-   phase (an error otherwise); on the device from device values (the patterns uploaded at the first call), or its serial
-   twin NumericHost from host values. The symbolic phase runs on the given number of host threads; GSHostThreadsAuto():
-   the cores this process is bound to, else the node's divided among the processes the MPI launcher put on it. */
+   ascending in each row; GetPattern: that pattern (cm rows, ci, cj; the product's own arrays, which a matrix may hold
+   as its own while the product lives); KeepPattern: P takes from's arrays of the same pattern, so that such a matrix
+   outlives from. Numeric: C's values into c from the operands' values a and b (each in its matrix's order), with the
+   operands' patterns as at the symbolic phase (an error otherwise); on the device from device values (the patterns
+   uploaded at the first call), or its twin NumericHost from host values on the cores this process may use (what Numeric
+   runs on a host backend). The symbolic phase runs on the given number of host threads; GSHostThreadsAuto(): the cores
+   this process is bound to, else the node's divided among the processes the MPI launcher put on it. */
 typedef enum { GS_PRODUCT_AB, GS_PRODUCT_AtB, GS_PRODUCT_PtAP } GSProductType;
 typedef struct _n_GSDeviceProduct *GSDeviceProduct;
 PETSC_INTERN PetscErrorCode        GSDeviceProductSymbolic(GSProductType, PetscInt, PetscInt, const PetscInt[], const PetscInt[], PetscInt, const PetscInt[], const PetscInt[], PetscInt, GSDeviceProduct *);

@@ -1347,8 +1347,8 @@ static PetscErrorCode MatProductNumeric_GPUStream_Own(Mat);
 
 /* C, a SeqAIJ matrix of m x n not yet preallocated, holds the CSR pattern (ci, cj) in place, without AIJ's insertion
    row by row (MatSeqAIJSetPreallocationCSR() costs more than the pattern at GAMG's sizes). AIJ gets the arrays through
-   MatCreateSeqAIJWithArrays(), which leaves them to the caller, and C takes the data and ops of that matrix. The
-   arrays and the zeroed values (calloc(): pages zeroed at their first touch; *values, the caller's to free()) must outlive C's
+   MatCreateSeqAIJWithArrays(), which leaves them to the caller, and C takes the data and ops of that matrix. The arrays
+   and the zeroed values (calloc(): pages zeroed at their first touch; *values, the caller's to free()) must outlive C's
    use of them: the product context composed on C holds both. */
 static PetscErrorCode MatSeqAIJHoldPattern_Private(Mat C, PetscInt m, PetscInt n, const PetscInt ci[], const PetscInt cj[], PetscScalar **values)
 {

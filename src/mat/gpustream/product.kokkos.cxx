@@ -1,6 +1,6 @@
 /* Sparse products of sequential gpustream matrices (C = A B, A^T B, P^T A P): the symbolic phase on the host, from
    the operands' host patterns, and the numeric phase on the device (or its twin on host threads: on a host backend,
-   for a streamed operand). Each product X =
+   for a streamed operand or result). Each product X =
    L R is one row loop into X's pattern, known from the symbolic phase (RowProducts()): C's, and for P^T (A P) first A
    P's; a transposed operand is a pattern with a map into the operand's values. No hash tables, no result to compress
    or scatter: a numeric phase is a few launches. */
@@ -182,17 +182,6 @@ static void HostRowProducts(PetscInt m, PetscInt n, const PetscInt *lr, const Pe
   });
 }
 
-/* RowProducts() on a device; on a host backend its twin on the cores this process may use (no search in X's rows) */
-static void Products(const Pattern &l, const DView<PetscScalar> &lv, const Pattern &r, const DView<PetscScalar> &rv, const Pattern &x, const DView<PetscScalar> &xv, PetscInt n, PetscInt rnnz)
-{
-  if (OnDevice()) {
-    RowProducts(l, lv, r, rv, x, xv, Lanes(r, rnnz));
-    return;
-  }
-  Exec().fence(); /* the gathers before */
-  HostRowProducts(l.m, n, l.row.data(), l.col.data(), lv.data(), r.row.data(), r.col.data(), rv.data(), x.row.data(), x.col.data(), xv.data(), (int)GSHostThreadsAuto());
-}
-
 PetscErrorCode GSDeviceProductSymbolic(GSProductType type, PetscInt am, PetscInt an, const PetscInt ai[], const PetscInt aj[], PetscInt bn, const PetscInt bi[], const PetscInt bj[], PetscInt threads, GSDeviceProduct *out)
 {
   std::unique_ptr<_n_GSDeviceProduct> P; /* freed on an exception */
@@ -297,22 +286,27 @@ static void Gather(const DView<PetscScalar> &t, const DView<PetscScalar> &v, con
 PetscErrorCode GSDeviceProductNumeric(GSDeviceProduct P, const PetscInt ai[], const PetscInt aj[], const PetscScalar a[], const PetscInt bi[], const PetscInt bj[], const PetscScalar b[], PetscScalar c[])
 {
   PetscFunctionBegin;
+  if (!OnDevice()) {              /* a host backend's values are host arrays: the twin, without device copies of the patterns */
+    GSCallKokkos(Exec().fence()); /* kernels that wrote a or b */
+    PetscCall(GSDeviceProductNumericHost(P, ai, aj, a, bi, bj, b, c));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   GSCheckOperands(P, ai, bi);
   GSCallKokkos({
     UploadProduct(P, ai, aj, bi, bj);
     const DView<PetscScalar> av = Wrap(a, (size_t)P->annz), bv = Wrap(b, (size_t)P->bnnz), cv = Wrap(c, P->hc.col.size());
     switch (P->type) {
     case GS_PRODUCT_AB:
-      Products(P->a, av, P->b, bv, P->c, cv, P->bn, (PetscInt)P->bnnz);
+      RowProducts(P->a, av, P->b, bv, P->c, cv, Lanes(P->b, (PetscInt)P->bnnz));
       break;
     case GS_PRODUCT_AtB:
       Gather(P->tval, av, P->tmap);
-      Products(P->t, P->tval, P->b, bv, P->c, cv, P->bn, (PetscInt)P->bnnz);
+      RowProducts(P->t, P->tval, P->b, bv, P->c, cv, Lanes(P->b, (PetscInt)P->bnnz));
       break;
     case GS_PRODUCT_PtAP:
-      Products(P->a, av, P->b, bv, P->x, P->xval, P->bn, (PetscInt)P->bnnz);
+      RowProducts(P->a, av, P->b, bv, P->x, P->xval, Lanes(P->b, (PetscInt)P->bnnz));
       Gather(P->tval, bv, P->tmap);
-      Products(P->t, P->tval, P->x, P->xval, P->c, cv, P->bn, (PetscInt)P->xval.extent(0));
+      RowProducts(P->t, P->tval, P->x, P->xval, P->c, cv, Lanes(P->x, (PetscInt)P->xval.extent(0)));
       break;
     }
   });
