@@ -181,7 +181,10 @@ PetscErrorCode GSDeviceMatSetValues(GSDeviceMat A, const PetscScalar a[])
 PetscErrorCode GSDeviceMatGetValues(GSDeviceMat A, PetscScalar a[])
 {
   PetscFunctionBegin;
-  GSCallKokkos(SyncCopy(HostUnmanaged<PetscScalar>(a, A->val.extent(0)), A->val));
+  GSCallKokkos({
+    if (OnDevice()) PrefaultForCopy(a, A->val.extent(0), (int)GSHostThreadsAuto());
+    SyncCopy(HostUnmanaged<PetscScalar>(a, A->val.extent(0)), A->val);
+  });
   if (OnDevice()) PetscCall(PetscLogGpuToCpu((PetscLogDouble)(A->val.extent(0) * sizeof(PetscScalar))));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -556,9 +559,14 @@ static PetscErrorCode TransposeUpdate(GSDeviceMat A, const PetscInt ia[], const 
 
   PetscFunctionBegin;
   if (!A->tr) {
-    std::vector<PetscInt> tptr, trow, perm;
+    HostArray<PetscInt> tptr, trow, perm;
+    const int           nt = (int)std::max<PetscInt>(1, std::min<PetscInt>(GSHostThreadsAuto(), nnz / 65536));
+    std::vector<char>   bad(nt, 0);
     PetscCheck(ia[m] == nnz, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The host pattern has %" PetscInt_FMT " entries, the device matrix %" PetscInt_FMT, ia[m], nnz);
-    for (PetscInt k = 0; k < nnz; k++) PetscCheck(ja[k] >= 0 && ja[k] < n, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Column %" PetscInt_FMT " out of range", ja[k]);
+    PetscCallCXX(ParallelRows(nnz, nt, [&](int t, PetscInt k0, PetscInt k1) {
+      for (PetscInt k = k0; k < k1; k++) bad[t] |= ja[k] < 0 || ja[k] >= n;
+    }));
+    PetscCheck(std::find(bad.begin(), bad.end(), 1) == bad.end(), PETSC_COMM_SELF, PETSC_ERR_PLIB, "A column index of the host pattern is out of range");
     PetscCallCXX(HostTranspose(m, n, ia, ja, tptr, trow, perm, (int)GSHostThreadsAuto()));
     PetscCall(GSDeviceMatCreate(n, m, tptr.data(), trow.data(), NULL, PETSC_FALSE, 1, -1, &A->tr));
     GSCallKokkos({

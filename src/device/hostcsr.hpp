@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <exception>
+#include <memory>
 #include <thread>
+#include <utility>
 #include <vector>
 #include "kokkosimpl.hpp"
 
@@ -35,17 +37,67 @@ template <class F> inline void ParallelRows(PetscInt m, int nt, const F &fn)
     if (e) std::rethrow_exception(e);
 }
 
+/* An allocator whose elements start uninitialized (resize() writes nothing): for large arrays that their writers fill
+   on several threads, so that each page is touched once, by the thread that writes it */
+template <class T> struct NoInitAllocator : std::allocator<T> {
+  template <class U> struct rebind {
+    using other = NoInitAllocator<U>;
+  };
+  NoInitAllocator() = default;
+  template <class U> NoInitAllocator(const NoInitAllocator<U> &) noexcept {}
+  template <class U> void construct(U *p) noexcept
+  {
+    ::new ((void *)p) U;
+  }
+  template <class U, class... Args> void construct(U *p, Args &&...args)
+  {
+    ::new ((void *)p) U(std::forward<Args>(args)...);
+  }
+};
+
+template <class T> using HostArray = std::vector<T, NoInitAllocator<T>>;
+
 /* The transpose of the m x n CSR (row, col) on the host: its CSR (n rows, columns ascending) and, for each of its
-   entries, the entry of the original it is. On nt threads each takes a range of the transpose's rows and reads all
-   of the original for them (reads are cheap next to the scattered writes, which stay in the thread's range). */
-inline void HostTranspose(PetscInt m, PetscInt n, const PetscInt *row, const PetscInt *col, std::vector<PetscInt> &trow, std::vector<PetscInt> &tcol, std::vector<PetscInt> &tmap, int nt = 1)
+   entries, the entry of the original it is. On nt threads: where a count of the columns for each thread is small
+   next to the entries, each takes a range of the original's rows and writes its entries of each column after the
+   earlier ranges'; else each takes a range of the transpose's rows and reads all of the original for them. */
+template <class V> inline void HostTranspose(PetscInt m, PetscInt n, const PetscInt *row, const PetscInt *col, V &trow, V &tcol, V &tmap, int nt = 1)
 {
-  trow.assign(n + 1, 0);
-  tcol.resize(row[m]);
-  tmap.resize(row[m]);
-  nt = (int)std::max<PetscInt>(1, std::min<PetscInt>(nt, std::min<PetscInt>(n / 256, row[m] / 4096)));
+  const PetscInt nnz = row[m];
+
+  trow.resize(n + 1);
+  tcol.resize(nnz);
+  tmap.resize(nnz);
+  trow[0] = 0;
+  nt      = (int)std::max<PetscInt>(1, std::min<PetscInt>(nt, std::min<PetscInt>(std::max(m, n) / 256, nnz / 4096)));
+  if (nt > 1 && (size_t)nt * n <= (size_t)nnz) {
+    std::vector<std::vector<PetscInt>> next(nt); /* next[t][c]: thread t's next place in column c, from the column's start */
+    ParallelRows(m, nt, [&](int t, PetscInt i0, PetscInt i1) {
+      next[t].assign(n, 0);
+      for (PetscInt k = row[i0]; k < row[i1]; k++) next[t][col[k]]++;
+    });
+    ParallelRows(n, nt, [&](int, PetscInt c0, PetscInt c1) {
+      for (PetscInt c = c0; c < c1; c++) {
+        PetscInt s = 0;
+        for (int t = 0; t < nt; t++) std::swap(s, next[t][c]), s += next[t][c];
+        trow[c + 1] = s;
+      }
+    });
+    for (PetscInt c = 0; c < n; c++) trow[c + 1] += trow[c];
+    ParallelRows(m, nt, [&](int t, PetscInt i0, PetscInt i1) {
+      std::vector<PetscInt> &at = next[t];
+      for (PetscInt i = i0; i < i1; i++)
+        for (PetscInt k = row[i]; k < row[i + 1]; k++) {
+          const PetscInt p = trow[col[k]] + at[col[k]]++;
+          tcol[p]          = i;
+          tmap[p]          = k;
+        }
+    });
+    return;
+  }
+  std::fill(trow.begin(), trow.end(), 0);
   ParallelRows(n, nt, [&](int, PetscInt c0, PetscInt c1) {
-    for (PetscInt k = 0; k < row[m]; k++)
+    for (PetscInt k = 0; k < nnz; k++)
       if (col[k] >= c0 && col[k] < c1) trow[col[k] + 1]++;
   });
   for (PetscInt i = 0; i < n; i++) trow[i + 1] += trow[i];
@@ -62,9 +114,21 @@ inline void HostTranspose(PetscInt m, PetscInt n, const PetscInt *row, const Pet
   });
 }
 
-inline void HostTranspose(PetscInt m, PetscInt n, const std::vector<PetscInt> &row, const std::vector<PetscInt> &col, std::vector<PetscInt> &trow, std::vector<PetscInt> &tcol, std::vector<PetscInt> &tmap, int nt = 1)
+template <class V> inline void HostTranspose(PetscInt m, PetscInt n, const V &row, const V &col, V &trow, V &tcol, V &tmap, int nt = 1)
 {
   HostTranspose(m, n, row.data(), col.data(), trow, tcol, tmap, nt);
+}
+
+/* Before a device-to-host copy overwrites all of the n host values h: their pages faulted in on nt threads (the
+   copy otherwise faults them one by one, on one thread, where h is fresh memory such as calloc()'s) */
+template <class T> inline void PrefaultForCopy(T *h, size_t n, int nt)
+{
+  const size_t page = 4096, bytes = n * sizeof(T);
+  if (bytes < ((size_t)8 << 20) || nt < 2) return;
+  char *c = reinterpret_cast<char *>(h);
+  ParallelRows((PetscInt)(bytes / page), nt, [&](int, PetscInt p0, PetscInt p1) {
+    for (PetscInt p = p0; p < p1; p++) c[(size_t)p * page] = 0;
+  });
 }
 
 /* d: a new device copy of the n host values h */
@@ -74,7 +138,7 @@ template <class T> inline void Upload(DView<T> &d, const char *label, const T *h
   SyncCopy(d, HostUnmanaged<const T>(h, n));
 }
 
-template <class T> inline void Upload(DView<T> &d, const char *label, const std::vector<T> &h)
+template <class T, class A> inline void Upload(DView<T> &d, const char *label, const std::vector<T, A> &h)
 {
   Upload(d, label, h.data(), h.size());
 }

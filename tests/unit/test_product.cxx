@@ -121,18 +121,19 @@ void CheckChangedOperand()
 }
 } // namespace
 
-/* The host transpose on several threads (a range of its rows each) against the entries sorted by column */
+/* The host transpose on several threads against the entries sorted by column: tall matrices (threads take ranges of
+   rows of the original) and a wide one (ranges of rows of the transpose) */
 void CheckTranspose()
 {
-  for (PetscInt n : {(PetscInt)1, (PetscInt)5, (PetscInt)3000}) {
-    const CSRHost                              A = RandomCSR(4 * n + 17, n, 9);
+  for (PetscInt n : {(PetscInt)1, (PetscInt)5, (PetscInt)3000, (PetscInt)40000}) {
+    const CSRHost                              A = n < 40000 ? RandomCSR(4 * n + 17, n, 9) : RandomCSR(n / 4, n, 3);
     std::vector<std::pair<PetscInt, PetscInt>> order; /* (column, entry) */
     for (PetscInt i = 0; i < A.m; i++)
       for (PetscInt k = A.ia[i]; k < A.ia[i + 1]; k++) order.emplace_back(A.ja[k], k);
     std::stable_sort(order.begin(), order.end(), [](const auto &x, const auto &y) { return x.first < y.first; });
     for (int threads : {1, 3, 8}) {
-      std::vector<PetscInt> trow, tcol, tmap;
-      gpustream::HostTranspose(A.m, A.n, A.ia, A.ja, trow, tcol, tmap, threads);
+      gpustream::HostArray<PetscInt> trow, tcol, tmap;
+      gpustream::HostTranspose(A.m, A.n, A.ia.data(), A.ja.data(), trow, tcol, tmap, threads);
       bool same = (PetscInt)trow.size() == n + 1 && trow[n] == (PetscInt)order.size() && tcol.size() == order.size();
       for (PetscInt c = 0; same && c < n; c++)
         for (PetscInt p = trow[c]; same && p < trow[c + 1]; p++) same = order[p].first == c && tmap[p] == order[p].second && A.ja[tmap[p]] == c && A.ia[tcol[p]] <= tmap[p] && tmap[p] < A.ia[tcol[p] + 1];
@@ -149,6 +150,10 @@ void TestProduct()
     CheckProduct(GS_PRODUCT_AB, A, R, "random " + std::to_string(n));
     CheckProduct(GS_PRODUCT_AtB, A, T, "random " + std::to_string(n));
     CheckProduct(GS_PRODUCT_PtAP, A, R, "random " + std::to_string(n));
+  }
+  { /* rows of X of more columns, spread widely, than the symbolic phase orders by insertion */
+    const CSRHost A = RandomCSR(300, 300, 40), R = RandomCSR(300, 5000, 6);
+    CheckProduct(GS_PRODUCT_AB, A, R, "long rows");
   }
   { /* block patterns (the repeated rows and entries the symbolic phase skips) and a block aggregation */
     const CSRHost A = RandomBlockCSR(12, 3, 4);

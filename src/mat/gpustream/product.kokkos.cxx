@@ -19,8 +19,8 @@ using namespace gpustream;
 
 /* A CSR pattern on the host, columns ascending in each row where it is a product's result */
 struct HostPattern {
-  PetscInt              m = 0;
-  std::vector<PetscInt> row{0}, col;
+  PetscInt            m = 0;
+  HostArray<PetscInt> row{0}, col;
 };
 
 /* The same on the device */
@@ -30,15 +30,15 @@ struct Pattern {
 };
 
 struct _n_GSDeviceProduct {
-  GSProductType         type;
-  PetscInt              am = 0, bm = 0, bn = 0; /* the operands' rows, B's columns (those of C and A P) */
-  PetscCount            annz = 0, bnnz = 0;
-  HostPattern           ht, hx, hc; /* the transposed operand (A^T, P^T), A P, C */
-  std::vector<PetscInt> htmap;      /* the entry of the transposed operand each entry of ht is */
-  bool                  uploaded = false;
-  Pattern               a, b, t, x, c; /* on the device, made at the first numeric phase there */
-  DView<PetscInt>       tmap;
-  DView<PetscScalar>    tval, xval;
+  GSProductType       type;
+  PetscInt            am = 0, bm = 0, bn = 0; /* the operands' rows, B's columns (those of C and A P) */
+  PetscCount          annz = 0, bnnz = 0;
+  HostPattern         ht, hx, hc; /* the transposed operand (A^T, P^T), A P, C */
+  HostArray<PetscInt> htmap;      /* the entry of the transposed operand each entry of ht is */
+  bool                uploaded = false;
+  Pattern             a, b, t, x, c; /* on the device, made at the first numeric phase there */
+  DView<PetscInt>     tmap;
+  DView<PetscScalar>  tval, xval;
 };
 
 static void UploadPattern(Pattern &x, const char *label, PetscInt m, const PetscInt *row, const PetscInt *col)
@@ -54,62 +54,88 @@ static void UploadPattern(Pattern &x, const char *label, const HostPattern &h)
 }
 
 /* The pattern of X = L R on the host (L: m rows, R: n columns), columns ascending in each row, on nt threads (a range
-   of rows each). Block matrices (GAMG's levels) repeat patterns: a row of L with the previous row's columns has its
-   row of X, and an entry of L whose row of R repeats the previous entry's row adds nothing, so both are skipped. A row
-   of X whose columns span a range not much wider than their count is read off the marks in order, a wider one
-   sorted. */
+   of rows each), in two passes: the rows' counts, then their columns in place. Block matrices (GAMG's levels) repeat
+   patterns: a row of L with the previous row's columns has its row of X, and an entry of L whose row of R repeats the
+   previous entry's row adds nothing, so both are skipped. A row of X whose columns span a range not much wider than
+   their count is read off the marks in order, a wider one sorted. */
 static void HostProductPattern(PetscInt m, PetscInt n, const PetscInt *lr, const PetscInt *lc, PetscInt rm, const PetscInt *rr, const PetscInt *rc, HostPattern &x, int nt)
 {
   std::vector<char>                  again(rm + 1, 0); /* again[j]: R's row j has row j-1's columns */
-  std::vector<std::vector<PetscInt>> part(nt);         /* each thread's columns */
-  std::vector<PetscInt>             &xr = x.row;
+  std::vector<std::vector<PetscInt>> last(nt);         /* each thread's: the row that last met each column */
+  std::vector<PetscInt>              base(nt + 1, 0);  /* where each thread's rows start in x.col */
+  HostArray<PetscInt>               &xr = x.row, &xc = x.col;
 
   nt = (int)std::max<PetscInt>(1, std::min<PetscInt>(nt, m / 256));
   ParallelRows(rm, nt, [&](int, PetscInt j0, PetscInt j1) {
     for (PetscInt j = std::max<PetscInt>(j0, 1); j < j1; j++) again[j] = rr[j + 1] - rr[j] == rr[j] - rr[j - 1] && std::equal(rc + rr[j], rc + rr[j + 1], rc + rr[j - 1]);
   });
-  x.m = m;
-  xr.assign(m + 1, 0);
-  ParallelRows(m, nt, [&](int t, PetscInt i0, PetscInt i1) {
-    std::vector<PetscInt>  last(n, -1); /* the row that last met each column */
-    std::vector<PetscInt> &xc   = part[t];
-    size_t                 prev = 0;
-    for (PetscInt i = i0; i < i1; i++) {
-      const size_t start = xc.size();
-      if (i > i0 && lr[i + 1] - lr[i] == lr[i] - lr[i - 1] && std::equal(lc + lr[i], lc + lr[i + 1], lc + lr[i - 1])) {
-        for (size_t q = prev; q < start; q++) xc.push_back(xc[q]);
-        xr[i + 1] = (PetscInt)(start - prev);
-        prev      = start;
-        continue;
-      }
-      PetscInt lo = n, hi = -1;
-      for (PetscInt k = lr[i]; k < lr[i + 1]; k++) {
-        const PetscInt j = lc[k];
-        if (k > lr[i] && j == lc[k - 1] + 1 && again[j]) continue;
-        for (PetscInt e = rr[j]; e < rr[j + 1]; e++) {
-          const PetscInt c = rc[e];
-          if (last[c] != i) {
-            last[c] = i;
-            xc.push_back(c);
-            lo = PetscMin(lo, c);
-            hi = PetscMax(hi, c);
-          }
+  const auto repeats = [&](PetscInt i, PetscInt i0) { return i > i0 && lr[i + 1] - lr[i] == lr[i] - lr[i - 1] && std::equal(lc + lr[i], lc + lr[i + 1], lc + lr[i - 1]); };
+  /* each column of row i of X once, to put(), marked i in last */
+  const auto visit = [&](PetscInt i, std::vector<PetscInt> &mark, auto &&put) {
+    for (PetscInt k = lr[i]; k < lr[i + 1]; k++) {
+      const PetscInt j = lc[k];
+      if (k > lr[i] && j == lc[k - 1] + 1 && again[j]) continue;
+      for (PetscInt e = rr[j]; e < rr[j + 1]; e++)
+        if (mark[rc[e]] != i) {
+          mark[rc[e]] = i;
+          put(rc[e]);
         }
-      }
-      const size_t count = xc.size() - start;
-      if (count > 1 && (size_t)(hi - lo + 1) <= 16 * count) {
-        size_t q = start;
-        for (PetscInt c = lo; c <= hi; c++)
-          if (last[c] == i) xc[q++] = c;
-      } else
-        std::sort(xc.begin() + start, xc.end());
-      xr[i + 1] = (PetscInt)count;
-      prev      = start;
     }
+  };
+  x.m = m;
+  xr.resize(m + 1);
+  xr[0] = 0;
+  ParallelRows(m, nt, [&](int t, PetscInt i0, PetscInt i1) { /* xr[i + 1]: row i's count */
+                                                             last[t].assign(n, -1);
+                                                             PetscInt total = 0;
+                                                             for (PetscInt i = i0; i < i1; i++) {
+                                                               PetscInt count = 0;
+                                                               if (repeats(i, i0))
+                                                                 count = xr[i];
+                                                               else
+                                                                 visit(i, last[t], [&](PetscInt) { count++; });
+                                                               xr[i + 1] = count;
+                                                               total += count;
+                                                             }
+                                                             base[t + 1] = total;
   });
-  for (PetscInt i = 0; i < m; i++) xr[i + 1] += xr[i];
-  x.col.resize((size_t)xr[m]);
-  ParallelRows(m, nt, [&](int t, PetscInt i0, PetscInt) { std::copy(part[t].begin(), part[t].end(), x.col.begin() + xr[i0]); });
+  for (int t = 0; t < nt; t++) base[t + 1] += base[t];
+  xc.resize((size_t)base[nt]);
+  ParallelRows(m, nt, [&](int t, PetscInt i0, PetscInt i1) { /* the columns, and xr[i + 1]: row i's end */
+                                                             std::vector<PetscInt> &mark = last[t];
+                                                             PetscInt               s = base[t], prev = s;
+                                                             std::fill(mark.begin(), mark.end(), -1);
+                                                             for (PetscInt i = i0; i < i1; i++) {
+                                                               const PetscInt count = xr[i + 1];
+                                                               PetscInt      *row   = xc.data() + s;
+                                                               if (repeats(i, i0))
+                                                                 std::copy(xc.data() + prev, xc.data() + prev + count, row);
+                                                               else {
+                                                                 PetscInt q = 0, lo = n, hi = -1;
+                                                                 visit(i, mark, [&](PetscInt c) {
+                                                                   row[q++] = c;
+                                                                   lo       = PetscMin(lo, c);
+                                                                   hi       = PetscMax(hi, c);
+                                                                 });
+                                                                 if (count > 1 && hi - lo + 1 <= 16 * count) {
+                                                                   q = 0;
+                                                                   for (PetscInt c = lo; c <= hi; c++)
+                                                                     if (mark[c] == i) row[q++] = c;
+                                                                 } else if (count <= 32) { /* sorted runs, one an entry of L's: insertion beats std::sort at this length */
+                                                                   for (PetscInt a = 1; a < count; a++) {
+                                                                     const PetscInt c = row[a];
+                                                                     PetscInt       b = a;
+                                                                     for (; b > 0 && row[b - 1] > c; b--) row[b] = row[b - 1];
+                                                                     row[b] = c;
+                                                                   }
+                                                                 } else
+                                                                   std::sort(row, row + count);
+                                                               }
+                                                               prev = s;
+                                                               s += count;
+                                                               xr[i + 1] = s;
+                                                             }
+  });
 }
 
 /* Vector lanes for a row loop whose lanes take the rows of R: the power of two at or above R's mean row length, at
