@@ -328,11 +328,12 @@ PETSC_INTERN PetscBool      GSTriFactorUsesOneKernel(GSTriFactor);
    outlives from. Numeric: C's values into c from the operands' values a and b (each in its matrix's order), with the
    operands' patterns as at the symbolic phase (an error otherwise); on the device from device values (the patterns
    uploaded at the first call), or its twin NumericHost from host values on the cores this process may use (what Numeric
-   runs on a host backend). The symbolic phase runs on the given number of host threads; GSHostThreadsAuto(): the cores
-   this process is bound to, else the node's divided among the processes the MPI launcher put on it. */
+   runs on a host backend). The symbolic phase runs on the given number of host threads; for A^T B with symmetric true
+   (A square, its pattern known to be symmetric) it takes A's pattern for A^T's and leaves A's transpose to the first
+   numeric phase (PCGAMG's graph square has no numeric phase). GSHostThreadsAuto(): the cores this process is bound to, else the node's divided among the processes the MPI launcher put on it. */
 typedef enum { GS_PRODUCT_AB, GS_PRODUCT_AtB, GS_PRODUCT_PtAP } GSProductType;
 typedef struct _n_GSDeviceProduct *GSDeviceProduct;
-PETSC_INTERN PetscErrorCode        GSDeviceProductSymbolic(GSProductType, PetscInt, PetscInt, const PetscInt[], const PetscInt[], PetscInt, const PetscInt[], const PetscInt[], PetscInt, GSDeviceProduct *);
+PETSC_INTERN PetscErrorCode        GSDeviceProductSymbolic(GSProductType, PetscInt, PetscInt, const PetscInt[], const PetscInt[], PetscInt, const PetscInt[], const PetscInt[], PetscBool, PetscInt, GSDeviceProduct *);
 PETSC_INTERN PetscInt              GSHostThreadsAuto(void);
 PETSC_INTERN PetscErrorCode        GSDeviceProductGetPattern(GSDeviceProduct, PetscInt *, const PetscInt *[], const PetscInt *[]);
 PETSC_INTERN PetscErrorCode        GSDeviceProductKeepPattern(GSDeviceProduct, GSDeviceProduct);

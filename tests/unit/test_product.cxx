@@ -1,5 +1,6 @@
 /* The sparse products of sequential matrices (GSDeviceProduct): the symbolic phase's pattern against the structural
    product, the device numeric phase and its serial twin against a dense reference, on random and block inputs */
+#include <set>
 #include "unit.hpp"
 #include "hostcsr.hpp"
 
@@ -40,9 +41,25 @@ void DenseProduct(const std::vector<PetscScalar> &l, const std::vector<char> &lh
     }
 }
 
+/* A random square pattern made symmetric (with each entry its mirror), random values (not symmetric) */
+CSRHost RandomSymmetricPattern(PetscInt n, PetscInt maxlen)
+{
+  const CSRHost                   A = RandomCSR(n, n, maxlen);
+  std::vector<std::set<PetscInt>> rows(n);
+  CSRHost                         S{n, n, {0}, {}, {}};
+  for (PetscInt i = 0; i < n; i++)
+    for (PetscInt k = A.ia[i]; k < A.ia[i + 1]; k++) rows[i].insert(A.ja[k]), rows[A.ja[k]].insert(i);
+  for (PetscInt i = 0; i < n; i++) {
+    S.ja.insert(S.ja.end(), rows[i].begin(), rows[i].end());
+    S.ia.push_back((PetscInt)S.ja.size());
+  }
+  S.a = Random((PetscInt)S.ja.size());
+  return S;
+}
+
 /* One product of type on A (am x an) and B: the pattern, then the values on the device and on the host twice (new
    values the second time, as a set-up after new values) */
-void CheckProduct(GSProductType type, const CSRHost &A, CSRHost B, const std::string &what, PetscInt threads = 1)
+void CheckProduct(GSProductType type, const CSRHost &A, CSRHost B, const std::string &what, PetscInt threads = 1, PetscBool symmetric = PETSC_FALSE)
 {
   static const char       *names[] = {"AB", "AtB", "PtAP"};
   const std::string        label   = std::string(names[type]) + " " + what;
@@ -52,7 +69,7 @@ void CheckProduct(GSProductType type, const CSRHost &A, CSRHost B, const std::st
   auto                     bd = Dense(B, &bh);
   std::vector<PetscScalar> x, c;
 
-  if (GSDeviceProductSymbolic(type, A.m, A.n, A.ia.data(), A.ja.data(), B.n, B.ia.data(), B.ja.data(), threads, &P)) {
+  if (GSDeviceProductSymbolic(type, A.m, A.n, A.ia.data(), A.ja.data(), B.n, B.ia.data(), B.ja.data(), symmetric, threads, &P)) {
     Check(false, label + ": symbolic phase");
     return;
   }
@@ -104,7 +121,7 @@ void CheckChangedOperand()
 {
   const CSRHost   A = RandomCSR(20, 20, 4), B = RandomCSR(20, 15, 3);
   GSDeviceProduct P = nullptr;
-  if (GSDeviceProductSymbolic(GS_PRODUCT_AB, A.m, A.n, A.ia.data(), A.ja.data(), B.n, B.ia.data(), B.ja.data(), 1, &P)) {
+  if (GSDeviceProductSymbolic(GS_PRODUCT_AB, A.m, A.n, A.ia.data(), A.ja.data(), B.n, B.ia.data(), B.ja.data(), PETSC_FALSE, 1, &P)) {
     Check(false, "AB with a changed operand: symbolic phase");
     return;
   }
@@ -151,6 +168,11 @@ void TestProduct()
     CheckProduct(GS_PRODUCT_AtB, A, T, "random " + std::to_string(n));
     CheckProduct(GS_PRODUCT_PtAP, A, R, "random " + std::to_string(n));
   }
+  { /* A^T B of a symmetric pattern: A's pattern for A^T's, the transpose made at the first numeric phase */
+    const CSRHost S = RandomSymmetricPattern(300, 4), T = RandomCSR(300, 40, 3);
+    CheckProduct(GS_PRODUCT_AtB, S, T, "symmetric pattern", 1, PETSC_TRUE);
+    CheckProduct(GS_PRODUCT_AtB, S, T, "symmetric pattern, 3 threads", 3, PETSC_TRUE);
+  }
   { /* rows of X of more columns, spread widely, than the symbolic phase orders by insertion */
     const CSRHost A = RandomCSR(300, 300, 40), R = RandomCSR(300, 5000, 6);
     CheckProduct(GS_PRODUCT_AB, A, R, "long rows");
@@ -178,7 +200,7 @@ void TestProduct()
         GSDeviceProduct P = nullptr;
         PetscInt        cm;
         const PetscInt *ci, *cj;
-        if (GSDeviceProductSymbolic((GSProductType)type, L.m, L.n, L.ia.data(), L.ja.data(), Rt.n, Rt.ia.data(), Rt.ja.data(), threads, &P)) {
+        if (GSDeviceProductSymbolic((GSProductType)type, L.m, L.n, L.ia.data(), L.ja.data(), Rt.n, Rt.ia.data(), Rt.ja.data(), PETSC_FALSE, threads, &P)) {
           same = false;
           break;
         }

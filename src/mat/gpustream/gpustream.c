@@ -1334,7 +1334,11 @@ static PetscErrorCode MatProductOwnPattern_Private(GSProductType type, Mat A, Ma
   PetscCall(PetscLogEventBegin(GPUS_ProductSetUp, A, B, 0, 0));
   PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &am, &ai, &aj, &done[0]));
   ierr = MatGetRowIJ(B, 0, PETSC_FALSE, PETSC_FALSE, &bm, &bi, &bj, &done[1]);
-  if (!ierr && done[0] && done[1]) ierr = GSDeviceProductSymbolic(type, am, A->cmap->n, ai, aj, B->cmap->n, bi, bj, threads, prod);
+  if (!ierr && done[0] && done[1]) {
+    PetscBool set = PETSC_FALSE, sym = PETSC_FALSE;
+    if (type == GS_PRODUCT_AtB && A->rmap->n == A->cmap->n) PetscCall(MatIsStructurallySymmetricKnown(A, &set, &sym));
+    ierr = GSDeviceProductSymbolic(type, am, A->cmap->n, ai, aj, B->cmap->n, bi, bj, (PetscBool)(set && sym), threads, prod);
+  }
   if (done[1]) PetscCall(MatRestoreRowIJ(B, 0, PETSC_FALSE, PETSC_FALSE, &bm, &bi, &bj, &done[1]));
   if (done[0]) PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &am, &ai, &aj, &done[0]));
   PetscCall(ierr);

@@ -33,8 +33,9 @@ struct _n_GSDeviceProduct {
   GSProductType       type;
   PetscInt            am = 0, bm = 0, bn = 0; /* the operands' rows, B's columns (those of C and A P) */
   PetscCount          annz = 0, bnnz = 0;
-  HostPattern         ht, hx, hc; /* the transposed operand (A^T, P^T), A P, C */
-  HostArray<PetscInt> htmap;      /* the entry of the transposed operand each entry of ht is */
+  HostPattern         ht, hx, hc;       /* the transposed operand (A^T, P^T), A P, C */
+  HostArray<PetscInt> htmap;            /* the entry of the transposed operand each entry of ht is */
+  bool                deferred = false; /* ht and htmap are due at the first numeric phase (a symmetric A^T's) */
   bool                uploaded = false;
   Pattern             a, b, t, x, c; /* on the device, made at the first numeric phase there */
   DView<PetscInt>     tmap;
@@ -65,11 +66,14 @@ static void HostProductPattern(PetscInt m, PetscInt n, const PetscInt *lr, const
   std::vector<PetscInt>              base(nt + 1, 0);  /* where each thread's rows start in x.col */
   HostArray<PetscInt>               &xr = x.row, &xc = x.col;
 
-  nt = (int)std::max<PetscInt>(1, std::min<PetscInt>(nt, m / 256));
+  /* threads by the work, about L's entries times R's mean row length (a coarse level's few long rows too) */
+  nt = (int)std::max<double>(1, std::min<double>({(double)nt, (double)m, (double)lr[m] * ((double)rr[rm] / (double)std::max<PetscInt>(rm, 1)) / 32768}));
+  /* row i of (r, c) has row i-1's columns (the first columns compared first: most rows differ there) */
+  const auto same = [](const PetscInt *r, const PetscInt *c, PetscInt i) { return r[i + 1] - r[i] == r[i] - r[i - 1] && (r[i] == r[i + 1] || (c[r[i]] == c[r[i - 1]] && std::equal(c + r[i], c + r[i + 1], c + r[i - 1]))); };
   ParallelRows(rm, nt, [&](int, PetscInt j0, PetscInt j1) {
-    for (PetscInt j = std::max<PetscInt>(j0, 1); j < j1; j++) again[j] = rr[j + 1] - rr[j] == rr[j] - rr[j - 1] && std::equal(rc + rr[j], rc + rr[j + 1], rc + rr[j - 1]);
+    for (PetscInt j = std::max<PetscInt>(j0, 1); j < j1; j++) again[j] = same(rr, rc, j);
   });
-  const auto repeats = [&](PetscInt i, PetscInt i0) { return i > i0 && lr[i + 1] - lr[i] == lr[i] - lr[i - 1] && std::equal(lc + lr[i], lc + lr[i + 1], lc + lr[i - 1]); };
+  const auto repeats = [&](PetscInt i, PetscInt i0) { return i > i0 && same(lr, lc, i); };
   /* each column of row i of X once, to put(), marked i in last */
   const auto visit = [&](PetscInt i, std::vector<PetscInt> &mark, auto &&put) {
     for (PetscInt k = lr[i]; k < lr[i + 1]; k++) {
@@ -85,56 +89,58 @@ static void HostProductPattern(PetscInt m, PetscInt n, const PetscInt *lr, const
   x.m = m;
   xr.resize(m + 1);
   xr[0] = 0;
-  ParallelRows(m, nt, [&](int t, PetscInt i0, PetscInt i1) { /* xr[i + 1]: row i's count */
-                                                             last[t].assign(n, -1);
-                                                             PetscInt total = 0;
-                                                             for (PetscInt i = i0; i < i1; i++) {
-                                                               PetscInt count = 0;
-                                                               if (repeats(i, i0))
-                                                                 count = xr[i];
-                                                               else
-                                                                 visit(i, last[t], [&](PetscInt) { count++; });
-                                                               xr[i + 1] = count;
-                                                               total += count;
-                                                             }
-                                                             base[t + 1] = total;
+  /* xr[i + 1]: row i's count */
+  ParallelRows(m, nt, [&](int t, PetscInt i0, PetscInt i1) {
+    last[t].assign(n, -1);
+    PetscInt total = 0;
+    for (PetscInt i = i0; i < i1; i++) {
+      PetscInt count = 0;
+      if (repeats(i, i0))
+        count = xr[i];
+      else
+        visit(i, last[t], [&](PetscInt) { count++; });
+      xr[i + 1] = count;
+      total += count;
+    }
+    base[t + 1] = total;
   });
   for (int t = 0; t < nt; t++) base[t + 1] += base[t];
   xc.resize((size_t)base[nt]);
-  ParallelRows(m, nt, [&](int t, PetscInt i0, PetscInt i1) { /* the columns, and xr[i + 1]: row i's end */
-                                                             std::vector<PetscInt> &mark = last[t];
-                                                             PetscInt               s = base[t], prev = s;
-                                                             std::fill(mark.begin(), mark.end(), -1);
-                                                             for (PetscInt i = i0; i < i1; i++) {
-                                                               const PetscInt count = xr[i + 1];
-                                                               PetscInt      *row   = xc.data() + s;
-                                                               if (repeats(i, i0))
-                                                                 std::copy(xc.data() + prev, xc.data() + prev + count, row);
-                                                               else {
-                                                                 PetscInt q = 0, lo = n, hi = -1;
-                                                                 visit(i, mark, [&](PetscInt c) {
-                                                                   row[q++] = c;
-                                                                   lo       = PetscMin(lo, c);
-                                                                   hi       = PetscMax(hi, c);
-                                                                 });
-                                                                 if (count > 1 && hi - lo + 1 <= 16 * count) {
-                                                                   q = 0;
-                                                                   for (PetscInt c = lo; c <= hi; c++)
-                                                                     if (mark[c] == i) row[q++] = c;
-                                                                 } else if (count <= 32) { /* sorted runs, one an entry of L's: insertion beats std::sort at this length */
-                                                                   for (PetscInt a = 1; a < count; a++) {
-                                                                     const PetscInt c = row[a];
-                                                                     PetscInt       b = a;
-                                                                     for (; b > 0 && row[b - 1] > c; b--) row[b] = row[b - 1];
-                                                                     row[b] = c;
-                                                                   }
-                                                                 } else
-                                                                   std::sort(row, row + count);
-                                                               }
-                                                               prev = s;
-                                                               s += count;
-                                                               xr[i + 1] = s;
-                                                             }
+  /* the columns, and xr[i + 1]: row i's end */
+  ParallelRows(m, nt, [&](int t, PetscInt i0, PetscInt i1) {
+    std::vector<PetscInt> &mark = last[t];
+    PetscInt               s = base[t], prev = s;
+    std::fill(mark.begin(), mark.end(), -1);
+    for (PetscInt i = i0; i < i1; i++) {
+      const PetscInt count = xr[i + 1];
+      PetscInt      *row   = xc.data() + s;
+      if (repeats(i, i0))
+        std::copy(xc.data() + prev, xc.data() + prev + count, row);
+      else {
+        PetscInt q = 0, lo = n, hi = -1;
+        visit(i, mark, [&](PetscInt c) {
+          row[q++] = c;
+          lo       = PetscMin(lo, c);
+          hi       = PetscMax(hi, c);
+        });
+        if (count > 1 && hi - lo + 1 <= 16 * count) {
+          q = 0;
+          for (PetscInt c = lo; c <= hi; c++)
+            if (mark[c] == i) row[q++] = c;
+        } else if (count <= 32) { /* sorted runs, one an entry of L's: insertion beats std::sort at this length */
+          for (PetscInt a = 1; a < count; a++) {
+            const PetscInt c = row[a];
+            PetscInt       b = a;
+            for (; b > 0 && row[b - 1] > c; b--) row[b] = row[b - 1];
+            row[b] = c;
+          }
+        } else
+          std::sort(row, row + count);
+      }
+      prev = s;
+      s += count;
+      xr[i + 1] = s;
+    }
   });
 }
 
@@ -208,7 +214,7 @@ static void HostRowProducts(PetscInt m, PetscInt n, const PetscInt *lr, const Pe
   });
 }
 
-PetscErrorCode GSDeviceProductSymbolic(GSProductType type, PetscInt am, PetscInt an, const PetscInt ai[], const PetscInt aj[], PetscInt bn, const PetscInt bi[], const PetscInt bj[], PetscInt threads, GSDeviceProduct *out)
+PetscErrorCode GSDeviceProductSymbolic(GSProductType type, PetscInt am, PetscInt an, const PetscInt ai[], const PetscInt aj[], PetscInt bn, const PetscInt bi[], const PetscInt bj[], PetscBool symmetric, PetscInt threads, GSDeviceProduct *out)
 {
   std::unique_ptr<_n_GSDeviceProduct> P; /* freed on an exception */
   const int                           nt = (int)std::max<PetscInt>(1, std::min<PetscInt>(threads, 1024));
@@ -229,8 +235,13 @@ PetscErrorCode GSDeviceProductSymbolic(GSProductType type, PetscInt am, PetscInt
       break;
     case GS_PRODUCT_AtB: /* A: am x an, B: am x bn; C = A^T B is an x bn */
       P->ht.m = an;
-      HostTranspose(am, an, ai, aj, P->ht.row, P->ht.col, P->htmap, nt);
-      HostProductPattern(an, bn, P->ht.row.data(), P->ht.col.data(), am, bi, bj, P->hc, nt);
+      if (symmetric && am == an) {
+        P->deferred = true;
+        HostProductPattern(an, bn, ai, aj, am, bi, bj, P->hc, nt);
+      } else {
+        HostTranspose(am, an, ai, aj, P->ht.row, P->ht.col, P->htmap, nt);
+        HostProductPattern(an, bn, P->ht.row.data(), P->ht.col.data(), am, bi, bj, P->hc, nt);
+      }
       break;
     case GS_PRODUCT_PtAP: /* A: am x an (square), P: an x bn; A P is am x bn, C bn x bn */
       HostProductPattern(am, bn, ai, aj, an, bi, bj, P->hx, nt);
@@ -281,6 +292,14 @@ PetscErrorCode GSDeviceProductKeepPattern(GSDeviceProduct P, GSDeviceProduct fro
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A^T's pattern and map, where the symbolic phase left them to the first numeric phase */
+static void MakeDeferredTranspose(GSDeviceProduct P, const PetscInt ai[], const PetscInt aj[])
+{
+  if (!P->deferred) return;
+  HostTranspose(P->am, P->ht.m, ai, aj, P->ht.row, P->ht.col, P->htmap, (int)GSHostThreadsAuto());
+  P->deferred = false;
+}
+
 #define GSCheckOperands(P, ai, bi) PetscCheck((ai)[(P)->am] == (P)->annz && (bi)[(P)->bm] == (P)->bnnz, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "The operands of a sparse product changed their nonzero patterns after its symbolic phase")
 
 /* The patterns on the device, once; the operands' from their host patterns (ai, aj, bi, bj) */
@@ -319,6 +338,7 @@ PetscErrorCode GSDeviceProductNumeric(GSDeviceProduct P, const PetscInt ai[], co
   }
   GSCheckOperands(P, ai, bi);
   GSCallKokkos({
+    MakeDeferredTranspose(P, ai, aj);
     UploadProduct(P, ai, aj, bi, bj);
     const DView<PetscScalar> av = Wrap(a, (size_t)P->annz), bv = Wrap(b, (size_t)P->bnnz), cv = Wrap(c, P->hc.col.size());
     switch (P->type) {
@@ -344,6 +364,7 @@ PetscErrorCode GSDeviceProductNumericHost(GSDeviceProduct P, const PetscInt ai[]
   PetscFunctionBegin;
   GSCheckOperands(P, ai, bi);
   GSCallKokkos({
+    MakeDeferredTranspose(P, ai, aj);
     std::vector<PetscScalar> t(P->htmap.size()), x(P->hx.col.size());
     for (size_t k = 0; k < t.size(); k++) t[k] = (P->type == GS_PRODUCT_AtB ? a : b)[P->htmap[k]];
     const HostPattern &hc = P->hc, &hx = P->hx, &ht = P->ht;
