@@ -612,6 +612,12 @@ int main(int argc, char **argv)
       args: -info :mat
       filter: grep -E "numeric phase|symbolic phase|of block" | sed -E -e "s/^\[[0-9]+\] //" -e "s/<mat[^>]*>/<mat>/" -e "s/: [0-9]+ x [0-9]+, [0-9]+ entries//" | sort | uniq -c
 
+   # the products' host work on 3 threads (row ranges that split the block rows)
+   test:
+      suffix: host_threads
+      args: -gpustream_host_threads 3 -malloc_dump
+      output_file: output/mataij.out
+
    # the products' numeric phases on the host, as on several processes (on one process they run on the device)
    test:
       suffix: host_products

@@ -182,7 +182,7 @@ PetscErrorCode GSDeviceMatGetValues(GSDeviceMat A, PetscScalar a[])
 {
   PetscFunctionBegin;
   GSCallKokkos({
-    if (OnDevice()) PrefaultForCopy(a, A->val.extent(0), (int)GSHostThreadsAuto());
+    if (OnDevice()) PrefaultForCopy(a, A->val.extent(0), (int)GSHostThreads());
     SyncCopy(HostUnmanaged<PetscScalar>(a, A->val.extent(0)), A->val);
   });
   if (OnDevice()) PetscCall(PetscLogGpuToCpu((PetscLogDouble)(A->val.extent(0) * sizeof(PetscScalar))));
@@ -560,14 +560,14 @@ static PetscErrorCode TransposeUpdate(GSDeviceMat A, const PetscInt ia[], const 
   PetscFunctionBegin;
   if (!A->tr) {
     HostArray<PetscInt> tptr, trow, perm;
-    const int           nt = (int)std::max<PetscInt>(1, std::min<PetscInt>(GSHostThreadsAuto(), nnz / 65536));
+    const int           nt = (int)std::max<PetscInt>(1, std::min<PetscInt>(GSHostThreads(), nnz / 65536));
     std::vector<char>   bad(nt, 0);
     PetscCheck(ia[m] == nnz, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The host pattern has %" PetscInt_FMT " entries, the device matrix %" PetscInt_FMT, ia[m], nnz);
     PetscCallCXX(ParallelRows(nnz, nt, [&](int t, PetscInt k0, PetscInt k1) {
       for (PetscInt k = k0; k < k1; k++) bad[t] |= ja[k] < 0 || ja[k] >= n;
     }));
     PetscCheck(std::find(bad.begin(), bad.end(), 1) == bad.end(), PETSC_COMM_SELF, PETSC_ERR_PLIB, "A column index of the host pattern is out of range");
-    PetscCallCXX(HostTranspose(m, n, ia, ja, tptr, trow, perm, (int)GSHostThreadsAuto()));
+    PetscCallCXX(HostTranspose(m, n, ia, ja, tptr, trow, perm, (int)GSHostThreads()));
     PetscCall(GSDeviceMatCreate(n, m, tptr.data(), trow.data(), NULL, PETSC_FALSE, 1, -1, &A->tr));
     GSCallKokkos({
       A->trperm = DView<PetscInt>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::trperm"), nnz);

@@ -169,9 +169,9 @@ void TestProduct()
     CheckProduct(GS_PRODUCT_PtAP, A, R, "random " + std::to_string(n));
   }
   { /* A^T B of a symmetric pattern: A's pattern for A^T's, the transpose made at the first numeric phase */
-    const CSRHost S = RandomSymmetricPattern(300, 4), T = RandomCSR(300, 40, 3);
+    const CSRHost S = RandomSymmetricPattern(300, 4), T = RandomCSR(300, 40, 3), L = RandomSymmetricPattern(2000, 10), U = RandomCSR(2000, 40, 10);
     CheckProduct(GS_PRODUCT_AtB, S, T, "symmetric pattern", 1, PETSC_TRUE);
-    CheckProduct(GS_PRODUCT_AtB, S, T, "symmetric pattern, 3 threads", 3, PETSC_TRUE);
+    CheckProduct(GS_PRODUCT_AtB, L, U, "symmetric pattern, 3 threads", 3, PETSC_TRUE);
   }
   { /* rows of X of more columns, spread widely, than the symbolic phase orders by insertion */
     const CSRHost A = RandomCSR(300, 300, 40), R = RandomCSR(300, 5000, 6);
@@ -191,7 +191,7 @@ void TestProduct()
     CheckProduct(GS_PRODUCT_AtB, A, A, "3x3 blocks");
   }
   { /* on several threads (uneven row ranges, block rows across their ends): the pattern of one thread */
-    const CSRHost A = RandomCSR(3001, 3001, 6), R = RandomCSR(3001, 900, 3), B = RandomBlockCSR(700, 3, 4);
+    const CSRHost A = RandomCSR(3001, 3001, 30), R = RandomCSR(3001, 900, 12), B = RandomBlockCSR(2000, 3, 4);
     for (int type = 0; type < 3; type++) {
       const CSRHost        &L = type == GS_PRODUCT_AtB ? B : A, &Rt = type == GS_PRODUCT_AtB ? B : R;
       bool                  same = true;

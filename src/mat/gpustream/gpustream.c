@@ -1319,7 +1319,7 @@ static PetscErrorCode MatProductOwnType_Private(Mat C, PetscBool *own, GSProduct
 }
 
 /* The product of type of A and B from their host patterns (the symbolic phase, on the host: -gpustream_host_threads
-   threads, by default the cores this process may use, see GSHostThreadsAuto()) */
+   threads, by default the cores this process may use, see GSHostThreads()) */
 static PetscErrorCode MatProductOwnPattern_Private(GSProductType type, Mat A, Mat B, GSDeviceProduct *prod)
 {
   const PetscInt *ai, *aj, *bi, *bj;
@@ -1329,8 +1329,7 @@ static PetscErrorCode MatProductOwnPattern_Private(GSProductType type, Mat A, Ma
 
   PetscFunctionBegin;
   PetscCall(GSOptionsCheckValue(NULL, NULL, "-gpustream_host_threads", GS_OPTION_INT, NULL, 0));
-  PetscCall(PetscOptionsGetInt(NULL, NULL, "-gpustream_host_threads", &threads, NULL));
-  if (threads < 1) threads = GSHostThreadsAuto();
+  threads = GSHostThreads();
   PetscCall(PetscLogEventBegin(GPUS_ProductSetUp, A, B, 0, 0));
   PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &am, &ai, &aj, &done[0]));
   ierr = MatGetRowIJ(B, 0, PETSC_FALSE, PETSC_FALSE, &bm, &bi, &bj, &done[1]);

@@ -276,6 +276,14 @@ PetscInt GSHostThreadsAuto(void)
   return nt = std::max(1, avail / local);
 }
 
+PetscInt GSHostThreads(void)
+{
+  PetscInt  nt  = 0;
+  PetscBool set = PETSC_FALSE;
+  if (PetscOptionsGetInt(NULL, NULL, "-gpustream_host_threads", &nt, &set) || !set || nt < 1) nt = GSHostThreadsAuto(); /* unreadable: as unset */
+  return nt;
+}
+
 PetscErrorCode GSDeviceProductGetPattern(GSDeviceProduct P, PetscInt *m, const PetscInt *ci[], const PetscInt *cj[])
 {
   PetscFunctionBegin;
@@ -296,7 +304,7 @@ PetscErrorCode GSDeviceProductKeepPattern(GSDeviceProduct P, GSDeviceProduct fro
 static void MakeDeferredTranspose(GSDeviceProduct P, const PetscInt ai[], const PetscInt aj[])
 {
   if (!P->deferred) return;
-  HostTranspose(P->am, P->ht.m, ai, aj, P->ht.row, P->ht.col, P->htmap, (int)GSHostThreadsAuto());
+  HostTranspose(P->am, P->ht.m, ai, aj, P->ht.row, P->ht.col, P->htmap, (int)GSHostThreads());
   P->deferred = false;
 }
 
@@ -370,14 +378,14 @@ PetscErrorCode GSDeviceProductNumericHost(GSDeviceProduct P, const PetscInt ai[]
     const HostPattern &hc = P->hc, &hx = P->hx, &ht = P->ht;
     switch (P->type) {
     case GS_PRODUCT_AB:
-      HostRowProducts(P->am, P->bn, ai, aj, a, bi, bj, b, hc.row.data(), hc.col.data(), c, (int)GSHostThreadsAuto());
+      HostRowProducts(P->am, P->bn, ai, aj, a, bi, bj, b, hc.row.data(), hc.col.data(), c, (int)GSHostThreads());
       break;
     case GS_PRODUCT_AtB:
-      HostRowProducts(ht.m, P->bn, ht.row.data(), ht.col.data(), t.data(), bi, bj, b, hc.row.data(), hc.col.data(), c, (int)GSHostThreadsAuto());
+      HostRowProducts(ht.m, P->bn, ht.row.data(), ht.col.data(), t.data(), bi, bj, b, hc.row.data(), hc.col.data(), c, (int)GSHostThreads());
       break;
     case GS_PRODUCT_PtAP:
-      HostRowProducts(P->am, P->bn, ai, aj, a, bi, bj, b, hx.row.data(), hx.col.data(), x.data(), (int)GSHostThreadsAuto());
-      HostRowProducts(ht.m, P->bn, ht.row.data(), ht.col.data(), t.data(), hx.row.data(), hx.col.data(), x.data(), hc.row.data(), hc.col.data(), c, (int)GSHostThreadsAuto());
+      HostRowProducts(P->am, P->bn, ai, aj, a, bi, bj, b, hx.row.data(), hx.col.data(), x.data(), (int)GSHostThreads());
+      HostRowProducts(ht.m, P->bn, ht.row.data(), ht.col.data(), t.data(), hx.row.data(), hx.col.data(), x.data(), hc.row.data(), hc.col.data(), c, (int)GSHostThreads());
       break;
     }
   });
