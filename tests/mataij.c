@@ -356,6 +356,8 @@ static PetscErrorCode Products(PetscBool streamed, PetscRandom rnd)
   const MatProductType types[] = {MATPRODUCT_AB, MATPRODUCT_AtB, MATPRODUCT_PtAP, MATPRODUCT_ABC};
   const char          *names[] = {"AB", "AtB", "PtAP", "ABC"};
   Mat                  A[2], B[2], C[2];
+  PetscBool            own = PETSC_TRUE;
+  PetscMPIInt          size;
 
   PetscFunctionBeginUser;
   PetscCall(Pair(7, rnd, &A[0], &A[1]));
@@ -396,6 +398,31 @@ static PetscErrorCode Products(PetscBool streamed, PetscRandom rnd)
     }
     PetscCall(PetscSNPrintf(what, sizeof(what), "MatProduct %s of gpustream matrices%s, reused with another A", names[t], streamed ? ", A streamed" : ""));
     PetscCall(Report(what, X[0], X[1], MATGPUSTREAM, rnd));
+    for (int k = 0; k < 2; k++) PetscCall(MatDestroy(&X[k]));
+  }
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-gpustream_device_products", &own, NULL));
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  if (!streamed && own && size == 1) { /* a value set on the plugin's product result between its symbolic and numeric
+                                          phases (AIJ's has no values there): in the device copy */
+    Mat X[2];
+    for (int k = 0; k < 2; k++) {
+      PetscInt        nc, c0 = -1, r0;
+      const PetscInt *cols;
+      PetscCall(MatProductCreate(A[k], B[k], NULL, &X[k]));
+      PetscCall(MatProductSetType(X[k], MATPRODUCT_AB));
+      PetscCall(MatProductSetFromOptions(X[k]));
+      PetscCall(MatProductSymbolic(X[k]));
+      if (k) PetscCall(MatProductNumeric(X[k])); /* AIJ's result has no values before it */
+      PetscCall(MatZeroEntries(X[k]));
+      PetscCall(MatGetOwnershipRange(X[k], &r0, NULL));
+      PetscCall(MatGetRow(X[k], r0, &nc, &cols, NULL));
+      if (nc) c0 = cols[0];
+      PetscCall(MatRestoreRow(X[k], r0, &nc, &cols, NULL));
+      if (c0 >= 0) PetscCall(MatSetValue(X[k], r0, c0, 5.0, INSERT_VALUES));
+      PetscCall(MatAssemblyBegin(X[k], MAT_FINAL_ASSEMBLY));
+      PetscCall(MatAssemblyEnd(X[k], MAT_FINAL_ASSEMBLY));
+    }
+    PetscCall(Report("MatProduct AB of gpustream matrices, a value set before its numeric phase", X[0], X[1], MATGPUSTREAM, rnd));
     for (int k = 0; k < 2; k++) PetscCall(MatDestroy(&X[k]));
   }
   if (!streamed) { /* a plain AIJ partner: AIJ's result */
@@ -622,7 +649,6 @@ int main(int argc, char **argv)
    test:
       suffix: host_products
       args: -gpustream_device_products false -malloc_dump
-      output_file: output/mataij.out
 
    # the transposes' new-pattern and symbolic cases are AIJ's on one process only
    test:

@@ -43,6 +43,8 @@ typedef struct {
   PetscObjectState trstate[3];           /* the states (as state, bstate) the device transposes' values reflect */
   PetscBool        devicemaster;         /* the device's values are current whatever the object states say: they changed
                                             on the device (or on both sides alike) since the host was last accessed */
+  PetscObjectState zerostate;            /* a product result's: the state at which its host values were the zeros of its
+                                            symbolic phase (its device copy is zeroed there, not uploaded); 0: none */
   Mat              diag;                 /* on several processes, the diagonal block as MatGetDiagonalBlock() gives it */
   PetscObjectState diagnz, diagstate[2]; /* the nonzero state and the states (the matrix's, its block's) it reflects */
 } Mat_GPUStream;
@@ -215,9 +217,15 @@ static PetscErrorCode MatGPUStreamSyncDiag_Private(MPI_Comm comm, Mat S, const c
   if (stream)
     ierr = GSStreamPlanCreate(m, S->cmap->n, ia, ja, a, &o, &gs->plan);
   else {
-    ierr = MatGPUStreamFormatBlockSize_Private(S, m, ia, ja, &o, &bs);
-    if (!ierr) ierr = GSDeviceMatCreate(m, S->cmap->n, ia, ja, a, PETSC_FALSE, bs, gs->opts.tile, &gs->dA);
+    PetscObjectState state;
+    PetscBool        zeros;
+    PetscCall(PetscObjectStateGet((PetscObject)S, &state));
+    zeros = (PetscBool)(gs->zerostate && gs->zerostate == state); /* a product result's zeros: written on the device */
+    ierr  = MatGPUStreamFormatBlockSize_Private(S, m, ia, ja, &o, &bs);
+    if (!ierr) ierr = GSDeviceMatCreate(m, S->cmap->n, ia, ja, zeros ? NULL : a, PETSC_FALSE, bs, gs->opts.tile, &gs->dA);
+    if (!ierr && zeros) ierr = GSDeviceMatZeroValues(gs->dA);
   }
+  gs->zerostate = 0;
   if (!ierr && gs->dA && gs->opts.kernel != GS_KERNEL_AUTO) ierr = GSDeviceMatSetKernel(gs->dA, gs->opts.kernel);
   PetscCall(MatSeqAIJRestoreArrayRead(S, &a));
   PetscCall(MatRestoreRowIJ(S, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
@@ -1414,6 +1422,7 @@ static PetscErrorCode MatProductSymbolicOwn_Private(Mat C, GSProductType type)
   if (MatGPUStreamIsOurs_Private(A)) {
     PetscCall(MatAIJToGPUStream_Private(C));
     PetscCall(MatGPUStreamAdopt_Private(C, (Mat_GPUStream *)A->spptr));
+    PetscCall(PetscObjectStateGet((PetscObject)C, &((Mat_GPUStream *)C->spptr)->zerostate));
   }
   C->ops->productnumeric = MatProductNumeric_GPUStream_Own;
   PetscCall(PetscInfo(C, "%s symbolic phase of %s on their host patterns, none of AIJ's: %" PetscInt_FMT " x %" PetscInt_FMT ", %" PetscInt_FMT " entries\n", MatProductTypes[product->type],
