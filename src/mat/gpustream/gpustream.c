@@ -1332,20 +1332,17 @@ static PetscErrorCode MatProductOwnPattern_Private(GSProductType type, Mat A, Ma
 {
   const PetscInt *ai, *aj, *bi, *bj;
   PetscInt        am, bm, threads = 0;
-  PetscBool       done[2] = {PETSC_FALSE, PETSC_FALSE};
+  PetscBool       done[2] = {PETSC_FALSE, PETSC_FALSE}, set = PETSC_FALSE, sym = PETSC_FALSE;
   PetscErrorCode  ierr;
 
   PetscFunctionBegin;
   PetscCall(GSOptionsCheckValue(NULL, NULL, "-gpustream_host_threads", GS_OPTION_INT, NULL, 0));
   threads = GSHostThreads();
+  if (type == GS_PRODUCT_AtB && A->rmap->n == A->cmap->n) PetscCall(MatIsStructurallySymmetricKnown(A, &set, &sym)); /* A^T's pattern is A's */
   PetscCall(PetscLogEventBegin(GPUS_ProductSetUp, A, B, 0, 0));
   PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &am, &ai, &aj, &done[0]));
   ierr = MatGetRowIJ(B, 0, PETSC_FALSE, PETSC_FALSE, &bm, &bi, &bj, &done[1]);
-  if (!ierr && done[0] && done[1]) {
-    PetscBool set = PETSC_FALSE, sym = PETSC_FALSE;
-    if (type == GS_PRODUCT_AtB && A->rmap->n == A->cmap->n) PetscCall(MatIsStructurallySymmetricKnown(A, &set, &sym));
-    ierr = GSDeviceProductSymbolic(type, am, A->cmap->n, ai, aj, B->cmap->n, bi, bj, (PetscBool)(set && sym), threads, prod);
-  }
+  if (!ierr && done[0] && done[1]) ierr = GSDeviceProductSymbolic(type, am, A->cmap->n, ai, aj, B->cmap->n, bi, bj, (PetscBool)(set && sym), threads, prod);
   if (done[1]) PetscCall(MatRestoreRowIJ(B, 0, PETSC_FALSE, PETSC_FALSE, &bm, &bi, &bj, &done[1]));
   if (done[0]) PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &am, &ai, &aj, &done[0]));
   PetscCall(ierr);
