@@ -330,9 +330,10 @@ PETSC_INTERN PetscBool      GSTriFactorUsesOneKernel(GSTriFactor);
    uploaded at the first call), or its twin NumericHost from host values on the cores this process may use (what Numeric
    runs on a host backend). The symbolic phase runs on the given number of host threads; for A^T B with symmetric true
    (A square, its pattern known to be symmetric) it takes A's pattern for A^T's and leaves A's transpose to the first
-   numeric phase (PCGAMG's graph square has no numeric phase). GSHostThreadsAuto(): the cores this process is bound to, else the node's divided among the processes the MPI launcher put on it;
-   GSHostThreads(): -gpustream_host_threads where given, else that (the host threads of every host loop of products,
-   transposes and large device-to-host copies). */
+   numeric phase (PCGAMG's graph square has no numeric phase). GSHostThreadsAuto(): the cores this process is bound
+   to, else the node's divided among the processes the MPI launcher put on it; GSHostThreads(): -gpustream_host_threads
+   where given, else that (the host threads of every host loop of products, transposes and large device-to-host
+   copies). */
 typedef enum { GS_PRODUCT_AB, GS_PRODUCT_AtB, GS_PRODUCT_PtAP } GSProductType;
 typedef struct _n_GSDeviceProduct *GSDeviceProduct;
 PETSC_INTERN PetscErrorCode        GSDeviceProductSymbolic(GSProductType, PetscInt, PetscInt, const PetscInt[], const PetscInt[], PetscInt, const PetscInt[], const PetscInt[], PetscBool, PetscInt, GSDeviceProduct *);

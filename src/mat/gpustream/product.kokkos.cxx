@@ -54,6 +54,13 @@ static void UploadPattern(Pattern &x, const char *label, const HostPattern &h)
   UploadPattern(x, label, h.m, h.row.data(), h.col.data());
 }
 
+/* Threads for a row loop of X = L R on m rows (of at most nt): by the work, about L's entries times R's mean row
+   length (rm rows, rnnz entries), so that a coarse level's few long rows get several too */
+static int WorkThreads(int nt, PetscInt m, PetscCount lnnz, PetscInt rm, PetscCount rnnz)
+{
+  return (int)std::max<double>(1, std::min<double>({(double)nt, (double)m, (double)lnnz * ((double)rnnz / (double)std::max<PetscInt>(rm, 1)) / 32768}));
+}
+
 /* The pattern of X = L R on the host (L: m rows, R: n columns), columns ascending in each row, on nt threads (a range
    of rows each), in two passes: the rows' counts, then their columns in place. Block matrices (GAMG's levels) repeat
    patterns: a row of L with the previous row's columns has its row of X, and an entry of L whose row of R repeats the
@@ -66,8 +73,7 @@ static void HostProductPattern(PetscInt m, PetscInt n, const PetscInt *lr, const
   std::vector<PetscInt>              base(nt + 1, 0);  /* where each thread's rows start in x.col */
   HostArray<PetscInt>               &xr = x.row, &xc = x.col;
 
-  /* threads by the work, about L's entries times R's mean row length (a coarse level's few long rows too) */
-  nt = (int)std::max<double>(1, std::min<double>({(double)nt, (double)m, (double)lr[m] * ((double)rr[rm] / (double)std::max<PetscInt>(rm, 1)) / 32768}));
+  nt = WorkThreads(nt, m, lr[m], rm, rr[rm]);
   /* row i of (r, c) has row i-1's columns (the first columns compared first: most rows differ there) */
   const auto same = [](const PetscInt *r, const PetscInt *c, PetscInt i) { return r[i + 1] - r[i] == r[i] - r[i - 1] && (r[i] == r[i + 1] || (c[r[i]] == c[r[i - 1]] && std::equal(c + r[i], c + r[i + 1], c + r[i - 1]))); };
   ParallelRows(rm, nt, [&](int, PetscInt j0, PetscInt j1) {
@@ -195,9 +201,10 @@ static void RowProducts(const Pattern &l, const DView<PetscScalar> &lv, const Pa
 
 /* The twin of RowProducts() on the host, xv = L R in X's pattern (n columns), on nt threads (a range of rows each):
    the sums in RowProducts()' order, each entry's place in X's row from a map of the row's columns */
-static void HostRowProducts(PetscInt m, PetscInt n, const PetscInt *lr, const PetscInt *lc, const PetscScalar *lv, const PetscInt *rr, const PetscInt *rc, const PetscScalar *rv, const PetscInt *xr, const PetscInt *xc, PetscScalar *xv, int nt)
+static void HostRowProducts(PetscInt m, PetscInt n, const PetscInt *lr, const PetscInt *lc, const PetscScalar *lv, PetscInt rm, const PetscInt *rr, const PetscInt *rc, const PetscScalar *rv, const PetscInt *xr, const PetscInt *xc, PetscScalar *xv,
+                            int nt)
 {
-  nt = (int)std::max<PetscInt>(1, std::min<PetscInt>(nt, m / 256));
+  nt = WorkThreads(nt, m, lr[m], rm, rr[rm]);
   ParallelRows(m, nt, [&](int, PetscInt i0, PetscInt i1) {
     std::vector<PetscInt> place(n);
     for (PetscInt i = i0; i < i1; i++) {
@@ -378,14 +385,14 @@ PetscErrorCode GSDeviceProductNumericHost(GSDeviceProduct P, const PetscInt ai[]
     const HostPattern &hc = P->hc, &hx = P->hx, &ht = P->ht;
     switch (P->type) {
     case GS_PRODUCT_AB:
-      HostRowProducts(P->am, P->bn, ai, aj, a, bi, bj, b, hc.row.data(), hc.col.data(), c, (int)GSHostThreads());
+      HostRowProducts(P->am, P->bn, ai, aj, a, P->bm, bi, bj, b, hc.row.data(), hc.col.data(), c, (int)GSHostThreads());
       break;
     case GS_PRODUCT_AtB:
-      HostRowProducts(ht.m, P->bn, ht.row.data(), ht.col.data(), t.data(), bi, bj, b, hc.row.data(), hc.col.data(), c, (int)GSHostThreads());
+      HostRowProducts(ht.m, P->bn, ht.row.data(), ht.col.data(), t.data(), P->bm, bi, bj, b, hc.row.data(), hc.col.data(), c, (int)GSHostThreads());
       break;
     case GS_PRODUCT_PtAP:
-      HostRowProducts(P->am, P->bn, ai, aj, a, bi, bj, b, hx.row.data(), hx.col.data(), x.data(), (int)GSHostThreads());
-      HostRowProducts(ht.m, P->bn, ht.row.data(), ht.col.data(), t.data(), hx.row.data(), hx.col.data(), x.data(), hc.row.data(), hc.col.data(), c, (int)GSHostThreads());
+      HostRowProducts(P->am, P->bn, ai, aj, a, P->bm, bi, bj, b, hx.row.data(), hx.col.data(), x.data(), (int)GSHostThreads());
+      HostRowProducts(ht.m, P->bn, ht.row.data(), ht.col.data(), t.data(), hx.m, hx.row.data(), hx.col.data(), x.data(), hc.row.data(), hc.col.data(), c, (int)GSHostThreads());
       break;
     }
   });
