@@ -31,6 +31,7 @@ SOURCES = petsc-registration.c \
           src/mat/gpustream/factor.c \
           src/mat/gpustream/factor.kokkos.cxx \
           src/mat/gpustream/product.kokkos.cxx \
+          src/mat/gpustream/graph.kokkos.cxx \
           src/ksp/pipecgfused/pipecgfused.c \
           src/ksp/pipecgfused/pipecgfused.kokkos.cxx \
           src/ksp/pipecgfused/pipecgfusedblock.kokkos.cxx \

@@ -14,7 +14,7 @@ On several processes the rows are split unevenly.\n";
 
 /* The same nonsymmetric matrix as gpustream (A) and AIJ (B): m rows on each process but the last, which has m + 3;
    a tridiagonal band with random values and a random entry per row anywhere */
-static PetscErrorCode Pair(PetscInt m, PetscRandom rnd, Mat *A, Mat *B)
+static PetscErrorCode PairBS(PetscInt m, PetscInt bs, PetscRandom rnd, Mat *A, Mat *B)
 {
   PetscMPIInt rank, size;
   PetscInt    rstart, rend, N;
@@ -27,6 +27,7 @@ static PetscErrorCode Pair(PetscInt m, PetscRandom rnd, Mat *A, Mat *B)
     PetscCall(MatCreate(PETSC_COMM_WORLD, &M[k]));
     PetscCall(MatSetSizes(M[k], m + (rank == size - 1 ? 3 : 0), m + (rank == size - 1 ? 3 : 0), PETSC_DETERMINE, PETSC_DETERMINE));
     PetscCall(MatSetType(M[k], k ? MATAIJ : MATGPUSTREAM));
+    if (bs > 1) PetscCall(MatSetBlockSize(M[k], bs));
     PetscCall(MatSeqAIJSetPreallocation(M[k], 4, NULL));
     PetscCall(MatMPIAIJSetPreallocation(M[k], 4, NULL, 2, NULL));
   }
@@ -52,6 +53,13 @@ static PetscErrorCode Pair(PetscInt m, PetscRandom rnd, Mat *A, Mat *B)
   }
   *A = M[0];
   *B = M[1];
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode Pair(PetscInt m, PetscRandom rnd, Mat *A, Mat *B)
+{
+  PetscFunctionBeginUser;
+  PetscCall(PairBS(m, 1, rnd, A, B));
   PetscFunctionReturn(0);
 }
 
@@ -531,7 +539,7 @@ static PetscErrorCode GraphSquare(PetscRandom rnd)
    P with full 3x2 blocks from each node to its aggregate and the next (rows of a node and of neighbouring nodes alike):
    the repeated patterns of GAMG's levels, which the device product's host pattern of A P skips. As gpustream (M[0],
    P[0]) and AIJ (M[1], P[1]); nodes on each process, the last one more */
-static PetscErrorCode BlockPair(PetscInt nodes, PetscRandom rnd, Mat M[2], Mat P[2])
+static PetscErrorCode BlockPair(PetscInt nodes, PetscBool blocked, PetscRandom rnd, Mat M[2], Mat P[2])
 {
   PetscMPIInt rank, size;
   PetscInt    rstart, rend, N, mloc, aggs;
@@ -546,6 +554,7 @@ static PetscErrorCode BlockPair(PetscInt nodes, PetscRandom rnd, Mat M[2], Mat P
     PetscCall(MatCreate(PETSC_COMM_WORLD, &M[k]));
     PetscCall(MatSetSizes(M[k], 3 * mloc, 3 * mloc, PETSC_DETERMINE, PETSC_DETERMINE));
     PetscCall(MatSetType(M[k], k ? MATAIJ : MATGPUSTREAM));
+    if (blocked) PetscCall(MatSetBlockSize(M[k], 3));
     PetscCall(MatSeqAIJSetPreallocation(M[k], 9, NULL));
     PetscCall(MatMPIAIJSetPreallocation(M[k], 9, NULL, 6, NULL));
     PetscCall(MatCreate(PETSC_COMM_WORLD, &P[k]));
@@ -588,7 +597,7 @@ static PetscErrorCode BlockProducts(PetscRandom rnd)
   Mat M[2], P[2], X[2];
 
   PetscFunctionBeginUser;
-  PetscCall(BlockPair(10, rnd, M, P));
+  PetscCall(BlockPair(10, PETSC_FALSE, rnd, M, P));
   for (int k = 0; k < 2; k++) PetscCall(MatPtAP(M[k], P[k], MAT_INITIAL_MATRIX, PETSC_DEFAULT, &X[k]));
   PetscCall(Report("MatPtAP of block gpustream matrices, initial: a gpustream matrix", X[0], X[1], MATGPUSTREAM, rnd));
   for (int k = 0; k < 2; k++) {
@@ -600,6 +609,98 @@ static PetscErrorCode BlockProducts(PetscRandom rnd)
     PetscCall(MatDestroy(&M[k]));
     PetscCall(MatDestroy(&P[k]));
     PetscCall(MatDestroy(&X[k]));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* Whether the graphs G[0] and G[1] are the same to the bit: pattern, values and the symmetry flags known */
+static PetscErrorCode SameGraph(Mat G[2], PetscBool *same)
+{
+  PetscInt  rstart, rend;
+  PetscBool set[2][2], flg[2][2];
+
+  PetscFunctionBeginUser;
+  PetscCall(SamePattern(G[0], G[1], same));
+  PetscCall(MatGetOwnershipRange(G[0], &rstart, &rend));
+  for (PetscInt r = rstart; r < rend && *same; r++) {
+    const PetscScalar *v[2];
+    const PetscInt    *c[2];
+    PetscInt           n[2];
+    for (int k = 0; k < 2; k++) PetscCall(MatGetRow(G[k], r, &n[k], &c[k], &v[k]));
+    if (n[0] != n[1]) *same = PETSC_FALSE;
+    for (PetscInt q = 0; q < n[0] && *same; q++)
+      if (c[0][q] != c[1][q] || v[0][q] != v[1][q]) *same = PETSC_FALSE;
+    for (int k = 0; k < 2; k++) PetscCall(MatRestoreRow(G[k], r, &n[k], &c[k], &v[k]));
+  }
+  for (int k = 0; k < 2; k++) {
+    PetscCall(MatIsSymmetricKnown(G[k], &set[k][0], &flg[k][0]));
+    PetscCall(MatIsStructurallySymmetricKnown(G[k], &set[k][1], &flg[k][1]));
+  }
+  for (int f = 0; f < 2; f++)
+    if (set[0][f] != set[1][f] || (set[0][f] && flg[0][f] != flg[1][f])) *same = PETSC_FALSE;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, same, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
+  PetscFunctionReturn(0);
+}
+
+/* MatCreateGraph() of gpustream matrices against AIJ's, to the bit: a matrix neither symmetric nor known to be (its
+   graph symmetrized on the union of the patterns), one known to be symmetric, full 3x3 blocks (collapsed, also by
+   a strength index where PETSc's MatCreateGraph() takes one), sparse 3x3 blocks (AIJ's slower path), with and without symmetrizing and
+   scaling, and with a filter */
+static PetscErrorCode GraphCases(PetscRandom rnd)
+{
+  Mat A[2], S[2], M[2], P[2], B[2];
+  struct {
+    const char *what;
+    Mat        *X;
+    PetscBool   sym, scale;
+    PetscReal   filter;
+    PetscInt    nidx;
+  } cases[] = {
+      {"a matrix not symmetric, symmetrized and scaled", A, PETSC_TRUE, PETSC_TRUE, -1.0, 0},
+      {"a matrix not symmetric, symmetrized", A, PETSC_TRUE, PETSC_FALSE, -1.0, 0},
+      {"a matrix not symmetric, scaled", A, PETSC_FALSE, PETSC_TRUE, -1.0, 0},
+      {"a matrix not symmetric, filtered", A, PETSC_TRUE, PETSC_TRUE, 0.05, 0},
+      {"a matrix known to be symmetric, symmetrized and scaled", S, PETSC_TRUE, PETSC_TRUE, -1.0, 0},
+      {"full 3x3 blocks, symmetrized and scaled", M, PETSC_TRUE, PETSC_TRUE, -1.0, 0},
+      {"full 3x3 blocks, scaled", M, PETSC_FALSE, PETSC_TRUE, -1.0, 0},
+      {"full 3x3 blocks, not symmetrized or scaled", M, PETSC_FALSE, PETSC_FALSE, -1.0, 0},
+      {"full 3x3 blocks by a strength index where PETSc takes one, symmetrized and scaled", M, PETSC_TRUE, PETSC_TRUE, -1.0, 2},
+      {"sparse 3x3 blocks, symmetrized and scaled", B, PETSC_TRUE, PETSC_TRUE, -1.0, 0},
+  };
+  PetscInt idx[2] = {0, 2};
+
+  PetscFunctionBeginUser;
+  PetscCall(Pair(40, rnd, &A[0], &A[1]));
+  PetscCall(PairBS(39, 3, rnd, &B[0], &B[1]));
+  PetscCall(BlockPair(12, PETSC_TRUE, rnd, M, P));
+  for (int k = 0; k < 2; k++) { /* S = A + A^T */
+    Mat T;
+    PetscCall(MatTranspose(A[k], MAT_INITIAL_MATRIX, &T));
+    PetscCall(MatDuplicate(A[k], MAT_COPY_VALUES, &S[k]));
+    PetscCall(MatAXPY(S[k], 1.0, T, DIFFERENT_NONZERO_PATTERN));
+    PetscCall(MatSetOption(S[k], MAT_SYMMETRIC, PETSC_TRUE));
+    PetscCall(MatDestroy(&T));
+  }
+  for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+    Mat       G[2];
+    PetscBool same;
+    for (int k = 0; k < 2; k++) {
+#if defined(GPUSTREAM_PETSC_CREATEGRAPH_INDEX)
+      PetscCall(MatCreateGraph(cases[c].X[k], cases[c].sym, cases[c].scale, cases[c].filter, cases[c].nidx, cases[c].nidx ? idx : NULL, &G[k]));
+#else
+      PetscCall(MatCreateGraph(cases[c].X[k], cases[c].sym, cases[c].scale, cases[c].filter, &G[k]));
+#endif
+    }
+    PetscCall(SameGraph(G, &same));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "MatCreateGraph() of %s: %s\n", cases[c].what, same ? "AIJ's graph to the bit" : "NOT AIJ'S GRAPH"));
+    for (int k = 0; k < 2; k++) PetscCall(MatDestroy(&G[k]));
+  }
+  for (int k = 0; k < 2; k++) {
+    PetscCall(MatDestroy(&A[k]));
+    PetscCall(MatDestroy(&S[k]));
+    PetscCall(MatDestroy(&M[k]));
+    PetscCall(MatDestroy(&P[k]));
+    PetscCall(MatDestroy(&B[k]));
   }
   PetscFunctionReturn(0);
 }
@@ -619,6 +720,7 @@ int main(int argc, char **argv)
   PetscCall(Products(PETSC_TRUE, rnd));
   PetscCall(BlockProducts(rnd));
   PetscCall(GraphSquare(rnd));
+  PetscCall(GraphCases(rnd));
   for (PetscInt dof = 2; dof <= 3; dof++) {
     PetscCall(Galerkin(dof, KSPCG, rnd));
     PetscCall(Galerkin(dof, KSPGMRES, rnd));
@@ -637,7 +739,7 @@ int main(int argc, char **argv)
    test:
       suffix: device_products
       args: -info :mat
-      filter: grep -E "numeric phase|symbolic phase|of block" | sed -E -e "s/^\[[0-9]+\] //" -e "s/<mat[^>]*>/<mat>/" -e "s/: [0-9]+ x [0-9]+, [0-9]+ entries//" | sort | uniq -c
+      filter: grep -E "numeric phase|symbolic phase|of block|Graph on host threads" | sed -E -e "s/^\[[0-9]+\] //" -e "s/<mat[^>]*>/<mat>/" -e "s/: [0-9]+ x [0-9]+, [0-9]+ entries//" | sort | uniq -c
 
    # the products' host work on 3 threads (row ranges that split the block rows)
    test:

@@ -345,6 +345,14 @@ PETSC_INTERN PetscErrorCode        GSDeviceProductNumeric(GSDeviceProduct, const
 PETSC_INTERN PetscErrorCode        GSDeviceProductNumericHost(GSDeviceProduct, const PetscInt[], const PetscInt[], const PetscScalar[], const PetscInt[], const PetscInt[], const PetscScalar[], PetscScalar[]);
 PETSC_INTERN PetscErrorCode        GSDeviceProductDestroy(GSDeviceProduct *);
 
+/* PCGAMG's graph of a sequential matrix (m rows in blocks of bs; CSR ai, aj, aa, columns ascending) as AIJ's
+   MatCreateGraph() makes it with no filter, to the bit, on host threads: one vertex a block, the block's |a| (bs 1) or
+   its sum of |Re a| (over the nidx rows and columns idx of each block where nidx > 0); symmetrized, G + G^T on the
+   union of the patterns; scaled, D G D with d_i = sqrt|1/g_ii| (0 where g_ii is zero or missing). *done false where
+   AIJ takes its slower path (bs > 1 with blocks not dense or not aligned); else the graph (gm rows, columns
+   ascending) in malloc()'s memory, the caller's to free() */
+PETSC_INTERN PetscErrorCode GSHostGraph(PetscInt, PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], PetscInt, const PetscInt[], PetscBool, PetscBool, PetscInt, PetscBool *, PetscInt *, PetscInt **, PetscInt **, PetscScalar **);
+
 /* Serial reference twins of the device SpMV: y = A x (+ z when z is not NULL), and Y = A X for k columns */
 PETSC_INTERN void GSSpMV_Ref(PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], const PetscScalar[], const PetscScalar[], PetscScalar[]);
 PETSC_INTERN void GSSpMMBlock_Ref(PetscInt, const PetscInt[], const PetscInt[], const PetscScalar[], PetscInt, const PetscScalar[], PetscInt, PetscScalar[], PetscInt);

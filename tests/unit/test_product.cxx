@@ -1,5 +1,8 @@
 /* The sparse products of sequential matrices (GSDeviceProduct): the symbolic phase's pattern against the structural
    product, the device numeric phase and its serial twin against a dense reference, on random and block inputs */
+#include <cmath>
+#include <cstdlib>
+#include <map>
 #include <set>
 #include "unit.hpp"
 #include "hostcsr.hpp"
@@ -159,6 +162,80 @@ void CheckTranspose()
   }
 }
 
+/* AIJ's MatCreateGraph() with no filter, step by step on maps as AIJ takes it: |a| or each dense block's sum of |Re a|
+   (over idx's rows and columns if given), G + G^T on the union, then D G D with d_i = sqrt|1/g_ii| */
+CSRHost GraphTwin(const CSRHost &A, PetscInt bs, const std::vector<PetscInt> &idx, bool sym, bool scale)
+{
+  const PetscInt                               nb = A.m / bs;
+  std::vector<std::map<PetscInt, PetscScalar>> g(nb);
+  for (PetscInt b = 0; b < nb; b++) {
+    const PetscInt r = b * bs;
+    if (bs == 1) {
+      for (PetscInt k = A.ia[b]; k < A.ia[b + 1]; k++) g[b][A.ja[k]] = PetscAbsScalar(A.a[k]);
+      continue;
+    }
+    for (PetscInt k = 0; k < A.ia[r + 1] - A.ia[r]; k += bs) {
+      PetscScalar val = 0;
+      if (idx.empty()) {
+        for (PetscInt ii = 0; ii < bs; ii++)
+          for (PetscInt jj = 0; jj < bs; jj++) val += PetscAbs(PetscRealPart(A.a[A.ia[r + ii] + k + jj]));
+      } else {
+        for (PetscInt ii : idx)
+          for (PetscInt jj : idx) val += PetscAbs(PetscRealPart(A.a[A.ia[r + ii] + k + jj]));
+      }
+      g[b][A.ja[A.ia[r] + k] / bs] = val;
+    }
+  }
+  if (sym) {
+    auto s = g;
+    for (PetscInt i = 0; i < nb; i++)
+      for (const auto &e : g[i]) {
+        const auto m  = g[e.first].find(i);
+        s[e.first][i] = m != g[e.first].end() ? m->second + e.second : e.second;
+      }
+    g = s;
+  }
+  if (scale) {
+    std::vector<PetscScalar> d(nb);
+    for (PetscInt i = 0; i < nb; i++) {
+      const PetscScalar x = g[i].count(i) ? g[i][i] : 0.0;
+      d[i]                = PetscSqrtScalar(PetscAbsScalar(x == 0.0 ? x : 1.0 / x));
+    }
+    for (PetscInt i = 0; i < nb; i++)
+      for (auto &e : g[i]) {
+        e.second *= d[i];
+        e.second *= d[e.first];
+      }
+  }
+  CSRHost G{nb, nb, {0}, {}, {}};
+  for (PetscInt i = 0; i < nb; i++) {
+    for (const auto &e : g[i]) G.ja.push_back(e.first), G.a.push_back(e.second);
+    G.ia.push_back((PetscInt)G.ja.size());
+  }
+  return G;
+}
+
+/* GSHostGraph() against its twin, to the bit, on the given threads; blocks AIJ would not collapse: not done */
+void CheckGraph(const CSRHost &A, PetscInt bs, const std::vector<PetscInt> &idx, bool dense, const std::string &what)
+{
+  for (int sym = 0; sym < 2; sym++)
+    for (int scale = 0; scale < 2; scale++) {
+      const CSRHost T = dense ? GraphTwin(A, bs, idx, sym, scale) : CSRHost{};
+      for (PetscInt threads : {(PetscInt)1, (PetscInt)3, (PetscInt)8}) {
+        PetscInt       gm = 0, *gi = nullptr, *gj = nullptr;
+        PetscScalar   *ga   = nullptr;
+        PetscBool      done = PETSC_FALSE;
+        PetscErrorCode ierr = GSHostGraph(A.m, bs, A.ia.data(), A.ja.data(), A.a.data(), (PetscInt)idx.size(), idx.data(), (PetscBool)sym, (PetscBool)scale, threads, &done, &gm, &gi, &gj, &ga);
+        bool           ok   = !ierr && (bool)done == dense;
+        if (ok && dense) ok = gm == T.m && std::equal(T.ia.begin(), T.ia.end(), gi) && std::equal(T.ja.begin(), T.ja.end(), gj) && std::equal(T.a.begin(), T.a.end(), ga);
+        free(gi);
+        free(gj);
+        free(ga);
+        Check(ok, "graph of " + what + (sym ? ", symmetrized" : "") + (scale ? ", scaled" : "") + ", " + std::to_string(threads) + " threads: " + (dense ? "the twin's to the bit" : "left to AIJ's slower path"));
+      }
+    }
+}
+
 void TestProduct()
 {
   for (PetscInt n : {1, 7, 40, 130}) {
@@ -214,6 +291,29 @@ void TestProduct()
       }
       Check(same, std::string(type == GS_PRODUCT_AB ? "AB" : type == GS_PRODUCT_AtB ? "AtB" : "PtAP") + " on 3 and 4 threads: the pattern of one thread");
     }
+  }
+  { /* PCGAMG's graph: random patterns (not symmetric, zero and missing diagonals), dense blocks, a strength index, and
+       blocks AIJ collapses by its slower path; large enough for several threads */
+    CSRHost A = RandomCSR(40, 40, 5), L = RandomCSR(60000, 60000, 7), B = RandomBlockCSR(30000, 3, 5), Z = RandomBlockCSR(20, 2, 3), Y = RandomBlockCSR(300, 3, 4);
+    for (PetscInt k = 0; k < (PetscInt)A.a.size(); k += 7) A.a[k] = 0.0;
+    CheckGraph(A, 1, {}, true, "a random matrix");
+    if (sizes.back() >= 10007) { /* not in valgrind runs (-max_size) */
+      CheckGraph(L, 1, {}, true, "a large random matrix");
+      CheckGraph(B, 3, {}, true, "3x3 blocks");
+      CheckGraph(B, 3, {0, 2}, true, "3x3 blocks by a strength index");
+    }
+    CheckGraph(Z, 2, {}, true, "2x2 blocks");
+    CheckGraph(Y, 3, {1}, true, "small 3x3 blocks by a strength index");
+    for (PetscInt b = 0; b < 20; b++) /* a block row whose second row lacks its last entry */
+      if (Z.ia[2 * b + 2] > Z.ia[2 * b + 1]) {
+        const PetscInt k = Z.ia[2 * b + 2] - 1;
+        Z.ja.erase(Z.ja.begin() + k);
+        Z.a.erase(Z.a.begin() + k);
+        for (PetscInt i = 2 * b + 2; i <= Z.m; i++) Z.ia[i]--;
+        CheckGraph(Z, 2, {}, false, "2x2 blocks, one row unlike its block's");
+        break;
+      }
+    CheckGraph(RandomCSR(40, 40, 5), 2, {}, false, "sparse 2x2 blocks");
   }
   CheckChangedOperand();
   CheckTranspose();

@@ -862,10 +862,93 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
 
 static PetscErrorCode MatGraphOwnProducts_Private(Mat);
 
-/* PCGAMG builds its graph with MatCreateGraph(), whose AIJ implementation accepts only type names starting with
-   "seqaij" or "mpiaij": the matrix wears its base name for the call, so the graph (a duplicate) comes out a plain
-   AIJ matrix, exactly the one an AIJ operator gives (PCGAMG's coarsening reads its AIJ data by type name). On one
-   process its square is the plugin's (MatGraphOwnProducts_Private()). */
+/* The arrays a graph made by MatCreateGraphOwn_Private() holds in place (MatCreateSeqAIJWithArrays() leaves them to
+   the caller), freed with the graph */
+typedef struct {
+  PetscInt    *i, *j;
+  PetscScalar *a;
+} GSGraphArrays;
+
+static PetscErrorCode GSGraphArraysDestroy_Private(void *ctx)
+{
+  GSGraphArrays *g = (GSGraphArrays *)GSContainerPointer(ctx);
+
+  PetscFunctionBegin;
+  if (g) {
+    free(g->i);
+    free(g->j);
+    free(g->a);
+    free(g);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* PCGAMG's graph of a sequential gpustream matrix, AIJ's to the bit, from the host arrays on host threads
+   (GSHostGraph(): the steps of AIJ's MatCreateGraph() with no filter, which AIJ runs one after another on one thread,
+   its transpose and sum through insertion), the result a plain SeqAIJ matrix holding the arrays in place with AIJ's
+   symmetry flags. *done false where AIJ's code is to run: several processes, a filter, neither symmetrized nor scaled
+   with bs 1, a rectangular matrix or one whose blocks AIJ collapses by its slower path. */
+static PetscErrorCode MatCreateGraphOwn_Private(Mat A, PetscBool sym, PetscBool scale, PetscReal filter, PetscInt nidx, const PetscInt idx[], Mat *G, PetscBool *done)
+{
+  const PetscInt    *ai = NULL, *aj = NULL;
+  const PetscScalar *aa = NULL;
+  PetscInt           m = 0, bs, gm = 0, *gi = NULL, *gj = NULL;
+  PetscScalar       *ga  = NULL;
+  PetscBool          rij = PETSC_FALSE, worn = PETSC_FALSE, isset = PETSC_FALSE, issym = PETSC_FALSE, use = PETSC_TRUE, made = PETSC_FALSE;
+  GSGraphArrays     *keep = NULL;
+  PetscMPIInt        size;
+  PetscErrorCode     ierr;
+
+  PetscFunctionBegin;
+  *done = PETSC_FALSE;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  PetscCall(MatGetBlockSize(A, &bs));
+  PetscCall(GSOptionsCheckValue(NULL, NULL, "-gpustream_device_products", GS_OPTION_BOOL, NULL, 0));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-gpustream_device_products", &use, NULL));
+  if (!use || size > 1 || filter >= 0 || (bs == 1 && !sym && !scale) || A->rmap->n != A->cmap->n || A->rmap->n % bs || A->factortype != MAT_FACTOR_NONE) PetscFunctionReturn(PETSC_SUCCESS); /* AIJ's graph of bs 1 is then A itself */
+  PetscCall(MatIsSymmetricKnown(A, &isset, &issym));
+  PetscCall(GSOptionsCheckValue(NULL, NULL, "-gpustream_host_threads", GS_OPTION_INT, NULL, 0));
+  PetscCall(MatGPUStreamWearBase(A, &worn)); /* the host arrays up to date */
+  ierr = MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &m, &ai, &aj, &rij);
+  if (!ierr && rij) ierr = MatSeqAIJGetArrayRead(A, &aa);
+  if (!ierr && rij) {
+    ierr = GSHostGraph(m, bs, ai, aj, aa, bs > 1 ? nidx : 0, idx, (PetscBool)(sym && !(isset && issym)), scale, GSHostThreads(), &made, &gm, &gi, &gj, &ga);
+    PetscCall(MatSeqAIJRestoreArrayRead(A, &aa));
+  }
+  if (rij) PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &m, &ai, &aj, &rij));
+  PetscCall(MatGPUStreamWearOwn(A, worn, ierr));
+  if (!made) PetscFunctionReturn(PETSC_SUCCESS);
+  keep = (GSGraphArrays *)malloc(sizeof(*keep));
+  if (keep) {
+    keep->i = gi;
+    keep->j = gj;
+    keep->a = ga;
+  } else {
+    free(gi);
+    free(gj);
+    free(ga);
+  }
+  PetscCheck(keep, PETSC_COMM_SELF, PETSC_ERR_MEM, "Out of memory for a graph");
+  ierr = MatCreateSeqAIJWithArrays(PETSC_COMM_SELF, gm, gm, gi, gj, ga, G);
+  if (ierr) {
+    PetscCall(GSGraphArraysDestroy_Private(keep));
+    PetscCall(ierr);
+  }
+  PetscCall(GSObjectComposePointer((PetscObject)*G, "GPUStreamGraphArrays", keep, GSGraphArraysDestroy_Private)); /* G holds them */
+  /* AIJ's flags: its bs 1 graph is a duplicate of A (A's flags), its collapsed one a new matrix */
+  if (bs == 1 || !sym) PetscCall(MatPropagateSymmetryOptions(A, *G));
+  if (sym) PetscCall(MatSetOption(*G, MAT_SYMMETRIC, PETSC_TRUE));
+  PetscCall(MatViewFromOptions(*G, NULL, "-mat_graph_view"));
+  PetscCall(PetscInfo(A, "Graph on host threads, none of AIJ's code: %" PetscInt_FMT " vertices, %" PetscInt_FMT " edges%s%s\n", gm, gi[gm], sym && !(isset && issym) ? ", symmetrized" : "", scale ? ", scaled" : ""));
+  *done = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* PCGAMG builds its graph with MatCreateGraph(). On one process with no filter (PCGAMG's call) it is the plugin's
+   (MatCreateGraphOwn_Private()); otherwise AIJ's, whose implementation accepts only type names starting with "seqaij"
+   or "mpiaij": the matrix wears its base name for the call, so the graph (a duplicate) comes out a plain AIJ matrix,
+   exactly the one an AIJ operator gives (PCGAMG's coarsening reads its AIJ data by type name). On one process its
+   square is the plugin's (MatGraphOwnProducts_Private()). */
 #if defined(GPUSTREAM_PETSC_CREATEGRAPH_INDEX)
 static PetscErrorCode MatCreateGraph_GPUStream(Mat A, PetscBool sym, PetscBool scale, PetscReal filter, PetscInt nidx, PetscInt idx[], Mat *G)
 #else
@@ -873,17 +956,24 @@ static PetscErrorCode MatCreateGraph_GPUStream(Mat A, PetscBool sym, PetscBool s
 #endif
 {
   Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
-  PetscBool      worn;
+  PetscBool      worn, done;
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
-  PetscCall(MatGPUStreamWearBase(A, &worn));
 #if defined(GPUSTREAM_PETSC_CREATEGRAPH_INDEX)
-  ierr = (*gs->aij.creategraph)(A, sym, scale, filter, nidx, idx, G);
+  PetscCall(MatCreateGraphOwn_Private(A, sym, scale, filter, nidx, idx, G, &done));
 #else
-  ierr = (*gs->aij.creategraph)(A, sym, scale, filter, G);
+  PetscCall(MatCreateGraphOwn_Private(A, sym, scale, filter, 0, NULL, G, &done));
 #endif
-  PetscCall(MatGPUStreamWearOwn(A, worn, ierr));
+  if (!done) {
+    PetscCall(MatGPUStreamWearBase(A, &worn));
+#if defined(GPUSTREAM_PETSC_CREATEGRAPH_INDEX)
+    ierr = (*gs->aij.creategraph)(A, sym, scale, filter, nidx, idx, G);
+#else
+    ierr = (*gs->aij.creategraph)(A, sym, scale, filter, G);
+#endif
+    PetscCall(MatGPUStreamWearOwn(A, worn, ierr));
+  }
   PetscCall(MatGraphOwnProducts_Private(*G));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
