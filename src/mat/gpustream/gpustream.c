@@ -862,6 +862,16 @@ static PetscErrorCode MatView_GPUStream(Mat A, PetscViewer viewer)
 
 static PetscErrorCode MatGraphOwnProducts_Private(Mat);
 
+/* -gpustream_device_products: true unless given false (a bad value is an error at each reading) */
+static PetscErrorCode GSOwnProducts_Private(PetscBool *use)
+{
+  PetscFunctionBegin;
+  *use = PETSC_TRUE;
+  PetscCall(GSOptionsCheckValue(NULL, NULL, "-gpustream_device_products", GS_OPTION_BOOL, NULL, 0));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-gpustream_device_products", use, NULL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The arrays a graph made by MatCreateGraphOwn_Private() holds in place (MatCreateSeqAIJWithArrays() leaves them to
    the caller), freed with the graph */
 typedef struct {
@@ -903,8 +913,7 @@ static PetscErrorCode MatCreateGraphOwn_Private(Mat A, PetscBool sym, PetscBool 
   *done = PETSC_FALSE;
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
   PetscCall(MatGetBlockSize(A, &bs));
-  PetscCall(GSOptionsCheckValue(NULL, NULL, "-gpustream_device_products", GS_OPTION_BOOL, NULL, 0));
-  PetscCall(PetscOptionsGetBool(NULL, NULL, "-gpustream_device_products", &use, NULL));
+  PetscCall(GSOwnProducts_Private(&use));
   if (!use || size > 1 || filter >= 0 || (bs == 1 && !sym && !scale) || A->rmap->n != A->cmap->n || A->rmap->n % bs || A->factortype != MAT_FACTOR_NONE) PetscFunctionReturn(PETSC_SUCCESS); /* AIJ's graph of bs 1 is then A itself */
   PetscCall(MatIsSymmetricKnown(A, &isset, &issym));
   PetscCall(GSOptionsCheckValue(NULL, NULL, "-gpustream_host_threads", GS_OPTION_INT, NULL, 0));
@@ -1395,8 +1404,7 @@ static PetscErrorCode MatProductOwnType_Private(Mat C, PetscBool *own, GSProduct
 
   PetscFunctionBegin;
   *own = PETSC_FALSE;
-  PetscCall(GSOptionsCheckValue(NULL, NULL, "-gpustream_device_products", GS_OPTION_BOOL, NULL, 0)); /* on any product */
-  PetscCall(PetscOptionsGetBool(NULL, NULL, "-gpustream_device_products", &use, NULL));
+  PetscCall(GSOwnProducts_Private(&use)); /* on any product */
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)C), &size));
   if (!use || size > 1 || !MatGPUStreamIsOurs_Private(product->A) || !MatGPUStreamIsOurs_Private(product->B)) PetscFunctionReturn(PETSC_SUCCESS);
   switch (product->type) {
@@ -1537,8 +1545,7 @@ static PetscErrorCode MatProductSetFromOptions_GPUStreamGraph(Mat C)
 
   PetscFunctionBegin;
   PetscCall((*MatProductSetFromOptions_GraphBase)(C));
-  PetscCall(GSOptionsCheckValue(NULL, NULL, "-gpustream_device_products", GS_OPTION_BOOL, NULL, 0));
-  PetscCall(PetscOptionsGetBool(NULL, NULL, "-gpustream_device_products", &use, NULL));
+  PetscCall(GSOwnProducts_Private(&use));
   if (use && C->ops->productsymbolic && (product->type == MATPRODUCT_AB || product->type == MATPRODUCT_AtB) && product->A->ops->productsetfromoptions == MatProductSetFromOptions_GPUStreamGraph &&
       product->B->ops->productsetfromoptions == MatProductSetFromOptions_GPUStreamGraph)
     C->ops->productsymbolic = MatProductSymbolic_GPUStreamGraph;
