@@ -97,16 +97,21 @@ bool Graph(PetscInt m, PetscInt bs, const PetscInt *ai, const PetscInt *aj, cons
   if (symmetrize) HostTranspose(nb, nb, r, c, tr, tc, tmap, nt);
   oi    = CAlloc<PetscInt>(nb + 1);
   oi[0] = 0;
+  /* row i of G + G^T: visit(col, p, q) for each column of the union in order, p (q) the entry of G (G^T) there or -1 */
+  const auto merge = [&](PetscInt i, const auto &visit) {
+    const PetscInt none = std::numeric_limits<PetscInt>::max();
+    for (PetscInt p = r[i], q = tr[i]; p < r[i + 1] || q < tr[i + 1];) {
+      const PetscInt cp = p < r[i + 1] ? c[p] : none, cq = q < tr[i + 1] ? tc[q] : none;
+      visit(PetscMin(cp, cq), cp <= cq ? p : -1, cq <= cp ? q : -1);
+      p += cp <= cq;
+      q += cq <= cp;
+    }
+  };
   if (symmetrize) {
     ParallelRows(nb, nt, [&](int, PetscInt i0, PetscInt i1) {
       for (PetscInt i = i0; i < i1; i++) {
-        PetscInt p = r[i], q = tr[i], n = 0;
-        while (p < r[i + 1] || q < tr[i + 1]) {
-          const PetscInt cp = p < r[i + 1] ? c[p] : std::numeric_limits<PetscInt>::max(), cq = q < tr[i + 1] ? tc[q] : std::numeric_limits<PetscInt>::max();
-          p += cp <= cq;
-          q += cq <= cp;
-          n++;
-        }
+        PetscInt n = 0;
+        merge(i, [&](PetscInt, PetscInt, PetscInt) { n++; });
         oi[i + 1] = n;
       }
     });
@@ -125,17 +130,10 @@ bool Graph(PetscInt m, PetscInt bs, const PetscInt *ai, const PetscInt *aj, cons
         for (PetscInt p = r[i]; p < r[i + 1]; p++, o++) oj[o] = c[p], ov[o] = v[p];
         continue;
       }
-      PetscInt p = r[i], q = tr[i];
-      while (p < r[i + 1] || q < tr[i + 1]) {
-        const PetscInt cp = p < r[i + 1] ? c[p] : std::numeric_limits<PetscInt>::max(), cq = q < tr[i + 1] ? tc[q] : std::numeric_limits<PetscInt>::max();
-        if (cp == cq)
-          ov[o] = v[p] + v[tmap[q]];
-        else
-          ov[o] = cp < cq ? v[p] : v[tmap[q]];
-        oj[o++] = PetscMin(cp, cq);
-        p += cp <= cq;
-        q += cq <= cp;
-      }
+      merge(i, [&](PetscInt col, PetscInt p, PetscInt q) {
+        ov[o]   = p >= 0 && q >= 0 ? v[p] + v[tmap[q]] : p >= 0 ? v[p] : v[tmap[q]];
+        oj[o++] = col;
+      });
     }
   });
 
