@@ -752,6 +752,13 @@ int main(int argc, char **argv)
       suffix: host_products
       args: -gpustream_device_products false -malloc_dump
 
+   # on several processes A B and P^T A P are the plugin's too (their numeric phases on the device where A is resident)
+   test:
+      suffix: device_products_2
+      nsize: 2
+      args: -info :mat
+      filter: grep -a -o -E "(AB|PtAP) (symbolic|numeric) phase (of gpustream matrices )?on several processes(, on the device|, from A's host arrays)?" | sort | uniq -c
+
    # the transposes' new-pattern and symbolic cases are AIJ's on one process only
    test:
       suffix: 2

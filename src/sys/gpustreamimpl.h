@@ -241,6 +241,8 @@ PETSC_INTERN PetscErrorCode GSCOOMapGetSizes(GSCOOMap, PetscCount *, PetscCount 
    (INSERT_VALUES) or gets it added (ADD_VALUES), as AIJ's MatSetValuesCOO() does. Collective where entries cross
    processes. */
 PETSC_INTERN PetscErrorCode GSCOOMapSetValues(GSCOOMap, const PetscScalar[], InsertMode, GSDeviceMat, GSDeviceMat);
+/* The same with the values in the execution space's memory (the plugin's own arrays) */
+PETSC_INTERN PetscErrorCode GSCOOMapSetValuesExec(GSCOOMap, const PetscScalar[], InsertMode, GSDeviceMat, GSDeviceMat);
 PETSC_INTERN PetscErrorCode GSDeviceMatDestroy(GSDeviceMat *);
 PETSC_INTERN PetscErrorCode GSDeviceMatMult(GSDeviceMat, GSDeviceMat, GSHalo, const PetscScalar[], const PetscScalar[], PetscScalar[]);
 /* The same with arrays in the memory of the execution space (device vectors): read and written in place, queued on
@@ -344,6 +346,22 @@ PETSC_INTERN PetscErrorCode        GSDeviceProductKeepPattern(GSDeviceProduct, G
 PETSC_INTERN PetscErrorCode        GSDeviceProductNumeric(GSDeviceProduct, const PetscInt[], const PetscInt[], const PetscScalar[], const PetscInt[], const PetscInt[], const PetscScalar[], PetscScalar[]);
 PETSC_INTERN PetscErrorCode        GSDeviceProductNumericHost(GSDeviceProduct, const PetscInt[], const PetscInt[], const PetscScalar[], const PetscInt[], const PetscInt[], const PetscScalar[], PetscScalar[]);
 PETSC_INTERN PetscErrorCode        GSDeviceProductDestroy(GSDeviceProduct *);
+
+/* The same products of distributed matrices (A B and P^T A P; opaque to C), from a process's pieces: A's m local rows,
+   its diagonal block (m x n; di, dj) and off-diagonal one (m x ng, columns the ghosts' indices; oi, oj, NULL where ng
+   is 0), and the rows of P for A's columns, P's n rows then those of the ghosts (pi, pj: n + ng rows, pn columns in a
+   compact numbering of P's columns). The result's pattern (GetPattern) is the process's part of the product in those
+   numberings: A's local rows (A B), or P's compact columns (P^T A P = P_local^T (A P), m <= n), each row's columns
+   ascending; its sum over the processes is the product. SetP: P's values in pi's order (host). Numeric: A's values (ad,
+   ao: each block's in its order; in the execution space's memory where device, else host arrays) into the result's,
+   *c in the execution space's memory; GetValues: a host copy of them. */
+typedef struct _n_GSDistProduct *GSDistProduct;
+PETSC_INTERN PetscErrorCode      GSDistProductCreate(GSProductType, PetscInt, PetscInt, const PetscInt[], const PetscInt[], PetscInt, const PetscInt[], const PetscInt[], PetscInt, const PetscInt[], const PetscInt[], PetscInt, GSDistProduct *);
+PETSC_INTERN PetscErrorCode      GSDistProductGetPattern(GSDistProduct, PetscInt *, const PetscInt *[], const PetscInt *[]);
+PETSC_INTERN PetscErrorCode      GSDistProductSetP(GSDistProduct, const PetscScalar[]);
+PETSC_INTERN PetscErrorCode      GSDistProductNumeric(GSDistProduct, const PetscScalar[], const PetscScalar[], PetscBool, const PetscScalar **);
+PETSC_INTERN PetscErrorCode      GSDistProductGetValues(GSDistProduct, PetscScalar[]);
+PETSC_INTERN PetscErrorCode      GSDistProductDestroy(GSDistProduct *);
 
 /* PCGAMG's graph of a sequential matrix (m rows in blocks of bs; CSR ai, aj, aa, columns ascending) as AIJ's
    MatCreateGraph() makes it with no filter, to the bit, on host threads: one vertex a block, the block's |a| (bs 1) or

@@ -234,17 +234,12 @@ static PetscErrorCode BlockSums(GSCOOMap M, const PetscScalar *v, bool insert, G
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode GSCOOMapSetValues(GSCOOMap M, const PetscScalar v[], InsertMode imode, GSDeviceMat A, GSDeviceMat B)
+/* device: v is in the execution space's memory */
+static PetscErrorCode SetValues(GSCOOMap M, const PetscScalar v[], PetscBool device, InsertMode imode, GSDeviceMat A, GSDeviceMat B)
 {
-  PetscBool          device;
-  const PetscScalar *dv   = v;
-  PetscErrorCode     ierr = PETSC_SUCCESS;
+  const PetscScalar *dv = v;
 
   PetscFunctionBegin;
-  PetscCheck(imode == INSERT_VALUES || imode == ADD_VALUES, PETSC_COMM_SELF, PETSC_ERR_SUP, "MatSetValuesCOO() takes INSERT_VALUES or ADD_VALUES");
-  PetscCheck((PetscCount)A->val.extent(0) == M->nnz[0] && (B ? (PetscCount)B->val.extent(0) : 0) == M->nnz[1], PETSC_COMM_SELF, PETSC_ERR_PLIB, "The device matrix does not have the pattern the COO map was made for");
-  PetscCheck(v || !M->n, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "MatSetValuesCOO() needs the values of the %" PetscCount_FMT " entries", M->n);
-  PetscCall(GSDeviceArrayBegin(v, &device));
   if (!device && M->n) { /* host values: copied once */
     GSCallKokkos({
       if (M->v.extent(0) != (size_t)M->n) M->v = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::coo_values"), M->n);
@@ -270,9 +265,38 @@ PetscErrorCode GSCOOMapSetValues(GSCOOMap M, const PetscScalar v[], InsertMode i
     GSCallKokkos(SyncCopy(M->drecv, M->hrecv));
     if (OnDevice()) PetscCall(PetscLogCpuToGpu((PetscLogDouble)(M->hrecv.extent(0) * sizeof(PetscScalar))));
   }
-  ierr = BlockSums(M, dv, imode == INSERT_VALUES, A, B);
+  PetscCall(BlockSums(M, dv, imode == INSERT_VALUES, A, B));
+  PetscCall(PetscLogFlops((PetscLogDouble)(M->n + (PetscCount)M->hrecv.extent(0))));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode CheckSetValues(GSCOOMap M, const PetscScalar v[], InsertMode imode, GSDeviceMat A, GSDeviceMat B)
+{
+  PetscFunctionBegin;
+  PetscCheck(imode == INSERT_VALUES || imode == ADD_VALUES, PETSC_COMM_SELF, PETSC_ERR_SUP, "MatSetValuesCOO() takes INSERT_VALUES or ADD_VALUES");
+  PetscCheck((PetscCount)A->val.extent(0) == M->nnz[0] && (B ? (PetscCount)B->val.extent(0) : 0) == M->nnz[1], PETSC_COMM_SELF, PETSC_ERR_PLIB, "The device matrix does not have the pattern the COO map was made for");
+  PetscCheck(v || !M->n, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "MatSetValuesCOO() needs the values of the %" PetscCount_FMT " entries", M->n);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSCOOMapSetValues(GSCOOMap M, const PetscScalar v[], InsertMode imode, GSDeviceMat A, GSDeviceMat B)
+{
+  PetscBool      device;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  PetscCall(CheckSetValues(M, v, imode, A, B));
+  PetscCall(GSDeviceArrayBegin(v, &device));
+  ierr = SetValues(M, v, device, imode, A, B);
   PetscCall(GSDeviceArrayEnd(device)); /* also after a failure: PETSc's stream is not left waiting */
   PetscCall(ierr);
-  PetscCall(PetscLogFlops((PetscLogDouble)(M->n + (PetscCount)M->hrecv.extent(0))));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSCOOMapSetValuesExec(GSCOOMap M, const PetscScalar v[], InsertMode imode, GSDeviceMat A, GSDeviceMat B)
+{
+  PetscFunctionBegin;
+  PetscCall(CheckSetValues(M, v, imode, A, B));
+  PetscCall(SetValues(M, v, PETSC_TRUE, imode, A, B));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

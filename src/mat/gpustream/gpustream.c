@@ -1394,8 +1394,9 @@ static PetscErrorCode MatGPUStreamDeviceValues_Private(Mat A, PetscScalar **v)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Whether C's product is one of ours: A B, A^T B or P^T A P of sequential gpustream matrices, unless
-   -gpustream_device_products false (then, on several processes and for other products, AIJ's code on the host) */
+/* Whether C's product is one of ours: A B, A^T B or P^T A P of sequential gpustream matrices, A B and P^T A P of
+   gpustream matrices on several processes, unless -gpustream_device_products false (then, and for other products,
+   AIJ's code on the host) */
 static PetscErrorCode MatProductOwnType_Private(Mat C, PetscBool *own, GSProductType *type)
 {
   Mat_Product *product = C->product;
@@ -1406,7 +1407,12 @@ static PetscErrorCode MatProductOwnType_Private(Mat C, PetscBool *own, GSProduct
   *own = PETSC_FALSE;
   PetscCall(GSOwnProducts_Private(&use)); /* on any product */
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)C), &size));
-  if (!use || size > 1 || !MatGPUStreamIsOurs_Private(product->A) || !MatGPUStreamIsOurs_Private(product->B)) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!use || !MatGPUStreamIsOurs_Private(product->A) || !MatGPUStreamIsOurs_Private(product->B)) PetscFunctionReturn(PETSC_SUCCESS);
+  if (size > 1) { /* A B and P^T A P (MatProductSymbolicDist_Private()), P's rows laid out as A's columns */
+    PetscBool same;
+    PetscCall(PetscLayoutCompare(product->B->rmap, product->A->cmap, &same));
+    if (!same || (product->type == MATPRODUCT_PtAP && product->A->rmap->n != product->A->cmap->n) || (product->type != MATPRODUCT_AB && product->type != MATPRODUCT_PtAP)) PetscFunctionReturn(PETSC_SUCCESS);
+  }
   switch (product->type) {
   case MATPRODUCT_AB:
     *type = GS_PRODUCT_AB;
@@ -1646,6 +1652,314 @@ static PetscErrorCode MatProductNumeric_GPUStream_Own(Mat C)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A B and P^T A P of gpustream matrices on several processes (PCGAMG's smoothed prolongators and Galerkin operators
+   there): each process's part is a product of sequential matrices (GSDistProduct), A's local rows with P's rows for
+   A's columns (its own and those of A's ghost columns, fetched by AIJ's MatCreateSubMatrices()) in a compact numbering
+   of P's columns; the parts are summed into C by its coordinate assembly (MatSetPreallocationCOO() at the symbolic
+   phase, MatSetValuesCOO()'s device path at each numeric phase). After new values of A alone a numeric phase runs on
+   the device; P's values are taken again from its host arrays, the ghost rows fetched again, where P changed. */
+typedef struct {
+  GSDistProduct    prod;
+  PetscObjectId    id[2];
+  PetscObjectState nz[2], pstate; /* the operands' nonzero states at the symbolic phase; P's state when its values were taken */
+  IS               rows, cols;    /* P's rows for A's ghost columns, all of P's columns */
+  Mat             *ghost;         /* those rows (AIJ's submatrix) */
+  PetscInt         npc, *pcols;   /* P's compact columns: their number, their global indices (ascending) */
+  PetscCount       npd, npl, np;  /* entries of P's diagonal block, of its local rows, of all the rows the product takes */
+  PetscCount      *pmap;          /* each entry of P's local rows: its index in the diagonal block's values, or npd + that in the off-diagonal one's */
+  PetscScalar     *pv;            /* the values of those rows in the product's order */
+} GSDistCtx;
+
+static const char GSDistProductName[] = "GPUStreamDistProduct";
+
+static PetscErrorCode GSDistCtxFree_Private(GSDistCtx *ctx)
+{
+  PetscFunctionBegin;
+  if (!ctx) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(GSDistProductDestroy(&ctx->prod));
+  if (ctx->ghost) PetscCall(MatDestroySubMatrices(1, &ctx->ghost));
+  PetscCall(ISDestroy(&ctx->rows));
+  PetscCall(ISDestroy(&ctx->cols));
+  PetscCall(PetscFree(ctx->pcols));
+  PetscCall(PetscFree(ctx->pmap));
+  PetscCall(PetscFree(ctx->pv));
+  PetscCall(PetscFree(ctx));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the container's destroy function (GSContainerSetDestroy()) */
+static PetscErrorCode GSDistCtxDestroy_Private(void *ptr)
+{
+  PetscFunctionBegin;
+  PetscCall(GSDistCtxFree_Private((GSDistCtx *)GSContainerPointer(ptr)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The compact index of P's column g: its local columns [c0, c1) in order amid its other columns ext[] (ascending,
+   nbelow of them below c0, g among them) */
+static PetscInt GSCompactColumn(PetscInt g, PetscInt c0, PetscInt c1, PetscInt next, const PetscInt ext[], PetscInt nbelow)
+{
+  PetscInt lo = 0, hi = next;
+
+  if (g >= c0 && g < c1) return nbelow + g - c0;
+  while (lo < hi) {
+    const PetscInt mid = lo + (hi - lo) / 2;
+    if (ext[mid] < g)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < nbelow ? lo : lo + (c1 - c0);
+}
+
+/* P's values, as the product takes them, from its host arrays and its ghost rows (fetched again where fetch) */
+static PetscErrorCode GSDistTakeP_Private(Mat P, GSDistCtx *ctx, PetscBool fetch)
+{
+  Mat                Pd, Po;
+  const PetscInt    *pgarray;
+  const PetscScalar *pd, *po, *g;
+
+  PetscFunctionBegin;
+  PetscCall(MatGPUStreamSyncHost_Private(P));
+  if (fetch) {
+    const struct _MatOps *base;
+    PetscCall(MatGPUStreamBaseOps_Private(P, &base));
+    PetscCall((*base->createsubmatrices)(P, 1, &ctx->rows, &ctx->cols, MAT_REUSE_MATRIX, &ctx->ghost));
+  }
+  PetscCall(MatGPUStreamGetBlocks_Private(P, &Pd, &Po, &pgarray));
+  PetscCall(MatSeqAIJGetArrayRead(Pd, &pd));
+  PetscCall(MatSeqAIJGetArrayRead(Po, &po));
+  PetscCall(MatSeqAIJGetArrayRead(ctx->ghost[0], &g));
+  for (PetscCount e = 0; e < ctx->npl; e++) ctx->pv[e] = ctx->pmap[e] < ctx->npd ? pd[ctx->pmap[e]] : po[ctx->pmap[e] - ctx->npd];
+  PetscCall(PetscArraycpy(ctx->pv + ctx->npl, g, ctx->np - ctx->npl));
+  PetscCall(MatSeqAIJRestoreArrayRead(ctx->ghost[0], &g));
+  PetscCall(MatSeqAIJRestoreArrayRead(Po, &po));
+  PetscCall(MatSeqAIJRestoreArrayRead(Pd, &pd));
+  PetscCall(GSDistProductSetP(ctx->prod, ctx->pv));
+  PetscCall(PetscObjectStateGet((PetscObject)P, &ctx->pstate));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The process's part of A B or P^T A P on several processes from the host patterns, with P's values */
+static PetscErrorCode GSDistCtxCreate_Private(GSProductType type, Mat A, Mat P, GSDistCtx **out)
+{
+  Mat                   Ad, Ao, Pd, Po, G;
+  const PetscInt       *garray, *pgarray, *adi, *adj, *aoi, *aoj, *pdi, *pdj, *poi, *poj, *gi, *gj;
+  PetscInt              m, n, ng, mo, c0, c1, next = 0, nbelow = 0, *ext, *pi, *pj, k;
+  PetscCount            e       = 0;
+  PetscBool             done[5] = {PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE};
+  const struct _MatOps *base;
+  GSDistCtx            *ctx;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&ctx));
+  *out       = ctx; /* the caller's to free, also after a failure */
+  ctx->id[0] = ((PetscObject)A)->id;
+  ctx->id[1] = ((PetscObject)P)->id;
+  ctx->nz[0] = A->nonzerostate;
+  ctx->nz[1] = P->nonzerostate;
+  m          = A->rmap->n;
+  n          = A->cmap->n;
+  c0         = P->cmap->rstart;
+  c1         = P->cmap->rend;
+  PetscCall(MatGPUStreamSyncHost_Private(P)); /* the ghost rows come from the host arrays */
+  PetscCall(MatGPUStreamGetBlocks_Private(A, &Ad, &Ao, &garray));
+  ng = Ao->cmap->n;
+  PetscCall(ISCreateGeneral(PETSC_COMM_SELF, ng, garray, PETSC_COPY_VALUES, &ctx->rows));
+  PetscCall(ISCreateStride(PETSC_COMM_SELF, P->cmap->N, 0, 1, &ctx->cols));
+  PetscCall(MatGPUStreamBaseOps_Private(P, &base));
+  PetscCall((*base->createsubmatrices)(P, 1, &ctx->rows, &ctx->cols, MAT_INITIAL_MATRIX, &ctx->ghost)); /* plain SeqAIJ */
+  G = ctx->ghost[0];
+  PetscCall(MatGPUStreamGetBlocks_Private(P, &Pd, &Po, &pgarray));
+  PetscCall(MatGetRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &mo, &adi, &adj, &done[0]));
+  PetscCall(MatGetRowIJ(Ao, 0, PETSC_FALSE, PETSC_FALSE, &mo, &aoi, &aoj, &done[1]));
+  PetscCall(MatGetRowIJ(Pd, 0, PETSC_FALSE, PETSC_FALSE, &mo, &pdi, &pdj, &done[2]));
+  PetscCall(MatGetRowIJ(Po, 0, PETSC_FALSE, PETSC_FALSE, &mo, &poi, &poj, &done[3]));
+  PetscCall(MatGetRowIJ(G, 0, PETSC_FALSE, PETSC_FALSE, &mo, &gi, &gj, &done[4]));
+  for (int i = 0; i < 5; i++) PetscCheck(done[i], PETSC_COMM_SELF, PETSC_ERR_PLIB, "The blocks of a product's operands gave no CSR pattern");
+  /* P's columns: its local ones, the off-diagonal block's, the ghost rows' */
+  PetscCall(PetscMalloc1(Po->cmap->n + gi[ng], &ext));
+  for (k = 0; k < Po->cmap->n; k++) ext[next++] = pgarray[k];
+  for (k = 0; k < gi[ng]; k++)
+    if (gj[k] < c0 || gj[k] >= c1) ext[next++] = gj[k];
+  PetscCall(PetscSortRemoveDupsInt(&next, ext));
+  while (nbelow < next && ext[nbelow] < c0) nbelow++;
+  ctx->npc = next + c1 - c0;
+  PetscCall(PetscMalloc1(ctx->npc, &ctx->pcols));
+  for (k = 0; k < nbelow; k++) ctx->pcols[k] = ext[k];
+  for (k = c0; k < c1; k++) ctx->pcols[nbelow + k - c0] = k;
+  for (k = nbelow; k < next; k++) ctx->pcols[k + c1 - c0] = ext[k];
+  /* P's local rows (the blocks merged, columns ascending), then the ghost rows, in compact columns */
+  ctx->npd = pdi[n];
+  ctx->npl = pdi[n] + poi[n];
+  ctx->np  = ctx->npl + gi[ng];
+  PetscCall(PetscMalloc1(n + ng + 1, &pi));
+  PetscCall(PetscMalloc1(ctx->np, &pj));
+  PetscCall(PetscMalloc1(ctx->npl, &ctx->pmap));
+  PetscCall(PetscMalloc1(ctx->np, &ctx->pv));
+  pi[0] = 0;
+  for (PetscInt i = 0; i < n; i++) {
+    PetscInt a = pdi[i], b = poi[i];
+    while (a < pdi[i + 1] || b < poi[i + 1]) {
+      if (b == poi[i + 1] || (a < pdi[i + 1] && c0 + pdj[a] < pgarray[poj[b]])) {
+        pj[e]          = nbelow + pdj[a];
+        ctx->pmap[e++] = a++;
+      } else {
+        pj[e]          = GSCompactColumn(pgarray[poj[b]], c0, c1, next, ext, nbelow);
+        ctx->pmap[e++] = ctx->npd + b++;
+      }
+    }
+    pi[i + 1] = (PetscInt)e;
+  }
+  for (PetscInt r = 0; r < ng; r++) {
+    for (k = gi[r]; k < gi[r + 1]; k++) pj[e++] = GSCompactColumn(gj[k], c0, c1, next, ext, nbelow);
+    pi[n + r + 1] = (PetscInt)e;
+  }
+  PetscCall(GSDistProductCreate(type, m, n, adi, adj, ng, aoi, aoj, ctx->npc, pi, pj, GSHostThreads(), &ctx->prod));
+  PetscCall(PetscFree(pi));
+  PetscCall(PetscFree(pj));
+  PetscCall(PetscFree(ext));
+  PetscCall(MatRestoreRowIJ(G, 0, PETSC_FALSE, PETSC_FALSE, &mo, &gi, &gj, &done[4]));
+  PetscCall(MatRestoreRowIJ(Po, 0, PETSC_FALSE, PETSC_FALSE, &mo, &poi, &poj, &done[3]));
+  PetscCall(MatRestoreRowIJ(Pd, 0, PETSC_FALSE, PETSC_FALSE, &mo, &pdi, &pdj, &done[2]));
+  PetscCall(MatRestoreRowIJ(Ao, 0, PETSC_FALSE, PETSC_FALSE, &mo, &aoi, &aoj, &done[1]));
+  PetscCall(MatRestoreRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &mo, &adi, &adj, &done[0]));
+  PetscCall(GSDistTakeP_Private(P, ctx, PETSC_FALSE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatProductNumeric_GPUStream_Dist(Mat);
+
+/* The symbolic phase of A B and P^T A P on several processes: the process's part, then C a gpustream matrix with A's
+   settings, preallocated by the coordinates of every process's part */
+static PetscErrorCode MatProductSymbolicDist_Private(Mat C, GSProductType type)
+{
+  Mat_Product    *product = C->product;
+  Mat             A = product->A, P = product->B;
+  const PetscInt *ci, *cj;
+  PetscInt        cm, *ri, *rj;
+  GSDistCtx      *ctx = NULL;
+  PetscErrorCode  ierr;
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(GPUS_ProductSetUp, A, P, 0, 0));
+  ierr = GSAllOK(PetscObjectComm((PetscObject)C), GSDistCtxCreate_Private(type, A, P, &ctx));
+  PetscCall(GSObjectComposePointer((PetscObject)C, GSDistProductName, ctx, GSDistCtxDestroy_Private)); /* C holds it */
+  PetscCall(ierr);
+  PetscCall(GSDistProductGetPattern(ctx->prod, &cm, &ci, &cj));
+  PetscCall(PetscMalloc2(ci[cm], &ri, ci[cm], &rj));
+  for (PetscInt r = 0; r < cm; r++)
+    for (PetscInt k = ci[r]; k < ci[r + 1]; k++) {
+      ri[k] = type == GS_PRODUCT_AB ? A->rmap->rstart + r : ctx->pcols[r];
+      rj[k] = ctx->pcols[cj[k]];
+    }
+  if (type == GS_PRODUCT_AB) {
+    PetscCall(MatSetSizes(C, A->rmap->n, P->cmap->n, A->rmap->N, P->cmap->N));
+    PetscCall(MatSetBlockSizesFromMats(C, A, P));
+  } else {
+    PetscCall(MatSetSizes(C, P->cmap->n, P->cmap->n, P->cmap->N, P->cmap->N));
+    PetscCall(MatSetBlockSizes(C, PetscAbs(P->cmap->bs), PetscAbs(P->cmap->bs)));
+  }
+  PetscCall(MatSetType(C, MATMPIAIJ));
+  PetscCall(MatGPUStreamAdopt_Private(C, (Mat_GPUStream *)A->spptr));
+  PetscCall(MatSetPreallocationCOO(C, ci[cm], ri, rj));
+  PetscCall(PetscFree2(ri, rj));
+  C->ops->productnumeric = MatProductNumeric_GPUStream_Dist;
+  PetscCall(PetscLogEventEnd(GPUS_ProductSetUp, A, P, 0, 0));
+  PetscCall(PetscInfo(C, "%s symbolic phase of gpustream matrices on several processes, none of AIJ's: this process's part %" PetscInt_FMT " x %" PetscInt_FMT ", %" PetscInt_FMT " entries\n", MatProductTypes[product->type], cm, ctx->npc, ci[cm]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Other operands since the symbolic phase (MatProductReplaceMats()) or new patterns: the process's part is made again
+   for them, which must give C's coordinates (else the symbolic phase is due again); collective */
+static PetscErrorCode GSDistCtxRenew_Private(Mat C, GSProductType type, GSDistCtx *ctx)
+{
+  GSDistCtx      *now = NULL, swap;
+  const PetscInt *ci, *cj, *xi, *xj;
+  PetscInt        cm, xm;
+  PetscBool       same = PETSC_FALSE;
+  PetscErrorCode  ierr;
+
+  PetscFunctionBegin;
+  ierr = GSAllOK(PetscObjectComm((PetscObject)C), GSDistCtxCreate_Private(type, C->product->A, C->product->B, &now));
+  if (!ierr) {
+    PetscCall(GSDistProductGetPattern(ctx->prod, &cm, &ci, &cj));
+    PetscCall(GSDistProductGetPattern(now->prod, &xm, &xi, &xj));
+    same = (PetscBool)(cm == xm && ctx->npc == now->npc);
+    if (same) PetscCall(PetscArraycmp(ctx->pcols, now->pcols, ctx->npc, &same));
+    if (same) PetscCall(PetscArraycmp(ci, xi, cm + 1, &same));
+    if (same) PetscCall(PetscArraycmp(cj, xj, ci[cm], &same));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPIU_BOOL, MPI_LAND, PetscObjectComm((PetscObject)C)));
+    if (same) {
+      swap = *ctx;
+      *ctx = *now;
+      *now = swap;
+    }
+  }
+  if (now) PetscCall(GSDistCtxFree_Private(now));
+  PetscCall(ierr);
+  PetscCheck(same, PetscObjectComm((PetscObject)C), PETSC_ERR_ARG_INCOMP, "The operands' nonzero patterns changed the product's after its symbolic phase: call MatProductSymbolic() again (or make the product with MAT_INITIAL_MATRIX)");
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The numeric phase on several processes: A's values gathered into the process's part on the device where A is
+   resident (else from its host arrays), the part's product, and the parts summed into C (on the device where C is
+   resident) */
+static PetscErrorCode MatProductNumeric_GPUStream_Dist(Mat C)
+{
+  Mat                A = C->product->A, P = C->product->B;
+  GSDistCtx         *ctx;
+  PetscContainer     c;
+  PetscObjectState   pstate;
+  PetscBool          on, con;
+  const PetscScalar *ad, *ao, *cv;
+  Mat                Ad = NULL, Ao = NULL;
+  const PetscInt    *garray;
+  Mat_GPUStream     *gs = (Mat_GPUStream *)C->spptr;
+
+  PetscFunctionBegin;
+  PetscCall(GSOptionsCheckValue(NULL, NULL, "-gpustream_device_products", GS_OPTION_BOOL, NULL, 0)); /* read at each numeric phase */
+  PetscCall(PetscObjectQuery((PetscObject)C, GSDistProductName, (PetscObject *)&c));
+  PetscCheck(c, PetscObjectComm((PetscObject)C), PETSC_ERR_PLIB, "The product lost its data");
+  PetscCall(PetscContainerGetPointer(c, (void **)&ctx));
+  if (ctx->id[0] != ((PetscObject)A)->id || ctx->id[1] != ((PetscObject)P)->id || ctx->nz[0] != A->nonzerostate || ctx->nz[1] != P->nonzerostate)
+    PetscCall(GSDistCtxRenew_Private(C, C->product->type == MATPRODUCT_AB ? GS_PRODUCT_AB : GS_PRODUCT_PtAP, ctx));
+  PetscCall(PetscObjectStateGet((PetscObject)P, &pstate));
+  if (pstate != ctx->pstate) PetscCall(GSDistTakeP_Private(P, ctx, PETSC_TRUE));
+  PetscCall(MatGPUStreamValuesOnDevice_Private(A, &on));
+  if (on) {
+    GSDeviceMat dA = NULL, dB = NULL;
+    PetscCall(MatGPUStreamGetDeviceMat(A, &dA, &dB, NULL));
+    PetscCall(GSDeviceMatGetValuesArray(dA, (PetscScalar **)&ad, NULL));
+    ao = NULL;
+    if (dB) PetscCall(GSDeviceMatGetValuesArray(dB, (PetscScalar **)&ao, NULL));
+    PetscCall(GSDistProductNumeric(ctx->prod, ad, ao, PETSC_TRUE, &cv));
+  } else {
+    PetscCall(MatGPUStreamSyncHost_Private(A));
+    PetscCall(MatGPUStreamGetBlocks_Private(A, &Ad, &Ao, &garray));
+    PetscCall(MatSeqAIJGetArrayRead(Ad, &ad));
+    PetscCall(MatSeqAIJGetArrayRead(Ao, &ao));
+    PetscCall(GSDistProductNumeric(ctx->prod, ad, ao, PETSC_FALSE, &cv));
+    PetscCall(MatSeqAIJRestoreArrayRead(Ao, &ao));
+    PetscCall(MatSeqAIJRestoreArrayRead(Ad, &ad));
+  }
+  PetscCall(MatGPUStreamCOOOnDevice_Private(C, &con));
+  if (con) {
+    PetscCall(PetscLogEventBegin(GPUS_MatSetCOO, C, 0, 0, 0));
+    PetscCall(GSCOOMapSetValuesExec(gs->coo, cv, INSERT_VALUES, gs->dA, gs->dB));
+    PetscCall(MatGPUStreamDeviceChanged_Private(C));
+    PetscCall(PetscLogEventEnd(GPUS_MatSetCOO, C, 0, 0, 0));
+  } else { /* a streamed result: AIJ's coordinate assembly on the host */
+    PetscScalar *h;
+    PetscCall(PetscMalloc1(gs->ncoo, &h));
+    PetscCall(GSDistProductGetValues(ctx->prod, h));
+    PetscCall(MatSetValuesCOO(C, h, INSERT_VALUES));
+    PetscCall(PetscFree(h));
+  }
+  PetscCall(PetscInfo(C, "%s numeric phase on several processes, %s\n", MatProductTypes[C->product->type], on ? "on the device" : "from A's host arrays"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* AIJ's numeric phase, with the operands wearing their base names. AIJ's reads the patterns its symbolic phase saw:
    an operand that is still the one it saw must have kept its pattern. */
 static PetscErrorCode MatProductNumeric_GPUStream_AIJ(Mat C)
@@ -1693,7 +2007,12 @@ static PetscErrorCode MatProductSymbolic_GPUStream_AIJ(Mat C)
   PetscFunctionBegin;
   PetscCall(MatProductOwnType_Private(C, &own, &type));
   if (own) {
-    PetscCall(MatProductSymbolicOwn_Private(C, type));
+    PetscMPIInt size;
+    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)C), &size));
+    if (size > 1)
+      PetscCall(MatProductSymbolicDist_Private(C, type));
+    else
+      PetscCall(MatProductSymbolicOwn_Private(C, type));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(MatProductPhaseAIJ_Private(C, "MatProductSymbolic_GPUStream_AIJ_C"));

@@ -250,10 +250,10 @@ PetscErrorCode GSDeviceProductSymbolic(GSProductType type, PetscInt am, PetscInt
         HostProductPattern(an, bn, P->ht.row.data(), P->ht.col.data(), am, bi, bj, P->hc, nt);
       }
       break;
-    case GS_PRODUCT_PtAP: /* A: am x an (square), P: an x bn; A P is am x bn, C bn x bn */
+    case GS_PRODUCT_PtAP: /* A: am x an (am <= an), P: an x bn; A P is am x bn, C = P(0:am,:)^T (A P) bn x bn */
       HostProductPattern(am, bn, ai, aj, an, bi, bj, P->hx, nt);
       P->ht.m = bn;
-      HostTranspose(an, bn, bi, bj, P->ht.row, P->ht.col, P->htmap, nt);
+      HostTranspose(am, bn, bi, bj, P->ht.row, P->ht.col, P->htmap, nt);
       HostProductPattern(bn, bn, P->ht.row.data(), P->ht.col.data(), am, P->hx.row.data(), P->hx.col.data(), P->hc, nt);
       break;
     }
@@ -404,5 +404,126 @@ PetscErrorCode GSDeviceProductDestroy(GSDeviceProduct *P)
   PetscFunctionBegin;
   GSCallKokkos(delete *P);
   *P = nullptr;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A product of distributed matrices from a process's pieces: A's local rows as one matrix [A_d A_o] (the diagonal
+   block's columns, then n + each ghost column's index), and P's rows for those columns [P_local; P_ghosts] in a compact
+   numbering of P's columns; the product is then one of sequential matrices (P^T A P with P_local's transpose) */
+struct _n_GSDistProduct {
+  std::unique_ptr<_n_GSDeviceProduct> prod;
+  PetscInt                            m = 0, an = 0, pm = 0;
+  PetscCount                          nd = 0, no = 0;
+  HostArray<PetscInt>                 ai, aj, pi, pj;
+  HostArray<PetscCount>               amap; /* each entry of [A_d A_o]: its index in A_d's values, or nd + its index in A_o's */
+  DView<PetscCount>                   damap;
+  DView<PetscScalar>                  aval, pval, cval;
+};
+
+PetscErrorCode GSDistProductCreate(GSProductType type, PetscInt m, PetscInt n, const PetscInt di[], const PetscInt dj[], PetscInt ng, const PetscInt oi[], const PetscInt oj[], PetscInt pn, const PetscInt pi[], const PetscInt pj[], PetscInt threads,
+                                   GSDistProduct *out)
+{
+  std::unique_ptr<_n_GSDistProduct> D;
+  GSDeviceProduct                   prod = nullptr;
+  const PetscInt                   *ci, *cj;
+  PetscInt                          cm;
+
+  PetscFunctionBegin;
+  *out = nullptr;
+  PetscCheck(type == GS_PRODUCT_AB || (type == GS_PRODUCT_PtAP && m <= n), PETSC_COMM_SELF, PETSC_ERR_PLIB, "Not a product of distributed matrices");
+  GSCallKokkos({
+    D.reset(new _n_GSDistProduct);
+    D->m  = m;
+    D->an = n + ng;
+    D->pm = n + ng;
+    D->nd = di[m];
+    D->no = ng && oi ? oi[m] : 0;
+    D->ai.resize(m + 1);
+    D->aj.resize(D->nd + D->no);
+    D->amap.resize(D->nd + D->no);
+    D->ai[0]     = 0;
+    PetscCount e = 0;
+    for (PetscInt i = 0; i < m; i++) {
+      for (PetscInt k = di[i]; k < di[i + 1]; k++, e++) {
+        D->aj[e]   = dj[k];
+        D->amap[e] = k;
+      }
+      if (D->no)
+        for (PetscInt k = oi[i]; k < oi[i + 1]; k++, e++) {
+          D->aj[e]   = n + oj[k];
+          D->amap[e] = D->nd + k;
+        }
+      D->ai[i + 1] = (PetscInt)e;
+    }
+    D->pi.assign(pi, pi + D->pm + 1);
+    D->pj.assign(pj, pj + pi[D->pm]);
+  });
+  PetscCall(GSDeviceProductSymbolic(type, m, D->an, D->ai.data(), D->aj.data(), pn, D->pi.data(), D->pj.data(), PETSC_FALSE, threads, &prod));
+  D->prod.reset(prod);
+  PetscCall(GSDeviceProductGetPattern(prod, &cm, &ci, &cj));
+  GSCallKokkos({
+    Upload(D->damap, "GPUStream::dist_amap", D->amap);
+    D->aval = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::dist_a"), D->amap.size());
+    D->pval = DView<PetscScalar>("GPUStream::dist_p", D->pj.size());
+    D->cval = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::dist_c"), (size_t)ci[cm]);
+  });
+  *out = D.release();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSDistProductGetPattern(GSDistProduct D, PetscInt *m, const PetscInt *ci[], const PetscInt *cj[])
+{
+  PetscFunctionBegin;
+  PetscCall(GSDeviceProductGetPattern(D->prod.get(), m, ci, cj));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSDistProductSetP(GSDistProduct D, const PetscScalar v[])
+{
+  PetscFunctionBegin;
+  GSCallKokkos(SyncCopy(D->pval, HostUnmanaged<const PetscScalar>(v, D->pval.extent(0))));
+  if (OnDevice()) PetscCall(PetscLogCpuToGpu((PetscLogDouble)(D->pval.extent(0) * sizeof(PetscScalar))));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSDistProductNumeric(GSDistProduct D, const PetscScalar ad[], const PetscScalar ao[], PetscBool device, const PetscScalar **c)
+{
+  const PetscCount nd = D->nd, ne = (PetscCount)D->amap.size();
+
+  PetscFunctionBegin;
+  GSCallKokkos({
+    if (device) {
+      const DView<PetscCount>  map = D->damap;
+      const DView<PetscScalar> av  = D->aval;
+      Kokkos::parallel_for(
+          "GPUStream::DistGather", RangePol(0, ne), KOKKOS_LAMBDA(const PetscCount e) {
+            const PetscCount k = map(e);
+            av(e)              = k < nd ? ad[k] : ao[k - nd];
+          });
+    } else {
+      HostArray<PetscScalar> h(ne);
+      for (PetscCount e = 0; e < ne; e++) h[e] = D->amap[e] < nd ? ad[D->amap[e]] : ao[D->amap[e] - nd];
+      SyncCopy(D->aval, HostUnmanaged<const PetscScalar>(h.data(), h.size()));
+    }
+  });
+  if (!device && OnDevice()) PetscCall(PetscLogCpuToGpu((PetscLogDouble)(ne * sizeof(PetscScalar))));
+  PetscCall(GSDeviceProductNumeric(D->prod.get(), D->ai.data(), D->aj.data(), D->aval.data(), D->pi.data(), D->pj.data(), D->pval.data(), D->cval.data()));
+  *c = D->cval.data();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSDistProductGetValues(GSDistProduct D, PetscScalar h[])
+{
+  PetscFunctionBegin;
+  GSCallKokkos(SyncCopy(HostUnmanaged<PetscScalar>(h, D->cval.extent(0)), D->cval));
+  if (OnDevice()) PetscCall(PetscLogGpuToCpu((PetscLogDouble)(D->cval.extent(0) * sizeof(PetscScalar))));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GSDistProductDestroy(GSDistProduct *D)
+{
+  PetscFunctionBegin;
+  GSCallKokkos(delete *D);
+  *D = nullptr;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
