@@ -449,6 +449,76 @@ static PetscErrorCode Products(PetscBool streamed, PetscRandom rnd)
   PetscFunctionReturn(0);
 }
 
+/* A B and P^T A P with a rectangular P whose columns are laid out unlike its rows (PCGAMG's interpolations), on layouts
+   where the first process has no rows and the last no columns of P: as AIJ's, made and reused after new values of
+   either operand */
+static PetscErrorCode RectProducts(PetscRandom rnd)
+{
+  PetscMPIInt rank, size;
+  PetscInt    m, mc, rstart, rend, N, Nc;
+  Mat         A[2], P[2], X[2], Y[2];
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  m  = size > 1 && rank == 0 ? 0 : 6 + rank;
+  mc = size > 1 && rank == size - 1 ? 0 : 3 + rank;
+  PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, m, m, PETSC_DETERMINE, PETSC_DETERMINE, 4, NULL, 2, NULL, &A[1]));
+  PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, m, mc, PETSC_DETERMINE, PETSC_DETERMINE, 2, NULL, 2, NULL, &P[1]));
+  PetscCall(MatGetOwnershipRange(A[1], &rstart, &rend));
+  PetscCall(MatGetSize(P[1], &N, &Nc));
+  for (PetscInt i = rstart; i < rend; i++) {
+    PetscInt    cols[4] = {i, i - 1, i + 1, 0}, pc[2] = {i * Nc / N, 0};
+    PetscScalar v[4], pv[2];
+    PetscReal   r;
+    PetscCall(PetscRandomGetValueReal(rnd, &r));
+    cols[3] = PetscMin(N - 1, (PetscInt)(r * N));
+    PetscCall(PetscRandomGetValueReal(rnd, &r));
+    pc[1] = PetscMin(Nc - 1, (PetscInt)(r * Nc));
+    for (int c = 0; c < 4; c++) PetscCall(PetscRandomGetValue(rnd, &v[c]));
+    for (int c = 0; c < 2; c++) PetscCall(PetscRandomGetValue(rnd, &pv[c]));
+    v[0] += 4.0;
+    for (int c = 0; c < 4; c++)
+      if (cols[c] >= 0 && cols[c] < N) PetscCall(MatSetValues(A[1], 1, &i, 1, &cols[c], &v[c], ADD_VALUES));
+    PetscCall(MatSetValues(P[1], 1, &i, 2, pc, pv, ADD_VALUES));
+  }
+  for (int k = 0; k < 2; k++) {
+    Mat M = k ? P[1] : A[1];
+    PetscCall(MatAssemblyBegin(M, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(M, MAT_FINAL_ASSEMBLY));
+  }
+  PetscCall(MatConvert(A[1], MATGPUSTREAM, MAT_INITIAL_MATRIX, &A[0]));
+  PetscCall(MatConvert(P[1], MATGPUSTREAM, MAT_INITIAL_MATRIX, &P[0]));
+  for (int k = 0; k < 2; k++) {
+    PetscCall(MatMatMult(A[k], P[k], MAT_INITIAL_MATRIX, PETSC_DEFAULT, &X[k]));
+    PetscCall(MatPtAP(A[k], P[k], MAT_INITIAL_MATRIX, PETSC_DEFAULT, &Y[k]));
+  }
+  PetscCall(Report("MatMatMult of gpustream A and a rectangular P, uneven layouts, initial", X[0], X[1], MATGPUSTREAM, rnd));
+  PetscCall(Report("MatPtAP of gpustream A and a rectangular P, uneven layouts, initial", Y[0], Y[1], MATGPUSTREAM, rnd));
+  for (int k = 0; k < 2; k++) { /* new values of A (on the device for the gpustream one) */
+    PetscCall(MatScale(A[k], 2.0));
+    PetscCall(MatShift(A[k], 1.0));
+    PetscCall(MatMatMult(A[k], P[k], MAT_REUSE_MATRIX, PETSC_DEFAULT, &X[k]));
+    PetscCall(MatPtAP(A[k], P[k], MAT_REUSE_MATRIX, PETSC_DEFAULT, &Y[k]));
+  }
+  PetscCall(Report("MatMatMult of gpustream A and a rectangular P, uneven layouts, reused after new values of A", X[0], X[1], MATGPUSTREAM, rnd));
+  PetscCall(Report("MatPtAP of gpustream A and a rectangular P, uneven layouts, reused after new values of A", Y[0], Y[1], MATGPUSTREAM, rnd));
+  for (int k = 0; k < 2; k++) { /* new values of P, its ghost rows among them */
+    PetscCall(MatScale(P[k], 0.5));
+    PetscCall(MatMatMult(A[k], P[k], MAT_REUSE_MATRIX, PETSC_DEFAULT, &X[k]));
+    PetscCall(MatPtAP(A[k], P[k], MAT_REUSE_MATRIX, PETSC_DEFAULT, &Y[k]));
+  }
+  PetscCall(Report("MatMatMult of gpustream A and a rectangular P, uneven layouts, reused after new values of P", X[0], X[1], MATGPUSTREAM, rnd));
+  PetscCall(Report("MatPtAP of gpustream A and a rectangular P, uneven layouts, reused after new values of P", Y[0], Y[1], MATGPUSTREAM, rnd));
+  for (int k = 0; k < 2; k++) {
+    PetscCall(MatDestroy(&X[k]));
+    PetscCall(MatDestroy(&Y[k]));
+    PetscCall(MatDestroy(&A[k]));
+    PetscCall(MatDestroy(&P[k]));
+  }
+  PetscFunctionReturn(0);
+}
+
 /* Whether the local CSR patterns of A and B are the same (on several processes those of the diagonal and off-diagonal
    blocks), and their ownership ranges */
 static PetscErrorCode SamePattern(Mat A, Mat B, PetscBool *same)
@@ -719,6 +789,7 @@ int main(int argc, char **argv)
   PetscCall(Products(PETSC_FALSE, rnd));
   PetscCall(Products(PETSC_TRUE, rnd));
   PetscCall(BlockProducts(rnd));
+  PetscCall(RectProducts(rnd));
   PetscCall(GraphSquare(rnd));
   PetscCall(GraphCases(rnd));
   for (PetscInt dof = 2; dof <= 3; dof++) {
