@@ -827,7 +827,7 @@ int main(int argc, char **argv)
    test:
       suffix: device_products_2
       nsize: 2
-      args: -info :mat
+      args: -info :mat:~self
       filter: grep -a -o -E "(AB|PtAP) (symbolic|numeric) phase (of gpustream matrices )?on several processes(, on the device|, from A's host arrays)?" | sort | uniq -c
 
    # the transposes' new-pattern and symbolic cases are AIJ's on one process only
@@ -839,6 +839,12 @@ int main(int argc, char **argv)
    test:
       suffix: 3
       nsize: 3
+      args: -malloc_dump
+      output_file: output/mataij_2.out
+
+   test:
+      suffix: 4
+      nsize: 4
       args: -malloc_dump
       output_file: output/mataij_2.out
 
