@@ -351,7 +351,7 @@ PETSC_INTERN PetscErrorCode        GSDeviceProductDestroy(GSDeviceProduct *);
    its diagonal block (m x n; di, dj) and off-diagonal one (m x ng, columns the ghosts' indices; oi, oj, NULL where ng
    is 0), and the rows of P for A's columns, P's n rows then those of the ghosts (pi, pj: n + ng rows, pn columns in a
    compact numbering of P's columns). The result's pattern (GetPattern) is the process's part of the product in those
-   numberings: A's local rows (A B), or P's compact columns (P^T A P = P_local^T (A P), m <= n), each row's columns
+   numberings: A's local rows (A B), or P's compact columns (P^T A P = P_local^T (A P), m = n), each row's columns
    ascending; its sum over the processes is the product. SetP: P's values in pi's order (host). Numeric: A's values (ad,
    ao: each block's in its order; in the execution space's memory where device, else host arrays) into the result's,
    *c in the execution space's memory; GetValues: a host copy of them. */

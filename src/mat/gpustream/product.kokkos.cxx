@@ -412,7 +412,7 @@ PetscErrorCode GSDeviceProductDestroy(GSDeviceProduct *P)
    numbering of P's columns; the product is then one of sequential matrices (P^T A P with P_local's transpose) */
 struct _n_GSDistProduct {
   std::unique_ptr<_n_GSDeviceProduct> prod;
-  PetscInt                            m = 0, an = 0, pm = 0;
+  PetscInt                            m = 0, an = 0; /* A's local rows; its columns here, P's rows (n + ghosts) */
   PetscCount                          nd = 0, no = 0;
   HostArray<PetscInt>                 ai, aj, pi, pj;
   HostArray<PetscCount>               amap; /* each entry of [A_d A_o]: its index in A_d's values, or nd + its index in A_o's */
@@ -430,12 +430,11 @@ PetscErrorCode GSDistProductCreate(GSProductType type, PetscInt m, PetscInt n, c
 
   PetscFunctionBegin;
   *out = nullptr;
-  PetscCheck(type == GS_PRODUCT_AB || (type == GS_PRODUCT_PtAP && m <= n), PETSC_COMM_SELF, PETSC_ERR_PLIB, "Not a product of distributed matrices");
+  PetscCheck(type == GS_PRODUCT_AB || (type == GS_PRODUCT_PtAP && m == n), PETSC_COMM_SELF, PETSC_ERR_PLIB, "Not a product of distributed matrices");
   GSCallKokkos({
     D.reset(new _n_GSDistProduct);
     D->m  = m;
     D->an = n + ng;
-    D->pm = n + ng;
     D->nd = di[m];
     D->no = ng && oi ? oi[m] : 0;
     D->ai.resize(m + 1);
@@ -455,8 +454,8 @@ PetscErrorCode GSDistProductCreate(GSProductType type, PetscInt m, PetscInt n, c
         }
       D->ai[i + 1] = (PetscInt)e;
     }
-    D->pi.assign(pi, pi + D->pm + 1);
-    D->pj.assign(pj, pj + pi[D->pm]);
+    D->pi.assign(pi, pi + D->an + 1);
+    D->pj.assign(pj, pj + pi[D->an]);
   });
   PetscCall(GSDeviceProductSymbolic(type, m, D->an, D->ai.data(), D->aj.data(), pn, D->pi.data(), D->pj.data(), PETSC_FALSE, threads, &prod));
   D->prod.reset(prod);
@@ -464,7 +463,7 @@ PetscErrorCode GSDistProductCreate(GSProductType type, PetscInt m, PetscInt n, c
   GSCallKokkos({
     Upload(D->damap, "GPUStream::dist_amap", D->amap);
     D->aval = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::dist_a"), D->amap.size());
-    D->pval = DView<PetscScalar>("GPUStream::dist_p", D->pj.size());
+    D->pval = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::dist_p"), D->pj.size()); /* SetP() writes them */
     D->cval = DView<PetscScalar>(Kokkos::ViewAllocateWithoutInitializing("GPUStream::dist_c"), (size_t)ci[cm]);
   });
   *out = D.release();
