@@ -543,6 +543,24 @@ static PetscErrorCode MatGPUStreamCOOOnDevice_Private(Mat A, PetscBool *on)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The coordinate values into the device CSR (where MatGPUStreamCOOOnDevice_Private() said so), from an array a caller
+   hands the plugin (exec false: its memory told by GSDeviceArrayBegin()) or from the plugin's own in the execution
+   space's memory (exec true); the host arrays become stale */
+static PetscErrorCode MatGPUStreamCOOSetDevice_Private(Mat A, const PetscScalar v[], PetscBool exec, InsertMode imode)
+{
+  Mat_GPUStream *gs = (Mat_GPUStream *)A->spptr;
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(GPUS_MatSetCOO, A, 0, 0, 0));
+  if (exec)
+    PetscCall(GSCOOMapSetValuesExec(gs->coo, v, imode, gs->dA, gs->dB));
+  else
+    PetscCall(GSCOOMapSetValues(gs->coo, v, imode, gs->dA, gs->dB));
+  PetscCall(MatGPUStreamDeviceChanged_Private(A));
+  PetscCall(PetscLogEventEnd(GPUS_MatSetCOO, A, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* On a resident matrix the values go straight into the device CSR (from device memory in place, from the host
    copied once), and the host arrays become stale. Otherwise AIJ's code sets them on the host, values in device
    memory copied there first. */
@@ -554,10 +572,7 @@ static PetscErrorCode MatSetValuesCOO_GPUStream(Mat A, const PetscScalar v[], In
   PetscFunctionBegin;
   PetscCall(MatGPUStreamCOOOnDevice_Private(A, &on));
   if (on) {
-    PetscCall(PetscLogEventBegin(GPUS_MatSetCOO, A, 0, 0, 0));
-    PetscCall(GSCOOMapSetValues(gs->coo, v, imode, gs->dA, gs->dB));
-    PetscCall(MatGPUStreamDeviceChanged_Private(A));
-    PetscCall(PetscLogEventEnd(GPUS_MatSetCOO, A, 0, 0, 0));
+    PetscCall(MatGPUStreamCOOSetDevice_Private(A, v, PETSC_FALSE, imode));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(MatGPUStreamSyncHost_Private(A));
@@ -1695,21 +1710,21 @@ static PetscErrorCode GSDistCtxDestroy_Private(void *ptr)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The compact index of P's column g: its local columns [c0, c1) in order amid its other columns ext[] (ascending,
+/* The compact index *k of P's column g: its local columns [c0, c1) in order amid its other columns ext[] (ascending,
    nbelow of them below c0, g among them) */
-static PetscInt GSCompactColumn(PetscInt g, PetscInt c0, PetscInt c1, PetscInt next, const PetscInt ext[], PetscInt nbelow)
+static PetscErrorCode GSCompactColumn(PetscInt g, PetscInt c0, PetscInt c1, PetscInt next, const PetscInt ext[], PetscInt nbelow, PetscInt *k)
 {
-  PetscInt lo = 0, hi = next;
+  PetscInt loc;
 
-  if (g >= c0 && g < c1) return nbelow + g - c0;
-  while (lo < hi) {
-    const PetscInt mid = lo + (hi - lo) / 2;
-    if (ext[mid] < g)
-      lo = mid + 1;
-    else
-      hi = mid;
+  PetscFunctionBegin;
+  if (g >= c0 && g < c1) {
+    *k = nbelow + g - c0;
+    PetscFunctionReturn(PETSC_SUCCESS);
   }
-  return lo < nbelow ? lo : lo + (c1 - c0);
+  PetscCall(PetscFindInt(g, next, ext, &loc));
+  PetscCheck(loc >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Column %" PetscInt_FMT " of P is not among the product's", g);
+  *k = loc < nbelow ? loc : loc + (c1 - c0);
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* P's values, as the product takes them, from its host arrays and its ghost rows (fetched again where fetch) */
@@ -1805,14 +1820,14 @@ static PetscErrorCode GSDistCtxCreate_Private(GSProductType type, Mat A, Mat P, 
         pj[e]          = nbelow + pdj[a];
         ctx->pmap[e++] = a++;
       } else {
-        pj[e]          = GSCompactColumn(pgarray[poj[b]], c0, c1, next, ext, nbelow);
+        PetscCall(GSCompactColumn(pgarray[poj[b]], c0, c1, next, ext, nbelow, &pj[e]));
         ctx->pmap[e++] = ctx->npd + b++;
       }
     }
     pi[i + 1] = (PetscInt)e;
   }
   for (PetscInt r = 0; r < ng; r++) {
-    for (k = gi[r]; k < gi[r + 1]; k++) pj[e++] = GSCompactColumn(gj[k], c0, c1, next, ext, nbelow);
+    for (k = gi[r]; k < gi[r + 1]; k++) PetscCall(GSCompactColumn(gj[k], c0, c1, next, ext, nbelow, &pj[e++]));
     pi[n + r + 1] = (PetscInt)e;
   }
   PetscCall(GSDistProductCreate(type, m, n, adi, adj, ng, aoi, aoj, ctx->npc, pi, pj, GSHostThreads(), &ctx->prod));
@@ -1944,12 +1959,9 @@ static PetscErrorCode MatProductNumeric_GPUStream_Dist(Mat C)
     PetscCall(MatSeqAIJRestoreArrayRead(Ad, &ad));
   }
   PetscCall(MatGPUStreamCOOOnDevice_Private(C, &con));
-  if (con) {
-    PetscCall(PetscLogEventBegin(GPUS_MatSetCOO, C, 0, 0, 0));
-    PetscCall(GSCOOMapSetValuesExec(gs->coo, cv, INSERT_VALUES, gs->dA, gs->dB));
-    PetscCall(MatGPUStreamDeviceChanged_Private(C));
-    PetscCall(PetscLogEventEnd(GPUS_MatSetCOO, C, 0, 0, 0));
-  } else { /* a streamed result: AIJ's coordinate assembly on the host */
+  if (con)
+    PetscCall(MatGPUStreamCOOSetDevice_Private(C, cv, PETSC_TRUE, INSERT_VALUES));
+  else { /* a streamed result: AIJ's coordinate assembly on the host */
     PetscScalar *h;
     PetscCall(PetscMalloc1(gs->ncoo, &h));
     PetscCall(GSDistProductGetValues(ctx->prod, h));
