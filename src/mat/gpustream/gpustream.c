@@ -1931,6 +1931,7 @@ static PetscErrorCode MatProductNumeric_GPUStream_Dist(Mat C)
   Mat                Ad = NULL, Ao = NULL;
   const PetscInt    *garray;
   Mat_GPUStream     *gs = (Mat_GPUStream *)C->spptr;
+  PetscErrorCode     ierr;
 
   PetscFunctionBegin;
   PetscCall(GSOptionsCheckValue(NULL, NULL, "-gpustream_device_products", GS_OPTION_BOOL, NULL, 0)); /* read at each numeric phase */
@@ -1948,25 +1949,27 @@ static PetscErrorCode MatProductNumeric_GPUStream_Dist(Mat C)
     PetscCall(GSDeviceMatGetValuesArray(dA, (PetscScalar **)&ad, NULL));
     ao = NULL;
     if (dB) PetscCall(GSDeviceMatGetValuesArray(dB, (PetscScalar **)&ao, NULL));
-    PetscCall(GSDistProductNumeric(ctx->prod, ad, ao, PETSC_TRUE, &cv));
+    ierr = GSDistProductNumeric(ctx->prod, ad, ao, PETSC_TRUE, &cv);
   } else {
     PetscCall(MatGPUStreamSyncHost_Private(A));
     PetscCall(MatGPUStreamGetBlocks_Private(A, &Ad, &Ao, &garray));
     PetscCall(MatSeqAIJGetArrayRead(Ad, &ad));
     PetscCall(MatSeqAIJGetArrayRead(Ao, &ao));
-    PetscCall(GSDistProductNumeric(ctx->prod, ad, ao, PETSC_FALSE, &cv));
+    ierr = GSDistProductNumeric(ctx->prod, ad, ao, PETSC_FALSE, &cv);
     PetscCall(MatSeqAIJRestoreArrayRead(Ao, &ao));
     PetscCall(MatSeqAIJRestoreArrayRead(Ad, &ad));
   }
+  PetscCall(GSAllOK(PetscObjectComm((PetscObject)C), ierr)); /* the parts' sum is collective */
   PetscCall(MatGPUStreamCOOOnDevice_Private(C, &con));
   if (con)
     PetscCall(MatGPUStreamCOOSetDevice_Private(C, cv, PETSC_TRUE, INSERT_VALUES));
   else { /* a streamed result: AIJ's coordinate assembly on the host */
     PetscScalar *h;
     PetscCall(PetscMalloc1(gs->ncoo, &h));
-    PetscCall(GSDistProductGetValues(ctx->prod, h));
-    PetscCall(MatSetValuesCOO(C, h, INSERT_VALUES));
+    ierr = GSAllOK(PetscObjectComm((PetscObject)C), GSDistProductGetValues(ctx->prod, h));
+    if (!ierr) ierr = MatSetValuesCOO(C, h, INSERT_VALUES);
     PetscCall(PetscFree(h));
+    PetscCall(ierr);
   }
   PetscCall(PetscInfo(C, "%s numeric phase on several processes, %s\n", MatProductTypes[C->product->type], on ? "on the device" : "from A's host arrays"));
   PetscFunctionReturn(PETSC_SUCCESS);
