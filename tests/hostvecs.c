@@ -3,11 +3,18 @@ static char help[] = "The host vectors MatCreateVecs() gives on a gpustream matr
 zeroed, duplicates pageable with the composed objects and functions of the original, the three solvers on them\n\
 against the same solves on plain host vectors, placed and replaced arrays, and nothing left behind (-malloc_dump).\n\
   -m <16>              : grid edge of the 2D Laplacian\n\
-  -expect_pinned <false> : whether the arrays must be pinned\n\n";
+  -expect_pinned <false> : whether the arrays must be pinned\n\
+  -bind_first_core     : bind the process to the first core it may use (Linux), as MPI launchers bind processes\n\n";
 
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#  define _GNU_SOURCE /* sched_setaffinity() */
+#endif
 #include <petscgpustream.h>
 #include "collective.h"
 #include "laplacian.h"
+#if defined(__linux__)
+#  include <sched.h>
+#endif
 
 /* The name the plugin composes a pinned vector's array under (src/mat/gpustream/hostvecs.c) */
 static const char Pinned[] = "GPUStreamPinnedArray";
@@ -16,6 +23,29 @@ static PetscErrorCode Check(PetscBool ok, const char what[])
 {
   PetscFunctionBeginUser;
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: %s\n", what, ok ? "yes" : "NO"));
+  PetscFunctionReturn(0);
+}
+
+/* The process bound to the first core of those it may use, before the plugin asks how many it has */
+static PetscErrorCode BindFirstCore(void)
+{
+  PetscFunctionBeginUser;
+#if defined(__linux__)
+  {
+    cpu_set_t set, one;
+    CPU_ZERO(&set);
+    CPU_ZERO(&one);
+    PetscCheck(!sched_getaffinity(0, sizeof(set), &set), PETSC_COMM_SELF, PETSC_ERR_SYS, "sched_getaffinity() failed");
+    for (int c = 0; c < CPU_SETSIZE; c++)
+      if (CPU_ISSET(c, &set)) {
+        CPU_SET(c, &one);
+        break;
+      }
+    PetscCheck(!sched_setaffinity(0, sizeof(one), &one), PETSC_COMM_SELF, PETSC_ERR_SYS, "sched_setaffinity() failed");
+  }
+#else
+  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "-bind_first_core needs Linux");
+#endif
   PetscFunctionReturn(0);
 }
 
@@ -193,10 +223,12 @@ int main(int argc, char **argv)
 {
   Mat       A, Aaij;
   PetscInt  m      = 16;
-  PetscBool pinned = PETSC_FALSE;
+  PetscBool pinned = PETSC_FALSE, bind = PETSC_FALSE;
 
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-bind_first_core", &bind, NULL));
+  if (bind) PetscCall(BindFirstCore());
   PetscCall(PetscGPUStreamInitializePackage());
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-m", &m, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_pinned", &pinned, NULL));
@@ -233,6 +265,12 @@ int main(int argc, char **argv)
    test:
       suffix: pageable
       args: -mat_gpustream_vec_type standard -mat_gpustream_pinned_vecs false -malloc_dump
+
+   # a process bound to one core stages its copies on that core alone, whatever -gpustream_staging_threads asks
+   test:
+      suffix: staging_bound
+      args: -mat_gpustream_vec_type standard -mat_gpustream_pinned_vecs false -gpustream_staging_threads 8 -bind_first_core -info :sys
+      filter: grep -E -o "GPUStream: [0-9]+ staging threads.*|DIFFERS.*|: NO"
 
    test:
       suffix: view

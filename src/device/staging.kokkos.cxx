@@ -3,7 +3,12 @@
    rate; the engine of stager.hpp overlaps the host copies of some chunks with the transfers of others on the plugin's
    stream. */
 #include "kokkosimpl.hpp"
+#include <algorithm>
 #include <cstdlib>
+#include <thread>
+#if defined(__linux__)
+#  include <sched.h>
+#endif
 
 #include "stager.hpp"
 
@@ -108,9 +113,9 @@ PetscErrorCode Staged(bool todevice, void *dev, void *host, size_t bytes)
 #endif
 
 /* -gpustream_staging_threads n: threads that stage copies between host arrays and the device through pinned memory,
-   at most this process's share of the cores of its node (the ranks on the node as the MPI launcher tells them: Open
-   MPI's and MPICH's variables); 0 leaves the copies to the driver (pageable memory). Default 8 with CUDA. Read at
-   first use, which is not collective. */
+   at most the cores this process may use (GSHostThreadsAuto()); 0 leaves the copies to the driver (pageable memory).
+   Default 8 with CUDA. More threads than cores would only take turns on them, each handing its chunks on late. Read
+   at first use, which is not collective. */
 PetscErrorCode StagingThreads(int *n)
 {
   PetscFunctionBegin;
@@ -123,16 +128,11 @@ PetscErrorCode StagingThreads(int *n)
     PetscCall(GSOptionsCheckValue(NULL, NULL, "-gpustream_staging_threads", GS_OPTION_INT, NULL, 0));
     PetscCall(PetscOptionsGetInt(NULL, NULL, "-gpustream_staging_threads", &t, NULL));
     PetscCheck(t >= 0 && t <= 256, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-gpustream_staging_threads %" PetscInt_FMT " must be in 0..256", t);
-#if defined(KOKKOS_ENABLE_CUDA)
     if (t > 1) {
-      const int   cores = (int)std::thread::hardware_concurrency();
-      const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-      int         ranks = 1;
-      if (!local) local = getenv("MPI_LOCALNRANKS");
-      if (local) ranks = std::max(1, atoi(local));
-      if (cores > 0) t = std::max(1, std::min((int)t, cores / ranks));
+      const PetscInt cores = GSHostThreadsAuto();
+      if (t > cores) PetscCall(PetscInfo(NULL, "GPUStream: %" PetscInt_FMT " staging threads, the cores this process may use, not %" PetscInt_FMT "\n", cores, t));
+      t = std::min(t, cores);
     }
-#endif
     gs_staging_threads = (int)t;
   }
   *n = gs_staging_threads;
@@ -234,4 +234,35 @@ PetscErrorCode GSPinnedFree(void *p)
   PetscCall(PetscFree(p));
 #endif
   PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The cores this process may use: those it is bound to, else the node's divided among the processes the MPI launcher
+   put on it */
+PetscInt GSHostThreadsAuto(void)
+{
+  static int nt = 0;
+  if (nt) return nt;
+  const int avail = std::max(1, (int)std::thread::hardware_concurrency());
+#if defined(__linux__)
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (!sched_getaffinity(0, sizeof(set), &set) && CPU_COUNT(&set) > 0 && CPU_COUNT(&set) < avail) return nt = CPU_COUNT(&set); /* bound: these cores are this process's */
+#endif
+  int local = 1; /* processes on this node, as the MPI launcher tells its processes */
+  for (const char *var : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "MV2_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE"}) {
+    const char *v = std::getenv(var);
+    if (v && std::atoi(v) > 0) {
+      local = std::atoi(v);
+      break;
+    }
+  }
+  return nt = std::max(1, avail / local);
+}
+
+PetscInt GSHostThreads(void)
+{
+  PetscInt  nt  = 0;
+  PetscBool set = PETSC_FALSE;
+  if (PetscOptionsGetInt(NULL, NULL, "-gpustream_host_threads", &nt, &set) || !set || nt < 1) nt = GSHostThreadsAuto(); /* unreadable: as unset */
+  return nt;
 }

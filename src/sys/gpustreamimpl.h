@@ -323,6 +323,13 @@ PETSC_INTERN const char *GSTriFactorSolverName(GSTriFactor);
 PETSC_INTERN PetscErrorCode GSTriFactorSetOneKernel(GSTriFactor, PetscBool);
 PETSC_INTERN PetscBool      GSTriFactorUsesOneKernel(GSTriFactor);
 
+/* Host threads (src/device/staging.kokkos.cxx). GSHostThreadsAuto(): the cores this process may use, those it is bound
+   to, else the node's divided among the processes the MPI launcher put on it (also the most staging threads);
+   GSHostThreads(): -gpustream_host_threads where given, else that (the threads of every host loop of products,
+   transposes, graphs and large device-to-host copies). */
+PETSC_INTERN PetscInt GSHostThreadsAuto(void);
+PETSC_INTERN PetscInt GSHostThreads(void);
+
 /* Sparse products of sequential matrices, C = A B, A^T B or P^T A P (opaque to C). Symbolic: C's pattern from the
    operands' host patterns (A: am x an, ai, aj; B: an x bn for A B and P^T A P, am x bn for A^T B; bi, bj), columns
    ascending in each row; GetPattern: that pattern (cm rows, ci, cj; the product's own arrays, which a matrix may hold
@@ -332,15 +339,10 @@ PETSC_INTERN PetscBool      GSTriFactorUsesOneKernel(GSTriFactor);
    uploaded at the first call), or its twin NumericHost from host values on the cores this process may use (what Numeric
    runs on a host backend). The symbolic phase runs on the given number of host threads; for A^T B with symmetric true
    (A square, its pattern known to be symmetric) it takes A's pattern for A^T's and leaves A's transpose to the first
-   numeric phase (PCGAMG's graph square has no numeric phase). GSHostThreadsAuto(): the cores this process is bound
-   to, else the node's divided among the processes the MPI launcher put on it; GSHostThreads(): -gpustream_host_threads
-   where given, else that (the host threads of every host loop of products, transposes and large device-to-host
-   copies). */
+   numeric phase (PCGAMG's graph square has no numeric phase). */
 typedef enum { GS_PRODUCT_AB, GS_PRODUCT_AtB, GS_PRODUCT_PtAP } GSProductType;
 typedef struct _n_GSDeviceProduct *GSDeviceProduct;
 PETSC_INTERN PetscErrorCode        GSDeviceProductSymbolic(GSProductType, PetscInt, PetscInt, const PetscInt[], const PetscInt[], PetscInt, const PetscInt[], const PetscInt[], PetscBool, PetscInt, GSDeviceProduct *);
-PETSC_INTERN PetscInt              GSHostThreadsAuto(void);
-PETSC_INTERN PetscInt              GSHostThreads(void);
 PETSC_INTERN PetscErrorCode        GSDeviceProductGetPattern(GSDeviceProduct, PetscInt *, const PetscInt *[], const PetscInt *[]);
 PETSC_INTERN PetscErrorCode        GSDeviceProductKeepPattern(GSDeviceProduct, GSDeviceProduct);
 PETSC_INTERN PetscErrorCode        GSDeviceProductNumeric(GSDeviceProduct, const PetscInt[], const PetscInt[], const PetscScalar[], const PetscInt[], const PetscInt[], const PetscScalar[], PetscScalar[]);

@@ -6,13 +6,8 @@
    or scatter: a numeric phase is a few launches. */
 #include "kokkosimpl.hpp"
 #include <algorithm>
-#include <cstdlib>
 #include <memory>
 #include <utility>
-#include <thread>
-#if defined(__linux__)
-#  include <sched.h>
-#endif
 #include "hostcsr.hpp"
 
 using namespace gpustream;
@@ -260,35 +255,6 @@ PetscErrorCode GSDeviceProductSymbolic(GSProductType type, PetscInt am, PetscInt
   });
   *out = P.release();
   PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscInt GSHostThreadsAuto(void)
-{
-  static int nt = 0;
-  if (nt) return nt;
-  const int avail = std::max(1, (int)std::thread::hardware_concurrency());
-#if defined(__linux__)
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (!sched_getaffinity(0, sizeof(set), &set) && CPU_COUNT(&set) > 0 && CPU_COUNT(&set) < avail) return nt = CPU_COUNT(&set); /* bound: these cores are this process's */
-#endif
-  int local = 1; /* processes on this node, as the MPI launcher tells its processes */
-  for (const char *var : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "MV2_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE"}) {
-    const char *v = std::getenv(var);
-    if (v && std::atoi(v) > 0) {
-      local = std::atoi(v);
-      break;
-    }
-  }
-  return nt = std::max(1, avail / local);
-}
-
-PetscInt GSHostThreads(void)
-{
-  PetscInt  nt  = 0;
-  PetscBool set = PETSC_FALSE;
-  if (PetscOptionsGetInt(NULL, NULL, "-gpustream_host_threads", &nt, &set) || !set || nt < 1) nt = GSHostThreadsAuto(); /* unreadable: as unset */
-  return nt;
 }
 
 PetscErrorCode GSDeviceProductGetPattern(GSDeviceProduct P, PetscInt *m, const PetscInt *ci[], const PetscInt *cj[])
