@@ -152,8 +152,10 @@ PetscErrorCode GSHaloUseDeviceMPI(GSDeviceMPI opt, const char prefix[], PetscBoo
 #endif
 
 /* Whether this process reaches every neighbour through the shared path: on its node and, on a device, through a GPU
-   it can map (its own, or a peer with access) */
-static PetscErrorCode SharedReach(GSHalo H, MPI_Comm node, int *reach, std::string &why)
+   it can map (its own, or a peer with access). For auto, a neighbour on this process's own GPU counts only where MPS
+   shares the GPU's contexts: without it the processes' contexts take turns on the GPU, and each wait of a stream for
+   another process's event costs a turn (an exchange many times slower than MPI's through host buffers). */
+static PetscErrorCode SharedReach(GSHalo H, MPI_Comm node, GSHaloShared opt, int *reach, std::string &why)
 {
   PetscMPIInt              size, rank, nrank, leader;
   std::vector<PetscMPIInt> leaders, peers(H->sranks);
@@ -177,14 +179,26 @@ static PetscErrorCode SharedReach(GSHalo H, MPI_Comm node, int *reach, std::stri
   {
     std::vector<char> ids(32 * (size_t)size, 0);
     char              mine[32] = "";
-    int               dev = 0, ok = 1;
+    int               dev = 0, ok = 1, mps = 0;
     GSIPCTry(cudaGetDevice(&dev));
     GSIPCTry(cudaDeviceGetPCIBusId(mine, sizeof(mine), dev));
+    /* cudaDevAttrMpsEnabled (133) is CUDA 12's; runtimes without it answer an error: taken as no MPS */
+    if (cudaDeviceGetAttribute(&mps, static_cast<cudaDeviceAttr>(133), dev) != cudaSuccess) {
+      (void)cudaGetLastError();
+      mps = 0;
+    }
     PetscCallMPI(MPI_Allgather(mine, 32, MPI_CHAR, ids.data(), 32, MPI_CHAR, H->comm));
     for (PetscMPIInt r : peers) {
       const char *theirs = ids.data() + 32 * (size_t)r;
       int         ord = -1, can = 0;
-      if (!*reach || !ok || !std::strncmp(theirs, mine, 32)) continue; /* the same GPU */
+      if (!*reach || !ok) continue;
+      if (!std::strncmp(theirs, mine, 32)) { /* the same GPU */
+        if (!mps && opt == GS_HALO_SHARED_AUTO) {
+          *reach = 0;
+          why    = "a neighbour on this process's GPU, without MPS (the processes' contexts take turns on it)";
+        }
+        continue;
+      }
       if (cudaDeviceGetByPCIBusId(&ord, theirs) != cudaSuccess || cudaDeviceCanAccessPeer(&can, dev, ord) != cudaSuccess || !can) {
         (void)cudaGetLastError();
         *reach = 0;
@@ -193,6 +207,8 @@ static PetscErrorCode SharedReach(GSHalo H, MPI_Comm node, int *reach, std::stri
     }
     if (!ok) *reach = 0;
   }
+#else
+  (void)opt;
 #endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -216,7 +232,7 @@ static PetscErrorCode SharedSetUp(GSHalo H, PetscInt ng, PetscInt ns, GSHaloShar
   }
   PetscCallCXX(S.reset(new SharedPath));
   PetscCallMPI(MPI_Comm_split_type(H->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &S->node));
-  PetscCall(SharedReach(H, S->node, &reach, why));
+  PetscCall(SharedReach(H, S->node, opt, &reach, why));
   PetscCallMPI(MPI_Allreduce(&reach, &all, 1, MPI_INT, MPI_MIN, H->comm));
   if (!all && why.empty()) why = "a neighbour of another process cannot be reached";
   PetscCheck(all || opt != GS_HALO_SHARED_TRUE, PETSC_COMM_SELF, PETSC_ERR_SUP, "-%smat_gpustream_halo_shared true: %s; use auto or false", prefix ? prefix : "", why.c_str());
