@@ -83,6 +83,14 @@ ncpu=$(nproc)
 
 if [[ $what == *tests* ]]; then
   echo "== tests" | tee -a "$summary"
+  # the halo's auto before MPS runs: two processes on one GPU without MPS take MPI (their contexts take turns on the
+  # GPU, so the shared path's event waits would each cost a turn); under MPS matstream.view_auto_2 expects the shared one
+  if ! pgrep -x nvidia-cuda-mps >/dev/null && [ "$(nvidia-smi -L | wc -l)" -ge 1 ]; then
+    got=$(CUDA_VISIBLE_DEVICES=0 timeout 60 "$MPIEXEC" -n 2 "$B/tests/matstream" -view 2>&1 | grep -o "halo .*" | sort -u)
+    r=FAILED
+    [[ $got == *"halo messages"*"auto: a neighbour on this process's GPU, without MPS"* ]] && r=passed
+    echo "halo auto, two processes on one GPU without MPS, takes MPI: $r${got:+ ($got)}" | tee -a "$summary"
+  fi
   # several processes on one GPU: MPS runs their kernels side by side (time-sliced, cg_2 took 19 s against 1.7 s)
   mps=""
   if command -v nvidia-cuda-mps-control >/dev/null && ! pgrep -x nvidia-cuda-mps >/dev/null && nvidia-cuda-mps-control -d; then

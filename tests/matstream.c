@@ -506,6 +506,14 @@ int main(int argc, char **argv)
       args: -view -s_mat_gpustream_halo_shared true
       filter: grep -o "halo values.*" | sed -E "s/through (CUDA IPC, device to device|an MPI shared-memory window)/through SHARED MEMORY/" | sort -u
 
+   # auto: the shared path on one node (under MPS where the processes share a GPU; without it, MPI: scripts/gpu-run.sh
+   # runs this test once before it starts MPS and expects that)
+   test:
+      suffix: view_auto_2
+      nsize: 2
+      args: -view
+      filter: grep -o "halo .*" | sed -E "s/through (CUDA IPC, device to device|an MPI shared-memory window)/through SHARED MEMORY/" | sort -u
+
    # MatMult, MatMultAdd and MatMatMult, resident and streamed, with each choice against MPIAIJ
    test:
       suffix: ops_staged_2
