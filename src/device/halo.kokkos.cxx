@@ -195,7 +195,7 @@ static PetscErrorCode SharedReach(GSHalo H, MPI_Comm node, GSHaloShared opt, int
       if (!std::strncmp(theirs, mine, 32)) { /* the same GPU */
         if (!mps && opt == GS_HALO_SHARED_AUTO) {
           *reach = 0;
-          why    = "a neighbour on this process's GPU, without MPS (the processes' contexts take turns on it)";
+          why    = "a neighbour on this process's GPU, which MPS does not share";
         }
         continue;
       }

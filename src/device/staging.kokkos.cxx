@@ -129,9 +129,9 @@ PetscErrorCode StagingThreads(int *n)
     PetscCall(PetscOptionsGetInt(NULL, NULL, "-gpustream_staging_threads", &t, NULL));
     PetscCheck(t >= 0 && t <= 256, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-gpustream_staging_threads %" PetscInt_FMT " must be in 0..256", t);
     if (t > 1) {
-      const PetscInt cores = GSHostThreadsAuto();
-      if (t > cores) PetscCall(PetscInfo(NULL, "GPUStream: %" PetscInt_FMT " staging threads, the cores this process may use, not %" PetscInt_FMT "\n", cores, t));
-      t = std::min(t, cores);
+      const PetscInt asked = t;
+      t                    = std::min(t, GSHostThreadsAuto());
+      if (t < asked) PetscCall(PetscInfo(NULL, "GPUStream: staging threads capped at %" PetscInt_FMT ", the cores this process may use (asked: %" PetscInt_FMT ")\n", t, asked));
     }
     gs_staging_threads = (int)t;
   }
